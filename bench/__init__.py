@@ -1,0 +1,3 @@
+"""distbench: benchmarks for PyTorch's communication primitives on torchrun process groups."""
+
+__version__ = "0.1.0"

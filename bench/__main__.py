@@ -1,0 +1,5 @@
+"""`python -m distbench` is the `distbench` command."""
+
+from distbench.cli import main
+
+main()

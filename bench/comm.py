@@ -1,0 +1,205 @@
+"""The communication sweep one launch runs: every primitive x dtype x mode x size of a CommSpec,
+each measured, reduced over ranks and written by rank 0 before the next begins."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from distbench.collectors.schema import (
+    MAX_OVER_RANKS,
+    RESULTS_CSV,
+    SAMPLES_CSV,
+    ResultRow,
+    SampleRow,
+)
+from distbench.collectors.sink import CsvSink
+from distbench.primitives import get_primitive
+from distbench.primitives.base import Case, Context
+from distbench.spec import CommSpec, RunSpec
+from distbench.stats import Stats, algbw_gbps
+from distbench.timing import TIMERS, max_over_ranks, sum_over_ranks, timer_name
+
+
+class WrongResults(RuntimeError):
+    """--check found wrong elements: the run stops, the row that shows them is written."""
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One case's timing as this rank saw it, plus the cross-rank figures."""
+
+    case: Case
+    mode: str
+    local_us: list[float]
+    """This rank's samples."""
+    max_us: list[float]
+    """Per-sample maximum over ranks (identical on every rank)."""
+    wrong: int
+
+
+def plan_size(workload: CommSpec, world_size: int) -> int:
+    """Rows one launch of `workload` writes: the CLI's progress total."""
+    cases = sum(
+        get_primitive(name).case_count(world_size, workload.root, workload.options)
+        for name in workload.primitives
+    )
+    return cases * len(workload.dtypes) * len(workload.modes) * len(workload.sizes)
+
+
+def ranks_label(ranks: tuple[int, ...]) -> str:
+    """(0, 1, 2, 3) -> '0-3'; a non-contiguous set is listed with ';'."""
+    if ranks and list(ranks) == list(range(ranks[0], ranks[-1] + 1)):
+        return f"{ranks[0]}-{ranks[-1]}" if len(ranks) > 1 else str(ranks[0])
+    return ";".join(str(r) for r in ranks)
+
+
+def measure(ctx: Context, case: Case, workload: CommSpec, mode: str) -> Measured:
+    timer = TIMERS[mode]
+    local = timer(ctx, case.run, workload.iters, workload.warmup, workload.trials)
+    maxed = max_over_ranks(ctx, local)
+    wrong = sum_over_ranks(ctx, case.check()) if workload.check else -1
+    return Measured(case=case, mode=mode, local_us=local, max_us=maxed, wrong=wrong)
+
+
+def build_row(
+    spec: RunSpec,
+    ctx: Context,
+    measurement: str,
+    primitive: str,
+    dtype: str,
+    requested: int,
+    result: Measured,
+) -> ResultRow:
+    workload: CommSpec = spec.workload
+    prim = get_primitive(primitive)
+    stats = Stats(tuple(result.max_us))
+    factor = prim.busbw_factor(ctx.world_size)
+    algbw = algbw_gbps(result.case.size_bytes, stats.p50)
+    labels = result.case.labels
+    return ResultRow(
+        run_id=spec.launch.run_id,
+        label=spec.launch.label,
+        host=socket.gethostname(),
+        measurement=measurement,
+        primitive=primitive,
+        backend=spec.launch.backend,
+        device=ctx.device.type,
+        world_size=ctx.world_size,
+        nnodes=spec.launch.nnodes,
+        ranks=ranks_label(ctx.global_ranks),
+        dtype=dtype,
+        op=workload.op if prim.reduces else "",
+        size_bytes=result.case.size_bytes,
+        requested_bytes=requested,
+        count=result.case.count,
+        root=labels.get("root", ""),
+        src=labels.get("src", ""),
+        dst=labels.get("dst", ""),
+        pattern=labels.get("pattern", ""),
+        mode=result.mode,
+        timer=timer_name(ctx.device),
+        iters=workload.iters,
+        warmup=workload.warmup,
+        trials=workload.trials,
+        samples=stats.n,
+        **stats.as_columns(),
+        algbw_GBps=algbw,
+        busbw_GBps=algbw * factor,
+        busbw_factor=factor,
+        wrong=result.wrong,
+    )
+
+
+def sample_rows(
+    measurement: str, rank: int, mode: str, trials: int, samples: list[float]
+) -> list[SampleRow]:
+    """Samples in trial-major order: one per trial (throughput) or `iters` per trial (latency)."""
+    per_trial = max(1, len(samples) // trials)
+    rows = []
+    for index, value in enumerate(samples):
+        trial, it = divmod(index, per_trial)
+        rows.append(
+            SampleRow(
+                measurement=measurement,
+                rank=rank,
+                trial=trial,
+                iter=it if mode == "latency" else -1,
+                time_us=value,
+            )
+        )
+    return rows
+
+
+def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
+    """Measure the whole sweep on this rank; rank 0 writes rows as each measurement finishes."""
+    workload: CommSpec = spec.workload
+    run_dir = Path(spec.launch.run_dir)
+    writer = ctx.rank == 0
+    results = CsvSink(run_dir / RESULTS_CSV, ResultRow) if writer else None
+    samples = CsvSink(run_dir / SAMPLES_CSV, SampleRow) if writer else None
+    local: list[SampleRow] = []  # this rank's raw samples, gathered once at the end
+    index = 0
+    try:
+        for primitive in workload.primitives:
+            prim = get_primitive(primitive)
+            for dtype_name in workload.dtypes:
+                dtype = getattr(torch, dtype_name)
+                for mode in workload.modes:
+                    for requested in workload.sizes:
+                        cases = prim.build_cases(ctx, requested, dtype, workload.op, workload.root)
+                        for case in cases:
+                            measurement = f"ws{ctx.world_size}/i{index}"
+                            index += 1
+                            log(
+                                f"begin {measurement} {primitive} {dtype_name} {mode} "
+                                f"size={case.size_bytes}"
+                            )
+                            result = measure(ctx, case, workload, mode)
+                            local += sample_rows(
+                                measurement,
+                                ctx.global_ranks[ctx.rank],
+                                mode,
+                                workload.trials,
+                                result.local_us,
+                            )
+                            if results is not None and samples is not None:
+                                row = build_row(
+                                    spec, ctx, measurement, primitive, dtype_name, requested, result
+                                )
+                                results.write([row])
+                                samples.write(
+                                    sample_rows(
+                                        measurement,
+                                        MAX_OVER_RANKS,
+                                        mode,
+                                        workload.trials,
+                                        result.max_us,
+                                    )
+                                )
+                            if result.wrong > 0:
+                                raise WrongResults(
+                                    f"--check found {result.wrong} wrong elements in {primitive} "
+                                    f"{dtype_name} size={case.size_bytes} ({measurement})"
+                                )
+                        del cases  # free this size's buffers before the next is allocated
+        gather_samples(ctx, local, samples)
+    finally:
+        for sink in (results, samples):
+            if sink is not None:
+                sink.close()
+
+
+def gather_samples(ctx: Context, local: list[SampleRow], sink: CsvSink | None) -> None:
+    """Every rank's raw samples to rank 0, in one collective at the end of the sweep."""
+    gathered: list[list[SampleRow] | None] = [None] * ctx.world_size if ctx.rank == 0 else []
+    dist.gather_object(
+        local, gathered if ctx.rank == 0 else None, dst=ctx.global_ranks[0], group=ctx.group
+    )
+    if sink is not None:
+        for rows in gathered:
+            sink.write(rows or [])

@@ -1,0 +1,219 @@
+"""From what the user typed to a validated RunSpec: 'auto' resolved against this machine, every
+value parsed, every impossible combination refused with one line (UsageError -> exit 2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from distbench.parse import (
+    BACKENDS,
+    DEVICES,
+    OPS,
+    UsageError,
+    build_size_ladder,
+    parse_choice,
+    parse_dtypes,
+    parse_int,
+    parse_label,
+    parse_modes,
+    parse_size,
+    parse_sizes,
+    parse_world_sizes,
+)
+from distbench.spec import CommSpec, LaunchSpec
+
+DEFAULT_LADDER = {"gloo": ("1K", "64M", 4), "nccl": ("1K", "1G", 4)}
+"""--min-size, --max-size, --factor when no sizes are given: laptop-sized on gloo."""
+
+INT_DTYPES = ("int8", "uint8", "int32", "int64")
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What this host offers, asked of torch once."""
+
+    cuda_gpus: int
+    nccl: bool
+
+    @staticmethod
+    def probe() -> Machine:
+        import torch
+        import torch.distributed as dist
+
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        return Machine(cuda_gpus=gpus, nccl=gpus > 0 and dist.is_nccl_available())
+
+    @property
+    def backends(self) -> list[str]:
+        return ["gloo", "nccl"] if self.nccl else ["gloo"]
+
+
+def resolve_backend(text: str, machine: Machine) -> str:
+    backend = parse_choice(text, BACKENDS, "backend")
+    if backend == "auto":
+        return "nccl" if machine.nccl else "gloo"
+    if backend == "nccl" and not machine.nccl:
+        raise UsageError(
+            "--backend nccl needs CUDA GPUs and a CUDA build of torch; this machine has none. "
+            f"Available here: {', '.join(machine.backends)} (e.g. --backend gloo)"
+        )
+    return backend
+
+
+def resolve_device(text: str, backend: str, machine: Machine) -> str:
+    device = parse_choice(text, DEVICES, "device")
+    if device == "auto":
+        return "cuda" if backend == "nccl" else "cpu"
+    if device == "cuda" and machine.cuda_gpus == 0:
+        raise UsageError("--device cuda needs a CUDA GPU; this machine has none: use --device cpu")
+    if backend == "nccl" and device == "cpu":
+        raise UsageError(
+            "--backend nccl moves GPU memory only: use --device cuda, or --backend gloo"
+        )
+    return device
+
+
+def resolve_world_sizes(text: str | None, backend: str, device: str, machine: Machine) -> list[int]:
+    if text is None:
+        return [machine.cuda_gpus] if backend == "nccl" else [2]
+    sizes = parse_world_sizes(text)
+    if device == "cuda" and max(sizes) > machine.cuda_gpus:
+        raise UsageError(
+            f"world size {max(sizes)} needs {max(sizes)} GPUs (one per rank) but this machine has "
+            f"{machine.cuda_gpus}: use --world-sizes up to {machine.cuda_gpus}"
+        )
+    return sizes
+
+
+def resolve_sizes(
+    sizes: str | None, min_size: str | None, max_size: str | None, factor: str | None, backend: str
+) -> list[int]:
+    if sizes is not None:
+        if min_size or max_size or factor:
+            raise UsageError("give either --sizes or --min-size/--max-size/--factor, not both")
+        return parse_sizes(sizes)
+    low, high, step = DEFAULT_LADDER[backend]
+    return build_size_ladder(
+        parse_size(min_size or low),
+        parse_size(max_size or high),
+        parse_int(factor, "--factor", minimum=2) if factor else step,
+    )
+
+
+def check_dtypes(dtypes: list[str], op: str, sizes: list[int]) -> None:
+    import torch
+
+    for dtype in dtypes:
+        if op == "avg" and dtype in INT_DTYPES:
+            raise UsageError(
+                f"--op avg cannot reduce {dtype} (an integer type): use sum, or a float"
+            )
+        itemsize = getattr(torch, dtype).itemsize
+        if min(sizes) < itemsize:
+            raise UsageError(
+                f"size {min(sizes)} B is smaller than one {dtype} element ({itemsize} B): "
+                f"use sizes of at least {itemsize}"
+            )
+
+
+@dataclass(frozen=True)
+class LaunchArgs:
+    """Options of every command that launches process groups, as typed (strings until parsed)."""
+
+    backend: str = "auto"
+    device: str = "auto"
+    world_sizes: str | None = None
+    out: str | None = None
+    label: str = ""
+    timeout: str = "300"
+
+
+@dataclass(frozen=True)
+class ResolvedLaunch:
+    """LaunchArgs parsed and checked against this machine."""
+
+    backend: str
+    device: str
+    world_sizes: list[int]
+    label: str
+    timeout_s: float
+
+
+def parse_timeout(text: str) -> float:
+    try:
+        timeout_s = float(text)
+    except ValueError:
+        raise UsageError(f"--timeout '{text}' is not a number of seconds, e.g. 300") from None
+    if not timeout_s > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {text}")
+    return timeout_s
+
+
+def resolve_launch(args: LaunchArgs, machine: Machine) -> ResolvedLaunch:
+    backend = resolve_backend(args.backend, machine)
+    device = resolve_device(args.device, backend, machine)
+    return ResolvedLaunch(
+        backend=backend,
+        device=device,
+        world_sizes=resolve_world_sizes(args.world_sizes, backend, device, machine),
+        label=parse_label(args.label) if args.label else "",
+        timeout_s=parse_timeout(args.timeout),
+    )
+
+
+@dataclass(frozen=True)
+class CommArgs:
+    """Options of every communication-primitive command, as typed."""
+
+    sizes: str | None = None
+    min_size: str | None = None
+    max_size: str | None = None
+    factor: str | None = None
+    dtype: str = "float32"
+    op: str = "sum"
+    mode: str = "throughput"
+    iters: str = "20"
+    warmup: str = "5"
+    trials: str = "5"
+    check: bool = False
+
+
+def build_comm_spec(
+    primitives: tuple[str, ...],
+    args: CommArgs,
+    launch: ResolvedLaunch,
+    root: str = "0",
+    options: dict[str, Any] | None = None,
+) -> CommSpec:
+    """The workload of a primitive command, every value parsed and checked."""
+    sizes = resolve_sizes(args.sizes, args.min_size, args.max_size, args.factor, launch.backend)
+    dtypes = parse_dtypes(args.dtype)
+    op = parse_choice(args.op, OPS, "op")
+    check_dtypes(dtypes, op, sizes)
+    return CommSpec(
+        primitives=primitives,
+        sizes=tuple(sizes),
+        dtypes=tuple(dtypes),
+        op=op,
+        modes=tuple(parse_modes(args.mode)),
+        iters=parse_int(args.iters, "--iters"),
+        warmup=parse_int(args.warmup, "--warmup", minimum=0),
+        trials=parse_int(args.trials, "--trials"),
+        check=args.check,
+        root=root,
+        options=dict(options or {}),
+    )
+
+
+def build_launch_spec(launch: ResolvedLaunch, run_dir: Path) -> LaunchSpec:
+    return LaunchSpec(
+        backend=launch.backend,
+        device=launch.device,
+        world_sizes=tuple(launch.world_sizes),
+        run_dir=str(run_dir.resolve()),
+        run_id=run_dir.name,
+        label=launch.label,
+        timeout_s=launch.timeout_s,
+    )

@@ -1,0 +1,160 @@
+"""Parsers for every string a user types. Each raises UsageError with one line saying what is wrong
+and what would be right; the CLI turns that into exit code 2.
+
+Sizes follow nccl-tests and PARAM: K, M, G are binary (1K = 1024 bytes), as are KiB, MiB, GiB.
+"""
+
+from __future__ import annotations
+
+import re
+
+DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64")
+"""Dtypes that gloo and NCCL both reduce (int16, bool and float8 fail in gloo)."""
+
+DTYPE_ALIASES = {
+    "fp32": "float32",
+    "float": "float32",
+    "fp64": "float64",
+    "double": "float64",
+    "fp16": "float16",
+    "half": "float16",
+    "bf16": "bfloat16",
+    "int": "int32",
+    "long": "int64",
+}
+
+OPS = ("sum", "prod", "max", "min", "avg")
+BACKENDS = ("gloo", "nccl", "auto")
+DEVICES = ("cpu", "cuda", "auto")
+MODES = ("throughput", "latency")
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kib": 1 << 10,
+    "m": 1 << 20,
+    "mib": 1 << 20,
+    "g": 1 << 30,
+    "gib": 1 << 30,
+    "t": 1 << 40,
+    "tib": 1 << 40,
+}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+class UsageError(ValueError):
+    """Bad user input: the message is the one line the user sees."""
+
+
+def parse_size(text: str) -> int:
+    """'64M' -> 67108864. Binary suffixes K/M/G/T (or KiB/MiB/GiB/TiB), plain bytes, optional B."""
+    match = _SIZE_RE.match(text)
+    hint = "use a number of bytes with an optional K, M or G suffix (binary: 1K = 1024), e.g. 64M"
+    if match is None:
+        raise UsageError(f"'{text}' is not a size: {hint}")
+    number, unit = match.groups()
+    unit_key = unit.lower()
+    if unit_key.endswith("b") and unit_key not in _UNITS:
+        unit_key = unit_key[:-1]  # 'KB' and 'MB' read as K and M, the nccl-tests way
+    if unit_key not in _UNITS:
+        raise UsageError(f"'{text}' has an unknown unit '{unit}': {hint}")
+    value = float(number) * _UNITS[unit_key]
+    if value != int(value):
+        raise UsageError(f"'{text}' is not a whole number of bytes: {hint}")
+    if value < 1:
+        raise UsageError(f"'{text}' is not a positive size: {hint}")
+    return int(value)
+
+
+def parse_list(text: str, what: str) -> list[str]:
+    """Split a comma-separated list, refusing empty items."""
+    items = [item.strip() for item in text.split(",")]
+    if not text.strip() or any(not item for item in items):
+        raise UsageError(
+            f"'{text}' is not a list of {what}: separate items with commas, e.g. 1M,64M"
+        )
+    return items
+
+
+def parse_sizes(text: str) -> list[int]:
+    """'1K,1M,64M' -> sorted unique byte counts."""
+    return sorted({parse_size(item) for item in parse_list(text, "sizes")})
+
+
+def build_size_ladder(min_size: int, max_size: int, factor: int) -> list[int]:
+    """min, min*factor, ... up to max (inclusive), the nccl-tests -b/-e/-f ladder."""
+    if min_size > max_size:
+        raise UsageError(f"--min-size {min_size} is larger than --max-size {max_size}")
+    if factor < 2:
+        raise UsageError(f"--factor {factor} must be 2 or more, e.g. --factor 2")
+    sizes = []
+    size = min_size
+    while size <= max_size:
+        sizes.append(size)
+        size *= factor
+    return sizes
+
+
+def parse_int(text: str, what: str, minimum: int = 1) -> int:
+    """A whole number no smaller than `minimum`."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise UsageError(
+            f"'{text}' is not a whole number: {what} takes e.g. {minimum + 1}"
+        ) from None
+    if value < minimum:
+        raise UsageError(f"{what} must be at least {minimum}, got {value}")
+    return value
+
+
+def parse_world_sizes(text: str) -> list[int]:
+    """'2,4' -> [2, 4]: each a whole number of ranks, at least 1."""
+    return sorted({parse_int(item, "a world size") for item in parse_list(text, "world sizes")})
+
+
+def parse_choice(text: str, choices: tuple[str, ...], what: str) -> str:
+    """One of a fixed set, case-insensitive."""
+    value = text.strip().lower()
+    if value not in choices:
+        raise UsageError(f"unknown {what} '{text}': choose one of {', '.join(choices)}")
+    return value
+
+
+def parse_dtype(text: str) -> str:
+    """'bf16' -> 'bfloat16'; refuses dtypes the backends cannot reduce."""
+    value = text.strip().lower().removeprefix("torch.")
+    value = DTYPE_ALIASES.get(value, value)
+    if value not in DTYPES:
+        raise UsageError(f"unknown dtype '{text}': choose from {', '.join(DTYPES)}")
+    return value
+
+
+def parse_dtypes(text: str) -> list[str]:
+    return list(dict.fromkeys(parse_dtype(item) for item in parse_list(text, "dtypes")))
+
+
+def parse_modes(text: str) -> list[str]:
+    """'throughput', 'latency', 'throughput,latency' or 'both'."""
+    if text.strip().lower() == "both":
+        return list(MODES)
+    items = parse_list(text, "modes")
+    return list(dict.fromkeys(parse_choice(item, MODES, "mode") for item in items))
+
+
+def parse_label(text: str) -> str:
+    """Labels go into directory names: letters, digits, '.', '_' and '-'."""
+    if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", text):
+        raise UsageError(
+            f"label '{text}' is not allowed: use up to 64 letters, digits, '.', '_' or '-'"
+        )
+    return text
+
+
+def format_size(size_bytes: int) -> str:
+    """67108864 -> '64M' when exact, else bytes: the inverse of parse_size for table output."""
+    for suffix, unit in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if size_bytes >= unit and size_bytes % unit == 0:
+            return f"{size_bytes // unit}{suffix}"
+    return str(size_bytes)

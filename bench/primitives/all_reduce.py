@@ -1,0 +1,43 @@
+"""all_reduce: every rank ends with the reduction of all ranks' buffers (in place).
+
+size_bytes is one rank's buffer; busbw factor 2(n-1)/n (nccl-tests, src/all_reduce.cu).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from distbench.primitives import checkdata
+from distbench.primitives.base import REDUCE_OPS, Case, Context, element_count
+
+
+class AllReduce:
+    name = "all_reduce"
+    reduces = True
+
+    def busbw_factor(self, world_size: int) -> float:
+        return 2 * (world_size - 1) / world_size
+
+    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
+        return 1
+
+    def build_cases(
+        self, ctx: Context, requested_bytes: int, dtype: torch.dtype, op: str, root: str
+    ) -> list[Case]:
+        count = element_count(requested_bytes, dtype)
+        # Zeros stay zero under every op: no overflow, no denormals, whatever the iteration count.
+        buffer = torch.zeros(count, dtype=dtype, device=ctx.device)
+        reduce_op = REDUCE_OPS[op]
+
+        def run() -> None:
+            dist.all_reduce(buffer, op=reduce_op, group=ctx.group)
+
+        def check() -> int:
+            data = checkdata.fill(count, ctx.rank, ctx.world_size, dtype, ctx.device, op)
+            dist.all_reduce(data, op=reduce_op, group=ctx.group)
+            expected = checkdata.expected_reduction(count, ctx.world_size, dtype, ctx.device, op)
+            return checkdata.count_wrong(data, expected, op)
+
+        return [Case(size_bytes=count * dtype.itemsize, count=count, run=run, check=check)]

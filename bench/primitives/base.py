@@ -1,0 +1,82 @@
+"""What every primitive provides: one signature, so adding one is a new file and a registry line.
+
+A primitive builds Cases: prepared buffers plus `run()`, the operation the timer repeats, and
+`check()`, an untimed bit-exact verification. Primitives never write files and never time anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+import torch.distributed as dist
+
+REDUCE_OPS = {
+    "sum": dist.ReduceOp.SUM,
+    "prod": dist.ReduceOp.PRODUCT,
+    "max": dist.ReduceOp.MAX,
+    "min": dist.ReduceOp.MIN,
+    "avg": dist.ReduceOp.AVG,
+}
+
+
+@dataclass(frozen=True)
+class Context:
+    """The process group a primitive runs on, as one rank sees it."""
+
+    rank: int
+    """This process's rank within `group`."""
+    world_size: int
+    """Ranks in `group`."""
+    device: torch.device
+    backend: str
+    group: Any = None
+    """The ProcessGroup (None: the default world group)."""
+    global_ranks: tuple[int, ...] = ()
+
+    @property
+    def local_device_ids(self) -> list[int] | None:
+        """For NCCL barriers: the GPU this rank drives."""
+        return [self.device.index or 0] if self.device.type == "cuda" else None
+
+
+@dataclass
+class Case:
+    """One prepared measurement: buffers allocated, nothing timed yet."""
+
+    size_bytes: int
+    """nccl-tests' size for this primitive (see METHOD: per rank, or the whole gathered buffer)."""
+    count: int
+    """Elements in size_bytes."""
+    run: Callable[[], None]
+    """One operation. On CUDA it only enqueues; the timer drains."""
+    check: Callable[[], int]
+    """Re-fill with check data, run once, return wrong elements on this rank."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """Extra row columns: root, src, dst, pattern."""
+
+
+class Primitive(Protocol):
+    name: str
+    """torch's name, used in the primitive column."""
+    reduces: bool
+    """Whether --op applies."""
+
+    def busbw_factor(self, world_size: int) -> float: ...
+
+    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
+        """Cases build_cases returns per size (several when rotating a root or walking pairs)."""
+        ...
+
+    def build_cases(
+        self, ctx: Context, requested_bytes: int, dtype: torch.dtype, op: str, root: str
+    ) -> list[Case]: ...
+
+
+def element_count(requested_bytes: int, dtype: torch.dtype, multiple: int = 1) -> int:
+    """Whole elements in requested_bytes, rounded down to a multiple of `multiple` (ranks, for
+    gather-type primitives, so every rank gets the same number)."""
+    count = requested_bytes // dtype.itemsize
+    return count - count % multiple

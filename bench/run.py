@@ -1,0 +1,150 @@
+"""A run from start to finish: make its directory, write spec and manifest, launch one group per
+world size with a progress bar, print the tables, and close the manifest with the run's status."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from types import FrameType
+
+from distbench.collectors.manifest import build_manifest, utc_now, write_manifest
+from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV
+from distbench.collectors.sink import read_rows
+from distbench.launch import build_torchrun_command, run_launch
+from distbench.parse import UsageError
+from distbench.spec import RunSpec
+from distbench.table import render_table
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def default_run_dir(base: Path, name: str, label: str) -> Path:
+    """results/<UTC time>-<name>[-label], with -2, -3 ... if that second is taken."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stem = f"{stamp}-{name}" + (f"-{label}" if label else "")
+    candidate, n = base / stem, 1
+    while candidate.exists():
+        n += 1
+        candidate = base / f"{stem}-{n}"
+    return candidate
+
+
+def prepare_run_dir(out: str | None, name: str, label: str) -> Path:
+    """Create the run directory; refuse one that holds a run (no run overwrites another)."""
+    run_dir = Path(out) if out else default_run_dir(Path("results"), name, label)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"--out {run_dir} is a file: give a new directory for the run")
+    if run_dir.is_dir() and any(run_dir.iterdir()):
+        raise UsageError(
+            f"--out {run_dir} already holds files; runs are never overwritten: give a new directory"
+        )
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        probe = run_dir / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        raise UsageError(f"cannot write the run directory {run_dir}: {error.strerror}") from None
+    return run_dir
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def expected_rows(spec: RunSpec, world_size: int) -> int:
+    """Rows one launch writes, for the progress bar."""
+    counter = PLAN_SIZES[spec.kind]
+    return counter(spec.workload, world_size)
+
+
+def _comm_plan_size(workload: object, world_size: int) -> int:
+    from distbench.comm import plan_size
+
+    return plan_size(workload, world_size)
+
+
+PLAN_SIZES: dict[str, Callable[[object, int], int]] = {"comm": _comm_plan_size}
+"""Workload kind -> rows per launch (other workloads register here)."""
+
+
+def execute(
+    spec: RunSpec, title: str, render: Callable[[list[dict[str, str]]], str] = render_table
+) -> int:
+    """Run every launch of `spec`; return the process exit code."""
+    run_dir = Path(spec.launch.run_dir)
+    spec_path = spec.save(run_dir)
+    manifest = build_manifest(spec.launch.run_id, [sys.argv[0], *sys.argv[1:]], _spec_body(spec))
+    write_manifest(run_dir, manifest)
+    console = Console(stderr=True)
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    status, code = "completed", EXIT_OK
+    try:
+        for world_size in spec.launch.world_sizes:
+            total = expected_rows(spec, world_size)
+            before = len(read_rows(run_dir / RESULTS_CSV))
+            with Progress(
+                TextColumn(f"{title} world_size={world_size}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            ) as progress:
+                task = progress.add_task("measuring", total=total)
+                result = run_launch(
+                    spec.launch,
+                    world_size,
+                    spec_path,
+                    lambda rows, task=task: progress.update(task, completed=rows),
+                )
+            manifest["launches"].append(
+                {
+                    "world_size": world_size,
+                    "returncode": result.returncode,
+                    "rows": result.rows,
+                    "command": build_torchrun_command(spec.launch, world_size, spec_path),
+                }
+            )
+            write_manifest(run_dir, manifest)
+            rows = read_rows(run_dir / RESULTS_CSV)[before:]
+            if rows:
+                print(render(rows), flush=True)
+                print(flush=True)
+            wrong = [row for row in rows if int(row.get("wrong", "-1") or -1) > 0]
+            if wrong:
+                status, code = "wrong_results", EXIT_FAILED
+                first = wrong[0]
+                console.print(
+                    f"error: --check found {first['wrong']} wrong elements in {first['primitive']} "
+                    f"{first['dtype']} size={first['size_bytes']} at world size {world_size}: "
+                    "these results are not correct",
+                    markup=False,
+                    highlight=False,
+                )
+                break
+            if result.failure:
+                status, code = "failed", EXIT_FAILED
+                console.print(f"error: {result.failure}", markup=False, highlight=False)
+                break
+    except KeyboardInterrupt:
+        status, code = "interrupted", EXIT_INTERRUPTED
+        console.print("interrupted: the process group was stopped; finished rows are kept")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        manifest["status"] = status
+        manifest["ended_utc"] = utc_now()
+        write_manifest(run_dir, manifest)
+    print(f"run directory: {run_dir}  ({RESULTS_CSV}, samples.csv, {MANIFEST_JSON}, logs/)")
+    return code
+
+
+def _spec_body(spec: RunSpec) -> dict[str, object]:
+    import json
+
+    return dict(json.loads(spec.to_json()))

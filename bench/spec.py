@@ -1,0 +1,130 @@
+"""What to run, as frozen dataclasses: the CLI builds a RunSpec, writes it to the run directory as
+JSON, and every torchrun worker reads that one file (torchrun never sees our flags).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from distbench.parse import BACKENDS, DEVICES, DTYPES, MODES, OPS, UsageError
+
+SPEC_FILE = "spec.json"
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Where and how the process groups run."""
+
+    backend: str
+    """gloo or nccl (auto is resolved by the CLI before the spec is built)."""
+    device: str
+    """cpu or cuda; with cuda each rank uses the GPU of its LOCAL_RANK."""
+    world_sizes: tuple[int, ...]
+    """One torchrun launch per world size."""
+    run_dir: str
+    run_id: str
+    label: str = ""
+    timeout_s: float = 300.0
+    """Collective timeout handed to init_process_group, and the CLI's no-progress watchdog."""
+    nnodes: int = 1
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS or self.backend == "auto":
+            raise UsageError(f"backend must be gloo or nccl, got '{self.backend}'")
+        if self.device not in DEVICES or self.device == "auto":
+            raise UsageError(f"device must be cpu or cuda, got '{self.device}'")
+        if self.backend == "nccl" and self.device != "cuda":
+            raise UsageError("--backend nccl needs --device cuda: NCCL moves GPU memory only")
+        if not self.world_sizes or min(self.world_sizes) < 1:
+            raise UsageError(f"world sizes must be at least 1, got {list(self.world_sizes)}")
+        if self.timeout_s <= 0:
+            raise UsageError(f"--timeout must be positive seconds, got {self.timeout_s}")
+
+
+@dataclass(frozen=True)
+class CommSpec:
+    """The communication sweep each launch measures."""
+
+    primitives: tuple[str, ...]
+    """torch names, e.g. ('all_reduce',); one launch measures all of them."""
+    sizes: tuple[int, ...]
+    """Requested bytes (nccl-tests' size convention per primitive)."""
+    dtypes: tuple[str, ...] = ("float32",)
+    op: str = "sum"
+    modes: tuple[str, ...] = ("throughput",)
+    iters: int = 20
+    """Throughput: ops per timed trial. Latency: isolated ops per trial, each a sample."""
+    warmup: int = 5
+    """Untimed ops before each measurement."""
+    trials: int = 5
+    """Throughput: timed blocks per measurement, each one sample."""
+    check: bool = False
+    """Verify results bit-exactly after timing (untimed)."""
+    root: str = "0"
+    """Root rank for broadcast/reduce, or 'all' to rotate it."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """Primitive-specific settings (e.g. send/recv pairs and window)."""
+
+    kind = "comm"
+
+    def __post_init__(self) -> None:
+        if not self.primitives:
+            raise UsageError("no primitive to measure")
+        if not self.sizes or min(self.sizes) < 1:
+            raise UsageError("sizes must be positive byte counts")
+        for dtype in self.dtypes:
+            if dtype not in DTYPES:
+                raise UsageError(f"unknown dtype '{dtype}': choose from {', '.join(DTYPES)}")
+        if self.op not in OPS:
+            raise UsageError(f"unknown op '{self.op}': choose one of {', '.join(OPS)}")
+        for mode in self.modes:
+            if mode not in MODES:
+                raise UsageError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
+        for name, value, minimum in (
+            ("--iters", self.iters, 1),
+            ("--warmup", self.warmup, 0),
+            ("--trials", self.trials, 1),
+        ):
+            if value < minimum:
+                raise UsageError(f"{name} must be at least {minimum}, got {value}")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: a launch description plus the workload each launch executes."""
+
+    launch: LaunchSpec
+    workload: Any
+    """A CommSpec (or another workload dataclass with a `kind` registered in WORKLOADS)."""
+
+    @property
+    def kind(self) -> str:
+        return str(self.workload.kind)
+
+    def to_json(self) -> str:
+        body = {"kind": self.kind, "launch": asdict(self.launch), "workload": asdict(self.workload)}
+        return json.dumps(body, indent=2)
+
+    def save(self, run_dir: Path) -> Path:
+        path = run_dir / SPEC_FILE
+        path.write_text(self.to_json())
+        return path
+
+
+WORKLOADS: dict[str, type] = {"comm": CommSpec}
+"""Workload kinds a spec file may hold; other workloads register here."""
+
+
+def _tuples(data: dict[str, Any]) -> dict[str, Any]:
+    """JSON lists back to the tuples the frozen dataclasses declare."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+
+
+def load_spec(path: Path) -> RunSpec:
+    body = json.loads(Path(path).read_text())
+    workload_type = WORKLOADS[body["kind"]]
+    launch = LaunchSpec(**_tuples(body["launch"]))
+    return RunSpec(launch=launch, workload=workload_type(**_tuples(body["workload"])))

@@ -1,0 +1,63 @@
+"""nccl-tests-like tables for the terminal, from results.csv rows (strings, as csv reads them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from distbench.parse import format_size
+
+COLUMNS = (
+    ("size", 10),
+    ("count", 12),
+    ("dtype", 9),
+    ("op", 5),
+    ("mode", 11),
+    ("time_us", 11),
+    ("algbw_GBps", 11),
+    ("busbw_GBps", 11),
+    ("#wrong", 7),
+)
+
+
+def _number(text: str, digits: int = 2) -> str:
+    try:
+        return f"{float(text):.{digits}f}"
+    except ValueError:
+        return text
+
+
+def render_table(rows: Sequence[dict[str, str]]) -> str:
+    """One table per (primitive, world size) group of rows, in the order given."""
+    groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
+    for row in rows:
+        key = (row["primitive"], row["backend"], row["device"], row["world_size"], row["timer"])
+        groups.setdefault(key, []).append(row)
+    blocks = []
+    for (primitive, backend, device, world_size, timer), group in groups.items():
+        header = (
+            f"# {primitive}  backend={backend}  device={device}  world_size={world_size}  "
+            f"timer={timer}  time=p50 of max over ranks  busbw factor="
+            f"{float(group[0]['busbw_factor']):.3g}"
+        )
+        extra = [
+            name for name in ("root", "src", "dst", "pattern") if any(r.get(name) for r in group)
+        ]
+        names = [name for name, _ in COLUMNS] + extra
+        widths = [width for _, width in COLUMNS] + [8] * len(extra)
+        lines = [header, "#" + "".join(n.rjust(w) for n, w in zip(names, widths, strict=True))[1:]]
+        for row in group:
+            wrong = row["wrong"] if row["wrong"] != "-1" else "N/A"
+            cells = [
+                format_size(int(row["size_bytes"])),
+                row["count"],
+                row["dtype"],
+                row["op"] or "-",
+                row["mode"],
+                _number(row["time_us_p50"]),
+                _number(row["algbw_GBps"], 3),
+                _number(row["busbw_GBps"], 3),
+                wrong,
+            ] + [row.get(name, "") for name in extra]
+            lines.append("".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)

@@ -1,0 +1,100 @@
+"""One rank of a distbench launch. The CLI starts it through torchrun:
+
+    python -m torch.distributed.run --standalone --nproc-per-node 2 \
+        -m distbench.worker RUN/spec.json
+
+It reads the one spec file (torchrun never sees distbench's flags), binds its device, joins the
+process group, runs the workload and tears the group down in `finally`. Its stdout and stderr,
+C++ messages included, go to RUN/logs/ws<N>-rank<R>.log.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from distbench.comm import run_comm
+from distbench.primitives.base import Context
+from distbench.spec import RunSpec, load_spec
+from torch.distributed.elastic.multiprocessing.errors import record
+
+RUNNERS: dict[str, Callable[[RunSpec, Context, Callable[[str], None]], None]] = {
+    "comm": run_comm,
+}
+"""Workload kind -> the function that runs it on every rank."""
+
+
+def log_path(run_dir: Path, world_size: int, rank: int) -> Path:
+    return run_dir / "logs" / f"ws{world_size}-rank{rank}.log"
+
+
+def redirect_output(path: Path) -> None:
+    """Point file descriptors 1 and 2 at the rank's log: gloo's and NCCL's C++ output lands too."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+
+
+def make_logger(rank: int) -> Callable[[str], None]:
+    def log(message: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')} rank {rank}] {message}", flush=True)
+
+    return log
+
+
+def bind_device(device_type: str, local_rank: int) -> torch.device:
+    """cuda: the GPU of this rank's LOCAL_RANK, made current; cpu: the host."""
+    if device_type == "cuda":
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        return device
+    return torch.device("cpu")
+
+
+@record
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    spec = load_spec(Path(args[0]))
+    rank = int(os.environ["RANK"])
+    world_size = int(os.environ["WORLD_SIZE"])
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    run_dir = Path(spec.launch.run_dir)
+    redirect_output(log_path(run_dir, world_size, rank))
+    log = make_logger(rank)
+    log(f"start pid={os.getpid()} world_size={world_size} local_rank={local_rank}")
+
+    device = bind_device(spec.launch.device, local_rank)
+    dist.init_process_group(
+        backend=spec.launch.backend,
+        timeout=timedelta(seconds=spec.launch.timeout_s),
+        device_id=device if device.type == "cuda" else None,
+    )
+    try:
+        ctx = Context(
+            rank=rank,
+            world_size=world_size,
+            device=device,
+            backend=spec.launch.backend,
+            group=None,
+            global_ranks=tuple(range(world_size)),
+        )
+        RUNNERS[spec.kind](spec, ctx, log)
+        log("done")
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""manifest.json: what a run ran on. Written when the run starts and rewritten (atomically) when it
+ends, so even a killed run says what it was and that it did not finish."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from distbench.collectors.schema import MANIFEST_JSON, SCHEMA_VERSION
+
+ENV_PREFIXES = ("NCCL_", "GLOO_", "TORCH_", "CUDA_", "OMP_", "MASTER_", "SLURM_JOB", "DISTBENCH_")
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def memory_bytes() -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def git_sha(path: Path) -> str | None:
+    """The commit of the distbench checkout, when installed from one."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def torch_facts() -> dict[str, Any]:
+    import torch
+
+    facts: dict[str, Any] = {
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "nccl": None,
+        "gpu_count": 0,
+        "gpus": [],
+    }
+    if torch.cuda.is_available():
+        facts["gpu_count"] = torch.cuda.device_count()
+        facts["gpus"] = [torch.cuda.get_device_name(i) for i in range(facts["gpu_count"])]
+        try:
+            facts["nccl"] = ".".join(str(part) for part in torch.cuda.nccl.version())
+        except (AttributeError, RuntimeError):
+            facts["nccl"] = None
+    return facts
+
+
+def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dict[str, Any]:
+    import distbench
+
+    package_dir = Path(distbench.__file__).resolve().parent
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run_id,
+        "status": "running",
+        "started_utc": utc_now(),
+        "ended_utc": None,
+        "command": command,
+        "distbench_version": distbench.__version__,
+        "distbench_git_sha": git_sha(package_dir),
+        "python": platform.python_version(),
+        "python_executable": sys.executable,
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "memory_bytes": memory_bytes(),
+        **torch_facts(),
+        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
+        "spec": spec,
+        "launches": [],
+    }
+
+
+def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+    """Write atomically: a reader sees the old or the new manifest, never half of one."""
+    path = Path(run_dir) / MANIFEST_JSON
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    os.replace(tmp, path)
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    return dict(json.loads((Path(run_dir) / MANIFEST_JSON).read_text()))

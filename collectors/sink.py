@@ -1,0 +1,71 @@
+"""Append-only CSV files that survive a crash: each write is whole lines, flushed and fsynced, so a
+killed run leaves every finished row and a file that parses."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Iterable
+from dataclasses import astuple
+from pathlib import Path
+from typing import Any
+
+from distbench.collectors.schema import column_names
+
+
+def format_value(value: Any) -> Any:
+    """Floats with enough digits to round-trip, no scientific noise for integers."""
+    if isinstance(value, float):
+        return repr(value) if value == value else ""  # NaN is written as an empty cell
+    return value
+
+
+class CsvSink:
+    """results.csv or samples.csv of one run directory, opened for appending."""
+
+    def __init__(self, path: Path, row_type: type) -> None:
+        self.path = Path(path)
+        self.columns = column_names(row_type)
+        new = not self.path.exists() or self.path.stat().st_size == 0
+        self._file = open(self.path, "a", newline="", encoding="utf-8")  # noqa: SIM115
+        if new:
+            self._write_lines([self.columns])
+
+    def _write_lines(self, lines: Iterable[Iterable[Any]]) -> None:
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerows(lines)
+        self._file.write(buffer.getvalue())  # one write of whole lines
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def write(self, rows: Iterable[Any]) -> None:
+        """Append dataclass rows of the sink's type."""
+        self._write_lines([format_value(v) for v in astuple(row)] for row in rows)
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> CsvSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def count_rows(path: Path) -> int:
+    """Data rows in a CSV written by CsvSink (0 when missing)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return max(0, sum(1 for _ in handle) - 1)
+    except FileNotFoundError:
+        return 0
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """Every row as strings (the CLI's table needs no pandas)."""
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))
+    except FileNotFoundError:
+        return []
