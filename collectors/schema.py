@@ -86,6 +86,66 @@ class SampleRow:
     iter: int
     """Iteration within the trial in latency mode; -1 in throughput mode (one sample per trial)."""
     time_us: float
+    loss: float = float("nan")
+    """Training loss at this step (DDP rows); empty for communication samples."""
+
+
+@dataclass(frozen=True)
+class DdpRow:
+    """One training-step measurement of one strategy: one row of a `distbench ddp` results.csv."""
+
+    run_id: str
+    label: str
+    host: str
+    measurement: str
+    primitive: str
+    """Always `ddp`."""
+    strategy: str
+    """ddp, ddp-nocomm, ddp-bf16, ddp-fp16, grad-avg, grad-avg-flat, param-avg."""
+    backend: str
+    device: str
+    world_size: int
+    nnodes: int
+    ranks: str
+    model: str
+    """mlp or transformer."""
+    params: int
+    """Trainable parameters of the model."""
+    dtype: str
+    batch_size: int
+    """Samples per rank per step."""
+    bucket_mb: str
+    """DDP bucket_cap_mb (empty for manual strategies)."""
+    gradient_as_bucket_view: str
+    static_graph: str
+    avg_every: str
+    """param-avg's K (empty for other strategies)."""
+    steps: int
+    """Timed steps."""
+    warmup: int
+    timer: str
+    samples: int
+    step_time_us_p50: float
+    step_time_us_mean: float
+    step_time_us_min: float
+    step_time_us_max: float
+    step_time_us_p95: float
+    step_time_us_p99: float
+    step_time_us_std: float
+    samples_per_s: float
+    """Whole job: world_size x batch_size / p50 step time."""
+    scaling_efficiency: float
+    """samples_per_s at n ranks / (n x samples_per_s at one rank); empty without a 1-rank row."""
+    comm_bytes_per_step: int
+    """Bytes each rank reduces per step (gradients or parameters, after compression)."""
+    comm_busbw_GBps: float
+    """The all_reduce busbw those bytes imply over the communication time (step - ddp-nocomm)."""
+    comm_share: float
+    """(step p50 - ddp-nocomm p50) / step p50: the step's fraction spent communicating."""
+    overlap: float
+    """Share of grad-avg's exposed communication that this strategy hid (see README)."""
+    max_param_diff: float
+    """Largest |parameter - ddp's parameter| after the same steps on the same data."""
 
 
 def column_names(row_type: type) -> list[str]:
