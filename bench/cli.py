@@ -124,19 +124,24 @@ def distbench() -> None:
     """
 
 
-def main() -> None:
-    """Console entry point: usage errors become one line on stderr and exit code 2."""
+def run_cli(argv: list[str] | None = None) -> int:
+    """Run the CLI in this process; usage errors become one line on stderr and exit code 2."""
     try:
-        code = app(standalone_mode=False)
+        code = app(args=argv, prog_name="distbench", standalone_mode=False)
     except UsageError as error:
         print(f"distbench: error: {error}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        return EXIT_USAGE
     except _framework_errors() as error:
         ctx = getattr(error, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         message = error.format_message() if hasattr(error, "format_message") else str(error)
         print(f"distbench: error: {message}{hint}", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        return EXIT_USAGE
     except typer.Abort:
-        sys.exit(130)
-    sys.exit(code if isinstance(code, int) else 0)
+        return 130
+    return code if isinstance(code, int) else 0
+
+
+def main() -> None:
+    """Console entry point (`distbench`, `python -m distbench`)."""
+    sys.exit(run_cli())

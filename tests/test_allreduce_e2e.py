@@ -1,0 +1,107 @@
+"""`distbench allreduce` end to end on a real 2-rank gloo group under torchrun: the table, the
+CSV, the samples and the manifest, as a user would read them."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from distbench.collectors.schema import ResultRow, SampleRow, column_names
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.slow
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_allreduce_gloo_check(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = run_cli(
+        "allreduce",
+        "--backend",
+        "gloo",
+        "--world-sizes",
+        "2",
+        "--sizes",
+        "1K,64K",
+        "--check",
+        "--mode",
+        "both",
+        "--iters",
+        "4",
+        "--warmup",
+        "1",
+        "--trials",
+        "3",
+        "--label",
+        "e2e",
+        "--out",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "# all_reduce  backend=gloo" in result.stdout
+    assert f"run directory: {out}" in result.stdout
+
+    rows = read_csv(out / "results.csv")
+    assert list(rows[0].keys()) == column_names(ResultRow)
+    assert [(r["mode"], int(r["size_bytes"])) for r in rows] == [
+        ("throughput", 1024),
+        ("throughput", 65536),
+        ("latency", 1024),
+        ("latency", 65536),
+    ]
+    for row in rows:
+        assert row["primitive"] == "all_reduce"
+        assert row["backend"] == "gloo" and row["device"] == "cpu"
+        assert row["world_size"] == "2" and row["ranks"] == "0-1" and row["nnodes"] == "1"
+        assert row["timer"] == "perf_counter"
+        assert row["label"] == "e2e" and row["run_id"] == "run"
+        assert row["wrong"] == "0"
+        assert int(row["count"]) == int(row["size_bytes"]) // 4
+        p50, algbw = float(row["time_us_p50"]), float(row["algbw_GBps"])
+        assert p50 > 0
+        assert algbw == pytest.approx(int(row["size_bytes"]) / (p50 * 1e-6) / 1e9)
+        assert float(row["busbw_GBps"]) == pytest.approx(algbw * 1.0)  # 2(n-1)/n = 1 at n = 2
+        assert float(row["time_us_min"]) <= p50 <= float(row["time_us_max"])
+    assert [r["samples"] for r in rows] == ["3", "3", "12", "12"]
+
+    samples = read_csv(out / "samples.csv")
+    assert list(samples[0].keys()) == column_names(SampleRow)
+    for row in rows:
+        mine = [s for s in samples if s["measurement"] == row["measurement"]]
+        maxed = sorted(float(s["time_us"]) for s in mine if s["rank"] == "-1")
+        per_rank = {r: [float(s["time_us"]) for s in mine if s["rank"] == r] for r in ("0", "1")}
+        assert len(maxed) == int(row["samples"])
+        assert all(len(v) == len(maxed) for v in per_rank.values())
+        assert float(row["time_us_min"]) == pytest.approx(maxed[0])
+        # The max over ranks is at least each rank's own sample, sample by sample.
+        ordered = [float(s["time_us"]) for s in mine if s["rank"] == "-1"]
+        for rank_samples in per_rank.values():
+            assert all(m >= r for m, r in zip(ordered, rank_samples, strict=True))
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["schema_version"] == 1
+    assert manifest["status"] == "completed"
+    assert manifest["run_id"] == "run"
+    assert manifest["torch"].startswith("2.")
+    assert manifest["cpu_cores"] >= 1 and manifest["memory_bytes"] > 0
+    assert manifest["launches"][0]["returncode"] == 0
+    assert "allreduce" in manifest["command"]
+    assert (out / "logs" / "ws2-rank0.log").exists()
+    assert (out / "logs" / "ws2-rank1.log").exists()
+
+
+def test_default_run_dirs_never_collide(tmp_path: Path) -> None:
+    args = ("allreduce", "--sizes", "1K", "--iters", "1", "--warmup", "0", "--trials", "1")
+    first, second = run_cli(*args, cwd=tmp_path), run_cli(*args, cwd=tmp_path)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    runs = sorted((tmp_path / "results").iterdir())
+    assert len(runs) == 2
+    assert all(r.name.endswith("all_reduce") or "-all_reduce-" in r.name for r in runs)
+    assert all(len(read_csv(r / "results.csv")) == 1 for r in runs)

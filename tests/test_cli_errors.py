@@ -1,0 +1,89 @@
+"""Bad input: one clear line on stderr, exit code 2, no traceback, no run directory left behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from distbench.cli import run_cli as run_in_process
+from tests.conftest import run_cli
+
+CASES = [
+    (["--sizes", "1X"], "'1X' has an unknown unit"),
+    (["--sizes", "-5"], "'-5' is not a size"),
+    (["--sizes", "abc"], "'abc' is not a size"),
+    (["--sizes", "0"], "'0' is not a positive size"),
+    (["--world-sizes", "0"], "a world size must be at least 1"),
+    (["--world-sizes", "two"], "'two' is not a whole number"),
+    (["--iters", "0"], "--iters must be at least 1"),
+    (["--trials", "x"], "'x' is not a whole number"),
+    (["--backend", "mpi"], "unknown backend 'mpi'"),
+    (["--dtype", "int16"], "unknown dtype 'int16'"),
+    (["--backend", "nccl"], "Available here: gloo"),
+    (["--device", "cuda"], "needs a CUDA GPU"),
+    (["--op", "avg", "--dtype", "int32"], "--op avg cannot reduce int32"),
+    (["--op", "xor"], "unknown op 'xor'"),
+    (["--mode", "fast"], "unknown mode 'fast'"),
+    (["--dtype", "float64", "--sizes", "4"], "smaller than one float64 element"),
+    (["--timeout", "-1"], "--timeout must be a positive number"),
+    (["--label", "a b"], "label 'a b' is not allowed"),
+    (["--sizes", "1K", "--min-size", "1K"], "either --sizes or --min-size"),
+    (["--bogus"], "No such option: --bogus"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), CASES)
+def test_bad_input_is_one_line_and_exit_2(
+    args: list[str],
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = run_in_process(["allreduce", *args])
+    stderr = capsys.readouterr().err
+    assert code == 2, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("distbench: error: ")
+    assert message in lines[0]
+    assert not (tmp_path / "results").exists()
+
+
+def test_bad_input_through_the_installed_command(tmp_path: Path) -> None:
+    """The same path in a fresh interpreter, as a user's shell runs it: no traceback."""
+    result = run_cli("allreduce", "--sizes", "1X", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "distbench: error: '1X' has an unknown unit 'X': use a number of bytes with an optional "
+        "K, M or G suffix (binary: 1K = 1024), e.g. 64M"
+    ]
+
+
+def test_unwritable_out(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = run_cli("allreduce", "--sizes", "1K", "--out", str(blocker / "run"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "cannot write the run directory" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_existing_run_is_refused(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.csv").write_text("run_id\n")
+    result = run_cli("allreduce", "--sizes", "1K", "--out", str(run), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "runs are never overwritten" in result.stderr
+    assert (run / "results.csv").read_text() == "run_id\n"
+
+
+def test_help_has_examples() -> None:
+    result = run_cli("allreduce", "--help")
+    assert result.returncode == 0
+    assert "distbench allreduce --backend gloo --sizes 1M,64M" in result.stdout
+    top = run_cli("--help")
+    assert top.returncode == 0 and "allreduce" in top.stdout
