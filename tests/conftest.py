@@ -1,4 +1,4 @@
-"""Shared helpers: run the real `distbench` CLI in a subprocess (a fresh interpreter, as a user would)."""
+"""Shared helpers: run the real `distbench` CLI in a fresh interpreter, as a user would."""
 
 from __future__ import annotations
 
