@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 import typer
+
 from distbench import cli_options as opt
 from distbench.options import (
     CommArgs,

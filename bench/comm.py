@@ -10,6 +10,7 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+
 from distbench.collectors.schema import (
     MAX_OVER_RANKS,
     RESULTS_CSV,

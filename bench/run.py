@@ -10,6 +10,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from distbench.collectors.manifest import build_manifest, utc_now, write_manifest
 from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV
 from distbench.collectors.sink import read_rows
@@ -17,8 +20,6 @@ from distbench.launch import build_torchrun_command, run_launch
 from distbench.parse import UsageError
 from distbench.spec import RunSpec
 from distbench.table import render_table
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 

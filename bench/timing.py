@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
+
 from distbench.primitives.base import Context
 
 

@@ -19,10 +19,11 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
+from torch.distributed.elastic.multiprocessing.errors import record
+
 from distbench.comm import run_comm
 from distbench.primitives.base import Context
 from distbench.spec import RunSpec, load_spec
-from torch.distributed.elastic.multiprocessing.errors import record
 
 RUNNERS: dict[str, Callable[[RunSpec, Context, Callable[[str], None]], None]] = {
     "comm": run_comm,

@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+
 from distbench.primitives import checkdata
 from distbench.primitives.base import REDUCE_OPS, Case, Context, element_count
 
