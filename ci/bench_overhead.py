@@ -61,13 +61,12 @@ def main() -> int:
         time_throughput(ctx, case.run, 10, 0, 1)
         bare, harness = [], []
         for round_index in range(args.rounds):
-            pair = [
-                lambda: bare_allreduce_us(tensor, args.iters),
-                lambda: time_throughput(ctx, case.run, args.iters, 0, 1)[0],
-            ]
-            first, second = pair if round_index % 2 == 0 else pair[::-1]
-            a, b = first(), second()
-            bare_us, harness_us = (a, b) if round_index % 2 == 0 else (b, a)
+            if round_index % 2 == 0:
+                bare_us = bare_allreduce_us(tensor, args.iters)
+                harness_us = time_throughput(ctx, case.run, args.iters, 0, 1)[0]
+            else:
+                harness_us = time_throughput(ctx, case.run, args.iters, 0, 1)[0]
+                bare_us = bare_allreduce_us(tensor, args.iters)
             maxed = max_over_ranks(ctx, [bare_us, harness_us])
             bare.append(maxed[0])
             harness.append(maxed[1])
