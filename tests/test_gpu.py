@@ -1,4 +1,4 @@
-"""The NCCL / CUDA path, on machines that have a GPU (skipped elsewhere; ci/gpu-smoke.sh runs it)."""
+"""The NCCL / CUDA path on machines with a GPU (skipped elsewhere; ci/gpu-smoke.sh runs it)."""
 
 from __future__ import annotations
 
