@@ -7,10 +7,13 @@ take the same flags, write the same rows and refuse bad input the same way: one 
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
 from distbench import cli_options as opt
+from distbench.ddp_options import DdpArgs, build_ddp_spec
+from distbench.ddp_table import render_ddp_table
 from distbench.options import (
     CommArgs,
     LaunchArgs,
@@ -100,6 +103,114 @@ add_collective_command(
     "  distbench allreduce --backend nccl --world-sizes 2,4,8 --dtype bfloat16 --check\n"
     "  distbench allreduce --mode latency --min-size 4 --max-size 1M --factor 2",
 )
+
+
+@app.command("compare")
+def compare(
+    baseline: Annotated[str, typer.Argument(help="Run directory or saved baseline name.")],
+    current: Annotated[str, typer.Argument(help="Run directory (or baseline name).")],
+    metric: opt.Metric = "time_us_p50",
+    threshold: opt.Threshold = "5%",
+    thresholds: opt.ThresholdsFile = None,
+    alpha: opt.Alpha = "0.05",
+    noise_test: opt.NoiseTest = True,
+    output_format: opt.CompareFormat = "table",
+    store: opt.Store = None,
+) -> None:
+    """Compare two runs row by row; exit 1 when a row regressed past its threshold and noise.
+
+    \b
+    Examples:
+      distbench compare results/monday results/tuesday
+      distbench compare nightly results/today --threshold busbw:10% --format markdown
+      distbench compare nightly results/today --thresholds ci/thresholds-example.toml
+    """
+    from distbench.reports.gate import run_compare
+
+    code, text = run_compare(
+        baseline, current, metric, threshold, thresholds, alpha, output_format, store, noise_test
+    )
+    print(text)
+    raise typer.Exit(code)
+
+
+baseline_app = typer.Typer(
+    help="Save and list named baselines for distbench compare.", no_args_is_help=True
+)
+app.add_typer(baseline_app, name="baseline")
+
+
+@baseline_app.command("save")
+def baseline_save(
+    run_dir: Annotated[str, typer.Argument(help="The run directory to pin.")],
+    name: Annotated[str, typer.Option(help="Baseline name, e.g. nightly or a100-torch2.13.")],
+    store: opt.Store = None,
+    force: opt.Force = False,
+) -> None:
+    """Copy a run's results, samples and manifest into the baseline store.
+
+    \b
+    Example:
+      distbench baseline save results/20261129T020000Z-sweep --name nightly
+    """
+    from distbench.reports.gate import run_baseline_save
+
+    print(run_baseline_save(run_dir, name, store, force))
+
+
+@baseline_app.command("list")
+def baseline_list(store: opt.Store = None) -> None:
+    """List the saved baselines."""
+    from distbench.reports.gate import run_baseline_list
+
+    print(run_baseline_list(store))
+
+
+@app.command("ddp")
+def ddp(
+    backend: opt.Backend = "auto",
+    device: opt.Device = "auto",
+    world_sizes: opt.WorldSizes = None,
+    model: opt.Model = "mlp",
+    width: opt.Width = None,
+    depth: opt.Depth = None,
+    params: opt.Params = None,
+    strategies: opt.Strategies = "all",
+    steps: opt.Steps = "20",
+    warmup: opt.WarmupSteps = "5",
+    batch_size: opt.BatchSize = "32",
+    bucket_mb: opt.BucketMb = "25",
+    gradient_as_bucket_view: opt.GradientAsBucketView = False,
+    static_graph: opt.StaticGraph = False,
+    avg_every: opt.AvgEvery = "1",
+    seed: opt.Seed = "0",
+    out: opt.Out = None,
+    label: opt.Label = "",
+    timeout: opt.Timeout = "300",
+) -> None:
+    """Time whole training steps: DDP (buckets, hooks) versus manual gradient/parameter averaging.
+
+    \b
+    Examples:
+      distbench ddp --backend gloo --world-sizes 1,2
+      distbench ddp --strategies ddp,ddp-nocomm,grad-avg --bucket-mb 1,5,25 --params 10M
+      distbench ddp --backend nccl --model transformer --width 512 --depth 6 --steps 50
+    """
+    launch_args = LaunchArgs(
+        backend=backend, device=device, world_sizes=world_sizes, out=out, label=label,
+        timeout=timeout,
+    )  # fmt: skip
+    ddp_args = DdpArgs(
+        model=model, width=width, depth=depth, params=params, strategies=strategies,
+        steps=steps, warmup=warmup, batch_size=batch_size, bucket_mb=bucket_mb,
+        gradient_as_bucket_view=gradient_as_bucket_view, static_graph=static_graph,
+        avg_every=avg_every, seed=seed,
+    )  # fmt: skip
+    launch = resolve_launch(launch_args, Machine.probe())
+    workload = build_ddp_spec(ddp_args)
+    run_dir = prepare_run_dir(launch_args.out, "ddp", launch.label)
+    spec = RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
+    raise typer.Exit(execute(spec, title="ddp", render=render_ddp_table))
 
 
 def _framework_errors() -> tuple[type[Exception], ...]:

@@ -19,7 +19,37 @@ Out = Annotated[
     str | None, typer.Option(help="New run directory [default: results/<UTC time>-<name>].")
 ]
 Label = Annotated[str, typer.Option(help="Free label stored in every row and the directory name.")]
-Timeout = Annotated[str, typer.Option(help="Seconds before a stuck collective fails the run.")]
+Timeout = Annotated[
+    str,
+    typer.Option(help="Seconds a rank may stay silent or a collective stuck before the run fails."),
+]
+Nnodes = Annotated[
+    str | None,
+    typer.Option(help="Nodes in the run; run the same command on each [default: 1, or Slurm's]."),
+]
+NodeRank = Annotated[
+    str | None,
+    typer.Option(help="This node's rank; fixes node 0 as the writer [default: c10d assigns]."),
+]
+NprocPerNode = Annotated[
+    str | None,
+    typer.Option(help="Ranks per node [default: local GPUs for cuda, 1 for cpu on several nodes]."),
+]
+RdzvEndpoint = Annotated[
+    str | None, typer.Option(help="HOST:PORT of the rendezvous, the same on every node.")
+]
+RdzvId = Annotated[str | None, typer.Option(help="Rendezvous id, the same on every node.")]
+SeparateLaunches = Annotated[
+    bool,
+    typer.Option(
+        "--separate-launches",
+        help="One torchrun launch per world size instead of subgroups of the largest.",
+    ),
+]
+Resume = Annotated[
+    str | None,
+    typer.Option(help="Continue the interrupted run in this directory (its spec, its options)."),
+]
 
 # Communication options (every primitive command and sweep).
 Sizes = Annotated[
@@ -45,3 +75,72 @@ Iters = Annotated[str, typer.Option(help="Ops per timed trial (latency: samples 
 Warmup = Annotated[str, typer.Option(help="Untimed ops before each measurement.")]
 Trials = Annotated[str, typer.Option(help="Timed trials per measurement.")]
 Check = Annotated[bool, typer.Option("--check", help="Verify results bit-exactly after timing.")]
+
+# Training-step options (distbench ddp).
+Model = Annotated[str, typer.Option(help="mlp or transformer (synthetic data, seeded).")]
+Width = Annotated[
+    str | None, typer.Option(help="Hidden width / d_model [default: 256 mlp, 128 transformer].")
+]
+Depth = Annotated[
+    str | None, typer.Option(help="Layers (mlp: Linear layers) [default: 4 mlp, 2 transformer].")
+]
+Params = Annotated[
+    str | None,
+    typer.Option(help="Target parameter count, decimal K/M/G (e.g. 10M): picks the width."),
+]
+Strategies = Annotated[
+    str,
+    typer.Option(
+        help="Comma list or 'all': ddp, ddp-nocomm, ddp-bf16, ddp-fp16, grad-avg, "
+        "grad-avg-flat, param-avg."
+    ),
+]
+Steps = Annotated[str, typer.Option(help="Timed training steps per strategy.")]
+WarmupSteps = Annotated[str, typer.Option("--warmup", help="Untimed steps before the timed ones.")]
+BatchSize = Annotated[str, typer.Option(help="Samples per rank per step.")]
+BucketMb = Annotated[
+    str, typer.Option(help="DDP bucket_cap_mb; a comma list sweeps it, e.g. 1,5,25.")
+]
+GradientAsBucketView = Annotated[
+    bool, typer.Option("--gradient-as-bucket-view", help="DDP gradient_as_bucket_view=True.")
+]
+StaticGraph = Annotated[bool, typer.Option("--static-graph", help="DDP static_graph=True.")]
+AvgEvery = Annotated[
+    str, typer.Option(help="param-avg: average parameters every K optimizer steps (1 = every).")
+]
+Seed = Annotated[str, typer.Option(help="Seed of the initial weights and the data.")]
+
+# Compare and baseline options (distbench compare, distbench baseline ...).
+Metric = Annotated[
+    str,
+    typer.Option(
+        help="time_us_p50 (median), time_us_mean/min/max/p95/p99, busbw_GBps, algbw_GBps, "
+        "samples_per_s (DDP)."
+    ),
+]
+Threshold = Annotated[
+    str,
+    typer.Option(
+        help="How much worse counts: 5% (of the baseline) or an absolute amount in the metric's "
+        "unit; METRIC:5% also picks the metric (median:5%)."
+    ),
+]
+ThresholdsFile = Annotated[
+    str | None,
+    typer.Option("--thresholds", help="TOML file of per-primitive / size-band thresholds."),
+]
+Alpha = Annotated[
+    str, typer.Option(help="Significance of the rank test that separates a change from noise.")
+]
+NoiseTest = Annotated[
+    bool,
+    typer.Option("--noise-test/--no-noise-test", help="Require the samples to differ (rank test)."),
+]
+CompareFormat = Annotated[
+    str, typer.Option("--format", help="table, markdown (CI job summaries) or json.")
+]
+Store = Annotated[
+    str | None,
+    typer.Option(help="Baseline folder [default: $DISTBENCH_BASELINES, else ./baselines]."),
+]
+Force = Annotated[bool, typer.Option("--force", help="Replace a baseline of that name.")]

@@ -1,0 +1,250 @@
+"""Regression checks as tiny objects parsed from strings, pytest-benchmark style: `5%`,
+`median:5%`, `busbw:10%`, `time_us_p50:20` (absolute, in the metric's unit), and per-primitive or
+size-band thresholds from a TOML file.
+
+Metrics know their direction: time up is worse, bandwidth and samples/s down are worse.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from distbench.parse import UsageError, format_size, parse_size
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A compared quantity: its column in communication and DDP rows, and its direction."""
+
+    name: str
+    comm_column: str | None
+    ddp_column: str | None
+    higher_is_better: bool
+    unit: str
+
+    def column(self, kind: str) -> str | None:
+        return self.ddp_column if kind == "ddp" else self.comm_column
+
+
+def _time_metric(stat: str) -> Metric:
+    return Metric(f"time_us_{stat}", f"time_us_{stat}", f"step_time_us_{stat}", False, "us")
+
+
+METRICS: dict[str, Metric] = {
+    **{f"time_us_{s}": _time_metric(s) for s in ("p50", "mean", "min", "max", "p95", "p99")},
+    "algbw_GBps": Metric("algbw_GBps", "algbw_GBps", None, True, "GB/s"),
+    "busbw_GBps": Metric("busbw_GBps", "busbw_GBps", "comm_busbw_GBps", True, "GB/s"),
+    "samples_per_s": Metric("samples_per_s", None, "samples_per_s", True, "samples/s"),
+}
+"""--metric names. time_us_* reads step_time_us_* in DDP rows, busbw_GBps comm_busbw_GBps."""
+
+METRIC_ALIASES = {
+    "median": "time_us_p50",
+    "p50": "time_us_p50",
+    "mean": "time_us_mean",
+    "min": "time_us_min",
+    "max": "time_us_max",
+    "p95": "time_us_p95",
+    "p99": "time_us_p99",
+    "busbw": "busbw_GBps",
+    "algbw": "algbw_GBps",
+    "throughput": "samples_per_s",
+    **{f"step_time_us_{s}": f"time_us_{s}" for s in ("p50", "mean", "min", "max", "p95", "p99")},
+    "comm_busbw_GBps": "busbw_GBps",
+}
+
+
+def parse_metric(text: str) -> Metric:
+    """'median' -> time_us_p50; any METRICS name or alias (case-insensitive)."""
+    value = text.strip()
+    by_lower = {name.lower(): name for name in METRICS}
+    name = METRIC_ALIASES.get(value.lower(), by_lower.get(value.lower(), value))
+    if name not in METRICS:
+        raise UsageError(
+            f"unknown metric '{text}': choose one of {', '.join(METRICS)} "
+            "(or median, mean, p95, p99, busbw, algbw)"
+        )
+    return METRICS[name]
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """How much worse a metric may get: a percentage of the baseline, or an absolute amount."""
+
+    value: float
+    percent: bool
+
+    def __str__(self) -> str:
+        return f"{self.value:g}%" if self.percent else f"{self.value:g}"
+
+    def worse_by(self, baseline: float, current: float, metric: Metric) -> float:
+        """How much worse current is than baseline, in this threshold's terms (negative:
+        better). Percent of |baseline|; infinite when the baseline is 0 and current differs."""
+        delta = baseline - current if metric.higher_is_better else current - baseline
+        if not self.percent:
+            return delta
+        if baseline == 0:
+            return 0.0 if delta == 0 else (float("inf") if delta > 0 else float("-inf"))
+        return delta / abs(baseline) * 100.0
+
+
+_THRESHOLD_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*$")
+
+
+def parse_threshold(text: str) -> Threshold:
+    """'5%' -> 5 percent; '20' -> 20 in the metric's unit (us, GB/s)."""
+    match = _THRESHOLD_RE.match(text)
+    if match is None:
+        raise UsageError(
+            f"'{text}' is not a threshold: use a percentage like 5% or an absolute amount in the "
+            "metric's unit like 20, optionally after a metric: median:5%"
+        )
+    return Threshold(float(match.group(1)), match.group(2) == "%")
+
+
+@dataclass(frozen=True)
+class Check:
+    """A regression check, e.g. `median:5%`: the metric (None: --metric) and its threshold."""
+
+    metric: Metric | None
+    threshold: Threshold
+
+
+def parse_check(text: str) -> Check:
+    """'5%', 'median:5%', 'busbw_GBps:10%', 'time_us_p50:20'."""
+    metric_text, sep, threshold_text = text.rpartition(":")
+    metric = parse_metric(metric_text) if sep else None
+    return Check(metric, parse_threshold(threshold_text))
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One `[[rules]]` table of a thresholds file: which rows, and their threshold."""
+
+    threshold: Threshold
+    primitive: str | None = None
+    backend: str | None = None
+    mode: str | None = None
+    dtype: str | None = None
+    strategy: str | None = None
+    world_size: int | None = None
+    min_size: int | None = None
+    """Size band, bytes inclusive."""
+    max_size: int | None = None
+
+    def matches(self, values: dict[str, str]) -> bool:
+        for column in ("primitive", "backend", "mode", "dtype", "strategy"):
+            wanted = getattr(self, column)
+            if wanted is not None and values.get(column, "") != wanted:
+                return False
+        if self.world_size is not None and values.get("world_size") != str(self.world_size):
+            return False
+        if self.min_size is not None or self.max_size is not None:
+            try:
+                size = int(values.get("size_bytes", ""))
+            except ValueError:
+                return False  # DDP rows have no size: a size band never matches them
+            if self.min_size is not None and size < self.min_size:
+                return False
+            if self.max_size is not None and size > self.max_size:
+                return False
+        return True
+
+    def describe(self) -> str:
+        parts = [
+            f"{c}={getattr(self, c)}"
+            for c in ("primitive", "backend", "mode", "dtype", "strategy", "world_size")
+            if getattr(self, c) is not None
+        ]
+        if self.min_size is not None:
+            parts.append(f"size>={format_size(self.min_size)}")
+        if self.max_size is not None:
+            parts.append(f"size<={format_size(self.max_size)}")
+        return " ".join(parts) or "every row"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The threshold of each row: the first matching rule, else the default."""
+
+    default: Threshold
+    rules: tuple[Rule, ...] = ()
+
+    def for_row(self, values: dict[str, str]) -> Threshold:
+        for rule in self.rules:
+            if rule.matches(values):
+                return rule.threshold
+        return self.default
+
+
+RULE_KEYS = ("threshold", "primitive", "backend", "mode", "dtype", "strategy", "world_size")
+
+
+def _rule(table: Any, where: str) -> Rule:
+    if not isinstance(table, dict):
+        raise UsageError(f'{where} is not a table: write [[rules]] with threshold = "5%"')
+    unknown = set(table) - {*RULE_KEYS, "min_size", "max_size"}
+    if unknown:
+        raise UsageError(
+            f"{where} has unknown keys {', '.join(sorted(unknown))}: use "
+            f"{', '.join(RULE_KEYS)}, min_size, max_size"
+        )
+    if "threshold" not in table:
+        raise UsageError(f'{where} has no threshold: add threshold = "5%"')
+
+    def text(key: str) -> str | None:
+        return str(table[key]) if key in table else None
+
+    def size(key: str) -> int | None:
+        return parse_size(str(table[key])) if key in table else None
+
+    world_size = text("world_size")
+    if world_size is not None and not world_size.isdigit():
+        raise UsageError(f"{where}: world_size '{world_size}' is not a whole number, e.g. 8")
+    return Rule(
+        threshold=parse_threshold(str(table["threshold"])),
+        primitive=text("primitive"),
+        backend=text("backend"),
+        mode=text("mode"),
+        dtype=text("dtype"),
+        strategy=text("strategy"),
+        world_size=int(world_size) if world_size is not None else None,
+        min_size=size("min_size"),
+        max_size=size("max_size"),
+    )
+
+
+def load_thresholds(path: Path, default: Threshold) -> Thresholds:
+    """Read a thresholds TOML file:
+
+    default = "5%"            # optional, else --threshold
+    [[rules]]                 # first match wins
+    primitive = "all_reduce"
+    max_size = "64K"
+    threshold = "20%"
+    """
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except OSError as error:
+        raise UsageError(f"cannot read the thresholds file {path}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise UsageError(f"{path} is not valid TOML: {error}") from None
+    unknown = set(data) - {"default", "rules"}
+    if unknown:
+        raise UsageError(
+            f"{path} has unknown keys {', '.join(sorted(unknown))}: use default and [[rules]]"
+        )
+    base = parse_threshold(str(data["default"])) if "default" in data else default
+    rules = data.get("rules", [])
+    if not isinstance(rules, list):
+        raise UsageError(f"{path}: rules must be an array of tables, written [[rules]]")
+    return Thresholds(base, tuple(_rule(t, f"{path} rule {i + 1}") for i, t in enumerate(rules)))
