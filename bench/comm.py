@@ -61,7 +61,8 @@ def ranks_label(ranks: tuple[int, ...]) -> str:
 
 def measure(ctx: Context, case: Case, workload: CommSpec, mode: str) -> Measured:
     timer = TIMERS[mode]
-    local = timer(ctx, case.run, workload.iters, workload.warmup, workload.trials)
+    timed = timer(ctx, case.run, workload.iters, workload.warmup, workload.trials)
+    local = [t / case.ops_per_run for t in timed]  # per message (ping-pong, windows)
     maxed = max_over_ranks(ctx, local)
     wrong = sum_over_ranks(ctx, case.check()) if workload.check else -1
     return Measured(case=case, mode=mode, local_us=local, max_us=maxed, wrong=wrong)
@@ -152,7 +153,9 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                 dtype = getattr(torch, dtype_name)
                 for mode in workload.modes:
                     for requested in workload.sizes:
-                        cases = prim.build_cases(ctx, requested, dtype, workload.op, workload.root)
+                        cases = prim.build_cases(
+                            ctx, requested, dtype, workload.op, workload.root, workload.options
+                        )
                         for case in cases:
                             measurement = f"ws{ctx.world_size}/i{index}"
                             index += 1

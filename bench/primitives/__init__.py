@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
+from distbench.primitives.all_gather import AllGather
 from distbench.primitives.all_reduce import AllReduce
+from distbench.primitives.all_to_all import AllToAll
 from distbench.primitives.base import Primitive
+from distbench.primitives.broadcast import Broadcast
+from distbench.primitives.reduce import Reduce
+from distbench.primitives.reduce_scatter import ReduceScatter
+from distbench.primitives.send_recv import SendRecv
 
 PRIMITIVES: dict[str, Primitive] = {
     "all_reduce": AllReduce(),
+    "broadcast": Broadcast(),
+    "reduce": Reduce(),
+    "all_gather": AllGather(),
+    "reduce_scatter": ReduceScatter(),
+    "all_to_all": AllToAll(),
+    "send_recv": SendRecv(),
 }
 
 COMMANDS: dict[str, str] = {
     "allreduce": "all_reduce",
+    "broadcast": "broadcast",
+    "reduce": "reduce",
+    "allgather": "all_gather",
+    "reducescatter": "reduce_scatter",
+    "alltoall": "all_to_all",
+    "sendrecv": "send_recv",
 }
 """CLI command name -> primitive name."""
 

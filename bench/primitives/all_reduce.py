@@ -24,8 +24,17 @@ class AllReduce:
     def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
         return 1
 
+    def count_multiple(self, world_size: int) -> int:
+        return 1
+
     def build_cases(
-        self, ctx: Context, requested_bytes: int, dtype: torch.dtype, op: str, root: str
+        self,
+        ctx: Context,
+        requested_bytes: int,
+        dtype: torch.dtype,
+        op: str,
+        root: str,
+        options: dict[str, Any] | None = None,
     ) -> list[Case]:
         count = element_count(requested_bytes, dtype)
         # Zeros stay zero under every op: no overflow, no denormals, whatever the iteration count.

@@ -56,6 +56,9 @@ class Case:
     """Re-fill with check data, run once, return wrong elements on this rank."""
     labels: dict[str, str] = field(default_factory=dict)
     """Extra row columns: root, src, dst, pattern."""
+    ops_per_run: int = 1
+    """Messages one run() completes: a timed sample is divided by it, so time_us is per message
+    (ping-pong: 2, one-way latency = round trip / 2; a window of W sends: W, as osu_bw)."""
 
 
 class Primitive(Protocol):
@@ -70,9 +73,21 @@ class Primitive(Protocol):
         """Cases build_cases returns per size (several when rotating a root or walking pairs)."""
         ...
 
+    def count_multiple(self, world_size: int) -> int:
+        """Elements must come in multiples of this (world_size for gather-type primitives)."""
+        ...
+
     def build_cases(
-        self, ctx: Context, requested_bytes: int, dtype: torch.dtype, op: str, root: str
-    ) -> list[Case]: ...
+        self,
+        ctx: Context,
+        requested_bytes: int,
+        dtype: torch.dtype,
+        op: str,
+        root: str,
+        options: dict[str, Any] | None = None,
+    ) -> list[Case]:
+        """The cases of one size; `options` is CommSpec.options (send/recv pairs, window ...)."""
+        ...
 
 
 def element_count(requested_bytes: int, dtype: torch.dtype, multiple: int = 1) -> int:
@@ -80,3 +95,8 @@ def element_count(requested_bytes: int, dtype: torch.dtype, multiple: int = 1) -
     gather-type primitives, so every rank gets the same number)."""
     count = requested_bytes // dtype.itemsize
     return count - count % multiple
+
+
+def root_ranks(root: str, world_size: int) -> list[int]:
+    """'all' -> every rank in turn; '2' -> [2]. The CLI has already checked the value."""
+    return list(range(world_size)) if root == "all" else [int(root)]

@@ -86,3 +86,28 @@ def count_wrong(actual: torch.Tensor, expected: torch.Tensor, op: str = "sum") -
         tolerance = 4 * torch.finfo(actual.dtype).eps * expected.abs().clamp(min=1)
         return int(((actual64 - expected).abs() > tolerance).sum().item())
     return int((actual64 != expected).sum().item())
+
+
+# Data-moving primitives (broadcast, all_gather, all_to_all, send/recv) add nothing up, so their
+# check data can use every integer the dtype holds exactly: values that differ from rank to rank
+# and from element to element show a misplaced chunk as well as a corrupted one.
+MOVE_PERIOD_CAP = 1 << 16
+
+
+def move_period(dtype: torch.dtype) -> int:
+    """K for the (i + offset) % K pattern of data that is moved, not reduced: 0..K-1 are exact."""
+    return min(EXACT_LIMIT[dtype] + 1, MOVE_PERIOD_CAP)
+
+
+def expected_pattern(
+    count: int, offset: int, dtype: torch.dtype, device: torch.device
+) -> torch.Tensor:
+    """(i + offset) % K for i in 0..count-1, as float64 (shape [count])."""
+    index = torch.arange(count, dtype=torch.int64, device=device)
+    return ((index + offset) % move_period(dtype)).double()
+
+
+def fill_pattern(count: int, offset: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """expected_pattern() in `dtype`, as a new tensor (shape [count])."""
+    index = torch.arange(count, dtype=torch.int64, device=device)
+    return ((index + offset) % move_period(dtype)).to(dtype)

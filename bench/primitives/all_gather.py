@@ -1,0 +1,65 @@
+"""all_gather: every rank contributes count/n elements and ends with all n contributions.
+
+size_bytes is the whole gathered buffer (per-rank bytes x n), rounded down so every rank sends
+whole elements; busbw factor (n-1)/n (nccl-tests, src/all_gather.cu). Tensor API: torch's
+all_gather_into_tensor (named all_gather_single since torch 2.13, which deprecates the old name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from distbench.primitives import checkdata
+from distbench.primitives.base import Case, Context, element_count
+
+ALL_GATHER: Callable[..., Any] = getattr(dist, "all_gather_single", None) or (
+    dist.all_gather_into_tensor
+)
+
+
+class AllGather:
+    name = "all_gather"
+    reduces = False
+
+    def busbw_factor(self, world_size: int) -> float:
+        return (world_size - 1) / world_size
+
+    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
+        return 1
+
+    def count_multiple(self, world_size: int) -> int:
+        return world_size
+
+    def build_cases(
+        self,
+        ctx: Context,
+        requested_bytes: int,
+        dtype: torch.dtype,
+        op: str,
+        root: str,
+        options: dict[str, Any] | None = None,
+    ) -> list[Case]:
+        n = ctx.world_size
+        count = element_count(requested_bytes, dtype, multiple=n)
+        per_rank = count // n
+        send = torch.zeros(per_rank, dtype=dtype, device=ctx.device)  # [count / n]
+        gathered = torch.zeros(count, dtype=dtype, device=ctx.device)  # [n * count / n]
+
+        def run() -> None:
+            ALL_GATHER(gathered, send, group=ctx.group)
+
+        def check() -> int:
+            # Rank r sends (i + r) % K: chunk r of the result must hold exactly that.
+            data = checkdata.fill_pattern(per_rank, ctx.rank, dtype, ctx.device)
+            result = torch.zeros(count, dtype=dtype, device=ctx.device)
+            ALL_GATHER(result, data, group=ctx.group)
+            expected = torch.cat(
+                [checkdata.expected_pattern(per_rank, r, dtype, ctx.device) for r in range(n)]
+            )
+            return checkdata.count_wrong(result, expected)
+
+        return [Case(size_bytes=count * dtype.itemsize, count=count, run=run, check=check)]

@@ -1,0 +1,63 @@
+"""broadcast: the root's buffer is copied to every rank (in place).
+
+size_bytes is one rank's buffer; busbw factor 1 (nccl-tests, src/broadcast.cu). `--root all`
+gives one case per root, all sharing one buffer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from distbench.primitives import checkdata
+from distbench.primitives.base import Case, Context, element_count, root_ranks
+
+
+class Broadcast:
+    name = "broadcast"
+    reduces = False
+
+    def busbw_factor(self, world_size: int) -> float:
+        return 1.0
+
+    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
+        return len(root_ranks(root, world_size))
+
+    def count_multiple(self, world_size: int) -> int:
+        return 1
+
+    def build_cases(
+        self,
+        ctx: Context,
+        requested_bytes: int,
+        dtype: torch.dtype,
+        op: str,
+        root: str,
+        options: dict[str, Any] | None = None,
+    ) -> list[Case]:
+        count = element_count(requested_bytes, dtype)
+        buffer = torch.zeros(count, dtype=dtype, device=ctx.device)
+        return [self._case(ctx, buffer, count, src) for src in root_ranks(root, ctx.world_size)]
+
+    def _case(self, ctx: Context, buffer: torch.Tensor, count: int, src: int) -> Case:
+        global_src = ctx.global_ranks[src]
+
+        def run() -> None:
+            dist.broadcast(buffer, src=global_src, group=ctx.group)
+
+        def check() -> int:
+            # Every rank starts with its own pattern, so a rank the data never reached stands out.
+            data = checkdata.fill_pattern(count, ctx.rank, buffer.dtype, ctx.device)
+            dist.broadcast(data, src=global_src, group=ctx.group)
+            expected = checkdata.expected_pattern(count, src, buffer.dtype, ctx.device)
+            return checkdata.count_wrong(data, expected)
+
+        return Case(
+            size_bytes=count * buffer.dtype.itemsize,
+            count=count,
+            run=run,
+            check=check,
+            labels={"root": str(src)},
+        )

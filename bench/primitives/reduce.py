@@ -1,0 +1,67 @@
+"""reduce: the root ends with the reduction of every rank's buffer (in place).
+
+size_bytes is one rank's buffer; busbw factor 1 (nccl-tests, src/reduce.cu). `--root all` gives
+one case per root, all sharing one buffer. Only the root's result is defined, so only it is checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from distbench.primitives import checkdata
+from distbench.primitives.base import REDUCE_OPS, Case, Context, element_count, root_ranks
+
+
+class Reduce:
+    name = "reduce"
+    reduces = True
+
+    def busbw_factor(self, world_size: int) -> float:
+        return 1.0
+
+    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
+        return len(root_ranks(root, world_size))
+
+    def count_multiple(self, world_size: int) -> int:
+        return 1
+
+    def build_cases(
+        self,
+        ctx: Context,
+        requested_bytes: int,
+        dtype: torch.dtype,
+        op: str,
+        root: str,
+        options: dict[str, Any] | None = None,
+    ) -> list[Case]:
+        count = element_count(requested_bytes, dtype)
+        # Zeros stay zero under every op: no overflow, no denormals, whatever the iteration count.
+        buffer = torch.zeros(count, dtype=dtype, device=ctx.device)
+        return [self._case(ctx, buffer, count, op, dst) for dst in root_ranks(root, ctx.world_size)]
+
+    def _case(self, ctx: Context, buffer: torch.Tensor, count: int, op: str, dst: int) -> Case:
+        global_dst = ctx.global_ranks[dst]
+        reduce_op = REDUCE_OPS[op]
+        dtype = buffer.dtype
+
+        def run() -> None:
+            dist.reduce(buffer, dst=global_dst, op=reduce_op, group=ctx.group)
+
+        def check() -> int:
+            data = checkdata.fill(count, ctx.rank, ctx.world_size, dtype, ctx.device, op)
+            dist.reduce(data, dst=global_dst, op=reduce_op, group=ctx.group)
+            if ctx.rank != dst:
+                return 0  # torch leaves non-root buffers undefined
+            expected = checkdata.expected_reduction(count, ctx.world_size, dtype, ctx.device, op)
+            return checkdata.count_wrong(data, expected, op)
+
+        return Case(
+            size_bytes=count * dtype.itemsize,
+            count=count,
+            run=run,
+            check=check,
+            labels={"root": str(dst)},
+        )

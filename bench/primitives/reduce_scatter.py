@@ -1,0 +1,65 @@
+"""reduce_scatter: every rank's input (n chunks) is reduced; rank r keeps chunk r of the result.
+
+size_bytes is the input buffer (per-rank output bytes x n), rounded down so every rank gets whole
+elements; busbw factor (n-1)/n (nccl-tests, src/reduce_scatter.cu). Tensor API: torch's
+reduce_scatter_tensor (named reduce_scatter_single since torch 2.13, which deprecates the old name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from distbench.primitives import checkdata
+from distbench.primitives.base import REDUCE_OPS, Case, Context, element_count
+
+REDUCE_SCATTER: Callable[..., Any] = getattr(dist, "reduce_scatter_single", None) or (
+    dist.reduce_scatter_tensor
+)
+
+
+class ReduceScatter:
+    name = "reduce_scatter"
+    reduces = True
+
+    def busbw_factor(self, world_size: int) -> float:
+        return (world_size - 1) / world_size
+
+    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
+        return 1
+
+    def count_multiple(self, world_size: int) -> int:
+        return world_size
+
+    def build_cases(
+        self,
+        ctx: Context,
+        requested_bytes: int,
+        dtype: torch.dtype,
+        op: str,
+        root: str,
+        options: dict[str, Any] | None = None,
+    ) -> list[Case]:
+        n = ctx.world_size
+        count = element_count(requested_bytes, dtype, multiple=n)
+        per_rank = count // n
+        reduce_op = REDUCE_OPS[op]
+        # Zeros stay zero under every op: no overflow, no denormals, whatever the iteration count.
+        source = torch.zeros(count, dtype=dtype, device=ctx.device)  # [n * count / n]
+        result = torch.zeros(per_rank, dtype=dtype, device=ctx.device)  # [count / n]
+
+        def run() -> None:
+            REDUCE_SCATTER(result, source, op=reduce_op, group=ctx.group)
+
+        def check() -> int:
+            data = checkdata.fill(count, ctx.rank, n, dtype, ctx.device, op)
+            out = torch.zeros(per_rank, dtype=dtype, device=ctx.device)
+            REDUCE_SCATTER(out, data, op=reduce_op, group=ctx.group)
+            expected = checkdata.expected_reduction(count, n, dtype, ctx.device, op)
+            mine = expected[ctx.rank * per_rank : (ctx.rank + 1) * per_rank]
+            return checkdata.count_wrong(out, mine, op)
+
+        return [Case(size_bytes=count * dtype.itemsize, count=count, run=run, check=check)]

@@ -1,0 +1,237 @@
+"""send/recv: point-to-point, measured three ways (the `pattern` column says which):
+
+- pingpong (osu_latency): src sends, dst receives and sends back; one-way time = round trip / 2.
+- window (osu_bw): src posts `window` isends of one buffer, dst `window` irecvs, then dst returns a
+  one-element ack; time per message = window time / `window`, so algbw = window bytes / time.
+  With `bidirectional` (osu_bibw) both ranks send a window to each other at once; time per message
+  = window time / (2 x `window`), so algbw counts the bytes of both directions.
+- ring (nccl-tests sendrecv): every rank sends to rank + 1 and receives from rank - 1 at once.
+
+size_bytes is one message; busbw factor 1 (nccl-tests, src/sendrecv.cu). Pair patterns measure
+each (src, dst) of `pairs` in turn ('all': every ordered pair); the other ranks idle through the
+same barriers, timing ~0, so the max over ranks is the pair's time. All cases of a size share one
+send and one receive buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from distbench.primitives import checkdata
+from distbench.primitives.base import Case, Context, element_count
+
+PATTERNS = ("pingpong", "window", "ring")
+DEFAULT_PATTERNS = ("pingpong", "window")
+DEFAULT_WINDOW = 64
+"""OSU osu_bw's default window size."""
+
+
+def resolve_pairs(pairs: Any, world_size: int) -> list[tuple[int, int]]:
+    """'all' -> every ordered pair (n(n-1) of them); otherwise the [src, dst] pairs given."""
+    if pairs == "all":
+        return [(a, b) for a in range(world_size) for b in range(world_size) if a != b]
+    return [(int(a), int(b)) for a, b in (pairs or [(0, 1)])]
+
+
+def pattern_cases(world_size: int, options: dict[str, Any]) -> list[tuple[str, int, int]]:
+    """(pattern, src, dst) of each case of one size, in measuring order; ring: src = dst = -1."""
+    cases: list[tuple[str, int, int]] = []
+    for pattern in options.get("patterns", DEFAULT_PATTERNS):
+        if pattern == "ring":
+            cases.append((pattern, -1, -1))
+        else:
+            cases += [(pattern, a, b) for a, b in resolve_pairs(options.get("pairs"), world_size)]
+    return cases
+
+
+class SendRecv:
+    name = "send_recv"
+    reduces = False
+
+    def busbw_factor(self, world_size: int) -> float:
+        return 1.0
+
+    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
+        return len(pattern_cases(world_size, options))
+
+    def count_multiple(self, world_size: int) -> int:
+        return 1
+
+    def build_cases(
+        self,
+        ctx: Context,
+        requested_bytes: int,
+        dtype: torch.dtype,
+        op: str,
+        root: str,
+        options: dict[str, Any] | None = None,
+    ) -> list[Case]:
+        options = options or {}
+        count = element_count(requested_bytes, dtype)
+        buffers = Buffers(
+            send=torch.zeros(count, dtype=dtype, device=ctx.device),
+            recv=torch.zeros(count, dtype=dtype, device=ctx.device),
+            ack=torch.zeros(1, dtype=dtype, device=ctx.device),
+        )
+        window = int(options.get("window", DEFAULT_WINDOW))
+        bidirectional = bool(options.get("bidirectional", False))
+        cases = []
+        for pattern, src, dst in pattern_cases(ctx.world_size, options):
+            if pattern == "ring":
+                cases.append(ring_case(ctx, buffers))
+            elif pattern == "pingpong":
+                cases.append(pingpong_case(ctx, buffers, src, dst))
+            else:
+                cases.append(window_case(ctx, buffers, src, dst, window, bidirectional))
+        return cases
+
+
+def wait_all(works: list[Any]) -> None:
+    """Complete every isend/irecv (on CUDA: the stream waits; the timer drains)."""
+    for work in works:
+        if work is not None:  # None: this rank is not in the group
+            work.wait()
+
+
+class Buffers:
+    """One size's tensors, shared by every case of that size."""
+
+    def __init__(self, send: torch.Tensor, recv: torch.Tensor, ack: torch.Tensor) -> None:
+        self.send = send  # [count]
+        self.recv = recv  # [count]
+        self.ack = ack  # [1]
+
+    @property
+    def count(self) -> int:
+        return self.send.numel()
+
+    def case(
+        self, run: Callable[[], None], check: Callable[[], int], labels: dict[str, str], ops: int
+    ) -> Case:
+        return Case(
+            size_bytes=self.count * self.send.element_size(),
+            count=self.count,
+            run=run,
+            check=check,
+            labels=labels,
+            ops_per_run=ops,
+        )
+
+    def expect(self, ctx: Context, data: torch.Tensor, sender: int) -> int:
+        """Wrong elements of `data`, which should hold rank `sender`'s pattern."""
+        return checkdata.count_wrong(
+            data, checkdata.expected_pattern(self.count, sender, data.dtype, ctx.device)
+        )
+
+    def outgoing(self, ctx: Context) -> torch.Tensor:
+        """This rank's check message: (i + rank) % K."""
+        return checkdata.fill_pattern(self.count, ctx.rank, self.send.dtype, ctx.device)
+
+    def incoming(self, ctx: Context, sender: int) -> torch.Tensor:
+        """A receive buffer that holds anything but `sender`'s pattern (a lost message shows)."""
+        return checkdata.fill_pattern(self.count, sender + 1, self.send.dtype, ctx.device)
+
+
+def pingpong_case(ctx: Context, buf: Buffers, src: int, dst: int) -> Case:
+    g_src, g_dst = ctx.global_ranks[src], ctx.global_ranks[dst]
+    group = ctx.group
+
+    def run() -> None:
+        if ctx.rank == src:
+            dist.send(buf.send, dst=g_dst, group=group)
+            dist.recv(buf.recv, src=g_dst, group=group)
+        elif ctx.rank == dst:
+            dist.recv(buf.recv, src=g_src, group=group)
+            dist.send(buf.recv, dst=g_src, group=group)
+
+    def check() -> int:
+        # src's pattern goes out and comes back: both legs are checked.
+        if ctx.rank == src:
+            back = buf.incoming(ctx, src)
+            dist.send(buf.outgoing(ctx), dst=g_dst, group=group)
+            dist.recv(back, src=g_dst, group=group)
+            return buf.expect(ctx, back, src)
+        if ctx.rank == dst:
+            data = buf.incoming(ctx, src)
+            dist.recv(data, src=g_src, group=group)
+            wrong = buf.expect(ctx, data, src)
+            dist.send(data, dst=g_src, group=group)
+            return wrong
+        return 0
+
+    labels = {"src": str(src), "dst": str(dst), "pattern": "pingpong"}
+    return buf.case(run, check, labels, ops=2)
+
+
+def window_case(
+    ctx: Context, buf: Buffers, src: int, dst: int, window: int, bidirectional: bool
+) -> Case:
+    g_src, g_dst = ctx.global_ranks[src], ctx.global_ranks[dst]
+    group = ctx.group
+
+    def run() -> None:
+        # One buffer serves every message of the window, as in osu_bw: memory stays 2 x size.
+        if bidirectional:
+            if ctx.rank in (src, dst):
+                peer = g_dst if ctx.rank == src else g_src
+                works = [dist.irecv(buf.recv, src=peer, group=group) for _ in range(window)]
+                works += [dist.isend(buf.send, dst=peer, group=group) for _ in range(window)]
+                wait_all(works)
+        elif ctx.rank == src:
+            works = [dist.isend(buf.send, dst=g_dst, group=group) for _ in range(window)]
+            wait_all(works)
+            dist.recv(buf.ack, src=g_dst, group=group)  # dst has all of the window
+        elif ctx.rank == dst:
+            works = [dist.irecv(buf.recv, src=g_src, group=group) for _ in range(window)]
+            wait_all(works)
+            dist.send(buf.ack, dst=g_src, group=group)
+
+    def check() -> int:
+        # One message each way that the pattern uses, into a fresh buffer.
+        if ctx.rank not in (src, dst):
+            return 0
+        peer = dst if ctx.rank == src else src
+        g_peer = ctx.global_ranks[peer]
+        receives = bidirectional or ctx.rank == dst
+        sends = bidirectional or ctx.rank == src
+        data = buf.incoming(ctx, peer)
+        works = [dist.irecv(data, src=g_peer, group=group)] if receives else []
+        if sends:
+            works.append(dist.isend(buf.outgoing(ctx), dst=g_peer, group=group))
+        wait_all(works)
+        return buf.expect(ctx, data, peer) if receives else 0
+
+    name = f"bidir-window={window}" if bidirectional else f"window={window}"
+    labels = {"src": str(src), "dst": str(dst), "pattern": name}
+    return buf.case(run, check, labels, ops=2 * window if bidirectional else window)
+
+
+def ring_case(ctx: Context, buf: Buffers) -> Case:
+    n = ctx.world_size
+    g_next = ctx.global_ranks[(ctx.rank + 1) % n]
+    g_prev = ctx.global_ranks[(ctx.rank - 1) % n]
+    group = ctx.group
+
+    def exchange(send: torch.Tensor, recv: torch.Tensor) -> None:
+        # Grouped, as nccl-tests does with ncclGroupStart/End: no rank waits on its send first.
+        ops = [
+            dist.P2POp(dist.irecv, recv, g_prev, group),
+            dist.P2POp(dist.isend, send, g_next, group),
+        ]
+        wait_all(dist.batch_isend_irecv(ops))
+
+    def run() -> None:
+        exchange(buf.send, buf.recv)
+
+    def check() -> int:
+        prev = (ctx.rank - 1) % n
+        data = buf.incoming(ctx, prev)
+        exchange(buf.outgoing(ctx), data)
+        return buf.expect(ctx, data, prev)
+
+    labels = {"src": "all", "dst": "next", "pattern": "ring"}
+    return buf.case(run, check, labels, ops=1)
