@@ -70,7 +70,16 @@ def _comm_plan_size(workload: object, world_size: int) -> int:
     return plan_size(workload, world_size)
 
 
-PLAN_SIZES: dict[str, Callable[[object, int], int]] = {"comm": _comm_plan_size}
+def _ddp_plan_size(workload: object, world_size: int) -> int:
+    from distbench.ddp_spec import plan_size
+
+    return plan_size(workload, world_size)
+
+
+PLAN_SIZES: dict[str, Callable[[object, int], int]] = {
+    "comm": _comm_plan_size,
+    "ddp": _ddp_plan_size,
+}
 """Workload kind -> rows per launch (other workloads register here)."""
 
 

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from distbench.ddp_spec import DdpSpec
 from distbench.parse import BACKENDS, DEVICES, DTYPES, MODES, OPS, UsageError
 
 SPEC_FILE = "spec.json"
@@ -114,7 +115,7 @@ class RunSpec:
         return path
 
 
-WORKLOADS: dict[str, type] = {"comm": CommSpec}
+WORKLOADS: dict[str, type] = {"comm": CommSpec, "ddp": DdpSpec}
 """Workload kinds a spec file may hold; other workloads register here."""
 
 

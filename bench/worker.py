@@ -22,11 +22,13 @@ import torch.distributed as dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
 from distbench.comm import run_comm
+from distbench.ddp_runner import run_ddp
 from distbench.primitives.base import Context
 from distbench.spec import RunSpec, load_spec
 
 RUNNERS: dict[str, Callable[[RunSpec, Context, Callable[[str], None]], None]] = {
     "comm": run_comm,
+    "ddp": run_ddp,
 }
 """Workload kind -> the function that runs it on every rank."""
 
