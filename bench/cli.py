@@ -18,13 +18,14 @@ from distbench.options import (
     CommArgs,
     LaunchArgs,
     Machine,
-    build_comm_spec,
     build_launch_spec,
     resolve_launch,
 )
 from distbench.parse import UsageError
+from distbench.primitive_options import PrimitiveArgs, build_workload, hidden_options
 from distbench.run import EXIT_USAGE, execute, prepare_run_dir
 from distbench.spec import RunSpec
+from distbench.sweep import run_sweep
 
 app = typer.Typer(
     name="distbench",
@@ -37,10 +38,15 @@ app = typer.Typer(
 )
 
 
-def run_collective(primitive: str, launch_args: LaunchArgs, comm_args: CommArgs) -> int:
+def run_collective(
+    primitive: str,
+    launch_args: LaunchArgs,
+    comm_args: CommArgs,
+    primitive_args: PrimitiveArgs | None = None,
+) -> int:
     """Shared body of every primitive command: parse -> spec -> execute."""
     launch = resolve_launch(launch_args, Machine.probe())
-    workload = build_comm_spec((primitive,), comm_args, launch)
+    workload = build_workload((primitive,), comm_args, primitive_args or PrimitiveArgs(), launch)
     run_dir = prepare_run_dir(launch_args.out, primitive, launch.label)
     spec = RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
     return execute(spec, title=primitive)
@@ -67,6 +73,13 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
         out: opt.Out = None,
         label: opt.Label = "",
         timeout: opt.Timeout = "300",
+        root: opt.Root = None,
+        pairs: opt.Pairs = None,
+        pattern: opt.Pattern = None,
+        window: opt.Window = None,
+        bidirectional: opt.Bidirectional = False,
+        primitives: opt.Primitives = None,
+        config: opt.Config = None,
     ) -> None:
         launch_args = LaunchArgs(
             backend=backend,
@@ -89,9 +102,17 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
             trials=trials,
             check=check,
         )
-        raise typer.Exit(run_collective(primitive, launch_args, comm_args))
+        primitive_args = PrimitiveArgs(root, pairs, pattern, window, bidirectional)
+        if name == "sweep":
+            raise typer.Exit(run_sweep(primitives, config, launch_args, comm_args, primitive_args))
+        if primitives is not None or config is not None:
+            flag = "--primitives" if primitives is not None else "--config"
+            raise UsageError(f"{flag} applies to distbench sweep only")
+        raise typer.Exit(run_collective(primitive, launch_args, comm_args, primitive_args))
 
     command.__doc__ = f"{summary}\n\n\b\nExamples:\n{examples}"
+    for param in hidden_options(name):  # options that do not apply stay out of --help
+        command.__annotations__[param] = opt.hidden(opt.PRIMITIVE_OPTIONS[param])
     app.command(name)(command)
 
 
@@ -102,6 +123,58 @@ add_collective_command(
     "  distbench allreduce --backend gloo --sizes 1M,64M\n"
     "  distbench allreduce --backend nccl --world-sizes 2,4,8 --dtype bfloat16 --check\n"
     "  distbench allreduce --mode latency --min-size 4 --max-size 1M --factor 2",
+)
+add_collective_command(
+    "broadcast",
+    "broadcast",
+    "Time broadcast from --root (busbw = algbw, nccl-tests' convention).",
+    "  distbench broadcast --backend gloo --sizes 1M,64M --root 1\n"
+    "  distbench broadcast --root all --check",
+)
+add_collective_command(
+    "reduce",
+    "reduce",
+    "Time reduce to --root (busbw = algbw, nccl-tests' convention).",
+    "  distbench reduce --backend gloo --sizes 1M,64M --op max\n"
+    "  distbench reduce --root all --check",
+)
+add_collective_command(
+    "allgather",
+    "all_gather",
+    "Time all_gather_into_tensor; size = the whole gathered buffer (busbw = algbw x (n-1)/n).",
+    "  distbench allgather --backend gloo --sizes 1M,64M\n"
+    "  distbench allgather --world-sizes 3 --check",
+)
+add_collective_command(
+    "reducescatter",
+    "reduce_scatter",
+    "Time reduce_scatter_tensor; size = each rank's input (busbw = algbw x (n-1)/n).",
+    "  distbench reducescatter --backend gloo --sizes 1M,64M\n"
+    "  distbench reducescatter --world-sizes 3 --dtype bfloat16 --check",
+)
+add_collective_command(
+    "alltoall",
+    "all_to_all",
+    "Time all_to_all_single; size = each rank's send buffer (busbw = algbw x (n-1)/n).",
+    "  distbench alltoall --backend gloo --sizes 1M,64M\n"
+    "  distbench alltoall --world-sizes 2,3 --check",
+)
+add_collective_command(
+    "sendrecv",
+    "send_recv",
+    "Time point-to-point send/recv: ping-pong latency, windowed bandwidth, ring (busbw = algbw).",
+    "  distbench sendrecv --backend gloo --sizes 8,1K,1M            # pingpong and window, 0->1\n"
+    "  distbench sendrecv --pattern window --window 16 --bidirectional\n"
+    "  distbench sendrecv --pattern pingpong --pairs all --world-sizes 4\n"
+    "  distbench sendrecv --pattern ring --world-sizes 2,4",
+)
+add_collective_command(
+    "sweep",
+    "sweep",
+    "Time several primitives over the same sizes, or a matrix from a TOML file.",
+    "  distbench sweep --primitives allreduce,broadcast,sendrecv --sizes 1K,1M\n"
+    "  distbench sweep --primitives all --world-sizes 2,3 --check\n"
+    "  distbench sweep --config ci/sweep-example.toml --out results/nightly",
 )
 
 

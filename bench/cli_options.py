@@ -4,7 +4,8 @@ distbench.parse, so a bad value gets distbench's one-line error rather than a fr
 
 from __future__ import annotations
 
-from typing import Annotated
+import copy
+from typing import Annotated, Any, get_args
 
 import typer
 
@@ -144,3 +145,50 @@ Store = Annotated[
     typer.Option(help="Baseline folder [default: $DISTBENCH_BASELINES, else ./baselines]."),
 ]
 Force = Annotated[bool, typer.Option("--force", help="Replace a baseline of that name.")]
+
+# Primitive-specific options (issue 3): shown by --help only on the commands they apply to.
+Root = Annotated[
+    str | None,
+    typer.Option(help="broadcast/reduce root rank, or 'all' to measure every root in turn [0]."),
+]
+Pairs = Annotated[
+    str | None,
+    typer.Option(help="sendrecv pairs SRC:DST (comma list), or 'all' ordered pairs [0:1]."),
+]
+Pattern = Annotated[
+    str | None,
+    typer.Option(help="sendrecv: pingpong, window, ring (comma list, or all) [pingpong,window]."),
+]
+Window = Annotated[
+    str | None, typer.Option(help="sendrecv: messages in flight per window, as osu_bw [64].")
+]
+Bidirectional = Annotated[
+    bool,
+    typer.Option("--bidirectional", help="sendrecv window: both ranks send at once (osu_bibw)."),
+]
+Primitives = Annotated[
+    str | None,
+    typer.Option(help="sweep: comma list of commands, e.g. allreduce,broadcast,sendrecv, or all."),
+]
+Config = Annotated[
+    str | None,
+    typer.Option(help="sweep: a TOML matrix of backends, world sizes, primitives, sizes, dtypes."),
+]
+PRIMITIVE_OPTIONS = {
+    "root": Root,
+    "pairs": Pairs,
+    "pattern": Pattern,
+    "window": Window,
+    "bidirectional": Bidirectional,
+    "primitives": Primitives,
+    "config": Config,
+}
+"""Parameter name -> option, for hiding the ones a command does not take."""
+
+
+def hidden(option: Any) -> Any:
+    """The same option, left out of --help (it is still parsed, and refused with one line)."""
+    base, info = get_args(option)
+    info = copy.copy(info)
+    info.hidden = True
+    return Annotated[base, info]

@@ -157,7 +157,7 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                             ctx, requested, dtype, workload.op, workload.root, workload.options
                         )
                         for case in cases:
-                            measurement = f"ws{ctx.world_size}/i{index}"
+                            measurement = f"{workload.tag}ws{ctx.world_size}/i{index}"
                             index += 1
                             log(
                                 f"begin {measurement} {primitive} {dtype_name} {mode} "

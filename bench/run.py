@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
@@ -83,19 +83,49 @@ PLAN_SIZES: dict[str, Callable[[object, int], int]] = {
 """Workload kind -> rows per launch (other workloads register here)."""
 
 
+def launch_order(
+    first: RunSpec, first_path: Path, more: Sequence[RunSpec]
+) -> Iterator[tuple[RunSpec, Path, int]]:
+    """(spec, its file, world size) of every launch: `first` (spec.json), then each of `more` (a
+    sweep's other backends, saved as spec-<backend>.json when its turn comes; the logs of the
+    backend before move to logs/<backend>/ so that log names stay unique)."""
+    previous: RunSpec | None = None
+    for part in (first, *more):
+        path = first_path
+        if previous is not None:
+            file_logs(Path(part.launch.run_dir), previous.launch.backend)
+            path = Path(part.launch.run_dir) / f"spec-{part.launch.backend}.json"
+            path.write_text(part.to_json())
+        for planned in plan_launches(part.launch, part.kind):
+            yield part, path, planned.world_size
+        previous = part
+
+
+def file_logs(run_dir: Path, backend: str) -> None:
+    """Move logs/*.log into logs/<backend>/ (a sweep over backends, before the next one)."""
+    target = run_dir / "logs" / backend
+    target.mkdir(parents=True, exist_ok=True)
+    for log in (run_dir / "logs").glob("*.log"):
+        log.rename(target / log.name)
+
+
 def execute(
-    spec: RunSpec, title: str, render: Callable[[list[dict[str, str]]], str] = render_table
+    spec: RunSpec,
+    title: str,
+    render: Callable[[list[dict[str, str]]], str] = render_table,
+    more: Sequence[RunSpec] = (),
 ) -> int:
-    """Run every launch of `spec`; return the process exit code."""
+    """Run every launch of `spec`, then of `more` (same run directory, e.g. other backends of a
+    sweep); return the process exit code."""
     run_dir = Path(spec.launch.run_dir)
-    spec_path = spec.save(run_dir)
+    spec_path = first_path = spec.save(run_dir)
     manifest = build_manifest(spec.launch.run_id, [sys.argv[0], *sys.argv[1:]], _spec_body(spec))
     write_manifest(run_dir, manifest)
     console = Console(stderr=True)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     status, code = "completed", EXIT_OK
     try:
-        for world_size in spec.launch.world_sizes:
+        for spec, spec_path, world_size in launch_order(spec, first_path, more):  # noqa: B020
             total = expected_rows(spec, world_size)
             before = len(read_rows(run_dir / RESULTS_CSV))
             with Progress(

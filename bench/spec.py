@@ -89,6 +89,9 @@ class CommSpec:
             ("--warmup", self.warmup, 0),
             ("--trials", self.trials, 1),
         ):
+    tag: str = ""
+    """Prefix of measurement ids when one run directory holds several specs (a sweep matrix's
+    other backends, e.g. 'nccl/'), keeping them unique; empty otherwise."""
             if value < minimum:
                 raise UsageError(f"{name} must be at least {minimum}, got {value}")
 

@@ -43,7 +43,8 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
             name for name in ("root", "src", "dst", "pattern") if any(r.get(name) for r in group)
         ]
         names = [name for name, _ in COLUMNS] + extra
-        widths = [width for _, width in COLUMNS] + [8] * len(extra)
+        # pattern holds e.g. 'bidir-window=64'
+        widths = [width for _, width in COLUMNS] + [17 if n == "pattern" else 6 for n in extra]
         lines = [header, "#" + "".join(n.rjust(w) for n, w in zip(names, widths, strict=True))[1:]]
         for row in group:
             wrong = row["wrong"] if row["wrong"] != "-1" else "N/A"

@@ -1,0 +1,218 @@
+"""Options that only some primitives take (--root, --pairs, --pattern, --window,
+--bidirectional, --primitives), parsed and checked against the world sizes of the run: each bad
+value is one UsageError line (exit 2) before anything is launched."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from distbench.options import CommArgs, ResolvedLaunch, build_comm_spec
+from distbench.parse import UsageError, format_size, parse_int, parse_list
+from distbench.primitives import COMMANDS, PRIMITIVES, get_primitive
+from distbench.primitives.send_recv import DEFAULT_PATTERNS, DEFAULT_WINDOW, PATTERNS
+from distbench.spec import CommSpec
+
+ROOTED = ("broadcast", "reduce")
+"""Primitives that take --root."""
+MAX_WINDOW = 1024
+
+
+@dataclass(frozen=True)
+class PrimitiveArgs:
+    """The primitive-specific options, as typed (None: not given)."""
+
+    root: str | None = None
+    pairs: str | None = None
+    pattern: str | None = None
+    window: str | None = None
+    bidirectional: bool = False
+
+
+def parse_root(text: str) -> str:
+    """'all' (rotate over every rank) or a rank number, kept as the string the spec stores."""
+    value = text.strip().lower()
+    if value == "all":
+        return value
+    if not value.isdigit():
+        raise UsageError(f"--root '{text}' is not a rank: use a rank number, e.g. --root 1, or all")
+    return str(int(value))
+
+
+def parse_pairs(text: str) -> str | list[list[int]]:
+    """'all' (every ordered pair) or 'SRC:DST[,SRC:DST...]' -> [[src, dst], ...]."""
+    value = text.strip().lower()
+    if value == "all":
+        return value
+    pairs: list[list[int]] = []
+    for item in parse_list(value, "pairs"):
+        match = re.fullmatch(r"(\d+)\s*:\s*(\d+)", item)
+        if match is None:
+            raise UsageError(
+                f"--pairs '{text}': '{item}' is not SRC:DST; use e.g. --pairs 0:1, "
+                "--pairs 0:1,0:2 or --pairs all"
+            )
+        src, dst = int(match.group(1)), int(match.group(2))
+        if src == dst:
+            raise UsageError(f"--pairs '{item}' sends a rank to itself: give two different ranks")
+        if [src, dst] not in pairs:
+            pairs.append([src, dst])
+    return pairs
+
+
+def parse_patterns(text: str) -> list[str]:
+    """'pingpong', 'window', 'ring', a comma list of them, or 'all'."""
+    if text.strip().lower() == "all":
+        return list(PATTERNS)
+    patterns = []
+    for item in parse_list(text, "patterns"):
+        value = item.lower()
+        if value not in PATTERNS:
+            raise UsageError(
+                f"unknown --pattern '{item}': choose from {', '.join(PATTERNS)} (or all)"
+            )
+        patterns.append(value)
+    return list(dict.fromkeys(patterns))
+
+
+def parse_window(text: str) -> int:
+    """Messages in flight per window, 1..MAX_WINDOW."""
+    window = parse_int(text, "--window")
+    if window > MAX_WINDOW:
+        raise UsageError(f"--window {window} is too large: use at most {MAX_WINDOW} (OSU uses 64)")
+    return window
+
+
+def parse_primitives(text: str) -> tuple[str, ...]:
+    """'allreduce,sendrecv' (command names) or torch names ('all_reduce'), or 'all'."""
+    if text.strip().lower() == "all":
+        return tuple(PRIMITIVES)
+    names = []
+    for item in parse_list(text, "primitives"):
+        value = item.lower().replace("-", "")
+        name = COMMANDS.get(value) or (value if value in PRIMITIVES else None)
+        if name is None:
+            raise UsageError(
+                f"unknown primitive '{item}': choose from {', '.join(COMMANDS)} (or all)"
+            )
+        names.append(name)
+    return tuple(dict.fromkeys(names))
+
+
+def build_primitive_options(
+    primitives: Sequence[str], args: PrimitiveArgs, world_sizes: Sequence[int]
+) -> tuple[str, dict[str, Any]]:
+    """(root, options) for CommSpec, every value checked against every world size of the run."""
+    smallest = min(world_sizes)
+    root = "0"
+    if args.root is not None:
+        if not any(name in ROOTED for name in primitives):
+            raise UsageError("--root applies to broadcast and reduce only")
+        root = parse_root(args.root)
+        if root != "all" and int(root) >= smallest:
+            raise UsageError(
+                f"--root {root} is not a rank at world size {smallest}: use a rank below "
+                f"{smallest}, or --root all"
+            )
+    if "send_recv" not in primitives:
+        given = [
+            flag
+            for flag, value in (
+                ("--pairs", args.pairs),
+                ("--pattern", args.pattern),
+                ("--window", args.window),
+                ("--bidirectional", args.bidirectional or None),
+            )
+            if value is not None
+        ]
+        if given:
+            raise UsageError(f"{given[0]} applies to sendrecv only")
+        return root, {}
+    return root, build_sendrecv_options(args, world_sizes)
+
+
+def build_sendrecv_options(args: PrimitiveArgs, world_sizes: Sequence[int]) -> dict[str, Any]:
+    smallest = min(world_sizes)
+    if smallest < 2:
+        raise UsageError("sendrecv needs two ranks or more: use --world-sizes 2 or larger")
+    patterns = parse_patterns(args.pattern) if args.pattern else list(DEFAULT_PATTERNS)
+    pairs = parse_pairs(args.pairs) if args.pairs else [[0, 1]]
+    if args.pairs is not None and patterns == ["ring"]:
+        raise UsageError("--pairs applies to --pattern pingpong and window (ring uses every rank)")
+    for src, dst in pairs if isinstance(pairs, list) else []:
+        if max(src, dst) >= smallest:
+            raise UsageError(
+                f"--pairs {src}:{dst} names rank {max(src, dst)}, which world size {smallest} "
+                f"lacks: use ranks below {smallest}, or --pairs all"
+            )
+    if (args.window is not None or args.bidirectional) and "window" not in patterns:
+        flag = "--window" if args.window is not None else "--bidirectional"
+        raise UsageError(f"{flag} applies to --pattern window: add window to --pattern")
+    return {
+        "patterns": patterns,
+        "pairs": pairs,
+        "window": parse_window(args.window) if args.window else DEFAULT_WINDOW,
+        "bidirectional": args.bidirectional,
+    }
+
+
+def check_counts(
+    primitives: Sequence[str],
+    sizes: Sequence[int],
+    dtypes: Sequence[str],
+    world_sizes: Sequence[int],
+) -> str | None:
+    """Refuse sizes that leave a rank no element; return one note when gather-type primitives
+    round a size down to a multiple of n elements (METHOD: say so when rounding), else None."""
+    import torch
+
+    rounded: dict[str, str] = {}  # primitive -> first example
+    for name in primitives:
+        prim = get_primitive(name)
+        for n in world_sizes:
+            for dtype in dtypes:
+                step = prim.count_multiple(n) * getattr(torch, dtype).itemsize
+                if min(sizes) < step:
+                    raise UsageError(
+                        f"size {min(sizes)} B leaves a rank no {dtype} element in {name} at "
+                        f"world size {n}: use sizes of at least {step} B"
+                    )
+                size = next((s for s in sizes if s % step), None)
+                if size is not None and name not in rounded:
+                    example = f"{format_size(size)} -> {size - size % step} B"
+                    rounded[name] = f"{example} for {dtype} at world size {n}"
+    if not rounded:
+        return None
+    first = next(iter(rounded.values()))
+    return (
+        f"note: {', '.join(rounded)} round sizes down to whole elements per rank (e.g. {first}); "
+        "size_bytes is what was measured, requested_bytes what was asked for"
+    )
+
+
+def build_workload(
+    primitives: tuple[str, ...], comm: CommArgs, args: PrimitiveArgs, launch: ResolvedLaunch
+) -> CommSpec:
+    """The CommSpec of a primitive command or sweep; prints a note for every rounded size."""
+    root, options = build_primitive_options(primitives, args, launch.world_sizes)
+    workload = build_comm_spec(primitives, comm, launch, root, options)
+    note = check_counts(primitives, workload.sizes, workload.dtypes, launch.world_sizes)
+    if note:
+        print(note, file=sys.stderr)
+    return workload
+
+
+def hidden_options(command: str) -> list[str]:
+    """Parameters that `distbench <command> --help` leaves out: those that do not apply to it."""
+    if command == "sweep":
+        return []
+    primitive = COMMANDS[command]
+    hidden = ["primitives", "config"]
+    if primitive not in ROOTED:
+        hidden.append("root")
+    if primitive != "send_recv":
+        hidden += ["pairs", "pattern", "window", "bidirectional"]
+    return hidden
