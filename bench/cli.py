@@ -23,6 +23,7 @@ from distbench.options import (
 )
 from distbench.parse import UsageError
 from distbench.primitive_options import PrimitiveArgs, build_workload, hidden_options
+from distbench.resume import resume_run
 from distbench.run import EXIT_USAGE, execute, prepare_run_dir
 from distbench.spec import RunSpec
 from distbench.sweep import run_sweep
@@ -45,6 +46,8 @@ def run_collective(
     primitive_args: PrimitiveArgs | None = None,
 ) -> int:
     """Shared body of every primitive command: parse -> spec -> execute."""
+    if launch_args.resume is not None:
+        return resume_run(launch_args.resume, primitive)
     launch = resolve_launch(launch_args, Machine.probe())
     workload = build_workload((primitive,), comm_args, primitive_args or PrimitiveArgs(), launch)
     run_dir = prepare_run_dir(launch_args.out, primitive, launch.label)
@@ -73,6 +76,13 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
         out: opt.Out = None,
         label: opt.Label = "",
         timeout: opt.Timeout = "300",
+        nnodes: opt.Nnodes = None,
+        node_rank: opt.NodeRank = None,
+        nproc_per_node: opt.NprocPerNode = None,
+        rdzv_endpoint: opt.RdzvEndpoint = None,
+        rdzv_id: opt.RdzvId = None,
+        separate_launches: opt.SeparateLaunches = False,
+        resume: opt.Resume = None,
         root: opt.Root = None,
         pairs: opt.Pairs = None,
         pattern: opt.Pattern = None,
@@ -88,6 +98,13 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
             out=out,
             label=label,
             timeout=timeout,
+            nnodes=nnodes,
+            node_rank=node_rank,
+            nproc_per_node=nproc_per_node,
+            rdzv_endpoint=rdzv_endpoint,
+            rdzv_id=rdzv_id,
+            separate_launches=separate_launches,
+            resume=resume,
         )
         comm_args = CommArgs(
             sizes=sizes,

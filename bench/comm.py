@@ -4,6 +4,7 @@ each measured, reduced over ranks and written by rank 0 before the next begins."
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,8 @@ class Measured:
     max_us: list[float]
     """Per-sample maximum over ranks (identical on every rank)."""
     wrong: int
+    aggregate_us: float = 0.0
+    """Harness time of the cross-rank reduction (outside the timed region)."""
 
 
 def plan_size(workload: CommSpec, world_size: int) -> int:
@@ -63,9 +66,13 @@ def measure(ctx: Context, case: Case, workload: CommSpec, mode: str) -> Measured
     timer = TIMERS[mode]
     timed = timer(ctx, case.run, workload.iters, workload.warmup, workload.trials)
     local = [t / case.ops_per_run for t in timed]  # per message (ping-pong, windows)
+    begin = time.perf_counter_ns()
     maxed = max_over_ranks(ctx, local)
+    aggregate_us = (time.perf_counter_ns() - begin) / 1e3
     wrong = sum_over_ranks(ctx, case.check()) if workload.check else -1
-    return Measured(case=case, mode=mode, local_us=local, max_us=maxed, wrong=wrong)
+    return Measured(
+        case=case, mode=mode, local_us=local, max_us=maxed, wrong=wrong, aggregate_us=aggregate_us
+    )
 
 
 def build_row(
@@ -145,6 +152,7 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     results = CsvSink(run_dir / RESULTS_CSV, ResultRow) if writer else None
     samples = CsvSink(run_dir / SAMPLES_CSV, SampleRow) if writer else None
     local: list[SampleRow] = []  # this rank's raw samples, gathered once at the end
+    done = set(spec.launch.done)  # a resumed run skips the measurements it already has
     index = 0
     try:
         for primitive in workload.primitives:
@@ -153,12 +161,20 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                 dtype = getattr(torch, dtype_name)
                 for mode in workload.modes:
                     for requested in workload.sizes:
+                        count = prim.case_count(ctx.world_size, workload.root, workload.options)
+                        prefix = f"{workload.tag}ws{ctx.world_size}/i"
+                        ids = {f"{prefix}{index + j}" for j in range(count)}
+                        if done and ids <= done:
+                            index += count  # finished before an interruption: no buffers
+                            continue
                         cases = prim.build_cases(
                             ctx, requested, dtype, workload.op, workload.root, workload.options
                         )
                         for case in cases:
                             measurement = f"{workload.tag}ws{ctx.world_size}/i{index}"
                             index += 1
+                            if measurement in done:
+                                continue
                             log(
                                 f"begin {measurement} {primitive} {dtype_name} {mode} "
                                 f"size={case.size_bytes}"
@@ -171,11 +187,12 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                                 workload.trials,
                                 result.local_us,
                             )
+                            begin = time.perf_counter_ns()
                             if results is not None and samples is not None:
                                 row = build_row(
                                     spec, ctx, measurement, primitive, dtype_name, requested, result
                                 )
-                                results.write([row])
+                                # samples first: the row commits the measurement (--resume)
                                 samples.write(
                                     sample_rows(
                                         measurement,
@@ -185,6 +202,12 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                                         result.max_us,
                                     )
                                 )
+                                results.write([row])
+                            write_us = (time.perf_counter_ns() - begin) / 1e3
+                            log(
+                                f"end {measurement} aggregate_us={result.aggregate_us:.0f} "
+                                f"write_us={write_us:.0f}"
+                            )
                             if result.wrong > 0:
                                 raise WrongResults(
                                     f"--check found {result.wrong} wrong elements in {primitive} "

@@ -23,7 +23,11 @@ from distbench.collectors.sink import count_rows
 from distbench.spec import LaunchSpec
 
 POLL_S = 0.2
-TERMINATE_GRACE_S = 20.0
+TERMINATE_GRACE_S = 5.0
+"""After SIGTERM, how long torchrun gets to stop its workers before everything is SIGKILLed."""
+HEARTBEAT_S = 1.0
+"""Every worker touches its heartbeat file this often (a thread: it beats while a collective
+blocks, and stops when the process is stopped or dead)."""
 
 
 @dataclass(frozen=True)
@@ -39,12 +43,32 @@ class LaunchResult:
 def build_torchrun_command(launch: LaunchSpec, world_size: int, spec_path: Path) -> list[str]:
     """torchrun with this interpreter. The worker's only argument is the spec file, so torchrun
     cannot mistake one of our flags for an abbreviation of its own (pytorch #120601)."""
+    if launch.nnodes > 1:
+        # Several nodes: every node runs this same line. With a node rank, torchrun's static
+        # rendezvous makes node 0 (the endpoint's host) hold global rank 0; without one, c10d
+        # assigns node ranks. Either way the join waits at most --timeout seconds.
+        if launch.node_rank >= 0:
+            rdzv = [
+                "--rdzv-backend=static",
+                f"--node-rank={launch.node_rank}",
+                f"--rdzv-conf=timeout={max(1, int(launch.timeout_s))}",
+            ]
+        else:
+            rdzv = ["--rdzv-backend=c10d", f"--rdzv-conf=join_timeout={int(launch.timeout_s)}"]
+        group = [
+            f"--nnodes={launch.nnodes}",
+            f"--nproc-per-node={launch.nproc_per_node}",
+            f"--rdzv-endpoint={launch.rdzv_endpoint}",
+            f"--rdzv-id={launch.rdzv_id}",
+            *rdzv,
+        ]
+    else:
+        group = ["--standalone", f"--nproc-per-node={world_size}"]
     return [
         sys.executable,
         "-m",
         "torch.distributed.run",
-        "--standalone",
-        f"--nproc-per-node={world_size}",
+        *group,
         "--max-restarts=0",
         "--monitor-interval=0.2",
         "-m",
@@ -64,19 +88,52 @@ def torchrun_log_path(run_dir: Path, world_size: int) -> Path:
     return run_dir / "logs" / f"ws{world_size}-torchrun.log"
 
 
+def heartbeat_path(run_dir: Path, world_size: int, rank: int) -> Path:
+    """A worker's heartbeat: its pid inside, its mtime renewed every HEARTBEAT_S."""
+    return run_dir / "logs" / f"ws{world_size}-rank{rank}.alive"
+
+
+def heartbeats(run_dir: Path, world_size: int) -> dict[int, Path]:
+    """rank -> heartbeat file, for the ranks of this node that are running now."""
+    found = {}
+    for path in (run_dir / "logs").glob(f"ws{world_size}-rank*.alive"):
+        rank = path.name.removeprefix(f"ws{world_size}-rank").removesuffix(".alive")
+        if rank.isdigit():
+            found[int(rank)] = path
+    return found
+
+
+def silent_ranks(run_dir: Path, world_size: int, timeout_s: float) -> list[tuple[int, float]]:
+    """(rank, seconds since its last heartbeat) for every rank silent longer than timeout_s."""
+    now = time.time()
+    silent = []
+    for rank, path in sorted(heartbeats(run_dir, world_size).items()):
+        try:
+            age = now - path.stat().st_mtime
+        except FileNotFoundError:
+            continue  # the rank finished meanwhile
+        if age > timeout_s:
+            silent.append((rank, age))
+    return silent
+
+
 def run_launch(
     launch: LaunchSpec,
     world_size: int,
     spec_path: Path,
     on_progress: Callable[[int], None],
 ) -> LaunchResult:
-    """Run one process group to completion. Ctrl-C or SIGTERM stops torchrun (which stops its
-    workers) before the KeyboardInterrupt propagates."""
+    """Run one process group to completion, watching the workers' heartbeats: a rank silent for
+    --timeout seconds (stopped, swapped out, wedged) ends the launch at once, named. Ctrl-C or
+    SIGTERM stops the group before the KeyboardInterrupt propagates."""
     run_dir = Path(launch.run_dir)
     results = run_dir / RESULTS_CSV
     before = count_rows(results)
     log_path = torchrun_log_path(run_dir, world_size)
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    for old in heartbeats(run_dir, world_size).values():
+        old.unlink(missing_ok=True)  # left by an earlier, interrupted attempt (--resume)
+    failure = None
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
             build_torchrun_command(launch, world_size, spec_path),
@@ -94,37 +151,69 @@ def run_launch(
                 if rows != seen:
                     seen = rows
                     on_progress(rows)
+                silent = silent_ranks(run_dir, world_size, launch.timeout_s)
+                if silent:
+                    failure = describe_silent(run_dir, world_size, silent, launch.timeout_s)
+                    stop_group(proc, run_dir, world_size, grace_s=0.0)
         finally:
             if proc.poll() is None:
                 stop_group(proc, run_dir, world_size)
     rows = count_rows(results) - before
     on_progress(rows)
-    failure = None
-    if proc.returncode != 0:
+    if failure is None and proc.returncode != 0:
         failure = describe_failure(run_dir, world_size, proc.returncode)
     return LaunchResult(world_size, proc.returncode, rows, failure)
 
 
-def stop_group(proc: subprocess.Popen[bytes], run_dir: Path, world_size: int) -> None:
-    """SIGTERM torchrun (it forwards to its workers), then SIGKILL whatever is left."""
+def stop_group(
+    proc: subprocess.Popen[bytes],
+    run_dir: Path,
+    world_size: int,
+    grace_s: float = TERMINATE_GRACE_S,
+) -> None:
+    """SIGTERM torchrun (it forwards to its workers), then SIGKILL whatever is left: a stopped
+    (SIGSTOP) worker only goes with SIGKILL. grace_s=0 kills the workers first."""
+    if grace_s <= 0:
+        kill_workers(run_dir, world_size)
     proc.send_signal(signal.SIGTERM)
     try:
-        proc.wait(timeout=TERMINATE_GRACE_S)
+        proc.wait(timeout=max(grace_s, 2.0))
     except subprocess.TimeoutExpired:
+        kill_workers(run_dir, world_size)
         proc.kill()
         proc.wait()
+    kill_workers(run_dir, world_size)
+
+
+def kill_workers(run_dir: Path, world_size: int) -> None:
     for pid in worker_pids(run_dir, world_size):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
 
 
 def worker_pids(run_dir: Path, world_size: int) -> list[int]:
-    """Worker pids from their logs' start lines (workers run in sessions of their own)."""
+    """Pids of this launch's running workers, from their heartbeat files (workers run in
+    torchrun's session, not ours; a finished worker has removed its file)."""
     pids = []
-    for path in sorted((run_dir / "logs").glob(f"ws{world_size}-rank*.log")):
-        for match in re.finditer(r"start pid=(\d+)", path.read_text(errors="replace")):
-            pids.append(int(match.group(1)))
+    for path in heartbeats(run_dir, world_size).values():
+        with contextlib.suppress(OSError, ValueError):
+            pids.append(int(path.read_text().strip()))
     return pids
+
+
+def describe_silent(
+    run_dir: Path, world_size: int, silent: list[tuple[int, float]], timeout_s: float
+) -> str:
+    """Ranks that stopped responding: who, for how long, what they were measuring, their log."""
+    parts = []
+    for rank, age in silent:
+        path = run_dir / "logs" / f"ws{world_size}-rank{rank}.log"
+        text = path.read_text(errors="replace") if path.exists() else ""
+        parts.append(
+            f"rank {rank} stopped responding (no heartbeat for {age:.0f} s, --timeout "
+            f"{timeout_s:g}) {position(text)}; the group was stopped; its log: {path}"
+        )
+    return "\n".join(parts)
 
 
 def tail(path: Path, lines: int = 8) -> str:
@@ -135,22 +224,42 @@ def tail(path: Path, lines: int = 8) -> str:
     return "\n".join(text[-lines:])
 
 
+def exit_description(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+_SUMMARY_RANK = re.compile(r"^\s*rank\s*:\s*(\d+)[^\n]*\n\s*exitcode\s*:\s*(-?\d+)", re.M)
+
+
 def failed_ranks(torchrun_log: str) -> list[tuple[int, str]]:
-    """(rank, exit description) pairs from torchrun's failure summary."""
-    found = []
-    pattern = re.compile(r"rank\s*:\s*(\d+).*?\n\s*exitcode\s*:\s*(-?\d+)", re.S)
-    for match in pattern.finditer(torchrun_log):
-        rank, code = int(match.group(1)), int(match.group(2))
-        if code < 0:
-            try:
-                how = f"killed by {signal.Signals(-code).name}"
-            except ValueError:
-                how = f"killed by signal {-code}"
-        else:
-            how = f"exit code {code}"
-        if (rank, how) not in found:
-            found.append((rank, how))
+    """(rank, exit description) pairs from torchrun's last failure summary, the root cause (the
+    first failure torchrun observed) first; the others were mostly stopped by torchrun."""
+    start = torchrun_log.rfind("Failures:")
+    if start < 0:
+        start = torchrun_log.rfind("Root Cause")
+    if start < 0:
+        return []
+    summary = torchrun_log[start:]
+    root_at = summary.find("Root Cause")
+    sections = [summary[root_at:], summary[:root_at]] if root_at >= 0 else [summary]
+    found: list[tuple[int, str]] = []
+    for section in sections:
+        for match in _SUMMARY_RANK.finditer(section):
+            entry = (int(match.group(1)), exit_description(int(match.group(2))))
+            if entry not in found:
+                found.append(entry)
     return found
+
+
+def current_attempt(log_text: str) -> str:
+    """The part of a rank's log written by its latest process (logs append across --resume)."""
+    start = log_text.rfind("] start pid=")
+    return log_text[log_text.rfind("\n", 0, start) + 1 :] if start >= 0 else log_text
 
 
 def last_measurement(log_text: str) -> str | None:
@@ -159,8 +268,23 @@ def last_measurement(log_text: str) -> str | None:
     return begins[-1] if begins else None
 
 
+def position(log_text: str) -> str:
+    """Where a rank was, from its log: inside a measurement, between two, or past the last."""
+    text = current_attempt(log_text)
+    doing = last_measurement(text)
+    if doing is None:
+        return "before its first measurement"
+    ended = re.findall(r"end (\S+) ", text)
+    if ended and doing.split(" ", 1)[0] == ended[-1]:
+        if re.search(r"\] done$", text.rstrip()):
+            return f"after its last measurement ({doing}), while leaving the group"
+        return f"after finishing {doing}"
+    return f"while measuring {doing}"
+
+
 def describe_failure(run_dir: Path, world_size: int, returncode: int) -> str:
-    """One paragraph naming the failed rank(s), what they were measuring, and their log tail."""
+    """The failed rank torchrun saw first: how it ended, what it was measuring, its log and the
+    log's tail; then one line for each rank that went down with it."""
     torchrun_log = torchrun_log_path(run_dir, world_size)
     summary = torchrun_log.read_text(errors="replace") if torchrun_log.exists() else ""
     ranks = failed_ranks(summary)
@@ -170,10 +294,13 @@ def describe_failure(run_dir: Path, world_size: int, returncode: int) -> str:
             f"see {torchrun_log}:\n{tail(torchrun_log, 15)}"
         )
     parts = []
-    for rank, how in ranks:
+    for index, (rank, how) in enumerate(ranks):
         path = run_dir / "logs" / f"ws{world_size}-rank{rank}.log"
         text = path.read_text(errors="replace") if path.exists() else ""
-        doing = last_measurement(text)
-        where = f" while measuring {doing}" if doing else " before its first measurement"
-        parts.append(f"rank {rank} failed ({how}){where}; its log: {path}\n{tail(path)}")
+        if index == 0:
+            parts.append(
+                f"rank {rank} failed ({how}) {position(text)}; its log: {path}\n{tail(path)}"
+            )
+        else:
+            parts.append(f"rank {rank} also ended ({how}) {position(text)}; its log: {path}")
     return "\n".join(parts)

@@ -3,10 +3,13 @@ value parsed, every impossible combination refused with one line (UsageError -> 
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from distbench.multinode import Nodes, resolve_nodes
 from distbench.parse import (
     BACKENDS,
     DEVICES,
@@ -128,6 +131,14 @@ class LaunchArgs:
     out: str | None = None
     label: str = ""
     timeout: str = "300"
+    nnodes: str | None = None
+    node_rank: str | None = None
+    nproc_per_node: str | None = None
+    rdzv_endpoint: str | None = None
+    rdzv_id: str | None = None
+    separate_launches: bool = False
+    resume: str | None = None
+    """A run directory to continue (cli.py handles it before anything else is resolved)."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +150,12 @@ class ResolvedLaunch:
     world_sizes: list[int]
     label: str
     timeout_s: float
+    nnodes: int = 1
+    node_rank: int = -1
+    nproc_per_node: int = 0
+    rdzv_endpoint: str = ""
+    rdzv_id: str = ""
+    separate_launches: bool = False
 
 
 def parse_timeout(text: str) -> float:
@@ -146,20 +163,78 @@ def parse_timeout(text: str) -> float:
         timeout_s = float(text)
     except ValueError:
         raise UsageError(f"--timeout '{text}' is not a number of seconds, e.g. 300") from None
-    if not timeout_s > 0:
-        raise UsageError(f"--timeout must be a positive number of seconds, got {text}")
+    if not 0 < timeout_s <= MAX_TIMEOUT_S:
+        raise UsageError(
+            f"--timeout must be a positive number of seconds up to {MAX_TIMEOUT_S:.0f}, got {text}"
+        )
     return timeout_s
 
 
-def resolve_launch(args: LaunchArgs, machine: Machine) -> ResolvedLaunch:
+MAX_TIMEOUT_S = 1e7
+"""About 116 days: beyond it timedelta overflows and nobody waits anyway."""
+
+
+def resolve_node_sizes(
+    text: str | None, nodes: Nodes, backend: str, device: str, machine: Machine
+) -> tuple[list[int], int]:
+    """(world sizes, ranks per node; 0 on one node, where the launch size is the world size)."""
+    if nodes.nnodes == 1:
+        nproc = nodes.nproc_per_node
+        default = str(nproc) if nproc else None
+        sizes = resolve_world_sizes(text or default, backend, device, machine)
+        if nproc and max(sizes) != nproc:
+            raise UsageError(
+                f"on one node --nproc-per-node is the largest world size: give --world-sizes up to "
+                f"{nproc}, or --nproc-per-node {max(sizes)}"
+            )
+        return sizes, 0
+    nproc = nodes.nproc_per_node or (machine.cuda_gpus if device == "cuda" else 1)
+    if device == "cuda" and nproc > machine.cuda_gpus:
+        raise UsageError(
+            f"--nproc-per-node {nproc} needs {nproc} GPUs on each node but this one has "
+            f"{machine.cuda_gpus}: use --nproc-per-node up to {machine.cuda_gpus}"
+        )
+    total = nodes.nnodes * nproc
+    sizes = parse_world_sizes(text) if text else [total]
+    if max(sizes) > total:
+        raise UsageError(
+            f"world size {max(sizes)} exceeds --nnodes {nodes.nnodes} x --nproc-per-node {nproc}"
+            f" = {total} ranks: use --world-sizes up to {total}"
+        )
+    return sizes, nproc
+
+
+def resolve_launch(
+    args: LaunchArgs, machine: Machine, env: Mapping[str, str] | None = None
+) -> ResolvedLaunch:
     backend = resolve_backend(args.backend, machine)
     device = resolve_device(args.device, backend, machine)
+    nodes = resolve_nodes(
+        args.nnodes,
+        args.node_rank,
+        args.nproc_per_node,
+        args.rdzv_endpoint,
+        args.rdzv_id,
+        os.environ if env is None else env,
+    )
+    if args.separate_launches and nodes.nnodes > 1:
+        raise UsageError(
+            "--separate-launches needs one node: several nodes join one launch, smaller world "
+            "sizes are measured on subgroups"
+        )
+    world_sizes, nproc = resolve_node_sizes(args.world_sizes, nodes, backend, device, machine)
     return ResolvedLaunch(
         backend=backend,
         device=device,
-        world_sizes=resolve_world_sizes(args.world_sizes, backend, device, machine),
+        world_sizes=world_sizes,
         label=parse_label(args.label) if args.label else "",
         timeout_s=parse_timeout(args.timeout),
+        nnodes=nodes.nnodes,
+        node_rank=nodes.node_rank,
+        nproc_per_node=nproc,
+        rdzv_endpoint=nodes.rdzv_endpoint,
+        rdzv_id=nodes.rdzv_id,
+        separate_launches=args.separate_launches,
     )
 
 
@@ -216,4 +291,10 @@ def build_launch_spec(launch: ResolvedLaunch, run_dir: Path) -> LaunchSpec:
         run_id=run_dir.name,
         label=launch.label,
         timeout_s=launch.timeout_s,
+        nnodes=launch.nnodes,
+        nproc_per_node=launch.nproc_per_node,
+        node_rank=launch.node_rank,
+        rdzv_endpoint=launch.rdzv_endpoint,
+        rdzv_id=launch.rdzv_id,
+        separate_launches=launch.separate_launches,
     )

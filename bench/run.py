@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -18,6 +19,7 @@ from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV
 from distbench.collectors.sink import read_rows
 from distbench.launch import build_torchrun_command, run_launch
 from distbench.parse import UsageError
+from distbench.plan import measured_sizes, plan_launches
 from distbench.spec import RunSpec
 from distbench.table import render_table
 
@@ -59,9 +61,14 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def expected_rows(spec: RunSpec, world_size: int) -> int:
-    """Rows one launch writes, for the progress bar."""
+    """Rows one launch writes, for the progress bar: every world size it measures (subgroups),
+    less the measurements a resumed run already has."""
     counter = PLAN_SIZES[spec.kind]
-    return counter(spec.workload, world_size)
+    sizes = measured_sizes(spec.launch, spec.kind, world_size)
+    total = sum(counter(spec.workload, size) for size in sizes)
+    tag = str(getattr(spec.workload, "tag", ""))
+    done = sum(1 for m in spec.launch.done if any(m.startswith(f"{tag}ws{k}/") for k in sizes))
+    return max(0, total - done)
 
 
 def _comm_plan_size(workload: object, world_size: int) -> int:
@@ -114,12 +121,15 @@ def execute(
     title: str,
     render: Callable[[list[dict[str, str]]], str] = render_table,
     more: Sequence[RunSpec] = (),
+    manifest: dict[str, Any] | None = None,
 ) -> int:
     """Run every launch of `spec`, then of `more` (same run directory, e.g. other backends of a
-    sweep); return the process exit code."""
+    sweep); return the process exit code. `manifest`: a resumed run's, kept and extended."""
     run_dir = Path(spec.launch.run_dir)
     spec_path = first_path = spec.save(run_dir)
-    manifest = build_manifest(spec.launch.run_id, [sys.argv[0], *sys.argv[1:]], _spec_body(spec))
+    if manifest is None:
+        body = _spec_body(spec)
+        manifest = build_manifest(spec.launch.run_id, [sys.argv[0], *sys.argv[1:]], body)
     write_manifest(run_dir, manifest)
     console = Console(stderr=True)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -127,6 +137,8 @@ def execute(
     try:
         for spec, spec_path, world_size in launch_order(spec, first_path, more):  # noqa: B020
             total = expected_rows(spec, world_size)
+            if total == 0 and spec.launch.done:
+                continue  # a resumed run finished this launch before
             before = len(read_rows(run_dir / RESULTS_CSV))
             with Progress(
                 TextColumn(f"{title} world_size={world_size}"),
@@ -170,7 +182,10 @@ def execute(
                 break
             if result.failure:
                 status, code = "failed", EXIT_FAILED
-                console.print(f"error: {result.failure}", markup=False, highlight=False)
+                # soft_wrap: no newlines inside the log paths of the message
+                console.print(
+                    f"error: {result.failure}", markup=False, highlight=False, soft_wrap=True
+                )
                 break
     except KeyboardInterrupt:
         status, code = "interrupted", EXIT_INTERRUPTED

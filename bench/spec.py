@@ -24,13 +24,27 @@ class LaunchSpec:
     device: str
     """cpu or cuda; with cuda each rank uses the GPU of its LOCAL_RANK."""
     world_sizes: tuple[int, ...]
-    """One torchrun launch per world size."""
+    """World sizes measured: one launch of the largest, smaller ones on subgroups (see plan.py),
+    or one launch each with separate_launches."""
     run_dir: str
     run_id: str
     label: str = ""
     timeout_s: float = 300.0
-    """Collective timeout handed to init_process_group, and the CLI's no-progress watchdog."""
+    """Collective timeout handed to init_process_group, and the CLI's heartbeat watchdog: a rank
+    silent this long fails the run."""
     nnodes: int = 1
+    nproc_per_node: int = 0
+    """Ranks per node when nnodes > 1 (0 on one node: the launch's world size)."""
+    node_rank: int = -1
+    """This node's rank (static rendezvous: node 0 holds global rank 0); -1: c10d assigns it."""
+    rdzv_endpoint: str = ""
+    """HOST:PORT of the rendezvous; empty on one node (torchrun --standalone)."""
+    rdzv_id: str = ""
+    """Rendezvous id shared by every node of one run."""
+    separate_launches: bool = False
+    """One torchrun launch per world size instead of subgroups of one launch."""
+    done: tuple[str, ...] = ()
+    """Measurement ids already in results.csv, skipped (a resumed run); filled in by the worker."""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS or self.backend == "auto":
@@ -43,6 +57,13 @@ class LaunchSpec:
             raise UsageError(f"world sizes must be at least 1, got {list(self.world_sizes)}")
         if self.timeout_s <= 0:
             raise UsageError(f"--timeout must be positive seconds, got {self.timeout_s}")
+        if self.nnodes > 1 and (not self.rdzv_endpoint or self.nproc_per_node < 1):
+            raise UsageError("--nnodes above 1 needs --rdzv-endpoint and --nproc-per-node")
+        if self.nnodes > 1 and max(self.world_sizes) > self.nnodes * self.nproc_per_node:
+            raise UsageError(
+                f"world size {max(self.world_sizes)} exceeds --nnodes x --nproc-per-node = "
+                f"{self.nnodes * self.nproc_per_node}"
+            )
 
 
 @dataclass(frozen=True)
@@ -68,6 +89,9 @@ class CommSpec:
     """Root rank for broadcast/reduce, or 'all' to rotate it."""
     options: dict[str, Any] = field(default_factory=dict)
     """Primitive-specific settings (e.g. send/recv pairs and window)."""
+    tag: str = ""
+    """Prefix of measurement ids when one run directory holds several specs (a sweep matrix's
+    other backends, e.g. 'nccl/'), keeping them unique; empty otherwise."""
 
     kind = "comm"
 
@@ -89,9 +113,6 @@ class CommSpec:
             ("--warmup", self.warmup, 0),
             ("--trials", self.trials, 1),
         ):
-    tag: str = ""
-    """Prefix of measurement ids when one run directory holds several specs (a sweep matrix's
-    other backends, e.g. 'nccl/'), keeping them unique; empty otherwise."""
             if value < minimum:
                 raise UsageError(f"{name} must be at least {minimum}, got {value}")
 

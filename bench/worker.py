@@ -11,6 +11,7 @@ C++ messages included, go to RUN/logs/ws<N>-rank<R>.log.
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from torch.distributed.elastic.multiprocessing.errors import record
 
 from distbench.comm import run_comm
 from distbench.ddp_runner import run_ddp
+from distbench.groups import run_world_sizes, share_done, start_heartbeat
 from distbench.primitives.base import Context
 from distbench.spec import RunSpec, load_spec
 
@@ -76,27 +78,31 @@ def main(argv: list[str] | None = None) -> None:
     run_dir = Path(spec.launch.run_dir)
     redirect_output(log_path(run_dir, world_size, rank))
     log = make_logger(rank)
-    log(f"start pid={os.getpid()} world_size={world_size} local_rank={local_rank}")
-
-    device = bind_device(spec.launch.device, local_rank)
-    dist.init_process_group(
-        backend=spec.launch.backend,
-        timeout=timedelta(seconds=spec.launch.timeout_s),
-        device_id=device if device.type == "cuda" else None,
+    node = os.environ.get("GROUP_RANK", "0")  # torchrun's node rank
+    log(
+        f"start pid={os.getpid()} world_size={world_size} local_rank={local_rank} "
+        f"node={node}/{spec.launch.nnodes} host={socket.gethostname()}"
     )
+    heartbeat = start_heartbeat(run_dir, world_size, rank)
     try:
-        ctx = Context(
-            rank=rank,
-            world_size=world_size,
-            device=device,
+        device = bind_device(spec.launch.device, local_rank)
+        dist.init_process_group(
             backend=spec.launch.backend,
-            group=None,
-            global_ranks=tuple(range(world_size)),
+            timeout=timedelta(seconds=spec.launch.timeout_s),
+            device_id=device if device.type == "cuda" else None,
         )
-        RUNNERS[spec.kind](spec, ctx, log)
-        log("done")
+        try:
+            spec, writer = share_done(spec, rank)
+            if spec.launch.done:
+                log(f"resuming: {len(spec.launch.done)} measurements already in results.csv")
+            if rank != 0 and local_rank == 0 and spec.launch.nnodes > 1:
+                log(f"results are written by global rank 0 on {writer}, not on this node")
+            run_world_sizes(spec, RUNNERS[spec.kind], rank, world_size, device, log)
+            log("done")
+        finally:
+            dist.destroy_process_group()
     finally:
-        dist.destroy_process_group()
+        heartbeat.stop()
 
 
 if __name__ == "__main__":

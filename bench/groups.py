@@ -1,0 +1,117 @@
+"""Worker-side machinery around a workload: the heartbeat the CLI watches, the resume hand-off, and
+world-size sweeps on subgroups of one launch.
+
+Subgroups: for each measured world size k (ascending), every rank calls `new_group(ranks 0..k-1)`
+(new_group is collective over the world, so all ranks create every group in the same order).
+Members run the workload on that group; the others wait on a gloo barrier with a long timeout
+(a subgroup's sweep may take longer than --timeout, and a stopped member is the CLI heartbeat
+watchdog's business), so the world stays in step and no collective mixes members and waiters.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+from distbench.collectors.schema import RESULTS_CSV
+from distbench.collectors.sink import read_rows
+from distbench.launch import HEARTBEAT_S, heartbeat_path
+from distbench.plan import measured_sizes
+from distbench.primitives.base import Context
+from distbench.spec import RunSpec
+
+WAIT_TIMEOUT = timedelta(days=7)
+"""How long ranks outside a subgroup may wait for its sweep (the heartbeat watchdog, not this,
+catches a stopped member)."""
+
+Runner = Callable[[RunSpec, Context, Callable[[str], None]], None]
+
+
+class Heartbeat:
+    """A daemon thread renewing the mtime of the rank's heartbeat file (which holds its pid).
+    It runs while the main thread blocks in a collective: c10d releases the GIL."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stop = threading.Event()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{os.getpid()}\n")
+        self._thread = threading.Thread(target=self._beat, name="distbench-heartbeat", daemon=True)
+        self._thread.start()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            try:
+                os.utime(self.path)
+            except FileNotFoundError:
+                return
+
+    def stop(self) -> None:
+        """A finished rank is not a silent one: its file goes."""
+        self._stop.set()
+        self.path.unlink(missing_ok=True)
+
+
+def start_heartbeat(run_dir: Path, world_size: int, rank: int) -> Heartbeat:
+    return Heartbeat(heartbeat_path(run_dir, world_size, rank))
+
+
+def share_done(spec: RunSpec, rank: int) -> tuple[RunSpec, str]:
+    """Global rank 0 reads the measurement ids already in its results.csv (a resumed run) and
+    tells every rank, with its host: one broadcast. Returns the spec with `done` filled in and
+    the writer's host."""
+    payload: list[object] = [None]
+    if rank == 0:
+        rows = read_rows(Path(spec.launch.run_dir) / RESULTS_CSV)
+        done = tuple(dict.fromkeys(row["measurement"] for row in rows if row.get("measurement")))
+        payload = [(done, socket.gethostname())]
+    dist.broadcast_object_list(payload, src=0)
+    shared = payload[0]
+    assert isinstance(shared, tuple)
+    done, host = shared
+    return replace(spec, launch=replace(spec.launch, done=tuple(done))), str(host)
+
+
+def run_world_sizes(
+    spec: RunSpec,
+    runner: Runner,
+    rank: int,
+    world_size: int,
+    device: torch.device,
+    log: Callable[[str], None],
+) -> None:
+    """Run the workload at every world size this launch measures: the whole world, or subgroups
+    of ranks 0..k-1 for the smaller sizes."""
+    sizes = measured_sizes(spec.launch, spec.kind, world_size)
+    waiters = None
+    if any(size < world_size for size in sizes):
+        waiters = dist.new_group(backend="gloo", timeout=WAIT_TIMEOUT)
+    for size in sizes:
+        group = None
+        if size < world_size:
+            group = dist.new_group(ranks=list(range(size)))
+        if rank < size:
+            ctx = Context(
+                rank=rank,
+                world_size=size,
+                device=device,
+                backend=spec.launch.backend,
+                group=group,
+                global_ranks=tuple(range(size)),
+            )
+            log(f"world size {size}: ranks 0-{size - 1}" + (" (subgroup)" if group else ""))
+            runner(spec, ctx, log)
+        else:
+            log(f"world size {size}: waiting outside the subgroup of ranks 0-{size - 1}")
+        if waiters is not None:
+            dist.barrier(group=waiters)  # members arrive when their sweep is done
+        if group is not None:
+            dist.destroy_process_group(group)

@@ -1,0 +1,73 @@
+"""Which launches a run makes and which world sizes each one measures; pure logic, no torch.
+
+Single node, default: one launch of the largest world size, the smaller ones measured on
+`new_group` subgroups of ranks 0..k-1 (workload kinds in SUBGROUP_KINDS only; the others get one
+launch per world size). `--separate-launches` restores one launch per world size. Several nodes:
+one launch of nnodes x nproc-per-node ranks, smaller world sizes on subgroups.
+
+Measurement ids are `ws<N>/i<k>` (N the measured world size, k its index in the deterministic
+sweep), so a resumed run can skip exactly the measurements whose rows exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from distbench.spec import LaunchSpec
+
+SUBGROUP_KINDS: set[str] = {"comm"}
+"""Workload kinds whose runner measures on ctx.group, so one launch can serve several sizes."""
+
+
+@dataclass(frozen=True)
+class PlannedLaunch:
+    """One torchrun launch: its processes, and the world sizes measured in it (ascending)."""
+
+    world_size: int
+    measured: tuple[int, ...]
+
+
+def uses_subgroups(launch: LaunchSpec, kind: str) -> bool:
+    """Whether smaller world sizes are measured on subgroups of one launch."""
+    if launch.nnodes > 1:
+        return True
+    return not launch.separate_launches and kind in SUBGROUP_KINDS
+
+
+def launch_world_size(launch: LaunchSpec) -> int:
+    """Processes in a multi-node launch (nnodes x nproc-per-node)."""
+    return launch.nnodes * launch.nproc_per_node
+
+
+def plan_launches(launch: LaunchSpec, kind: str) -> list[PlannedLaunch]:
+    """The launches of a run, in order."""
+    sizes = tuple(sorted(launch.world_sizes))
+    if launch.nnodes > 1:
+        return [PlannedLaunch(launch_world_size(launch), sizes)]
+    if uses_subgroups(launch, kind):
+        return [PlannedLaunch(max(sizes), sizes)]
+    return [PlannedLaunch(size, (size,)) for size in sizes]
+
+
+def measured_sizes(launch: LaunchSpec, kind: str, world_size: int) -> tuple[int, ...]:
+    """The world sizes a launch of `world_size` processes measures (what the worker loops over)."""
+    for planned in plan_launches(launch, kind):
+        if planned.world_size == world_size:
+            return planned.measured
+    return (world_size,)
+
+
+def measurement_id(world_size: int, index: int) -> str:
+    return f"ws{world_size}/i{index}"
+
+
+def done_counts(done: Iterable[str]) -> dict[int, int]:
+    """Finished measurements per world size, from their ids (`ws4/i7` counts for 4)."""
+    counts: dict[int, int] = {}
+    for measurement in done:
+        head = measurement.split("/", 1)[0]
+        if head.startswith("ws") and head[2:].isdigit():
+            size = int(head[2:])
+            counts[size] = counts.get(size, 0) + 1
+    return counts

@@ -1,0 +1,105 @@
+"""`--resume DIR`: continue an interrupted run after its last finished measurement.
+
+The plan is deterministic (measurement ids `ws<N>/i<k>`), so the ids in results.csv say exactly
+what is done; the workers skip them and rank 0 appends the rest. A measurement's rank -1 samples
+are written before its row (the row commits it), so samples of a measurement cut short are
+dropped here before it is measured again. The manifest keeps its history under `resumes`.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from distbench.collectors.manifest import read_manifest, utc_now
+from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV
+from distbench.collectors.sink import read_rows
+from distbench.parse import UsageError
+from distbench.run import execute
+from distbench.spec import SPEC_FILE, RunSpec, load_spec
+from distbench.table import render_table
+
+
+def finished_measurements(run_dir: Path) -> list[str]:
+    """Measurement ids with a row in results.csv, in order."""
+    rows = read_rows(run_dir / RESULTS_CSV)
+    return list(dict.fromkeys(row["measurement"] for row in rows if row.get("measurement")))
+
+
+def drop_orphan_samples(run_dir: Path, done: set[str]) -> int:
+    """Remove samples.csv rows of measurements without a results row; returns how many."""
+    path = run_dir / SAMPLES_CSV
+    if not path.exists():
+        return 0
+    with open(path, newline="", encoding="utf-8") as handle:
+        lines = list(csv.reader(handle))
+    if not lines:
+        return 0
+    header, body = lines[0], lines[1:]
+    column = header.index("measurement") if "measurement" in header else 0
+    kept = [line for line in body if line and line[column] in done]
+    if len(kept) == len(body):
+        return 0
+    tmp = path.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle, lineterminator="\n").writerows([header, *kept])
+    os.replace(tmp, path)
+    return len(body) - len(kept)
+
+
+def load_resumable(path_text: str) -> tuple[RunSpec, dict[str, object]]:
+    run_dir = Path(path_text)
+    if not (run_dir / SPEC_FILE).is_file():
+        raise UsageError(
+            f"--resume {run_dir}: no {SPEC_FILE} there: give the directory of an interrupted run"
+        )
+    try:
+        manifest = read_manifest(run_dir)
+        spec = load_spec(run_dir / SPEC_FILE)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UsageError(
+            f"--resume {run_dir}: cannot read its spec or manifest ({error})"
+        ) from None
+    if manifest.get("status") == "completed":
+        raise UsageError(f"--resume {run_dir}: that run completed; nothing is left to measure")
+    return spec, manifest
+
+
+def resume_run(
+    path_text: str,
+    primitive: str | None = None,
+    render: Callable[[list[dict[str, str]]], str] = render_table,
+) -> int:
+    """Continue the run in `path_text` with its own spec; return the exit code."""
+    spec, manifest = load_resumable(path_text)
+    primitives = tuple(getattr(spec.workload, "primitives", ()))
+    if primitive is not None and primitive not in primitives:
+        started = ", ".join(primitives) or spec.kind
+        raise UsageError(
+            f"--resume {path_text}: that is a {started} run: resume it with the command that "
+            "started it"
+        )
+    run_dir = Path(path_text).resolve()
+    done = finished_measurements(run_dir)
+    dropped = drop_orphan_samples(run_dir, set(done))
+    launch = replace(spec.launch, run_dir=str(run_dir), done=tuple(done))
+    resumes = manifest.setdefault("resumes", [])
+    assert isinstance(resumes, list)
+    resumes.append(
+        {
+            "started_utc": utc_now(),
+            "command": [sys.argv[0], *sys.argv[1:]],
+            "previous_status": manifest.get("status"),
+            "measurements_kept": len(done),
+            "orphan_samples_dropped": dropped,
+        }
+    )
+    manifest["status"] = "running"
+    manifest["ended_utc"] = None
+    print(f"resuming {run_dir}: {len(done)} measurements kept", file=sys.stderr)
+    title = "+".join(primitives) or spec.kind
+    return execute(replace(spec, launch=launch), title=title, render=render, manifest=manifest)
