@@ -206,6 +206,7 @@ def compare(
     noise_test: opt.NoiseTest = True,
     output_format: opt.CompareFormat = "table",
     store: opt.Store = None,
+    save: opt.CompareSave = None,
 ) -> None:
     """Compare two runs row by row; exit 1 when a row regressed past its threshold and noise.
 
@@ -214,12 +215,15 @@ def compare(
       distbench compare results/monday results/tuesday
       distbench compare nightly results/today --threshold busbw:10% --format markdown
       distbench compare nightly results/today --thresholds ci/thresholds-example.toml
+      distbench compare nightly results/today --save verdict.md --save verdict.json
     """
-    from distbench.reports.gate import run_compare
+    from distbench.reports.gate import CompareArgs, run_compare
 
-    code, text = run_compare(
-        baseline, current, metric, threshold, thresholds, alpha, output_format, store, noise_test
-    )
+    args = CompareArgs(
+        baseline, current, metric, threshold, thresholds, alpha, output_format, store, noise_test,
+        tuple(save or ()),
+    )  # fmt: skip
+    code, text = run_compare(args)
     print(text)
     raise typer.Exit(code)
 

@@ -145,6 +145,13 @@ Store = Annotated[
     typer.Option(help="Baseline folder [default: $DISTBENCH_BASELINES, else ./baselines]."),
 ]
 Force = Annotated[bool, typer.Option("--force", help="Replace a baseline of that name.")]
+CompareSave = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--save",
+        help="Also write the verdict to FILE (.md markdown, .json, else table); repeatable.",
+    ),
+]
 
 # Primitive-specific options (issue 3): shown by --help only on the commands they apply to.
 Root = Annotated[

@@ -7,6 +7,7 @@ exit code, so that the CLI stays a list of options.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from distbench.parse import UsageError, parse_choice
@@ -34,31 +35,49 @@ def parse_alpha(text: str) -> float:
     return alpha
 
 
-def run_compare(
-    baseline: str,
-    current: str,
-    metric: str = "time_us_p50",
-    threshold: str = "5%",
-    thresholds_file: str | None = None,
-    alpha: str = "0.05",
-    output_format: str = "table",
-    store: str | None = None,
-    noise_test: bool = True,
-) -> tuple[int, str]:
+@dataclass(frozen=True)
+class CompareArgs:
+    """`distbench compare` as typed: every value a string until parsed here."""
+
+    baseline: str
+    """Run directory or baseline name."""
+    current: str
+    metric: str = "time_us_p50"
+    threshold: str = "5%"
+    """`5%`, an absolute amount, or `METRIC:5%`."""
+    thresholds_file: str | None = None
+    alpha: str = "0.05"
+    output_format: str = "table"
+    store: str | None = None
+    noise_test: bool = True
+    save: tuple[str, ...] = ()
+    """Files to write as well, the format from the suffix: .md, .json, anything else a table."""
+
+
+def format_for(path: Path) -> str:
+    return {".md": "markdown", ".json": "json"}.get(path.suffix.lower(), "table")
+
+
+def run_compare(args: CompareArgs) -> tuple[int, str]:
     """Exit code (0 no regression, 1 regression) and the rendered comparison; UsageError for
-    bad input (exit 2)."""
-    renderer = RENDERERS[parse_choice(output_format, FORMATS, "format")]
-    check = parse_check(threshold)
-    chosen = check.metric or parse_metric(metric)
+    bad input (exit 2). Files named by --save are written before returning."""
+    renderer = RENDERERS[parse_choice(args.output_format, FORMATS, "format")]
+    check = parse_check(args.threshold)
+    chosen = check.metric or parse_metric(args.metric)
     thresholds = Thresholds(check.threshold)
-    if thresholds_file:
-        thresholds = load_thresholds(Path(thresholds_file), check.threshold)
-    store_path = resolve_store(store)
-    base_run = load_run(resolve_run(baseline, store_path))
-    cur_run = load_run(resolve_run(current, store_path))
-    comparison = compare_runs(
-        base_run, cur_run, chosen, thresholds, parse_alpha(alpha), noise=noise_test
-    )
+    if args.thresholds_file:
+        thresholds = load_thresholds(Path(args.thresholds_file), check.threshold)
+    alpha = parse_alpha(args.alpha)
+    store_path = resolve_store(args.store)
+    base_run = load_run(resolve_run(args.baseline, store_path))
+    cur_run = load_run(resolve_run(args.current, store_path))
+    comparison = compare_runs(base_run, cur_run, chosen, thresholds, alpha, args.noise_test)
+    for name in args.save:
+        path = Path(name)
+        try:
+            path.write_text(RENDERERS[format_for(path)](comparison) + "\n")
+        except OSError as error:
+            raise UsageError(f"cannot write --save {path}: {error.strerror}") from None
     return comparison.exit_code, renderer(comparison)
 
 

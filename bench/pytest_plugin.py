@@ -1,0 +1,222 @@
+"""pytest-benchmark inside a torchrun group: fixtures that time one primitive on every rank.
+
+    python -m torch.distributed.run --standalone --nproc-per-node 2 \
+        -m pytest ci/test_bench_allreduce.py -p no:cacheprovider --benchmark-autosave
+
+Registered as the `distbench` pytest11 plugin, so it loads in every pytest run: it imports only
+pytest at module level, and does nothing unless a test asks for its fixtures or the process is a
+torchrun rank (RANK is set).
+
+Why the care (../shared/METHOD.md): pytest-benchmark calibrates rounds from the clock, and the
+clocks of two ranks disagree, so one rank would run one more collective than the other and hang.
+`comm_benchmark` fixes rounds with `benchmark.pedantic`, aligns ranks with a barrier before every
+round (untimed), and replaces the round times with their maximum over ranks (the slowest rank, the
+one a training step waits for) divided by the ops per round, so every rank holds the same numbers.
+Only rank 0 saves JSON, compares and fails: the other ranks' save/compare options are cleared.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from distbench.primitives.base import Context
+
+TORCHRUN_HINT = (
+    "needs a torchrun group: python -m torch.distributed.run --standalone --nproc-per-node 2 "
+    "-m pytest FILE"
+)
+
+RANK0_ONLY_OPTIONS: dict[str, object] = {
+    "benchmark_autosave": False,
+    "benchmark_save": None,
+    "benchmark_save_data": False,
+    "benchmark_json": None,
+    "benchmark_compare": [],
+    "benchmark_compare_fail": [],
+    "benchmark_histogram": None,
+    "benchmark_cprofile_dump": None,
+    "benchmark_quiet": True,
+}
+"""pytest-benchmark options that write files, fail the run or print the table: rank 0 only."""
+
+
+def torchrun_rank() -> int | None:
+    """This process's global rank under torchrun, None outside it."""
+    rank = os.environ.get("RANK")
+    return int(rank) if rank is not None and rank.isdigit() else None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Before pytest-benchmark reads its options: on ranks other than 0, nothing is saved or
+    compared, so one JSON per run reaches the storage and only rank 0 decides the verdict."""
+    rank = torchrun_rank()
+    if rank is None or rank == 0:
+        return
+    for name, value in RANK0_ONLY_OPTIONS.items():
+        if hasattr(config.option, name):
+            setattr(config.option, name, value)
+
+
+@pytest.fixture(scope="session")
+def dist_context() -> Iterator[Context]:
+    """The torchrun group, joined once per session and torn down at its end. Backend: nccl with
+    GPUs, else gloo ($DISTBENCH_BACKEND overrides); each rank uses the GPU of its LOCAL_RANK."""
+    if torchrun_rank() is None:
+        pytest.skip(TORCHRUN_HINT)
+    from datetime import timedelta
+
+    import torch
+    import torch.distributed as dist
+
+    from distbench.primitives.base import Context
+
+    backend = os.environ.get("DISTBENCH_BACKEND") or (
+        "nccl" if torch.cuda.is_available() else "gloo"
+    )
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    device = torch.device("cuda", local_rank) if backend == "nccl" else torch.device("cpu")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    timeout = timedelta(seconds=float(os.environ.get("DISTBENCH_TIMEOUT", "300")))
+    dist.init_process_group(
+        backend=backend, timeout=timeout, device_id=device if device.type == "cuda" else None
+    )
+    try:
+        world_size = dist.get_world_size()
+        yield Context(
+            rank=dist.get_rank(),
+            world_size=world_size,
+            device=device,
+            backend=backend,
+            group=None,
+            global_ranks=tuple(range(world_size)),
+        )
+    finally:
+        dist.destroy_process_group()
+
+
+@dataclass(frozen=True)
+class CommResult:
+    """What one comm_benchmark call measured (seconds are pytest-benchmark's unit)."""
+
+    primitive: str
+    size_bytes: int
+    world_size: int
+    median_s: float
+    """Median over rounds of the slowest rank's time per op."""
+    algbw_GBps: float
+    busbw_GBps: float
+
+
+CommBenchmark = Callable[..., CommResult]
+
+
+@pytest.fixture
+def comm_benchmark(benchmark: Any, dist_context: Context) -> CommBenchmark:
+    """Time one primitive under pytest-benchmark on every rank of the group:
+
+    def test_all_reduce(comm_benchmark):
+        result = comm_benchmark("all_reduce", size="1M", rounds=50)
+    """
+
+    def measure(
+        primitive: str = "all_reduce",
+        size: str | int = "1M",
+        dtype: str = "float32",
+        op: str = "sum",
+        root: str = "0",
+        rounds: int = 20,
+        warmup_rounds: int = 5,
+        ops_per_round: int = 1,
+    ) -> CommResult:
+        return run_comm_benchmark(
+            benchmark,
+            dist_context,
+            primitive,
+            size,
+            dtype,
+            op,
+            root,
+            rounds,
+            warmup_rounds,
+            ops_per_round,
+        )
+
+    return measure
+
+
+def run_comm_benchmark(
+    benchmark: Any,
+    ctx: Context,
+    primitive: str,
+    size: str | int,
+    dtype: str,
+    op: str,
+    root: str,
+    rounds: int,
+    warmup_rounds: int,
+    ops_per_round: int,
+) -> CommResult:
+    """The body of comm_benchmark: build the case, pedantic rounds, slowest rank, extra_info."""
+    import torch
+
+    from distbench.parse import parse_dtype, parse_size
+    from distbench.primitives import PRIMITIVES
+    from distbench.stats import algbw_gbps
+    from distbench.timing import barrier, drain, max_over_ranks
+
+    if primitive not in PRIMITIVES:
+        raise ValueError(f"unknown primitive {primitive!r}: choose from {', '.join(PRIMITIVES)}")
+    prim = PRIMITIVES[primitive]
+    requested = size if isinstance(size, int) else parse_size(size)
+    torch_dtype = getattr(torch, parse_dtype(dtype))
+    case = prim.build_cases(ctx, requested, torch_dtype, op, root)[0]
+    per_round = ops_per_round * case.ops_per_run  # messages one timed round completes
+
+    def align() -> None:
+        barrier(ctx)  # untimed: every round starts together, as in latency mode
+
+    def target() -> None:
+        for _ in range(ops_per_round):
+            case.run()
+        drain(ctx.device)  # the host clock stops only after the GPU finished
+
+    benchmark.pedantic(
+        target, setup=align, rounds=rounds, warmup_rounds=warmup_rounds, iterations=1
+    )
+    factor = prim.busbw_factor(ctx.world_size)
+    metadata = getattr(benchmark, "stats", None)
+    median_s = float("nan")
+    if metadata is not None:  # None under --benchmark-disable (one untimed call)
+        stats = metadata.stats
+        slowest = max_over_ranks(ctx, list(stats.data))  # same length on every rank
+        stats.data[:] = [t / per_round for t in slowest]
+        for cached in [name for name in vars(stats) if name != "data"]:
+            delattr(stats, cached)  # drop statistics computed from the per-rank times
+        median_s = float(stats.median)
+    algbw = algbw_gbps(case.size_bytes, median_s * 1e6) if median_s == median_s else 0.0
+    result = CommResult(primitive, case.size_bytes, ctx.world_size, median_s, algbw, algbw * factor)
+    benchmark.extra_info.update(
+        {
+            "primitive": primitive,
+            "size_bytes": case.size_bytes,
+            "world_size": ctx.world_size,
+            "backend": ctx.backend,
+            "device": ctx.device.type,
+            "dtype": str(torch_dtype).removeprefix("torch."),
+            "op": op if prim.reduces else "",
+            "ops_per_round": per_round,
+            "time": "per op, max over ranks per round, barrier before each round",
+            "algbw_GBps": result.algbw_GBps,
+            "busbw_GBps": result.busbw_GBps,
+            "busbw_factor": factor,
+        }
+    )
+    return result
