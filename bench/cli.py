@@ -307,6 +307,26 @@ def ddp(
     raise typer.Exit(execute(spec, title="ddp", render=render_ddp_table))
 
 
+@app.command("report")
+def report(run_dirs: opt.ReportRuns, out: opt.ReportOut = None, by: opt.ReportBy = "auto") -> None:
+    """Figures and tables from run directories: report.html (one self-contained page), report.md
+    and PNGs; several runs (labels, hosts, clusters) are compared side by side.
+
+    \b
+    Examples:
+      distbench report results/20261129T101500Z-all_reduce
+      distbench report results/cluster-a results/cluster-b --out report-ab
+      distbench report results/ --by host
+    """
+    from distbench.reports.report import build_report
+
+    files = build_report(run_dirs, out, by)
+    print(
+        f"report: {files.html} and {files.markdown.name}, {len(files.figures)} figures "
+        f"({files.rows} rows)"
+    )
+
+
 def _framework_errors() -> tuple[type[Exception], ...]:
     """Typer's parse errors: its own (typer >= 0.26 vendors click) or click's (older typer)."""
     errors: list[type[Exception]] = [typer.TyperException]

@@ -153,6 +153,28 @@ CompareSave = Annotated[
     ),
 ]
 
+# Report options (distbench report).
+ReportRuns = Annotated[
+    list[str],
+    typer.Argument(
+        help="Run directories, or folders of them (searched recursively).", metavar="RUN_DIR"
+    ),
+]
+ReportOut = Annotated[
+    str | None,
+    typer.Option(
+        "--out",
+        help="Report folder [default: RUN_DIR/report for one argument, ./report for several].",
+    ),
+]
+ReportBy = Annotated[
+    str,
+    typer.Option(
+        "--by",
+        help="Compare runs by label, host or run [default auto: label, else host, else run].",
+    ),
+]
+
 # Primitive-specific options (issue 3): shown by --help only on the commands they apply to.
 Root = Annotated[
     str | None,

@@ -1,0 +1,328 @@
+"""From loaded rows to what a report shows: comparison sources, the frames behind each figure, and
+the key tables (summary, model fit, runs compared, DDP, send/recv pairs). pandas only.
+
+A *source* is what runs are compared by: the label when the runs carry different labels, else the
+host when they ran on different hosts, else the run itself. The first source (in the order the run
+directories were given) is the baseline of every comparison.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from distbench.parse import UsageError, format_size
+from distbench.reports.fit import fit_groups
+from distbench.reports.load import Loaded
+
+COMM_CASE = [
+    "primitive",
+    "backend",
+    "device",
+    "world_size",
+    "nnodes",
+    "dtype",
+    "op",
+    "mode",
+    "root",
+    "src",
+    "dst",
+    "pattern",
+]
+"""What a communication row measured, apart from its size: rows of two runs match on these."""
+COMM_KEY = [*COMM_CASE, "size_bytes"]
+CASE = [
+    "source",
+    "primitive",
+    "backend",
+    "world_size",
+    "mode",
+    "dtype",
+    "op",
+    "root",
+    "pattern",
+    "src",
+    "dst",
+]
+"""A line of the report's tables: a source's measurements of one case over sizes."""
+DDP_KEY = [
+    "strategy",
+    "backend",
+    "device",
+    "world_size",
+    "nnodes",
+    "model",
+    "params",
+    "dtype",
+    "batch_size",
+    "bucket_mb",
+    "gradient_as_bucket_view",
+    "static_graph",
+    "avg_every",
+]
+MAX_MATRICES = 9
+
+
+def assign_sources(loaded: Loaded, by: str = "auto") -> str:
+    """Add a `source` column to comm and ddp rows; return what it was taken from."""
+    frames = [f for f in (loaded.comm, loaded.ddp) if len(f)]
+    both = pd.concat([f[["label", "host", "run", "argument"]] for f in frames], ignore_index=True)
+    if by == "auto":
+        by = next((c for c in ("label", "host") if both[c].nunique() > 1), "run")
+    for frame in (loaded.comm, loaded.ddp):
+        if by == "run" or not len(frame):
+            frame["source"] = frame["run"]
+        else:
+            frame["source"] = frame[by].where(frame[by] != "", "(none)")
+    order = (
+        both.assign(source=both["run"] if by == "run" else both[by].where(both[by] != "", "(none)"))
+        .sort_values("argument", kind="stable")["source"]
+        .drop_duplicates()
+        .tolist()
+    )
+    for frame in (loaded.comm, loaded.ddp):
+        frame["source"] = pd.Categorical(frame["source"], categories=order, ordered=True)
+    return by
+
+
+def describe(frame: pd.DataFrame, ddp: pd.DataFrame) -> str:
+    """'all_reduce at 2,3 ranks; ddp at 1,2 ranks': what one argument's runs measured."""
+    parts = []
+    for primitive, group in frame.groupby("primitive"):
+        ranks = ",".join(str(w) for w in sorted(group["world_size"].unique()))
+        parts.append(f"{primitive} at {ranks} ranks")
+    if len(ddp):
+        ranks = ",".join(str(w) for w in sorted(ddp["world_size"].unique()))
+        parts.append(f"ddp at {ranks} ranks")
+    return "; ".join(parts) or "nothing"
+
+
+def check_common(loaded: Loaded, paths: list[str]) -> None:
+    """Several arguments are a comparison: refuse them when no measurement is in two of them."""
+    if len(paths) < 2:
+        return
+    owners: dict[tuple[object, ...], set[int]] = {}
+    for frame, key in ((loaded.comm, COMM_KEY), (loaded.ddp, DDP_KEY)):
+        if not len(frame):
+            continue
+        kind = "ddp" if frame is loaded.ddp else "comm"
+        for argument, keys in frame.groupby("argument")[key]:
+            for row in keys.drop_duplicates().itertuples(index=False):
+                owners.setdefault((kind, *row), set()).add(int(str(argument)))
+    if any(len(arguments) > 1 for arguments in owners.values()):
+        return
+    said = "; ".join(
+        f"{path} measured "
+        + describe(
+            loaded.comm[loaded.comm["argument"] == i], loaded.ddp[loaded.ddp["argument"] == i]
+        )
+        for i, path in enumerate(paths)
+    )
+    raise UsageError(
+        f"the runs have nothing in common to compare ({said}): give runs of the same primitive, "
+        "world size and sizes, or report each on its own"
+    )
+
+
+def series_names(rows: pd.DataFrame, with_source: bool) -> pd.Series:
+    """'gloo n=2', plus the pattern, dtype and source where they tell lines apart."""
+    names = rows["backend"] + " n=" + rows["world_size"].astype(str)
+    names = names + rows["pattern"].where(rows["pattern"] == "", " " + rows["pattern"])
+    if rows["dtype"].nunique() > 1:
+        names = names + " " + rows["dtype"]
+    if with_source:
+        names = rows["source"].astype(str) + " · " + names
+    return names
+
+
+def split_matrix_rows(comm: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(line rows, all-pairs rows): send_recv rows with numeric src and dst whose group holds two
+    or more pairs (`--pairs all`); a single pair, and the ring (src 'all'), stay lines."""
+    paired = (
+        (comm["primitive"] == "send_recv")
+        & comm["src"].str.fullmatch(r"\d+")
+        & comm["dst"].str.fullmatch(r"\d+")
+    )
+    if not paired.any():
+        return comm, comm.iloc[0:0]
+    pairs = comm[paired]
+    group = ["run", "world_size", "pattern", "mode", "dtype"]
+    counts = (
+        (pairs["src"] + ">" + pairs["dst"]).groupby([pairs[c] for c in group]).transform("nunique")
+    )
+    matrix_index = counts[counts >= 2].index
+    return comm.drop(index=matrix_index), comm.loc[matrix_index]
+
+
+def sample_points(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
+    """One point per max-over-ranks sample (time_us, busbw_GBps); the p50 where none were kept."""
+    columns = ["run", "measurement", "primitive", "mode", "series", "size_bytes", "busbw_factor"]
+    base = rows[[*columns, "time_us_p50"]]
+    points = base.merge(samples[["run", "measurement", "time_us"]], how="left", on=columns[:2])
+    points["time_us"] = points["time_us"].fillna(points["time_us_p50"])
+    points = points[points["time_us"] > 0].copy()
+    points["busbw_GBps"] = points["size_bytes"] / points["time_us"] / 1e3 * points["busbw_factor"]
+    return points
+
+
+def pick_sizes(sizes: list[int], most: int) -> list[int]:
+    """At most `most` sizes spread evenly over the sorted list, always the smallest and largest."""
+    sizes = sorted(set(sizes))
+    if len(sizes) <= most:
+        return sizes
+    picks = np.linspace(0, len(sizes) - 1, most).round().astype(int)
+    return [sizes[i] for i in sorted(set(picks))]
+
+
+def scaling_rows(lines: pd.DataFrame, most_sizes: int) -> pd.DataFrame:
+    """Rows for the scaling figure: one mode (throughput if measured), primitives at 2+ sizes."""
+    if lines.empty:
+        return lines
+    mode = "throughput" if (lines["mode"] == "throughput").any() else str(lines["mode"].iloc[0])
+    dtype = str(lines["dtype"].mode().iloc[0])
+    rows = lines[(lines["mode"] == mode) & (lines["dtype"] == dtype) & (lines["src"] == "")]
+    keep = rows.groupby("primitive")["world_size"].transform("nunique") >= 2
+    rows = rows[keep]
+    if rows.empty:
+        return rows
+    pieces = []
+    for _primitive, group in rows.groupby("primitive"):
+        sizes = pick_sizes(group["size_bytes"].tolist(), most_sizes)
+        pieces.append(group[group["size_bytes"].isin(sizes)])
+    rows = pd.concat(pieces).sort_values(["size_bytes", "world_size"])
+    rows = (
+        rows.groupby(["source", "primitive", "mode", "world_size", "size_bytes"], observed=True)[
+            ["time_us_p50", "busbw_GBps"]
+        ]
+        .median()
+        .reset_index()
+    )
+    rows["size"] = rows["size_bytes"].map(format_size)
+    rows["source"] = rows["source"].astype(str)
+    return rows
+
+
+def pair_matrices(pairs: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """algbw (GB/s) src x dst at the largest size of each source x world size x mode x dtype."""
+    matrices = []
+    group = ["source", "world_size", "mode", "dtype", "pattern"]
+    several_modes = pairs["mode"].nunique() > 1
+    for (source, world_size, mode, dtype, _pattern), rows in pairs.groupby(group, observed=True):
+        size = int(rows["size_bytes"].max())
+        at = rows[rows["size_bytes"] == size]
+        ranks = [str(r) for r in range(int(str(world_size)))]
+        matrix = (
+            at.pivot_table(index="src", columns="dst", values="algbw_GBps", aggfunc="median")
+            .reindex(index=ranks, columns=ranks)
+            .astype(float)
+        )
+        title = f"{source} · {world_size} ranks · {format_size(size)} {dtype}"
+        matrices.append((title + (f" · {mode}" if several_modes else ""), matrix))
+    return matrices[:MAX_MATRICES]
+
+
+def comm_ratios(lines: pd.DataFrame) -> pd.DataFrame:
+    """Speedup of every source over the baseline (first) source, per matched measurement."""
+    sources = list(lines["source"].cat.categories) if len(lines) else []
+    if len(sources) < 2:
+        return pd.DataFrame()
+    p50 = lines.groupby(["source", *COMM_KEY], observed=True)["time_us_p50"].median().reset_index()
+    base = p50[p50["source"] == sources[0]].drop(columns="source")
+    others = p50[p50["source"] != sources[0]]
+    matched = others.merge(base, on=COMM_KEY, suffixes=("", "_base"))
+    if matched.empty:
+        return matched
+    matched["speedup"] = matched["time_us_p50_base"] / matched["time_us_p50"]
+    matched["series"] = series_names(matched, with_source=True)
+    matched["source"] = matched["source"].astype(str)
+    return matched
+
+
+def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:
+    """Per source x case: sizes matched, speedup at the largest size, geometric mean, range."""
+    records = []
+    case = CASE
+    for key, group in ratios.groupby(case, sort=True):
+        group = group.sort_values("size_bytes")
+        last = group.iloc[-1]
+        records.append(
+            {
+                **dict(zip(case, key, strict=True)),
+                "sizes": len(group),
+                "largest": format_size(int(last["size_bytes"])),
+                "speedup_largest": float(last["speedup"]),
+                "speedup_geomean": float(np.exp(np.log(group["speedup"]).mean())),
+                "speedup_min": float(group["speedup"].min()),
+                "speedup_max": float(group["speedup"].max()),
+            }
+        )
+    return pd.DataFrame.from_records(records)
+
+
+def ddp_ratios(ddp: pd.DataFrame) -> pd.DataFrame:
+    """Step-time speedup of every source over the baseline, per matched DDP configuration."""
+    sources = list(ddp["source"].cat.categories) if len(ddp) else []
+    if len(sources) < 2:
+        return pd.DataFrame()
+    p50 = (
+        ddp.groupby(["source", *DDP_KEY], observed=True)["step_time_us_p50"].median().reset_index()
+    )
+    base = p50[p50["source"] == sources[0]].drop(columns="source")
+    matched = p50[p50["source"] != sources[0]].merge(base, on=DDP_KEY, suffixes=("", "_base"))
+    matched["speedup"] = matched["step_time_us_p50_base"] / matched["step_time_us_p50"]
+    matched["source"] = matched["source"].astype(str)
+    return matched
+
+
+def ddp_split(ddp: pd.DataFrame) -> pd.DataFrame:
+    """Per source x world size (> 1) x strategy: compute = ddp-nocomm p50, comm = the rest (ms)."""
+    config = ["source", "world_size", "model", "params", "batch_size", "dtype"]
+    rows = ddp[ddp["world_size"] > 1]
+    nocomm = (
+        rows[rows["strategy"] == "ddp-nocomm"]
+        .groupby(config, observed=True)["step_time_us_p50"]
+        .median()
+        .rename("compute_us")
+        .reset_index()
+    )
+    if nocomm.empty:
+        return pd.DataFrame()
+    step = (
+        rows.groupby([*config, "strategy"], observed=True)["step_time_us_p50"]
+        .median()
+        .reset_index()
+    )
+    split = step.merge(nocomm, on=config)
+    split["compute_ms"] = split["compute_us"] / 1e3
+    split["comm_ms"] = (split["step_time_us_p50"] - split["compute_us"]).clip(lower=0) / 1e3
+    split["source"] = split["source"].astype(str)
+    return split.sort_values(["source", "world_size", "strategy"]).reset_index(drop=True)
+
+
+def summary_table(lines: pd.DataFrame) -> pd.DataFrame:
+    """Key results per source x case: the smallest size's p50 and the largest size's busbw."""
+    case = CASE
+    records = []
+    for key, group in lines.groupby(case, observed=True, sort=True):
+        by_size = group.groupby("size_bytes")[["time_us_p50", "busbw_GBps"]].median()
+        small, large = by_size.index.min(), by_size.index.max()
+        records.append(
+            {
+                **dict(zip(case, key, strict=True)),
+                "sizes": len(by_size),
+                "small": format_size(int(small)),
+                "small_p50_us": float(by_size.loc[small, "time_us_p50"]),
+                "large": format_size(int(large)),
+                "large_p50_us": float(by_size.loc[large, "time_us_p50"]),
+                "large_busbw_GBps": float(by_size.loc[large, "busbw_GBps"]),
+                "peak_busbw_GBps": float(by_size["busbw_GBps"].max()),
+            }
+        )
+    return pd.DataFrame.from_records(records)
+
+
+def fit_table(lines: pd.DataFrame) -> pd.DataFrame:
+    """The latency-bandwidth fit per source x case (see fit.py)."""
+    rows = lines.assign(source=lines["source"].astype(str))
+    case = CASE
+    return fit_groups(rows, case)

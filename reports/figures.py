@@ -1,0 +1,299 @@
+"""The report's figures, seaborn on matplotlib's Agg backend (no display, no pyplot state).
+
+Each `plot_*` takes the frames a report prepared and returns a Figure, or None when its data is
+not there (the report then says so). Lines are the p50 of the max-over-ranks samples; bands are the
+p5-p95 of those samples (samples.csv rank -1), so a band shows the spread a user would see.
+"""
+
+# ruff: noqa: RUF001  (labels use Greek letters, the multiplication sign and en dashes on purpose)
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.artist import Artist
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+from distbench.parse import format_size
+
+STYLE = "whitegrid"
+PANEL_W, PANEL_H = 4.6, 3.4
+MAX_SCALING_SIZES = 6
+"""Scaling figures show at most this many sizes (spread over the range) to stay readable."""
+
+
+def new_figure(rows: int, cols: int, width: float = PANEL_W, height: float = PANEL_H) -> Figure:
+    return Figure(figsize=(width * cols + 1.8, height * rows + 0.6), layout="constrained")
+
+
+def size_axis(ax: Axes, sizes: Iterable[float]) -> None:
+    """log2 x axis labelled 1K, 64K, 1M ... at powers of two (at most ~8 ticks).
+
+    Powers of two rather than the measured sizes: gather-type sizes are rounded down to whole
+    elements per rank (1020 bytes at 3 ranks), which would crowd the axis with near-duplicates.
+    """
+    ax.set_xscale("log", base=2)
+    positive = [float(s) for s in sizes if s > 0]
+    low, high = math.floor(math.log2(min(positive))), math.ceil(math.log2(max(positive)))
+    ticks = [2.0**k for k in range(low, high + 1)]
+    step = max(1, math.ceil(len(ticks) / 8))
+    ax.xaxis.set_major_locator(FixedLocator(ticks[::step]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: format_size(round(v))))
+    ax.set_xlabel("size (bytes, nccl-tests' convention)")
+
+
+def shared_legend(fig: Figure, axes: Iterable[Axes], title: str) -> None:
+    """One legend for the whole figure, right of the panels, from every panel's lines."""
+    handles: dict[str, Artist] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=False):
+            handles.setdefault(label, handle)
+        legend = ax.get_legend()
+        if legend is not None:
+            legend.remove()
+    if handles:
+        fig.legend(
+            list(handles.values()),
+            list(handles.keys()),
+            title=title,
+            loc="outside right upper",
+            fontsize="small",
+        )
+
+
+def plot_vs_size(points: pd.DataFrame, metric: str, ylabel: str, title: str) -> Figure | None:
+    """p50 line and p5-p95 band vs size; panels: mode (rows) x primitive (columns).
+
+    `points`: one row per sample (or per measurement without samples) with primitive, mode,
+    series, size_bytes and `metric`.
+    """
+    if points.empty:
+        return None
+    modes = sorted(points["mode"].unique())
+    primitives = sorted(points["primitive"].unique())
+    palette = dict(
+        zip(
+            sorted(points["series"].unique()),
+            sns.color_palette("tab10", points["series"].nunique()),
+            strict=True,
+        )
+    )
+    with sns.axes_style(STYLE):
+        fig = new_figure(len(modes), len(primitives))
+        axes = fig.subplots(len(modes), len(primitives), squeeze=False)
+        for i, mode in enumerate(modes):
+            for j, primitive in enumerate(primitives):
+                ax = axes[i][j]
+                panel = points[(points["mode"] == mode) & (points["primitive"] == primitive)]
+                if panel.empty:
+                    ax.set_visible(False)
+                    continue
+                ax.set_title(f"{primitive} · {mode}", fontsize="medium")
+                sns.lineplot(
+                    data=panel,
+                    x="size_bytes",
+                    y=metric,
+                    hue="series",
+                    palette=palette,
+                    estimator="median",
+                    errorbar=("pi", 90),
+                    marker="o",
+                    markersize=4,
+                    ax=ax,
+                )
+                size_axis(ax, panel["size_bytes"].unique())
+                ax.set_yscale("log")
+                ax.set_ylabel(ylabel)
+        shared_legend(fig, axes.flat, "line")
+        fig.suptitle(title)
+    return fig
+
+
+def plot_scaling(rows: pd.DataFrame) -> Figure | None:
+    """p50 time and busbw vs world size at a few sizes, one column per primitive.
+
+    `rows`: results rows of one mode with a `size` label column and `source`; only primitives
+    measured at two or more world sizes.
+    """
+    if rows.empty:
+        return None
+    primitives = sorted(rows["primitive"].unique())
+    several_sources = rows["source"].nunique() > 1
+    with sns.axes_style(STYLE):
+        fig = new_figure(2, len(primitives))
+        axes = fig.subplots(2, len(primitives), squeeze=False)
+        for j, primitive in enumerate(primitives):
+            panel = rows[rows["primitive"] == primitive]
+            for i, (metric, label) in enumerate(
+                (("time_us_p50", "time p50 (µs)"), ("busbw_GBps", "busbw (GB/s)"))
+            ):
+                ax = axes[i][j]
+                sns.lineplot(
+                    data=panel,
+                    x="world_size",
+                    y=metric,
+                    hue="size",
+                    style="source" if several_sources else None,
+                    marker="o",
+                    errorbar=None,
+                    ax=ax,
+                )
+                ax.set_xticks(sorted(panel["world_size"].unique()))
+                ax.set_xlabel("world size (ranks)")
+                ax.set_ylabel(label)
+                if metric == "time_us_p50":
+                    ax.set_yscale("log")
+                ax.set_title(f"{primitive} · {panel['mode'].iloc[0]}", fontsize="medium")
+        shared_legend(fig, axes.flat, "size · run")
+        fig.suptitle("Scaling with world size")
+    return fig
+
+
+def plot_ddp_scaling(ddp: pd.DataFrame) -> Figure | None:
+    """DDP samples/s and scaling efficiency vs world size, one line per strategy (and source)."""
+    if ddp.empty or ddp["world_size"].nunique() < 2:
+        return None
+    several_sources = ddp["source"].nunique() > 1
+    has_efficiency = ddp["scaling_efficiency"].notna().any()
+    panels = [("samples_per_s", "samples/s (whole job)")]
+    if has_efficiency:
+        panels.append(("scaling_efficiency", "scaling efficiency"))
+    with sns.axes_style(STYLE):
+        fig = new_figure(1, len(panels))
+        axes = fig.subplots(1, len(panels), squeeze=False)[0]
+        for ax, (metric, label) in zip(axes, panels, strict=True):
+            sns.lineplot(
+                data=ddp,
+                x="world_size",
+                y=metric,
+                hue="strategy",
+                style="source" if several_sources else None,
+                marker="o",
+                errorbar=None,
+                ax=ax,
+            )
+            ax.set_xticks(sorted(ddp["world_size"].unique()))
+            ax.set_xlabel("world size (ranks)")
+            ax.set_ylabel(label)
+            if metric == "scaling_efficiency":
+                ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
+        shared_legend(fig, axes, "strategy · run")
+        fig.suptitle("DDP training throughput")
+    return fig
+
+
+def plot_ddp_split(split: pd.DataFrame) -> Figure | None:
+    """Stacked bars per strategy: compute (ddp-nocomm p50) + communication (the rest), in ms.
+
+    `split`: source, world_size, strategy, compute_ms, comm_ms (one row per bar).
+    """
+    if split.empty:
+        return None
+    panels = list(split.groupby(["source", "world_size"], sort=True))
+    cols = min(3, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    colors = sns.color_palette("deep", 2)
+    with sns.axes_style(STYLE):
+        fig = new_figure(rows, cols)
+        axes = list(fig.subplots(rows, cols, squeeze=False).flat)
+        for ax, ((source, world_size), panel) in zip(axes, panels, strict=False):
+            x = np.arange(len(panel))
+            ax.bar(x, panel["compute_ms"], color=colors[0], label="compute (ddp-nocomm p50)")
+            ax.bar(
+                x,
+                panel["comm_ms"],
+                bottom=panel["compute_ms"],
+                color=colors[1],
+                label="communication (the rest)",
+            )
+            ax.set_xticks(x, panel["strategy"], rotation=30, ha="right")
+            ax.set_ylabel("step time p50 (ms)")
+            ax.set_title(f"{source} · {world_size} ranks", fontsize="medium")
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+        shared_legend(fig, fig.axes, "step time")
+        fig.suptitle("DDP strategies: where the step time goes")
+    return fig
+
+
+def plot_pairs(matrices: list[tuple[str, pd.DataFrame]]) -> Figure | None:
+    """send/recv all-pairs heatmaps: algbw (GB/s) for each ordered pair src -> dst."""
+    if not matrices:
+        return None
+    cols = min(4, len(matrices))
+    # One colour scale for every panel, so clusters and world sizes compare by colour too.
+    values = np.concatenate([m.to_numpy().ravel() for _, m in matrices])
+    vmin, vmax = float(np.nanmin(values)), float(np.nanmax(values))
+    rows = math.ceil(len(matrices) / cols)
+    with sns.axes_style("white"):
+        fig = new_figure(rows, cols, width=4.2, height=3.6)
+        axes = list(fig.subplots(rows, cols, squeeze=False).flat)
+        for ax, (title, matrix) in zip(axes, matrices, strict=False):
+            sns.heatmap(
+                matrix,
+                annot=True,
+                fmt=".3g",
+                cmap="viridis",
+                vmin=vmin,
+                vmax=vmax,
+                cbar_kws={"label": "algbw (GB/s)"},
+                ax=ax,
+            )
+            ax.set_xlabel("dst rank")
+            ax.set_ylabel("src rank")
+            ax.set_title(title, fontsize="medium")
+        for ax in axes[len(matrices) :]:
+            ax.set_visible(False)
+        fig.suptitle("send/recv, every ordered pair (empty: not measured)")
+    return fig
+
+
+def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
+    """Speedup (baseline p50 / this p50) vs size; panels: mode x primitive."""
+    if ratios.empty:
+        return None
+    modes = sorted(ratios["mode"].unique())
+    primitives = sorted(ratios["primitive"].unique())
+    names = sorted(ratios["series"].unique())
+    palette = dict(zip(names, sns.color_palette("tab10", len(names)), strict=True))
+    with sns.axes_style(STYLE):
+        fig = new_figure(len(modes), len(primitives))
+        axes = fig.subplots(len(modes), len(primitives), squeeze=False)
+        for i, mode in enumerate(modes):
+            for j, primitive in enumerate(primitives):
+                ax = axes[i][j]
+                panel = ratios[(ratios["mode"] == mode) & (ratios["primitive"] == primitive)]
+                if panel.empty:
+                    ax.set_visible(False)
+                    continue
+                ax.set_title(f"{primitive} · {mode}", fontsize="medium")
+                sns.lineplot(
+                    data=panel,
+                    x="size_bytes",
+                    y="speedup",
+                    hue="series",
+                    palette=palette,
+                    marker="o",
+                    errorbar=None,
+                    ax=ax,
+                )
+                ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
+                size_axis(ax, panel["size_bytes"].unique())
+                # Linear from 0, so "1.8x faster" reads off the axis; 1 is marked.
+                ax.set_ylim(0, max(1.1, float(panel["speedup"].max()) * 1.1))
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.3g}×"))
+                ax.set_ylabel(f"speedup vs {baseline}")
+        shared_legend(fig, axes.flat, "line")
+        fig.suptitle(f"Runs compared: {baseline} p50 time / this run's p50 time (> 1: faster)")
+    return fig

@@ -1,0 +1,248 @@
+"""Read run directories into pandas: results rows (communication and DDP), their max-over-ranks
+samples and the manifests. pandas only: a report never imports torch.
+
+    runs = load_runs([Path("results/cluster-a"), Path("results/cluster-b")])
+
+An argument is a run directory (it holds results.csv) or a folder of them (searched recursively).
+Anything a report cannot trust stops it with one line (UsageError): a missing path, an empty,
+truncated or foreign CSV, a manifest of another schema version. Things that only limit what can be
+shown (no samples.csv, no manifest, a run without rows) become notes the report prints.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from distbench.collectors.schema import (
+    MANIFEST_JSON,
+    MAX_OVER_RANKS,
+    RESULTS_CSV,
+    SAMPLES_CSV,
+    SCHEMA_VERSION,
+    DdpRow,
+    ResultRow,
+    SampleRow,
+)
+from distbench.parse import UsageError
+
+SAMPLE_COLUMNS = ("measurement", "rank", "trial", "iter", "time_us")
+"""The samples.csv columns a report reads (loss is optional: DDP rows only)."""
+
+
+def numeric_columns(row_type: type) -> list[str]:
+    """Columns declared int or float in a schema dataclass (annotations are strings here)."""
+    return [f.name for f in fields(row_type) if str(f.type) in ("int", "float")]
+
+
+@dataclass
+class RunData:
+    """One run directory as read from disk."""
+
+    path: Path
+    name: str
+    """Unique short name of the run (its run_id, suffixed when two directories share one)."""
+    argument: int
+    """Index of the command-line argument it was found under."""
+    kind: str
+    """comm (ResultRow) or ddp (DdpRow)."""
+    rows: pd.DataFrame
+    samples: pd.DataFrame | None
+    manifest: dict[str, Any] | None
+
+
+@dataclass
+class Loaded:
+    """Every run of a report, concatenated; each frame carries `run` and `argument` columns."""
+
+    runs: list[RunData]
+    comm: pd.DataFrame
+    ddp: pd.DataFrame
+    samples: pd.DataFrame
+    """rank -1 samples of every run: run, measurement, trial, iter, time_us."""
+    notes: list[str] = field(default_factory=list)
+    """What could not be shown, and why."""
+
+
+def find_run_dirs(path: Path) -> list[Path]:
+    """The run directories at or below `path` (each holds results.csv), sorted."""
+    if not path.exists():
+        raise UsageError(f"{path} does not exist: give a run directory or a folder of them")
+    if path.is_file():
+        if path.name == RESULTS_CSV:
+            return [path.parent]
+        raise UsageError(f"{path} is a file: give a run directory (it holds {RESULTS_CSV})")
+    found = sorted({p.parent for p in path.rglob(RESULTS_CSV) if p.is_file()})
+    if not found:
+        raise UsageError(f"{path} holds no run: no {RESULTS_CSV} in it or below it")
+    return found
+
+
+def read_csv_strings(path: Path, required: list[str] | tuple[str, ...], what: str) -> pd.DataFrame:
+    """A CsvSink file as strings, refusing empty, truncated and foreign files with one line."""
+    try:
+        text_size = path.stat().st_size
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror}") from None
+    if text_size == 0:
+        raise UsageError(f"{path} is empty (not even a header): it is not a distbench {what}")
+    with open(path, "rb") as handle:
+        handle.seek(-1, 2)
+        if handle.read(1) != b"\n":
+            raise UsageError(
+                f"{path} is truncated: its last line is incomplete (distbench writes whole lines)"
+            )
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise UsageError(f"{path} is not a readable CSV: {first}") from None
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        shown = ", ".join(missing[:5]) + more
+        raise UsageError(f"{path} is not a distbench {what}: it lacks the columns {shown}")
+    short = frame[list(required)].isna().any(axis=1)
+    if short.any():
+        line = int(short.to_numpy().nonzero()[0][0]) + 2  # header is line 1
+        raise UsageError(f"{path} is truncated or damaged: line {line} has too few fields")
+    return frame
+
+
+def convert_numeric(frame: pd.DataFrame, columns: list[str], path: Path) -> pd.DataFrame:
+    """Numbers from strings; an empty cell is NaN, any other non-number is an error."""
+    for column in columns:
+        if column not in frame.columns:
+            continue
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = values.isna() & (frame[column].str.strip() != "")
+        if bad.any():
+            index = int(bad.to_numpy().nonzero()[0][0])
+            raise UsageError(
+                f"{path} line {index + 2}: column {column} holds "
+                f"'{frame[column].iloc[index]}', not a number"
+            )
+        frame[column] = values
+    return frame
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any] | None:
+    """manifest.json, or None when missing; another schema version is refused."""
+    path = run_dir / MANIFEST_JSON
+    if not path.exists():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{path} is not readable JSON: {error}") from None
+    if not isinstance(manifest, dict):
+        raise UsageError(f"{path} is not a distbench manifest: expected a JSON object")
+    version = manifest.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise UsageError(
+            f"{path} has schema_version {version!r}; this distbench reads version "
+            f"{SCHEMA_VERSION}: report it with the distbench that wrote it"
+        )
+    return manifest
+
+
+def read_results(run_dir: Path) -> tuple[str, pd.DataFrame]:
+    """results.csv of one run: ('comm' | 'ddp', typed rows)."""
+    path = run_dir / RESULTS_CSV
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        header = handle.readline().strip().split(",")
+    row_type: type = DdpRow if "strategy" in header else ResultRow
+    required = [f.name for f in fields(row_type)]
+    frame = read_csv_strings(path, required, f"{RESULTS_CSV} ({row_type.__name__} columns)")
+    frame = convert_numeric(frame, numeric_columns(row_type), path)
+    key_numbers = ["world_size"] + (["size_bytes"] if row_type is ResultRow else [])
+    for column in key_numbers:
+        if frame[column].isna().any():
+            raise UsageError(f"{path}: column {column} has empty cells; every row needs one")
+    return ("ddp" if row_type is DdpRow else "comm"), frame
+
+
+def read_samples(run_dir: Path) -> pd.DataFrame | None:
+    """rank -1 rows of samples.csv (None when the file is missing)."""
+    path = run_dir / SAMPLES_CSV
+    if not path.exists():
+        return None
+    frame = read_csv_strings(path, SAMPLE_COLUMNS, SAMPLES_CSV)
+    frame = convert_numeric(frame, [c for c in numeric_columns(SampleRow) if c in frame], path)
+    frame = frame[frame["rank"] == MAX_OVER_RANKS]
+    return frame[["measurement", "trial", "iter", "time_us"]].reset_index(drop=True)
+
+
+def read_run(run_dir: Path, argument: int) -> RunData:
+    manifest = read_manifest(run_dir)
+    kind, rows = read_results(run_dir)
+    samples = read_samples(run_dir)
+    if len(rows):
+        name = str(rows["run_id"].iloc[0]) or run_dir.name
+    else:
+        name = str((manifest or {}).get("run_id") or run_dir.name)
+    return RunData(run_dir, name, argument, kind, rows, samples, manifest)
+
+
+def unique_names(runs: list[RunData]) -> None:
+    """Two directories with the same run_id (copies) get -2, -3 ... so rows never mix."""
+    seen: dict[str, int] = {}
+    for run in runs:
+        count = seen.get(run.name, 0) + 1
+        seen[run.name] = count
+        if count > 1:
+            run.name = f"{run.name}-{count}"
+
+
+def load_runs(paths: list[Path]) -> Loaded:
+    """Every run under `paths`; raises UsageError for input a report cannot trust."""
+    if not paths:
+        raise UsageError("give at least one run directory, e.g. distbench report results/")
+    runs: list[RunData] = []
+    seen: set[Path] = set()
+    for argument, path in enumerate(paths):
+        for run_dir in find_run_dirs(Path(path)):
+            if run_dir.resolve() in seen:
+                continue
+            seen.add(run_dir.resolve())
+            runs.append(read_run(run_dir, argument))
+    unique_names(runs)
+    notes: list[str] = []
+    for run in runs:
+        if run.manifest is None:
+            notes.append(f"{run.path}: no {MANIFEST_JSON}: its hardware and software are unknown")
+        elif run.manifest.get("status") not in (None, "completed"):
+            notes.append(f"{run.path}: the run's status is '{run.manifest.get('status')}'")
+        if not len(run.rows):
+            notes.append(f"{run.path}: {RESULTS_CSV} has no rows; nothing of this run is shown")
+        elif run.samples is None and run.kind == "comm":
+            notes.append(f"{run.path}: no {SAMPLES_CSV}, so its figures have no sample bands")
+    with_rows = [run for run in runs if len(run.rows)]
+    if not with_rows:
+        where = ", ".join(str(p) for p in paths)
+        raise UsageError(f"nothing to report: no run under {where} has a row in {RESULTS_CSV}")
+    return Loaded(
+        runs=runs,
+        comm=concat_rows([r for r in with_rows if r.kind == "comm"], ResultRow),
+        ddp=concat_rows([r for r in with_rows if r.kind == "ddp"], DdpRow),
+        samples=concat_samples(with_rows),
+        notes=notes,
+    )
+
+
+def concat_rows(runs: list[RunData], row_type: type) -> pd.DataFrame:
+    frames = [run.rows.assign(run=run.name, argument=run.argument) for run in runs]
+    if not frames:
+        return pd.DataFrame(columns=[*[f.name for f in fields(row_type)], "run", "argument"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def concat_samples(runs: list[RunData]) -> pd.DataFrame:
+    frames = [run.samples.assign(run=run.name) for run in runs if run.samples is not None]
+    if not frames:
+        return pd.DataFrame(columns=["measurement", "trial", "iter", "time_us", "run"])
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,188 @@
+"""Write a report's sections as one self-contained HTML page and as GitHub-flavoured Markdown.
+
+The page embeds every figure as a base64 PNG data URI and carries its CSS inline: no scripts,
+fonts, stylesheets or links to fetch, so it opens from disk, from an e-mail or from a CI artifact.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
+       max-width: 1400px; padding: 0 1.5rem; color: #1f2328; background: #ffffff;
+       line-height: 1.45; }
+div.scroll { overflow-x: auto; }
+h1 { border-bottom: 2px solid #d0d7de; padding-bottom: .3rem; }
+h2 { border-bottom: 1px solid #d0d7de; padding-bottom: .2rem; margin-top: 2.2rem; }
+p.lead, p.note { color: #57606a; }
+table { border-collapse: collapse; margin: .8rem 0 1.4rem; font-size: .86rem; }
+th, td { border: 1px solid #d0d7de; padding: .25rem .55rem; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.differs th { background: #fff8c5; }
+caption { caption-side: top; text-align: left; font-weight: 600; padding: .3rem 0; }
+figure { margin: 1rem 0 2rem; }
+figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
+figcaption { color: #57606a; font-size: .9rem; margin-top: .3rem; }
+ul.notes li { color: #9a6700; }
+details summary { cursor: pointer; color: #0969da; }
+footer { color: #57606a; font-size: .8rem; margin-top: 3rem; }
+"""
+
+
+@dataclass(frozen=True)
+class FigureOut:
+    """A figure written as PNG: its file, what it shows, and its bytes for the page."""
+
+    name: str
+    caption: str
+    png: bytes
+
+
+@dataclass(frozen=True)
+class TableOut:
+    """A table of display strings (already formatted) with its column headings."""
+
+    title: str
+    frame: pd.DataFrame
+    note: str = ""
+    numeric: tuple[str, ...] = ()
+    """Columns to right-align."""
+    markdown: bool = True
+    """False: HTML only (long tables)."""
+    collapsed: bool = False
+    """HTML: inside a <details> element."""
+    highlight: tuple[int, ...] = ()
+    """Row positions to mark (e.g. manifest fields that differ between runs)."""
+
+
+@dataclass
+class Section:
+    title: str
+    text: str = ""
+    figures: list[FigureOut] = field(default_factory=list)
+    tables: list[TableOut] = field(default_factory=list)
+
+
+def format_number(value: object, digits: int = 4) -> str:
+    """3 significant digits and no exponent below 10,000; thousands separators above."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    number = float(value)  # type: ignore[arg-type]
+    if math.isnan(number):
+        return "—"
+    if math.isinf(number):
+        return "∞"
+    if abs(number) >= 10_000:
+        return f"{number:,.0f}"
+    return f"{number:.{digits}g}"
+
+
+def html_table(table: TableOut) -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.frame.columns)
+    body = []
+    for position, row in enumerate(table.frame.itertuples(index=False)):
+        cells = []
+        for column, value in zip(table.frame.columns, row, strict=True):
+            css = ' class="num"' if column in table.numeric else ""
+            cells.append(f"<td{css}>{html.escape(str(value))}</td>")
+        css = ' class="differs"' if position in table.highlight else ""
+        body.append(f"<tr{css}>{''.join(cells)}</tr>")
+    note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
+    grid = (
+        f'<div class="scroll"><table><caption>{html.escape(table.title)}</caption>'
+        f"<thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
+    if table.collapsed:
+        grid = f"<details><summary>{html.escape(table.title)}</summary>{grid}</details>"
+    return note + grid
+
+
+def render_html(
+    title: str, lead: str, sections: list[Section], notes: list[str], footer: str
+) -> str:
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        f'<p class="lead">{html.escape(lead)}</p>',
+    ]
+    for section in sections:
+        parts.append(f"<section><h2>{html.escape(section.title)}</h2>")
+        if section.text:
+            parts.append(f"<p>{html.escape(section.text)}</p>")
+        for figure in section.figures:
+            data = base64.b64encode(figure.png).decode("ascii")
+            parts.append(
+                f'<figure><img src="data:image/png;base64,{data}" '
+                f'alt="{html.escape(figure.caption)}">'
+                f"<figcaption>{html.escape(figure.caption)} ({html.escape(figure.name)})"
+                "</figcaption></figure>"
+            )
+        parts.extend(html_table(table) for table in section.tables)
+        parts.append("</section>")
+    if notes:
+        items = "".join(f"<li>{html.escape(note)}</li>" for note in notes)
+        parts.append(f'<section><h2>What could not be shown</h2><ul class="notes">{items}</ul>')
+        parts.append("</section>")
+    parts.append(f"<footer>{html.escape(footer)}</footer></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def markdown_cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(table: TableOut) -> str:
+    columns = list(table.frame.columns)
+    align = ["---:" if c in table.numeric else "---" for c in columns]
+    lines = [
+        f"**{table.title}**",
+        "",
+        "| " + " | ".join(markdown_cell(c) for c in columns) + " |",
+        "| " + " | ".join(align) + " |",
+    ]
+    for position, row in enumerate(table.frame.itertuples(index=False)):
+        cells = [markdown_cell(v) for v in row]
+        if position in table.highlight and cells:
+            cells[0] = f"**{cells[0]}**"
+        lines.append("| " + " | ".join(cells) + " |")
+    if table.note:
+        lines += ["", table.note]
+    return "\n".join(lines)
+
+
+def render_markdown(
+    title: str, lead: str, sections: list[Section], notes: list[str], footer: str
+) -> str:
+    parts = [f"# {title}", "", lead, ""]
+    for section in sections:
+        tables = [t for t in section.tables if t.markdown]
+        if not tables and not section.figures:
+            continue
+        parts += [f"## {section.title}", ""]
+        if section.text:
+            parts += [section.text, ""]
+        for table in tables:
+            parts += [markdown_table(table), ""]
+        if section.figures:
+            names = ", ".join(f"`{figure.name}`" for figure in section.figures)
+            parts += [f"Figures: {names} (embedded in report.html).", ""]
+    if notes:
+        parts += ["## What could not be shown", ""] + [f"- {note}" for note in notes] + [""]
+    parts += [f"_{footer}_", ""]
+    return "\n".join(parts)
+
+
+def write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
