@@ -412,19 +412,31 @@ def test_nightly_gates_an_existing_run(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "--bootstrap" in missing.stderr
 
 
-# ---- a real run, read back --------------------------------------------------------------------
+# ---- a real sweep, gated --------------------------------------------------------------------
+
+TINY_SWEEP = """
+backends = ["gloo"]
+world_sizes = [2]
+primitives = ["allreduce"]
+sizes = ["1K", "64K"]
+iters = 3
+warmup = 1
+trials = 3
+"""
 
 
 @pytest.mark.slow
-def test_compare_reads_a_real_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run = tmp_path / "run"
-    args = ["allreduce", "--backend", "gloo", "--sizes", "1K,64K", "--iters", "3"]
-    args += ["--warmup", "1", "--trials", "3", "--out", str(run)]
-    assert run_cli(args) == 0
-    capsys.readouterr()
-    code, out, _ = cli(["compare", str(run), str(run), "--format", "json"], capsys)
-    body = json.loads(out)
-    assert code == 0
+def test_nightly_sweeps_bootstraps_and_gates_a_real_run(tmp_path: Path) -> None:
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY_SWEEP)
+    run, store = tmp_path / "night1", str(tmp_path / "store")
+    args = ["--config", str(config), "--out", str(run), "--store", store, "--no-report"]
+    first = nightly([*args, "--bootstrap"], tmp_path)
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    # The same run against its own copy in the store: every row matches and nothing changed.
+    second = nightly(["--run-dir", str(run), "--store", store, "--no-report"], tmp_path)
+    assert second.returncode == 0, second.stderr
+    body = json.loads((run / "compare.json").read_text())
     assert [r["verdict"] for r in body["rows"]] == [UNCHANGED, UNCHANGED]
     assert [r["ratio"] for r in body["rows"]] == [1.0, 1.0]
     assert {r["key"]["size_bytes"] for r in body["rows"]} == {"1024", "65536"}
