@@ -1,0 +1,247 @@
+"""Every primitive: nccl-tests' busbw factors and size conventions (exact, no group needed), the
+check patterns, and every command end to end on real gloo groups with --check."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+import torch
+
+from distbench.parse import UsageError
+from distbench.primitive_options import check_counts, parse_primitives, parse_root
+from distbench.primitives import COMMANDS, PRIMITIVES, checkdata
+from distbench.primitives.base import Context, root_ranks
+from tests.conftest import run_cli
+
+CPU = torch.device("cpu")
+TINY = ("--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1", "--trials", "2")
+
+
+def context(world_size: int, rank: int = 0) -> Context:
+    """A rank's view without a process group: enough to build cases (nothing runs)."""
+    return Context(
+        rank=rank,
+        world_size=world_size,
+        device=CPU,
+        backend="gloo",
+        global_ranks=tuple(range(world_size)),
+    )
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+# --- busbw factors (METHOD.md: nccl-tests, src/<collective>.cu) ---------------------------------
+
+FACTORS = {
+    "all_reduce": lambda n: 2 * (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "all_to_all": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+    "send_recv": lambda n: 1.0,
+}
+
+
+def test_every_primitive_has_a_command_and_a_factor() -> None:
+    assert set(PRIMITIVES) == set(FACTORS)
+    assert set(COMMANDS.values()) == set(PRIMITIVES)
+
+
+@pytest.mark.parametrize("name", sorted(FACTORS))
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 8, 64])
+def test_busbw_factor(name: str, n: int) -> None:
+    assert PRIMITIVES[name].busbw_factor(n) == FACTORS[name](n)
+
+
+def test_busbw_factor_values() -> None:
+    assert PRIMITIVES["all_gather"].busbw_factor(4) == 0.75
+    assert PRIMITIVES["all_to_all"].busbw_factor(3) == 2 / 3
+    assert PRIMITIVES["reduce_scatter"].busbw_factor(1) == 0.0
+    assert PRIMITIVES["broadcast"].busbw_factor(8) == 1.0
+
+
+# --- sizes ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["all_gather", "reduce_scatter", "all_to_all"])
+def test_gather_type_size_is_the_whole_buffer_rounded_to_whole_elements_per_rank(
+    name: str,
+) -> None:
+    prim = PRIMITIVES[name]
+    # 1K of float32 at 3 ranks: 256 elements -> 255 (85 per rank), 1020 bytes.
+    [case] = prim.build_cases(context(3), 1024, torch.float32, "sum", "0")
+    assert (case.size_bytes, case.count) == (1020, 255)
+    # At 2 ranks nothing is rounded: the whole buffer is the size asked for.
+    [case] = prim.build_cases(context(2), 1024, torch.float32, "sum", "0")
+    assert (case.size_bytes, case.count) == (1024, 256)
+    # bf16 at 3 ranks: 1000 B = 500 elements -> 498.
+    [case] = prim.build_cases(context(3), 1000, torch.bfloat16, "sum", "0")
+    assert (case.size_bytes, case.count) == (996, 498)
+    assert prim.count_multiple(3) == 3
+
+
+@pytest.mark.parametrize("name", ["all_reduce", "broadcast", "reduce", "send_recv"])
+def test_per_rank_size_is_one_buffer(name: str) -> None:
+    cases = PRIMITIVES[name].build_cases(context(3), 1024, torch.float32, "sum", "0")
+    assert {(c.size_bytes, c.count) for c in cases} == {(1024, 256)}
+    assert PRIMITIVES[name].count_multiple(3) == 1
+
+
+def test_all_gather_buffers_are_per_rank_chunk_and_whole() -> None:
+    # The rounding must leave every rank count/n elements: all_gather of 1K at 3 ranks sends 85.
+    count = 255
+    assert count % 3 == 0 and count // 3 == 85
+
+
+@pytest.mark.parametrize("name", ["broadcast", "reduce"])
+def test_root_all_gives_one_case_per_root_sharing_a_buffer(name: str) -> None:
+    prim = PRIMITIVES[name]
+    cases = prim.build_cases(context(3), 64, torch.float32, "sum", "all")
+    assert [c.labels["root"] for c in cases] == ["0", "1", "2"]
+    assert prim.case_count(3, "all", {}) == 3
+    assert prim.case_count(3, "2", {}) == 1
+    assert [c.labels["root"] for c in prim.build_cases(context(3), 64, torch.float32, "sum", "2")]
+    assert root_ranks("all", 4) == [0, 1, 2, 3]
+    assert root_ranks("1", 4) == [1]
+
+
+def test_check_counts_refuses_empty_ranks_and_notes_rounding() -> None:
+    assert check_counts(["all_reduce"], [1024], ["float32"], [3]) is None
+    assert check_counts(["all_gather"], [1024], ["float32"], [2, 4]) is None
+    note = check_counts(["all_gather", "all_to_all"], [1024], ["float32"], [3])
+    assert note is not None
+    assert "all_gather, all_to_all" in note and "1K -> 1020 B" in note
+    with pytest.raises(UsageError, match="at least 12 B"):
+        check_counts(["all_gather"], [8], ["float32"], [3])
+    with pytest.raises(UsageError, match="at least 4 B"):
+        check_counts(["all_reduce"], [2], ["float32"], [3])
+
+
+def test_parse_root_and_primitives() -> None:
+    assert parse_root("all") == "all"
+    assert parse_root(" 2 ") == "2"
+    for bad in ("-1", "x", "1.5", ""):
+        with pytest.raises(UsageError, match="is not a rank"):
+            parse_root(bad)
+    assert parse_primitives("allreduce,sendrecv,all_gather") == (
+        "all_reduce",
+        "send_recv",
+        "all_gather",
+    )
+    assert parse_primitives("all") == tuple(PRIMITIVES)
+    with pytest.raises(UsageError, match="unknown primitive 'gather'"):
+        parse_primitives("gather")
+
+
+# --- check data for primitives that move data -------------------------------------------------
+
+DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int8,
+    torch.uint8,
+    torch.int32,
+    torch.int64,
+]
+
+
+def test_move_period_is_the_dtypes_exact_range() -> None:
+    assert checkdata.move_period(torch.int8) == 128
+    assert checkdata.move_period(torch.uint8) == 256
+    assert checkdata.move_period(torch.bfloat16) == 257
+    assert checkdata.move_period(torch.float16) == 2049
+    assert checkdata.move_period(torch.float32) == 1 << 16
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fill_pattern_is_exact_and_differs_by_offset(dtype: torch.dtype) -> None:
+    count = 3000
+    for offset in (0, 1, 7):
+        data = checkdata.fill_pattern(count, offset, dtype, CPU)
+        expected = checkdata.expected_pattern(count, offset, dtype, CPU)
+        assert checkdata.count_wrong(data, expected) == 0
+    # A receive buffer pre-filled with the next offset is wrong at every element: a lost message
+    # or a chunk from the wrong rank cannot pass the check.
+    other = checkdata.fill_pattern(count, 1, dtype, CPU)
+    assert checkdata.count_wrong(other, checkdata.expected_pattern(count, 0, dtype, CPU)) == count
+    assert checkdata.expected_pattern(5, 3, dtype, CPU).tolist() == [3.0, 4.0, 5.0, 6.0, 7.0]
+
+
+# --- end to end on gloo ------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("command", "primitive", "extra"),
+    [
+        ("broadcast", "broadcast", ("--root", "1")),
+        ("reduce", "reduce", ("--root", "all", "--op", "max")),
+        ("allgather", "all_gather", ()),
+        ("reducescatter", "reduce_scatter", ("--dtype", "bfloat16")),
+        ("alltoall", "all_to_all", ("--mode", "latency")),
+    ],
+)
+def test_command_checks_bit_exact_at_world_size_2(
+    command: str, primitive: str, extra: tuple[str, ...], tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    result = run_cli(command, *TINY, "--world-sizes", "2", "--check", "--out", str(out), *extra)
+    assert result.returncode == 0, result.stderr
+    rows = read_csv(out / "results.csv")
+    roots = 2 if "all" in extra else 1
+    assert len(rows) == 2 * roots
+    assert {r["primitive"] for r in rows} == {primitive}
+    assert {r["wrong"] for r in rows} == {"0"}
+    assert {r["size_bytes"] for r in rows} == {"1024", "65536"}
+    if primitive in ("broadcast", "reduce"):
+        assert {r["root"] for r in rows} == ({"0", "1"} if roots == 2 else {"1"})
+    assert f"# {primitive}" in result.stdout
+
+
+@pytest.mark.slow
+def test_sweep_every_primitive_at_world_size_3_checks_and_rounds(tmp_path: Path) -> None:
+    """One launch covers every primitive at 3 ranks, where 1K does not divide into 3 ranks."""
+    out = tmp_path / "run"
+    result = run_cli(
+        "sweep",
+        "--primitives",
+        "all",
+        *TINY,
+        "--world-sizes",
+        "3",
+        "--check",
+        "--root",
+        "all",
+        "--pattern",
+        "all",
+        "--window",
+        "4",
+        "--out",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "round sizes down to whole elements per rank" in result.stderr
+    rows = read_csv(out / "results.csv")
+    assert {r["wrong"] for r in rows} == {"0"}
+    by_primitive: dict[str, list[dict[str, str]]] = {}
+    for row in rows:
+        by_primitive.setdefault(row["primitive"], []).append(row)
+    assert set(by_primitive) == set(PRIMITIVES)
+    for name in ("all_gather", "reduce_scatter", "all_to_all"):
+        sizes = [(r["size_bytes"], r["requested_bytes"]) for r in by_primitive[name]]
+        assert sizes == [("1020", "1024"), ("65532", "65536")]
+        assert {float(r["busbw_factor"]) for r in by_primitive[name]} == {2 / 3}
+    assert len(by_primitive["broadcast"]) == 2 * 3  # 2 sizes x 3 roots
+    # sendrecv, pairs 0:1: pingpong + window + ring per size.
+    patterns = [r["pattern"] for r in by_primitive["send_recv"]]
+    assert patterns == ["pingpong", "window=4", "ring"] * 2
+    assert {r["world_size"] for r in rows} == {"3"}
+    assert len({r["measurement"] for r in rows}) == len(rows)

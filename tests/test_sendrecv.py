@@ -1,0 +1,182 @@
+"""send/recv: the option parsers, which cases a size gives, how a sample is scaled to one message,
+and `distbench sendrecv --pairs all` on a real 3-rank gloo group."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+import torch
+
+from distbench.cli import run_cli as run_in_process
+from distbench.parse import UsageError
+from distbench.primitive_options import (
+    PrimitiveArgs,
+    build_primitive_options,
+    parse_pairs,
+    parse_patterns,
+    parse_window,
+)
+from distbench.primitives.base import Context
+from distbench.primitives.send_recv import SendRecv, pattern_cases, resolve_pairs
+from tests.conftest import run_cli
+
+
+def context(world_size: int) -> Context:
+    return Context(
+        rank=0,
+        world_size=world_size,
+        device=torch.device("cpu"),
+        backend="gloo",
+        global_ranks=tuple(range(world_size)),
+    )
+
+
+def test_parse_pairs() -> None:
+    assert parse_pairs("0:1") == [[0, 1]]
+    assert parse_pairs(" 1:0 , 0:2,1:0") == [[1, 0], [0, 2]]
+    assert parse_pairs("ALL") == "all"
+    for bad, message in (("0-1", "is not SRC:DST"), ("1:1", "to itself"), ("", "not a list")):
+        with pytest.raises(UsageError, match=message):
+            parse_pairs(bad)
+
+
+def test_parse_patterns_and_window() -> None:
+    assert parse_patterns("ring") == ["ring"]
+    assert parse_patterns("window,pingpong,window") == ["window", "pingpong"]
+    assert parse_patterns("all") == ["pingpong", "window", "ring"]
+    with pytest.raises(UsageError, match="unknown --pattern 'bw'"):
+        parse_patterns("bw")
+    assert parse_window("16") == 16
+    with pytest.raises(UsageError, match="at least 1"):
+        parse_window("0")
+    with pytest.raises(UsageError, match="at most 1024"):
+        parse_window("5000")
+
+
+def test_all_pairs_are_every_ordered_pair() -> None:
+    assert resolve_pairs("all", 3) == [(0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)]
+    assert len(resolve_pairs("all", 8)) == 56
+    assert resolve_pairs([[2, 0]], 3) == [(2, 0)]
+    assert resolve_pairs(None, 4) == [(0, 1)]
+
+
+def test_cases_per_size() -> None:
+    prim = SendRecv()
+    options = {"patterns": ["pingpong", "window", "ring"], "pairs": "all"}
+    assert prim.case_count(3, "0", options) == 6 + 6 + 1
+    assert pattern_cases(2, {"patterns": ["ring"]}) == [("ring", -1, -1)]
+    assert prim.case_count(4, "0", {}) == 2  # default: pingpong and window, pair 0:1
+
+
+def test_a_sample_is_scaled_to_one_message() -> None:
+    """ping-pong: round trip / 2; a window of W: / W; bidirectional: / 2W (bytes both ways)."""
+    prim = SendRecv()
+    options = {"patterns": ["pingpong", "window", "ring"], "window": 16}
+    cases = prim.build_cases(context(2), 1024, torch.float32, "sum", "0", options)
+    assert [(c.labels["pattern"], c.ops_per_run) for c in cases] == [
+        ("pingpong", 2),
+        ("window=16", 16),
+        ("ring", 1),
+    ]
+    assert [(c.labels["src"], c.labels["dst"]) for c in cases] == [
+        ("0", "1"),
+        ("0", "1"),
+        ("all", "next"),
+    ]
+    bidir = prim.build_cases(
+        context(2), 8, torch.int8, "sum", "0", {"patterns": ["window"], "bidirectional": True}
+    )
+    assert [(c.labels["pattern"], c.ops_per_run) for c in bidir] == [("bidir-window=64", 128)]
+    assert {c.size_bytes for c in cases} == {1024}
+
+
+def test_options_are_checked_against_the_world_sizes() -> None:
+    args = PrimitiveArgs(pairs="all", pattern="pingpong,window", window="8", bidirectional=True)
+    root, options = build_primitive_options(["send_recv"], args, [2, 3])
+    assert root == "0"
+    assert options == {
+        "patterns": ["pingpong", "window"],
+        "pairs": "all",
+        "window": 8,
+        "bidirectional": True,
+    }
+    with pytest.raises(UsageError, match="names rank 2, which world size 2 lacks"):
+        build_primitive_options(["send_recv"], PrimitiveArgs(pairs="0:2"), [2, 3])
+    with pytest.raises(UsageError, match="two ranks or more"):
+        build_primitive_options(["send_recv"], PrimitiveArgs(), [1])
+    with pytest.raises(UsageError, match="--window applies to --pattern window"):
+        build_primitive_options(["send_recv"], PrimitiveArgs(pattern="ring", window="4"), [2])
+    with pytest.raises(UsageError, match="--pairs applies to sendrecv only"):
+        build_primitive_options(["all_reduce"], PrimitiveArgs(pairs="0:1"), [2])
+
+
+ERRORS = [
+    (["sendrecv", "--pairs", "0-1"], "'0-1' is not SRC:DST"),
+    (["sendrecv", "--pairs", "0:5"], "names rank 5, which world size 2 lacks"),
+    (["sendrecv", "--window", "x"], "'x' is not a whole number"),
+    (["sendrecv", "--pattern", "ring", "--bidirectional"], "--bidirectional applies to"),
+    (["sendrecv", "--world-sizes", "1"], "sendrecv needs two ranks or more"),
+    (["broadcast", "--root", "2"], "--root 2 is not a rank at world size 2"),
+    (["reduce", "--root", "first"], "--root 'first' is not a rank"),
+    (["allreduce", "--root", "1"], "--root applies to broadcast and reduce only"),
+    (["allgather", "--window", "4"], "--window applies to sendrecv only"),
+    (["alltoall", "--sizes", "4", "--world-sizes", "2"], "use sizes of at least 8 B"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), ERRORS)
+def test_bad_primitive_options_are_one_line_and_exit_2(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    code = run_in_process([*args, "--backend", "gloo", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_pairs_all_at_world_size_3_measures_6_ordered_pairs(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = run_cli(
+        "sendrecv",
+        "--backend",
+        "gloo",
+        "--world-sizes",
+        "3",
+        "--sizes",
+        "8,64K",
+        "--pairs",
+        "all",
+        "--pattern",
+        "pingpong,window",
+        "--window",
+        "4",
+        "--bidirectional",
+        "--iters",
+        "3",
+        "--warmup",
+        "1",
+        "--trials",
+        "2",
+        "--check",
+        "--out",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr
+    with open(out / "results.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["primitive"] for r in rows} == {"send_recv"}
+    assert {r["wrong"] for r in rows} == {"0"}
+    pairs = [(r["src"], r["dst"]) for r in rows if r["pattern"] == "pingpong"]
+    expected = [("0", "1"), ("0", "2"), ("1", "0"), ("1", "2"), ("2", "0"), ("2", "1")]
+    assert pairs == expected * 2  # two sizes
+    assert [(r["src"], r["dst"]) for r in rows if r["pattern"] == "bidir-window=4"] == expected * 2
+    assert {r["busbw_factor"] for r in rows} == {"1.0"}
+    assert all(float(r["algbw_GBps"]) == float(r["busbw_GBps"]) for r in rows)
+    assert {r["size_bytes"] for r in rows} == {"8", "65536"}
+    assert "pattern" in result.stdout and "bidir-window=4" in result.stdout

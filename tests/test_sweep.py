@@ -1,0 +1,141 @@
+"""`distbench sweep`: the TOML matrix file, the options that may go with it, the shipped example run
+end to end (the nightly job's input), and several specs launched into one run directory."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from distbench.cli import run_cli as run_in_process
+from distbench.options import CommArgs
+from distbench.parse import UsageError
+from distbench.primitive_options import PrimitiveArgs
+from distbench.primitives import PRIMITIVES
+from distbench.run import execute
+from distbench.spec import CommSpec, LaunchSpec, RunSpec
+from distbench.sweep import load_config
+from tests.conftest import run_cli
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "ci" / "sweep-example.toml"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "sweep.toml"
+    path.write_text(text)
+    return path
+
+
+def test_config_reads_like_the_command_line(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        'backend = "gloo"\nworld-sizes = [2, 3]\nprimitives = ["allreduce", "sendrecv"]\n'
+        'sizes = ["1K", 4096]\ndtypes = ["float32", "bf16"]\niters = 3\ncheck = true\n'
+        'patterns = ["ring"]\nbidirectional = false\n',
+    )
+    config = load_config(path)
+    assert config.backends == ("gloo",)
+    assert config.primitives == ("all_reduce", "send_recv")
+    assert config.launch == {"world_sizes": "2,3"}
+    assert config.comm == CommArgs(sizes="1K,4096", dtype="float32,bf16", iters="3", check=True)
+    assert config.primitive_args == PrimitiveArgs(pattern="ring")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('primitives = ["allreduce"]\nsize = ["1K"]\n', "unknown key 'size'"),
+        ('primitives = ["allreduce"\n', "is not valid TOML"),
+        ('sizes = ["1K"]\n', "needs 'primitives'"),
+        ('primitives = ["allreduce"]\ncheck = "yes"\n', "'check' must be true or false"),
+        ('primitives = ["allreduce"]\nsizes = []\n', "'sizes' must be a non-empty list"),
+        ('primitives = ["allgather", "scatter"]\n', "unknown primitive 'scatter'"),
+    ],
+)
+def test_bad_config_is_a_usage_error(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        load_config(write(tmp_path, text))
+
+
+def test_the_shipped_example_covers_every_primitive() -> None:
+    config = load_config(EXAMPLE)
+    assert set(config.primitives) == set(PRIMITIVES)
+    assert config.backends == ("gloo",)
+    assert config.comm.check is True
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["sweep"], "sweep needs --primitives"),
+        (["sweep", "--primitives", "allreduce,gather"], "unknown primitive 'gather'"),
+        (["sweep", "--config", "missing.toml"], "--config missing.toml: no such file"),
+        (["sweep", "--config", str(EXAMPLE), "--sizes", "1K"], "--sizes cannot be combined"),
+        (["sweep", "--config", str(EXAMPLE), "--backend", "gloo"], "--backend cannot be combined"),
+        (["allreduce", "--config", str(EXAMPLE)], "--config applies to distbench sweep only"),
+    ],
+)
+def test_sweep_usage_errors_are_one_line_and_exit_2(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    code = run_in_process([*args, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_config_value_errors_name_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, 'backends = ["gloo"]\nprimitives = ["allreduce"]\nsizes = ["1Q"]\n')
+    code = run_in_process(["sweep", "--config", str(path), "--out", str(tmp_path / "run")])
+    assert code == 2
+    assert f"--config {path}: '1Q' has an unknown unit" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_shipped_example_runs_with_checks(tmp_path: Path) -> None:
+    """The nightly job's call: distbench sweep --config ci/sweep-example.toml --out DIR."""
+    out = tmp_path / "nightly"
+    result = run_cli("sweep", "--config", str(EXAMPLE), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    with open(out / "results.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["primitive"] for r in rows} == set(PRIMITIVES)
+    assert {r["world_size"] for r in rows} == {"2", "3"}
+    assert {r["dtype"] for r in rows} == {"float32", "bfloat16"}
+    assert {r["wrong"] for r in rows} == {"0"}
+    assert len({r["measurement"] for r in rows}) == len(rows)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+
+
+@pytest.mark.slow
+def test_several_specs_run_into_one_directory_with_unique_ids(tmp_path: Path) -> None:
+    """What a matrix over backends does (here gloo twice, as a CPU box has no NCCL)."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    launch = LaunchSpec(
+        backend="gloo", device="cpu", world_sizes=(2,), run_dir=str(run_dir), run_id="run"
+    )
+    workload = CommSpec(
+        primitives=("broadcast", "all_to_all"), sizes=(1024,), iters=2, warmup=1, trials=2
+    )
+    first = RunSpec(launch=launch, workload=workload)
+    second = RunSpec(launch=launch, workload=replace(workload, tag="again/"))
+    assert execute(first, title="sweep", more=[second]) == 0
+    with open(run_dir / "results.csv", newline="") as handle:
+        ids = [row["measurement"] for row in csv.DictReader(handle)]
+    assert ids == ["ws2/i0", "ws2/i1", "again/ws2/i0", "again/ws2/i1"]
+    assert (run_dir / "spec.json").exists() and (run_dir / "spec-gloo.json").exists()
+    assert sorted(p.name for p in (run_dir / "logs" / "gloo").glob("ws2-rank*.log")) == [
+        "ws2-rank0.log",
+        "ws2-rank1.log",
+    ]
+    assert (run_dir / "logs" / "ws2-rank0.log").exists()  # the last spec's logs stay in logs/
