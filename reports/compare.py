@@ -166,6 +166,12 @@ def compare_runs(
     for key, cur_row in current.rows.items():
         if key not in baseline.rows:
             rows.append(_one_sided(cur_row, ONLY_CURRENT, metric, "not in the baseline"))
+    if all(row.verdict in (SKIPPED, ONLY_BASELINE, ONLY_CURRENT) for row in rows):
+        kinds = sorted({baseline.rows[k].kind for k in common})
+        raise UsageError(
+            f"--metric {metric.name} does not exist for {' or '.join(kinds)} rows: "
+            "choose time_us_p50, busbw_GBps or samples_per_s (DDP)"
+        )
     notes = []
     for name in ("host", "torch", "cuda", "nccl", "gpus"):
         a, b = baseline.manifest.get(name), current.manifest.get(name)

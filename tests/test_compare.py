@@ -300,6 +300,8 @@ def test_ddp_rows_compare_step_time_and_samples_per_s(tmp_path: Path) -> None:
     a, b = write_run(tmp_path / "a", base), write_run(tmp_path / "b", cur)
     assert verdicts(a, b) == [REGRESSED, NOISE]
     assert verdicts(a, b, metric="samples_per_s") == [REGRESSED, NOISE]
+    with pytest.raises(UsageError, match="does not exist for ddp rows"):
+        verdicts(a, b, metric="algbw_GBps")
 
 
 def test_a_sweep_directory_of_runs_is_one_run(tmp_path: Path) -> None:
@@ -395,6 +397,7 @@ def nightly(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow  # not a group, but five distbench processes
 def test_nightly_gates_an_existing_run(tmp_path: Path) -> None:
     a, b = pair(tmp_path, SEPARATED, SEPARATED_SLOWER)
     store = str(tmp_path / "store")
