@@ -189,7 +189,8 @@ Pattern = Annotated[
     typer.Option(help="sendrecv: pingpong, window, ring (comma list, or all) [pingpong,window]."),
 ]
 Window = Annotated[
-    str | None, typer.Option(help="sendrecv: messages in flight per window, as osu_bw [64].")
+    str | None,
+    typer.Option(help="sendrecv: messages in flight per window [64; above 1M, 64M / size]."),
 ]
 Bidirectional = Annotated[
     bool,

@@ -13,7 +13,7 @@ from typing import Any
 from distbench.options import CommArgs, ResolvedLaunch, build_comm_spec
 from distbench.parse import UsageError, format_size, parse_int, parse_list
 from distbench.primitives import COMMANDS, PRIMITIVES, get_primitive
-from distbench.primitives.send_recv import DEFAULT_PATTERNS, DEFAULT_WINDOW, PATTERNS
+from distbench.primitives.send_recv import DEFAULT_PATTERNS, PATTERNS
 from distbench.spec import CommSpec
 
 ROOTED = ("broadcast", "reduce")
@@ -154,7 +154,7 @@ def build_sendrecv_options(args: PrimitiveArgs, world_sizes: Sequence[int]) -> d
     return {
         "patterns": patterns,
         "pairs": pairs,
-        "window": parse_window(args.window) if args.window else DEFAULT_WINDOW,
+        "window": parse_window(args.window) if args.window else None,  # None: by size
         "bidirectional": args.bidirectional,
     }
 

@@ -19,7 +19,12 @@ from distbench.primitive_options import (
     parse_window,
 )
 from distbench.primitives.base import Context
-from distbench.primitives.send_recv import SendRecv, pattern_cases, resolve_pairs
+from distbench.primitives.send_recv import (
+    SendRecv,
+    default_window,
+    pattern_cases,
+    resolve_pairs,
+)
 from tests.conftest import run_cli
 
 
@@ -70,6 +75,19 @@ def test_cases_per_size() -> None:
     assert prim.case_count(4, "0", {}) == 2  # default: pingpong and window, pair 0:1
 
 
+def test_the_default_window_keeps_a_window_under_64_mib() -> None:
+    assert [default_window(s) for s in (8, 1 << 20, 2 << 20, 4 << 20, 64 << 20, 1 << 30)] == [
+        64,
+        64,
+        32,
+        16,
+        1,
+        1,
+    ]
+    cases = SendRecv().build_cases(context(2), 4 << 20, torch.uint8, "sum", "0", {})
+    assert [c.labels["pattern"] for c in cases] == ["pingpong", "window=16"]
+
+
 def test_a_sample_is_scaled_to_one_message() -> None:
     """ping-pong: round trip / 2; a window of W: / W; bidirectional: / 2W (bytes both ways)."""
     prim = SendRecv()
@@ -102,6 +120,7 @@ def test_options_are_checked_against_the_world_sizes() -> None:
         "window": 8,
         "bidirectional": True,
     }
+    assert build_primitive_options(["send_recv"], PrimitiveArgs(), [2])[1]["window"] is None
     with pytest.raises(UsageError, match="names rank 2, which world size 2 lacks"):
         build_primitive_options(["send_recv"], PrimitiveArgs(pairs="0:2"), [2, 3])
     with pytest.raises(UsageError, match="two ranks or more"):

@@ -27,7 +27,15 @@ from distbench.primitives.base import Case, Context, element_count
 PATTERNS = ("pingpong", "window", "ring")
 DEFAULT_PATTERNS = ("pingpong", "window")
 DEFAULT_WINDOW = 64
-"""OSU osu_bw's default window size."""
+"""OSU osu_bw's window size, the default up to 1 MiB messages."""
+WINDOW_BYTES = 64 << 20
+"""Without --window, larger messages get fewer in flight so that one window moves at most 64 MiB
+(64 x 64 MiB per window would make the default ladder's last size take minutes on gloo)."""
+
+
+def default_window(size_bytes: int) -> int:
+    """64 messages up to 1 MiB, then 64 MiB / size (16 at 4 MiB, 1 at 64 MiB and above)."""
+    return max(1, min(DEFAULT_WINDOW, WINDOW_BYTES // max(1, size_bytes)))
 
 
 def resolve_pairs(pairs: Any, world_size: int) -> list[tuple[int, int]]:
@@ -77,7 +85,8 @@ class SendRecv:
             recv=torch.zeros(count, dtype=dtype, device=ctx.device),
             ack=torch.zeros(1, dtype=dtype, device=ctx.device),
         )
-        window = int(options.get("window", DEFAULT_WINDOW))
+        given = options.get("window")
+        window = int(given) if given else default_window(count * dtype.itemsize)
         bidirectional = bool(options.get("bidirectional", False))
         cases = []
         for pattern, src, dst in pattern_cases(ctx.world_size, options):
