@@ -95,6 +95,8 @@ def run_sweep(
     primitive_args: PrimitiveArgs,
 ) -> int:
     """`distbench sweep`: --primitives with the command line's options, or --config FILE."""
+    if launch_args.resume is not None:
+        return resume_sweep(launch_args.resume)
     if config is None:
         if primitives is None:
             raise UsageError(
@@ -187,3 +189,15 @@ def build_matrix_specs(matrix: SweepConfig, launch_args: LaunchArgs) -> list[Run
         )
         for index, (launch, workload) in enumerate(zip(launches, workloads, strict=True))
     ]
+
+
+def resume_sweep(path: str) -> int:
+    """--resume of a sweep: one spec resumes like any run; several backends' specs do not."""
+    from distbench.resume import resume_run
+
+    if any(Path(path).glob("spec-*.json")):
+        raise UsageError(
+            f"--resume {path}: a sweep over several backends cannot be resumed; run its config "
+            "again with a new --out"
+        )
+    return resume_run(path)

@@ -90,6 +90,19 @@ def test_sweep_usage_errors_are_one_line_and_exit_2(
     assert not out.exists()
 
 
+def test_resume_of_a_sweep_over_several_backends_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "spec.json").write_text("{}")
+    (run_dir / "spec-nccl.json").write_text("{}")
+    assert run_in_process(["sweep", "--resume", str(run_dir)]) == 2
+    assert "cannot be resumed" in capsys.readouterr().err
+    assert run_in_process(["sweep", "--resume", str(tmp_path / "none")]) == 2
+    assert "no spec.json there" in capsys.readouterr().err
+
+
 def test_config_value_errors_name_the_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
