@@ -43,8 +43,19 @@ _UNITS = {
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
+MAX_SIZE_BYTES = 1 << 50
+"""1 PiB: larger sizes are typos (and beyond a float's exact integers soon after)."""
+
+
+_ONE_LINE = {code: repr(chr(code))[1:-1] for code in (*range(32), 127)}
+"""Control characters the user typed, shown escaped so the message stays one line."""
+
+
 class UsageError(ValueError):
     """Bad user input: the message is the one line the user sees."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(str(message).translate(_ONE_LINE))
 
 
 def parse_size(text: str) -> int:
@@ -60,6 +71,8 @@ def parse_size(text: str) -> int:
     if unit_key not in _UNITS:
         raise UsageError(f"'{text}' has an unknown unit '{unit}': {hint}")
     value = float(number) * _UNITS[unit_key]
+    if not value <= MAX_SIZE_BYTES:  # also inf, from hundreds of digits
+        raise UsageError(f"'{text}' is larger than 1024T (2**50 bytes): {hint}")
     if value != int(value):
         raise UsageError(f"'{text}' is not a whole number of bytes: {hint}")
     if value < 1:
@@ -84,6 +97,8 @@ def parse_sizes(text: str) -> list[int]:
 
 def build_size_ladder(min_size: int, max_size: int, factor: int) -> list[int]:
     """min, min*factor, ... up to max (inclusive), the nccl-tests -b/-e/-f ladder."""
+    if min_size < 1:
+        raise UsageError(f"--min-size {min_size} must be at least 1 byte")
     if min_size > max_size:
         raise UsageError(f"--min-size {min_size} is larger than --max-size {max_size}")
     if factor < 2:

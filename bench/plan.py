@@ -3,7 +3,8 @@
 Single node, default: one launch of the largest world size, the smaller ones measured on
 `new_group` subgroups of ranks 0..k-1 (workload kinds in SUBGROUP_KINDS only; the others get one
 launch per world size). `--separate-launches` restores one launch per world size. Several nodes:
-one launch of nnodes x nproc-per-node ranks, smaller world sizes on subgroups.
+one launch of nnodes x nproc-per-node ranks, smaller world sizes on subgroups (other kinds
+measure the whole world only).
 
 Measurement ids are `ws<N>/i<k>` (N the measured world size, k its index in the deterministic
 sweep), so a resumed run can skip exactly the measurements whose rows exist.
@@ -31,7 +32,7 @@ class PlannedLaunch:
 def uses_subgroups(launch: LaunchSpec, kind: str) -> bool:
     """Whether smaller world sizes are measured on subgroups of one launch."""
     if launch.nnodes > 1:
-        return True
+        return kind in SUBGROUP_KINDS
     return not launch.separate_launches and kind in SUBGROUP_KINDS
 
 
@@ -44,7 +45,9 @@ def plan_launches(launch: LaunchSpec, kind: str) -> list[PlannedLaunch]:
     """The launches of a run, in order."""
     sizes = tuple(sorted(launch.world_sizes))
     if launch.nnodes > 1:
-        return [PlannedLaunch(launch_world_size(launch), sizes)]
+        total = launch_world_size(launch)
+        # several nodes join one launch; kinds that cannot use subgroups measure the whole world
+        return [PlannedLaunch(total, sizes if uses_subgroups(launch, kind) else (total,))]
     if uses_subgroups(launch, kind):
         return [PlannedLaunch(max(sizes), sizes)]
     return [PlannedLaunch(size, (size,)) for size in sizes]

@@ -37,7 +37,7 @@ def parse_root(text: str) -> str:
     value = text.strip().lower()
     if value == "all":
         return value
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()) or len(value) > 9:  # found by fuzzing: '²'
         raise UsageError(f"--root '{text}' is not a rank: use a rank number, e.g. --root 1, or all")
     return str(int(value))
 
@@ -49,7 +49,7 @@ def parse_pairs(text: str) -> str | list[list[int]]:
         return value
     pairs: list[list[int]] = []
     for item in parse_list(value, "pairs"):
-        match = re.fullmatch(r"(\d+)\s*:\s*(\d+)", item)
+        match = re.fullmatch(r"([0-9]{1,9})\s*:\s*([0-9]{1,9})", item)  # ASCII, int()-safe
         if match is None:
             raise UsageError(
                 f"--pairs '{text}': '{item}' is not SRC:DST; use e.g. --pairs 0:1, "

@@ -168,6 +168,13 @@ def execute(
             if rows:
                 print(render(rows), flush=True)
                 print(flush=True)
+            elif spec.launch.nnodes > 1 and result.returncode == 0:
+                console.print(
+                    "this node did not hold global rank 0: the rows are in the run directory "
+                    "of the node that did (its host is in this node's logs)",
+                    markup=False,
+                    highlight=False,
+                )
             wrong = [row for row in rows if int(row.get("wrong", "-1") or -1) > 0]
             if wrong:
                 status, code = "wrong_results", EXIT_FAILED

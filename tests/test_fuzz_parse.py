@@ -1,0 +1,199 @@
+"""Every parser and option resolver, fuzzed: whatever the user types, nothing but UsageError (one
+clear line, exit 2) may escape, and what is accepted is valid."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from distbench import parse
+from distbench.multinode import (
+    first_host,
+    parse_endpoint,
+    parse_rdzv_id,
+    resolve_nodes,
+    slurm_nodes,
+)
+from distbench.options import (
+    CommArgs,
+    LaunchArgs,
+    Machine,
+    build_comm_spec,
+    parse_timeout,
+    resolve_launch,
+    resolve_sizes,
+)
+from distbench.parse import UsageError
+
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Text near the grammar (digits, suffixes, separators) finds more than uniform unicode alone.
+ALPHABET = "0123456789.,:-+eE kKmMgGtTbBiI[]_ \t/x"
+near = st.text(alphabet=ALPHABET, max_size=24)
+anything = st.one_of(st.text(max_size=40), near)
+maybe = st.one_of(st.none(), anything)
+
+
+def only_usage_errors(function: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return function(*args)
+    except UsageError as error:
+        message = str(error)
+        assert message and "\n" not in message
+        return None
+
+
+@FUZZ
+@given(anything)
+def test_parse_size(text: str) -> None:
+    value = only_usage_errors(parse.parse_size, text)
+    assert value is None or (isinstance(value, int) and 1 <= value <= parse.MAX_SIZE_BYTES)
+
+
+@FUZZ
+@given(anything)
+def test_list_parsers(text: str) -> None:
+    for function in (
+        parse.parse_sizes,
+        parse.parse_world_sizes,
+        parse.parse_dtypes,
+        parse.parse_modes,
+        parse.parse_label,
+        parse.parse_dtype,
+    ):
+        only_usage_errors(function, text)
+    only_usage_errors(parse.parse_int, text, "--iters")
+    only_usage_errors(parse.parse_choice, text, parse.OPS, "op")
+
+
+@FUZZ
+@given(st.integers(-5, 1 << 62), st.integers(-5, 1 << 62), st.integers(-5, 1 << 40))
+def test_size_ladder(low: int, high: int, factor: int) -> None:
+    sizes = only_usage_errors(parse.build_size_ladder, low, high, factor)
+    if sizes is not None:
+        assert sizes == sorted(sizes) and len(sizes) <= 64
+
+
+@FUZZ
+@given(maybe, maybe, maybe, maybe)
+def test_resolve_sizes(sizes: str | None, low: str | None, high: str | None, f: str | None) -> None:
+    only_usage_errors(resolve_sizes, sizes, low, high, f, "gloo")
+
+
+@FUZZ
+@given(anything)
+def test_timeout(text: str) -> None:
+    value = only_usage_errors(parse_timeout, text)
+    assert value is None or 0 < value <= 1e7
+
+
+@FUZZ
+@given(anything, anything)
+def test_multinode_parsers(endpoint: str, rdzv_id: str) -> None:
+    only_usage_errors(parse_endpoint, endpoint)
+    only_usage_errors(parse_rdzv_id, rdzv_id)
+    only_usage_errors(first_host, endpoint)
+
+
+@FUZZ
+@given(maybe, maybe, maybe, maybe, maybe)
+def test_resolve_nodes(
+    nnodes: str | None, rank: str | None, nproc: str | None, ep: str | None, rid: str | None
+) -> None:
+    only_usage_errors(resolve_nodes, nnodes, rank, nproc, ep, rid, {})
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(["SLURM_NNODES", "SLURM_NODEID", "SLURM_NTASKS",
+       "SLURM_JOB_NODELIST", "SLURM_JOB_ID", "SLURM_STEP_ID"]), anything))  # fmt: skip
+def test_slurm_environment(env: dict[str, str]) -> None:
+    only_usage_errors(slurm_nodes, env)
+
+
+MACHINES = st.sampled_from([Machine(0, False), Machine(4, True)])
+
+
+@FUZZ
+@given(anything, anything, maybe, anything, maybe, maybe, maybe, MACHINES)
+def test_resolve_launch(
+    backend: str,
+    device: str,
+    world_sizes: str | None,
+    timeout: str,
+    nnodes: str | None,
+    nproc: str | None,
+    endpoint: str | None,
+    machine: Machine,
+) -> None:
+    args = LaunchArgs(
+        backend=backend,
+        device=device,
+        world_sizes=world_sizes,
+        timeout=timeout,
+        nnodes=nnodes,
+        nproc_per_node=nproc,
+        rdzv_endpoint=endpoint,
+    )
+    only_usage_errors(resolve_launch, args, machine, {})
+
+
+@FUZZ
+@given(
+    st.sampled_from(["gloo", "auto", "nccl", "GLOO"]),
+    maybe,
+    st.sampled_from(["1", "2,4", "1,2,3", "8"]),
+    st.sampled_from([None, "2", "x"]),
+    MACHINES,
+)
+def test_resolve_launch_near_valid(
+    backend: str, world_sizes: str | None, nproc_sizes: str, nnodes: str | None, machine: Machine
+) -> None:
+    args = LaunchArgs(
+        backend=backend,
+        world_sizes=world_sizes or nproc_sizes,
+        nnodes=nnodes,
+        rdzv_endpoint="h:1" if nnodes else None,
+    )
+    only_usage_errors(resolve_launch, args, machine, {})
+
+
+@FUZZ
+@given(maybe, maybe, maybe, anything, anything, anything, anything, anything, anything)
+def test_build_comm_spec(
+    sizes: str | None,
+    low: str | None,
+    high: str | None,
+    dtype: str,
+    op: str,
+    mode: str,
+    iters: str,
+    warmup: str,
+    trials: str,
+) -> None:
+    launch = resolve_launch(LaunchArgs(backend="gloo"), Machine(0, False), {})
+    args = CommArgs(sizes, low, high, None, dtype, op, mode, iters, warmup, trials)
+    only_usage_errors(build_comm_spec, ("all_reduce",), args, launch)
+
+
+def primitive_parsers() -> list[Callable[[str], Any]]:
+    """The primitive options' parsers, where that module exists (another issue's work)."""
+    try:
+        from distbench import primitive_options as po
+    except ImportError:
+        return []
+    names = ("parse_root", "parse_pairs", "parse_patterns", "parse_window", "parse_primitives")
+    return [getattr(po, name) for name in names if hasattr(po, name)]
+
+
+@pytest.mark.parametrize("parser", primitive_parsers(), ids=lambda f: f.__name__)
+def test_primitive_option_parsers(parser: Callable[[str], Any]) -> None:
+    @FUZZ
+    @given(anything)
+    def fuzz(text: str) -> None:
+        only_usage_errors(parser, text)
+
+    fuzz()

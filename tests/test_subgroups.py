@@ -1,0 +1,97 @@
+"""World-size sweeps: one launch of the largest size, smaller sizes on new_group subgroups of ranks
+0..k-1 (real gloo groups), against --separate-launches. Plus the pure launch plan."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from distbench.collectors.sink import read_rows
+from distbench.plan import PlannedLaunch, done_counts, measured_sizes, plan_launches
+from distbench.spec import LaunchSpec
+
+TINY = ["--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1", "--trials", "2"]
+
+
+def distbench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "distbench", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.slow
+def test_one_launch_measures_every_world_size_on_subgroups(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = distbench("allreduce", *TINY, "--world-sizes", "1,2,3", "--check", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    rows = read_rows(out / "results.csv")
+    seen = [(r["measurement"], r["world_size"], r["ranks"], r["wrong"]) for r in rows]
+    assert seen == [
+        ("ws1/i0", "1", "0", "0"),
+        ("ws1/i1", "1", "0", "0"),
+        ("ws2/i0", "2", "0-1", "0"),
+        ("ws2/i1", "2", "0-1", "0"),
+        ("ws3/i0", "3", "0-2", "0"),
+        ("ws3/i1", "3", "0-2", "0"),
+    ]
+    assert [float(r["busbw_factor"]) for r in rows[::2]] == [0.0, 1.0, 4 / 3]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [launch["world_size"] for launch in manifest["launches"]] == [3]
+    rank2 = (out / "logs" / "ws3-rank2.log").read_text()
+    assert "world size 2: waiting outside the subgroup of ranks 0-1" in rank2
+    # per-rank samples: each measurement's members only
+    samples = read_rows(out / "samples.csv")
+    ranks_of = {m: {s["rank"] for s in samples if s["measurement"] == m} for m, *_ in seen}
+    assert ranks_of["ws2/i0"] == {"-1", "0", "1"}
+    assert ranks_of["ws3/i1"] == {"-1", "0", "1", "2"}
+
+
+@pytest.mark.slow
+def test_separate_launches_keep_the_old_behaviour(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = distbench(
+        "allreduce", *TINY, "--world-sizes", "1,2", "--separate-launches", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [launch["world_size"] for launch in manifest["launches"]] == [1, 2]
+    rows = read_rows(out / "results.csv")
+    assert [(r["world_size"], r["ranks"]) for r in rows] == [("1", "0")] * 2 + [("2", "0-1")] * 2
+
+
+def launch(**changes: object) -> LaunchSpec:
+    base: dict[str, object] = {
+        "backend": "gloo",
+        "device": "cpu",
+        "world_sizes": (2, 4, 8),
+        "run_dir": "/r",
+        "run_id": "r",
+    }
+    return LaunchSpec(**{**base, **changes})  # type: ignore[arg-type]
+
+
+def test_plan_one_launch_of_the_largest() -> None:
+    assert plan_launches(launch(), "comm") == [PlannedLaunch(8, (2, 4, 8))]
+    assert measured_sizes(launch(), "comm", 8) == (2, 4, 8)
+
+
+def test_plan_separate_launches_and_other_kinds() -> None:
+    separate = [PlannedLaunch(2, (2,)), PlannedLaunch(4, (4,)), PlannedLaunch(8, (8,))]
+    assert plan_launches(launch(separate_launches=True), "comm") == separate
+    assert plan_launches(launch(), "ddp") == separate  # runners that ignore ctx.group
+    assert measured_sizes(launch(), "ddp", 4) == (4,)
+
+
+def test_plan_multinode_is_one_launch() -> None:
+    spec = launch(nnodes=2, nproc_per_node=4, rdzv_endpoint="h:1")
+    assert plan_launches(spec, "comm") == [PlannedLaunch(8, (2, 4, 8))]
+    assert plan_launches(launch(nnodes=2, nproc_per_node=4, rdzv_endpoint="h:1", world_sizes=(8,)),
+                         "ddp") == [PlannedLaunch(8, (8,))]  # fmt: skip
+
+
+def test_done_counts() -> None:
+    assert done_counts(["ws2/i0", "ws2/i1", "ws4/i0", "junk"]) == {2: 2, 4: 1}
