@@ -186,10 +186,11 @@ def window_case(
         # One buffer serves every message of the window, as in osu_bw: memory stays 2 x size.
         if bidirectional:
             if ctx.rank in (src, dst):
+                # Grouped: on NCCL, ungrouped receives queued before the sends would deadlock.
                 peer = g_dst if ctx.rank == src else g_src
-                works = [dist.irecv(buf.recv, src=peer, group=group) for _ in range(window)]
-                works += [dist.isend(buf.send, dst=peer, group=group) for _ in range(window)]
-                wait_all(works)
+                ops = [dist.P2POp(dist.irecv, buf.recv, peer, group) for _ in range(window)]
+                ops += [dist.P2POp(dist.isend, buf.send, peer, group) for _ in range(window)]
+                wait_all(dist.batch_isend_irecv(ops))
         elif ctx.rank == src:
             works = [dist.isend(buf.send, dst=g_dst, group=group) for _ in range(window)]
             wait_all(works)
@@ -208,10 +209,10 @@ def window_case(
         receives = bidirectional or ctx.rank == dst
         sends = bidirectional or ctx.rank == src
         data = buf.incoming(ctx, peer)
-        works = [dist.irecv(data, src=g_peer, group=group)] if receives else []
+        ops = [dist.P2POp(dist.irecv, data, g_peer, group)] if receives else []
         if sends:
-            works.append(dist.isend(buf.outgoing(ctx), dst=g_peer, group=group))
-        wait_all(works)
+            ops.append(dist.P2POp(dist.isend, buf.outgoing(ctx), g_peer, group))
+        wait_all(dist.batch_isend_irecv(ops))
         return buf.expect(ctx, data, peer) if receives else 0
 
     name = f"bidir-window={window}" if bidirectional else f"window={window}"
