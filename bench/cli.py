@@ -50,7 +50,7 @@ def run_collective(
         return resume_run(launch_args.resume, primitive)
     launch = resolve_launch(launch_args, Machine.probe())
     workload = build_workload((primitive,), comm_args, primitive_args or PrimitiveArgs(), launch)
-    run_dir = prepare_run_dir(launch_args.out, primitive, launch.label)
+    run_dir = prepare_run_dir(launch_args.out, primitive, launch.label, launch.node_rank)
     spec = RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
     return execute(spec, title=primitive)
 

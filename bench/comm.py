@@ -214,7 +214,10 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                                     f"{dtype_name} size={case.size_bytes} ({measurement})"
                                 )
                         del cases  # free this size's buffers before the next is allocated
+        begin = time.perf_counter_ns()
         gather_samples(ctx, local, samples)
+        gather_us = (time.perf_counter_ns() - begin) / 1e3
+        log(f"gathered {len(local)} samples per rank in {gather_us:.0f} us")
     finally:
         for sink in (results, samples):
             if sink is not None:

@@ -3,6 +3,7 @@ world size with a progress bar, print the tables, and close the manifest with th
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -37,12 +38,18 @@ def default_run_dir(base: Path, name: str, label: str) -> Path:
     return candidate
 
 
-def prepare_run_dir(out: str | None, name: str, label: str) -> Path:
-    """Create the run directory; refuse one that holds a run (no run overwrites another)."""
+def prepare_run_dir(out: str | None, name: str, label: str, node_rank: int = -1) -> Path:
+    """Create the run directory; refuse one that holds a run (no run overwrites another).
+
+    Several nodes with fixed node ranks may share one --out (a shared filesystem): node K > 0
+    keeps its spec, manifest and logs in OUT/node<K>/; node 0 (global rank 0) writes OUT."""
     run_dir = Path(out) if out else default_run_dir(Path("results"), name, label)
+    if node_rank > 0:
+        run_dir = run_dir / f"node{node_rank}"
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"--out {run_dir} is a file: give a new directory for the run")
-    if run_dir.is_dir() and any(run_dir.iterdir()):
+    other_nodes = re.compile(r"node\d+")  # their subdirectories may appear first
+    if run_dir.is_dir() and any(not other_nodes.fullmatch(p.name) for p in run_dir.iterdir()):
         raise UsageError(
             f"--out {run_dir} already holds files; runs are never overwritten: give a new directory"
         )

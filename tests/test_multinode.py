@@ -28,12 +28,13 @@ def free_port() -> int:
 
 
 def run_nodes(
-    tmp_path: Path, command: list[str], per_node: list[list[str]]
+    tmp_path: Path, command: list[str], per_node: list[list[str]], shared: bool = False
 ) -> list[subprocess.CompletedProcess[str]]:
-    """Start one distbench per node at once; wait for all."""
+    """Start one distbench per node at once (own --out each, or one shared); wait for all."""
     procs = []
     for node, extra in enumerate(per_node):
-        argv = [sys.executable, "-m", "distbench", *command, "--out", str(tmp_path / f"node{node}")]
+        out = tmp_path / ("shared" if shared else f"node{node}")
+        argv = [sys.executable, "-m", "distbench", *command, "--out", str(out)]
         procs.append(
             subprocess.Popen(
                 [*argv, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -70,11 +71,17 @@ def test_static_rendezvous_node0_writes_send_recv_pairs_across_nodes(tmp_path: P
     endpoint = f"127.0.0.1:{free_port()}"
     common = ["sendrecv", *TINY, "--sizes", "1K", "--pattern", "pingpong", "--pairs", "all"]
     common += ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", endpoint]
-    results = run_nodes(tmp_path, common, [["--node-rank", "0"], ["--node-rank", "1"]])
+    nodes = [["--node-rank", "0"], ["--node-rank", "1"]]
+    results = run_nodes(tmp_path, common, nodes, shared=True)  # one --out, as on a shared fs
     for result in results:
         assert result.returncode == 0, result.stderr
-    assert not (tmp_path / "node1" / "results.csv").exists()
-    rows = read_rows(tmp_path / "node0" / "results.csv")
+    shared = tmp_path / "shared"
+    assert not (shared / "node1" / "results.csv").exists()
+    assert sorted(p.name for p in (shared / "node1" / "logs").glob("*rank*")) == [
+        "ws4-rank2.log",
+        "ws4-rank3.log",
+    ]
+    rows = read_rows(shared / "results.csv")
     pairs = {(int(r["src"]), int(r["dst"])) for r in rows}
     assert pairs == {(s, d) for s in range(4) for d in range(4) if s != d}
     # ranks 0,1 on node 0 and 2,3 on node 1: both kinds of pairs were measured
