@@ -13,6 +13,7 @@ from typing import Any
 from distbench.options import CommArgs, ResolvedLaunch, build_comm_spec
 from distbench.parse import UsageError, format_size, parse_int, parse_list
 from distbench.primitives import COMMANDS, PRIMITIVES, get_primitive
+from distbench.primitives.reduce_scatter import EMULATED
 from distbench.primitives.send_recv import DEFAULT_PATTERNS, PATTERNS
 from distbench.spec import CommSpec
 
@@ -202,6 +203,13 @@ def build_workload(
     note = check_counts(primitives, workload.sizes, workload.dtypes, launch.world_sizes)
     if note:
         print(note, file=sys.stderr)
+    if "reduce_scatter" in primitives and launch.backend in EMULATED:
+        print(
+            f"note: {launch.backend} has no reduce-scatter: torch runs reduce_scatter_tensor there "
+            "as an all_reduce of the whole input plus a copy, so those rows (pattern "
+            f"{EMULATED[launch.backend]}) time that, not a reduce-scatter",
+            file=sys.stderr,
+        )
     return workload
 
 

@@ -84,6 +84,8 @@ def test_gather_type_size_is_the_whole_buffer_rounded_to_whole_elements_per_rank
     [case] = prim.build_cases(context(3), 1000, torch.bfloat16, "sum", "0")
     assert (case.size_bytes, case.count) == (996, 498)
     assert prim.count_multiple(3) == 3
+    emulated = name == "reduce_scatter"  # on gloo: an all_reduce in disguise, labelled
+    assert case.labels == ({"pattern": "via_all_reduce"} if emulated else {})
 
 
 @pytest.mark.parametrize("name", ["all_reduce", "broadcast", "reduce", "send_recv"])
@@ -230,6 +232,7 @@ def test_sweep_every_primitive_at_world_size_3_checks_and_rounds(tmp_path: Path)
     assert result.returncode == 0, result.stderr
     assert "round sizes down to whole elements per rank" in result.stderr
     rows = read_csv(out / "results.csv")
+    assert "gloo has no reduce-scatter" in result.stderr
     assert {r["wrong"] for r in rows} == {"0"}
     by_primitive: dict[str, list[dict[str, str]]] = {}
     for row in rows:
@@ -239,6 +242,9 @@ def test_sweep_every_primitive_at_world_size_3_checks_and_rounds(tmp_path: Path)
         sizes = [(r["size_bytes"], r["requested_bytes"]) for r in by_primitive[name]]
         assert sizes == [("1020", "1024"), ("65532", "65536")]
         assert {float(r["busbw_factor"]) for r in by_primitive[name]} == {2 / 3}
+    # torch runs reduce_scatter_tensor on gloo as an all_reduce: the rows say so.
+    assert {r["pattern"] for r in by_primitive["reduce_scatter"]} == {"via_all_reduce"}
+    assert {r["pattern"] for r in by_primitive["all_gather"]} == {""}
     assert len(by_primitive["broadcast"]) == 2 * 3  # 2 sizes x 3 roots
     # sendrecv, pairs 0:1: pingpong + window + ring per size.
     patterns = [r["pattern"] for r in by_primitive["send_recv"]]

@@ -3,6 +3,11 @@
 size_bytes is the input buffer (per-rank output bytes x n), rounded down so every rank gets whole
 elements; busbw factor (n-1)/n (nccl-tests, src/reduce_scatter.cu). Tensor API: torch's
 reduce_scatter_tensor (named reduce_scatter_single since torch 2.13, which deprecates the old name).
+
+gloo has no reduce-scatter algorithm: torch (2.13) runs reduce_scatter_tensor on gloo as an
+all_reduce of the whole input plus a copy of this rank's chunk (ProcessGroupGloo::
+reduce_scatter_tensor_coalesced). That is what a gloo user gets, so it is measured as it is, and
+its rows say so in the pattern column (`via_all_reduce`): not comparable with NCCL's numbers.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from distbench.primitives.base import REDUCE_OPS, Case, Context, element_count
 REDUCE_SCATTER: Callable[..., Any] = getattr(dist, "reduce_scatter_single", None) or (
     dist.reduce_scatter_tensor
 )
+EMULATED = {"gloo": "via_all_reduce"}
+"""Backends whose reduce_scatter_tensor is another collective in disguise -> pattern label."""
 
 
 class ReduceScatter:
@@ -62,4 +69,9 @@ class ReduceScatter:
             mine = expected[ctx.rank * per_rank : (ctx.rank + 1) * per_rank]
             return checkdata.count_wrong(out, mine, op)
 
-        return [Case(size_bytes=count * dtype.itemsize, count=count, run=run, check=check)]
+        labels = {"pattern": EMULATED[ctx.backend]} if ctx.backend in EMULATED else {}
+        return [
+            Case(
+                size_bytes=count * dtype.itemsize, count=count, run=run, check=check, labels=labels
+            )
+        ]
