@@ -120,19 +120,10 @@ def refuse_mixed_options(
     comm_args: CommArgs,
     primitive_args: PrimitiveArgs,
 ) -> None:
-    """With --config the file describes the workload: only --out, --label, --timeout and the
-    multi-node options may come from the command line."""
-    defaults = LaunchArgs()
-    given = [
-        flag
-        for flag, value, default in (
-            ("--primitives", primitives, None),
-            ("--backend", launch_args.backend, defaults.backend),
-            ("--device", launch_args.device, defaults.device),
-            ("--world-sizes", launch_args.world_sizes, defaults.world_sizes),
-        )
-        if value != default
-    ]
+    """With --config the file says what is measured: of the command line's options only the
+    launch options (where and how it runs: --backend, --device, --world-sizes, --out, --label,
+    --timeout, the multi-node ones) may go with it, and they override the file."""
+    given = ["--primitives"] if primitives is not None else []
     given += [
         "--" + f.name.replace("_", "-")
         for f in fields(CommArgs)
@@ -146,7 +137,7 @@ def refuse_mixed_options(
     if given:
         raise UsageError(
             f"{given[0]} cannot be combined with --config: put it in the config file "
-            "(only --out, --label and --timeout go with --config)"
+            "(only launch options such as --backend, --world-sizes and --out go with --config)"
         )
 
 
@@ -165,18 +156,20 @@ def run_matrix(matrix: SweepConfig, launch_args: LaunchArgs, source: str = "conf
 def build_matrix_specs(matrix: SweepConfig, launch_args: LaunchArgs) -> list[RunSpec]:
     """Resolve every backend of the matrix and make the run directory they share."""
     machine = Machine.probe()
+    defaults = LaunchArgs()
     overrides = dict(matrix.launch)
-    if launch_args.label:
-        overrides["label"] = launch_args.label
-    if launch_args.timeout != LaunchArgs().timeout:
-        overrides["timeout"] = launch_args.timeout
+    for key in LAUNCH_KEYS:  # the command line's launch options win over the file's
+        if getattr(launch_args, key) != getattr(defaults, key):
+            overrides[key] = getattr(launch_args, key)
+    given = launch_args.backend != defaults.backend
+    backends = (launch_args.backend,) if given else matrix.backends
     launches = [
         resolve_launch(replace(launch_args, backend=backend, **overrides), machine)
-        for backend in matrix.backends
+        for backend in backends
     ]
-    backends = [launch.backend for launch in launches]
-    if len(set(backends)) < len(backends):
-        raise UsageError(f"backends {backends} name one backend twice")
+    resolved = [launch.backend for launch in launches]
+    if len(set(resolved)) < len(resolved):
+        raise UsageError(f"backends {resolved} name one backend twice")
     workloads = [
         build_workload(matrix.primitives, matrix.comm, matrix.primitive_args, launch)
         for launch in launches

@@ -74,7 +74,10 @@ def test_the_shipped_example_covers_every_primitive() -> None:
         (["sweep", "--primitives", "allreduce,gather"], "unknown primitive 'gather'"),
         (["sweep", "--config", "missing.toml"], "--config missing.toml: no such file"),
         (["sweep", "--config", str(EXAMPLE), "--sizes", "1K"], "--sizes cannot be combined"),
-        (["sweep", "--config", str(EXAMPLE), "--backend", "gloo"], "--backend cannot be combined"),
+        (["sweep", "--config", str(EXAMPLE), "--pattern", "ring"], "--pattern cannot be combined"),
+        # Launch options override the file's: here a backend this machine lacks.
+        (["sweep", "--config", str(EXAMPLE), "--backend", "nccl"], "--backend nccl needs CUDA"),
+        (["sweep", "--config", str(EXAMPLE), "--world-sizes", "1"], "sendrecv needs two ranks"),
         (["allreduce", "--config", str(EXAMPLE)], "--config applies to distbench sweep only"),
     ],
 )
