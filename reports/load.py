@@ -244,5 +244,13 @@ def concat_rows(runs: list[RunData], row_type: type) -> pd.DataFrame:
 def concat_samples(runs: list[RunData]) -> pd.DataFrame:
     frames = [run.samples.assign(run=run.name) for run in runs if run.samples is not None]
     if not frames:
-        return pd.DataFrame(columns=["measurement", "trial", "iter", "time_us", "run"])
+        return pd.DataFrame(
+            {
+                "measurement": pd.Series(dtype=str),
+                "trial": pd.Series(dtype=float),
+                "iter": pd.Series(dtype=float),
+                "time_us": pd.Series(dtype=float),
+                "run": pd.Series(dtype=str),
+            }
+        )
     return pd.concat(frames, ignore_index=True)

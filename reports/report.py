@@ -419,6 +419,9 @@ def build_report(paths: list[str], out: str | None = None, by: str = "auto") -> 
     """Load the runs, draw and tabulate, write OUT/report.html, OUT/report.md and the PNGs."""
     if by not in SOURCES:
         raise UsageError(f"unknown --by '{by}': choose one of {', '.join(SOURCES)}")
+    target = Path(out) if out else default_out(paths)
+    if target.exists() and not target.is_dir():  # refused before minutes of drawing, not after
+        raise UsageError(f"--out {target} is a file: give a directory for the report")
     loaded = load_runs([Path(p) for p in paths])
     an.check_common(loaded, paths)
     by = an.assign_sources(loaded, by)
@@ -432,7 +435,7 @@ def build_report(paths: list[str], out: str | None = None, by: str = "auto") -> 
     sections += section_collectives(loaded, lines, notes)
     sections += section_pairs(pairs, notes)
     sections += section_ddp(loaded.ddp, notes)
-    target = prepare_out(Path(out) if out else default_out(paths))
+    prepare_out(target)
     figure_paths = []
     for section in sections:
         for figure in section.figures:

@@ -1,0 +1,91 @@
+"""The latency-bandwidth fit t = alpha + size / beta: exact on exact data, honest at the edges."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from distbench.reports.fit import fit_groups, fit_latency_bandwidth
+
+SIZES = [1024, 16384, 262144, 1048576, 4194304]
+
+
+def model(alpha_us: float, beta_gbps: float) -> list[float]:
+    # beta GB/s = beta * 1e3 bytes per µs
+    return [alpha_us + s / (beta_gbps * 1e3) for s in SIZES]
+
+
+@pytest.mark.parametrize(("alpha", "beta"), [(25.0, 12.5), (3.0, 180.0), (400.0, 0.9)])
+def test_exact_data_recovers_alpha_and_beta(alpha: float, beta: float) -> None:
+    fit = fit_latency_bandwidth(SIZES, model(alpha, beta))
+    assert fit.alpha_us == pytest.approx(alpha, rel=1e-9)
+    assert fit.beta_GBps == pytest.approx(beta, rel=1e-9)
+    assert fit.r2 == pytest.approx(1.0, abs=1e-12)
+    assert fit.rel_rms == pytest.approx(0.0, abs=1e-12)
+    assert fit.points == 5
+    assert fit.predict_us(2**20) == pytest.approx(alpha + 2**20 / (beta * 1e3), rel=1e-9)
+
+
+def test_two_sizes_are_solved_exactly() -> None:
+    # t(1000) = 11, t(3000) = 13 -> slope 1e-3 µs/B = 1 GB/s, alpha 10 µs
+    fit = fit_latency_bandwidth([1000, 3000], [11.0, 13.0])
+    assert fit.alpha_us == pytest.approx(10.0)
+    assert fit.beta_GBps == pytest.approx(1.0)
+
+
+def test_relative_weighting_keeps_alpha_from_small_sizes() -> None:
+    # A 10 % error at the largest size (4.2 ms) must not wipe out the 20 µs intercept, as plain
+    # least squares would (that error alone is 400 µs).
+    times = model(20.0, 10.0)
+    times[-1] *= 1.10
+    fit = fit_latency_bandwidth(SIZES, times)
+    assert 15.0 < fit.alpha_us < 25.0
+    assert fit.rel_rms < 0.05
+
+
+def test_flat_times_give_infinite_beta_and_the_weighted_mean() -> None:
+    # Time that does not grow with size (latency-bound): the slope would be negative, so the
+    # boundary fit beta = infinity is taken; alpha = sum(1/t) / sum(1/t^2).
+    times = [100.0, 90.0, 110.0, 100.0, 95.0]
+    fit = fit_latency_bandwidth(SIZES, times)
+    assert math.isinf(fit.beta_GBps)
+    expected = sum(1 / t for t in times) / sum(1 / t**2 for t in times)
+    assert fit.alpha_us == pytest.approx(expected)
+
+
+def test_negative_intercept_is_clamped_to_zero() -> None:
+    # Pure bandwidth with a slightly slow small size would give alpha < 0 unconstrained.
+    times = [s / 1e3 for s in SIZES]  # 1 GB/s, no latency
+    times[0] *= 0.5
+    fit = fit_latency_bandwidth(SIZES, times)
+    assert fit.alpha_us == 0.0
+    assert fit.beta_GBps > 0
+
+
+@pytest.mark.parametrize(
+    ("sizes", "times"),
+    [([1024, 1024], [1.0, 2.0]), ([1024], [1.0]), ([1, 2], [1.0, 0.0]), ([1, 2], [1.0])],
+)
+def test_bad_input_is_refused(sizes: list[int], times: list[float]) -> None:
+    with pytest.raises(ValueError):
+        fit_latency_bandwidth(sizes, times)
+
+
+def test_fit_groups_one_row_per_group_and_busbw_factor() -> None:
+    rows = pd.DataFrame(
+        {
+            "primitive": ["all_reduce"] * 5 + ["broadcast"] * 5 + ["reduce"],
+            "size_bytes": SIZES * 2 + [1024],
+            "time_us_p50": model(10.0, 2.0) + model(5.0, 4.0) + [7.0],
+            "busbw_factor": [1.5] * 5 + [1.0] * 5 + [1.0],
+        }
+    )
+    table = fit_groups(rows, ["primitive"])
+    assert table["primitive"].tolist() == ["all_reduce", "broadcast"]  # reduce: one size, left out
+    first = table.iloc[0]
+    assert first["alpha_us"] == pytest.approx(10.0)
+    assert first["beta_GBps"] == pytest.approx(2.0)
+    assert first["busbw_beta_GBps"] == pytest.approx(3.0)
+    assert table.iloc[1]["beta_GBps"] == pytest.approx(4.0)

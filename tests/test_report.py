@@ -1,0 +1,289 @@
+"""distbench report on the checked-in fixture runs (tests/data): the page, the Markdown, a real
+headless Chromium screenshot, and every kind of bad input (one line, exit 2, no traceback)."""
+
+# ruff: noqa: RUF001  (the report's headings use Greek letters on purpose)
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import matplotlib.image
+import numpy as np
+import pytest
+
+from distbench.cli import run_cli as run_in_process
+from distbench.reports.report import build_report
+from tests.bench_report import write_big_runs
+
+DATA = Path(__file__).parent / "data"
+CLUSTERS = [DATA / "cluster-a", DATA / "cluster-b"]
+CHROMIUM = Path("/usr/bin/chromium")
+FIGURES = {
+    "fig-compare.png",
+    "fig-time-vs-size.png",
+    "fig-busbw-vs-size.png",
+    "fig-scaling.png",
+    "fig-sendrecv-pairs.png",
+    "fig-ddp-scaling.png",
+    "fig-ddp-strategies.png",
+}
+
+
+class PageParser(HTMLParser):
+    """Images, table captions, and every attribute that could fetch something."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: list[str] = []
+        self.captions: list[str] = []
+        self.tables = 0
+        self.fetches: list[str] = []
+        self.tags: set[str] = set()
+        self._in_caption = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        values = dict(attrs)
+        if tag == "img":
+            self.images.append(values.get("src") or "")
+        if tag == "table":
+            self.tables += 1
+        if tag == "caption":
+            self._in_caption = True
+            self.captions.append("")
+        for name in ("src", "href", "srcset", "poster", "data"):
+            value = values.get(name)
+            if value is not None and not value.startswith("data:"):
+                self.fetches.append(f"{tag} {name}={value}")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "caption":
+            self._in_caption = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_caption:
+            self.captions[-1] += data
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report")
+    code = run_in_process(["report", *map(str, CLUSTERS), "--out", str(out)])
+    assert code == 0
+    return out
+
+
+def test_writes_html_markdown_and_every_figure(report_dir: Path) -> None:
+    assert (report_dir / "report.html").is_file()
+    assert (report_dir / "report.md").is_file()
+    assert {p.name for p in report_dir.glob("fig-*.png")} == FIGURES
+    for name in FIGURES:
+        assert (report_dir / name).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_html_is_self_contained_with_every_figure_and_table(report_dir: Path) -> None:
+    page = PageParser()
+    text = (report_dir / "report.html").read_text(encoding="utf-8")
+    page.feed(text)
+    assert page.fetches == []  # nothing to fetch: no src/href outside data: URIs
+    assert not {"script", "link", "iframe", "object", "embed"} & page.tags
+    assert "@import" not in text and "url(" not in text
+    assert len(page.images) == len(FIGURES)
+    assert all(src.startswith("data:image/png;base64,") for src in page.images)
+    for name in FIGURES:  # each PNG on disk is the one embedded
+        assert name in text
+    captions = page.captions
+    for expected in (
+        "Runs and what they ran on",
+        "Speedup over cluster-a",
+        "DDP step-time speedup over cluster-a",
+        "Key results",
+        "Latency-bandwidth fit",
+        "DDP strategies",
+        "algbw GB/s: cluster-a · 3 ranks · 1M float32",
+        "algbw GB/s: cluster-b · 2 ranks · 1M float32",
+        "All results",
+        "Speedup per size",
+    ):
+        assert expected in captions, captions
+    assert page.tables == len(captions)
+
+
+def test_markdown_has_the_key_tables(report_dir: Path) -> None:
+    text = (report_dir / "report.md").read_text(encoding="utf-8")
+    for title in (
+        "**Runs and what they ran on**",
+        "**Speedup over cluster-a**",
+        "**Key results**",
+        "**Latency-bandwidth fit**",
+        "**DDP strategies**",
+        "**algbw GB/s: cluster-a · 3 ranks · 1M float32**",
+    ):
+        assert title in text
+    assert "| run | primitive | backend | ranks | mode |" in text
+    assert "| α µs | β GB/s |" in text
+    # the 3-rank all-pairs matrix: 3 rows of src, '—' on the diagonal
+    block = text.split("**algbw GB/s: cluster-a · 3 ranks · 1M float32**")[1].split("\n\n")[1]
+    rows = block.splitlines()[2:]
+    assert [r.split("|")[1].strip() for r in rows] == ["0", "1", "2"]
+    assert all(r.split("|")[i + 2].strip() == "—" for i, r in enumerate(rows))
+    # every fixture measurement of both labels is compared: 5 primitives' lines
+    summary = text.split("**Speedup over cluster-a**")[1].split("\n\n")[1]
+    assert sum(1 for line in summary.splitlines() if line.startswith("| cluster-b |")) == 10
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+def test_headless_chromium_renders_the_page(report_dir: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={shot}",
+            "--window-size=1200,2000",
+            (report_dir / "report.html").resolve().as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    pixels = matplotlib.image.imread(shot)[..., :3]  # float RGB in [0, 1], 2000 x 1200
+    assert pixels.shape[:2] == (2000, 1200)
+    not_white = float(np.mean(np.any(pixels < 0.95, axis=-1)))
+    colours = len(np.unique((pixels * 255).astype(np.uint8).reshape(-1, 3), axis=0))
+    assert not_white > 0.05, not_white  # text, tables and a figure, not a blank page
+    assert colours > 100, colours  # figures are in the first screen, not only black text
+
+
+def test_one_run_dir_defaults_to_its_report_folder(tmp_path: Path) -> None:
+    run = tmp_path / "allreduce"
+    shutil.copytree(DATA / "cluster-a" / "allreduce", run)
+    (run / "samples.csv").unlink()
+    code = run_in_process(["report", str(run)])
+    assert code == 0
+    text = (run / "report" / "report.md").read_text(encoding="utf-8")
+    assert "no samples.csv, so its figures have no sample bands" in text
+    assert "Runs compared" not in text  # one label: nothing to compare
+    assert (run / "report" / "fig-time-vs-size.png").is_file()
+    assert not (run / "report" / "fig-compare.png").exists()
+
+
+def copy_run(tmp_path: Path, name: str = "allreduce", cluster: str = "cluster-a") -> Path:
+    run = tmp_path / f"{cluster}-{name}"
+    shutil.copytree(DATA / cluster / name, run)
+    return run
+
+
+def truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])
+
+
+def set_schema_version(path: Path) -> None:
+    manifest = json.loads(path.read_text())
+    manifest["schema_version"] = 99
+    path.write_text(json.dumps(manifest))
+
+
+BAD = {
+    "missing": (lambda run: shutil.rmtree(run), "does not exist"),
+    "empty": (lambda run: (run / "results.csv").write_text(""), "results.csv is empty"),
+    "header only": (
+        lambda run: (run / "results.csv").write_text(
+            (run / "results.csv").read_text().splitlines()[0] + "\n"
+        ),
+        "nothing to report",
+    ),
+    "truncated": (lambda run: truncate(run / "results.csv"), "results.csv is truncated"),
+    "truncated samples": (lambda run: truncate(run / "samples.csv"), "samples.csv is truncated"),
+    "foreign": (
+        lambda run: (run / "results.csv").write_text("a,b,c\n1,2,3\n"),
+        "is not a distbench results.csv",
+    ),
+    "not a number": (
+        lambda run: (run / "results.csv").write_text(
+            (run / "results.csv")
+            .read_text()
+            .replace(",throughput,", ",throughput,", 1)
+            .replace("perf_counter,5,2,5,5,", "perf_counter,5,2,5,five,", 1)
+        ),
+        "column samples holds 'five', not a number",
+    ),
+    "schema version": (
+        lambda run: set_schema_version(run / "manifest.json"),
+        "schema_version 99; this distbench reads version 1",
+    ),
+    "bad manifest": (
+        lambda run: (run / "manifest.json").write_text("{not json"),
+        "manifest.json is not readable JSON",
+    ),
+    "no run inside": (
+        lambda run: (run / "results.csv").rename(run / "other.csv"),
+        "holds no run: no results.csv",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_is_one_line_and_exit_2(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = copy_run(tmp_path)
+    damage, message = BAD[case]
+    damage(run)
+    code = run_in_process(["report", str(run), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("distbench: error: "), err
+    assert message in lines[0]
+    assert "Traceback" not in err
+
+
+def test_runs_with_nothing_in_common_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = copy_run(tmp_path, "allreduce", "cluster-a")
+    b = copy_run(tmp_path, "ddp", "cluster-b")
+    code = run_in_process(["report", str(a), str(b), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.startswith("distbench: error: the runs have nothing in common to compare")
+    assert "measured all_reduce at 2,3 ranks" in err and "measured ddp at 1,2,3 ranks" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--by", "rack"], "unknown --by 'rack'"), ([], "is a file: give a directory")],
+)
+def test_bad_options(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    out.write_text("a file")
+    code = run_in_process(["report", str(DATA / "cluster-a"), "--out", str(out), *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and message in err and len(err.splitlines()) == 1
+
+
+def test_ten_thousand_rows_render_in_seconds(tmp_path: Path) -> None:
+    """The README's performance figure (python -m tests.bench_report): printed, bound generous."""
+    paths = write_big_runs(tmp_path / "runs", 10_000)
+    start = time.perf_counter()
+    files = build_report([str(p) for p in paths], str(tmp_path / "report"))
+    seconds = time.perf_counter() - start
+    print(f"\n10,000-row report: {seconds:.1f} s")
+    assert files.rows == 10_000
+    assert seconds < 180
