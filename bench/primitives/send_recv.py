@@ -192,12 +192,13 @@ def window_case(
                 ops += [dist.P2POp(dist.isend, buf.send, peer, group) for _ in range(window)]
                 wait_all(dist.batch_isend_irecv(ops))
         elif ctx.rank == src:
-            works = [dist.isend(buf.send, dst=g_dst, group=group) for _ in range(window)]
-            wait_all(works)
+            # All W in flight at once (on NCCL one group launch, as nccl-tests groups its ops).
+            ops = [dist.P2POp(dist.isend, buf.send, g_dst, group) for _ in range(window)]
+            wait_all(dist.batch_isend_irecv(ops))
             dist.recv(buf.ack, src=g_dst, group=group)  # dst has all of the window
         elif ctx.rank == dst:
-            works = [dist.irecv(buf.recv, src=g_src, group=group) for _ in range(window)]
-            wait_all(works)
+            ops = [dist.P2POp(dist.irecv, buf.recv, g_src, group) for _ in range(window)]
+            wait_all(dist.batch_isend_irecv(ops))
             dist.send(buf.ack, dst=g_src, group=group)
 
     def check() -> int:
