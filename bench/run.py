@@ -165,6 +165,7 @@ def execute(
             manifest["launches"].append(
                 {
                     "world_size": world_size,
+                    "backend": spec.launch.backend,
                     "returncode": result.returncode,
                     "rows": result.rows,
                     "command": build_torchrun_command(spec.launch, world_size, spec_path),
