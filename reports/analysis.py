@@ -135,18 +135,24 @@ def series_names(rows: pd.DataFrame, with_source: bool) -> pd.Series:
     return names
 
 
+def is_pair_row(rows: pd.DataFrame) -> pd.Series:
+    """send_recv rows of one numbered pair (src and dst are ranks, not 'all'/'next')."""
+    return (
+        (rows["primitive"] == "send_recv")
+        & rows["src"].astype(str).str.fullmatch(r"\d+")
+        & rows["dst"].astype(str).str.fullmatch(r"\d+")
+    )
+
+
 def split_matrix_rows(comm: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(line rows, all-pairs rows): send_recv rows with numeric src and dst whose group holds two
     or more pairs (`--pairs all`); a single pair, and the ring (src 'all'), stay lines."""
-    paired = (
-        (comm["primitive"] == "send_recv")
-        & comm["src"].str.fullmatch(r"\d+")
-        & comm["dst"].str.fullmatch(r"\d+")
-    )
+    paired = is_pair_row(comm)
     if not paired.any():
         return comm, comm.iloc[0:0]
     pairs = comm[paired]
-    group = ["run", "world_size", "pattern", "mode", "dtype"]
+    owner = "run" if "run" in comm.columns else "source"
+    group = [owner, "world_size", "pattern", "mode", "dtype"]
     counts = (
         (pairs["src"] + ">" + pairs["dst"]).groupby([pairs[c] for c in group]).transform("nunique")
     )
@@ -175,29 +181,36 @@ def pick_sizes(sizes: list[int], most: int) -> list[int]:
 
 
 def scaling_rows(lines: pd.DataFrame, most_sizes: int) -> pd.DataFrame:
-    """Rows for the scaling figure: one mode (throughput if measured), primitives at 2+ sizes."""
+    """Rows for the scaling figure: one mode (throughput if measured) and dtype, the primitives
+    (with their pattern) measured at two or more world sizes, at most `most_sizes` sizes each.
+
+    Sizes are the requested ones: gather-type sizes round down differently at each world size
+    (1024 bytes asked, 1020 measured at 3 ranks), and a line must join the same request.
+    """
     if lines.empty:
         return lines
     mode = "throughput" if (lines["mode"] == "throughput").any() else str(lines["mode"].iloc[0])
     dtype = str(lines["dtype"].mode().iloc[0])
-    rows = lines[(lines["mode"] == mode) & (lines["dtype"] == dtype) & (lines["src"] == "")]
-    keep = rows.groupby("primitive")["world_size"].transform("nunique") >= 2
-    rows = rows[keep]
+    rows = lines[(lines["mode"] == mode) & (lines["dtype"] == dtype) & ~is_pair_row(lines)]
+    pattern = rows["pattern"].where(rows["pattern"] == "", " " + rows["pattern"])
+    rows = rows.assign(panel=rows["primitive"] + pattern)
+    rows = rows[rows.groupby("panel")["world_size"].transform("nunique") >= 2]
     if rows.empty:
         return rows
     pieces = []
-    for _primitive, group in rows.groupby("primitive"):
-        sizes = pick_sizes(group["size_bytes"].tolist(), most_sizes)
-        pieces.append(group[group["size_bytes"].isin(sizes)])
-    rows = pd.concat(pieces).sort_values(["size_bytes", "world_size"])
+    for _panel, group in rows.groupby("panel"):
+        sizes = pick_sizes(group["requested_bytes"].tolist(), most_sizes)
+        pieces.append(group[group["requested_bytes"].isin(sizes)])
     rows = (
-        rows.groupby(["source", "primitive", "mode", "world_size", "size_bytes"], observed=True)[
+        pd.concat(pieces)
+        .groupby(["source", "panel", "mode", "world_size", "requested_bytes"], observed=True)[
             ["time_us_p50", "busbw_GBps"]
         ]
         .median()
         .reset_index()
+        .sort_values(["requested_bytes", "world_size"])
     )
-    rows["size"] = rows["size_bytes"].map(format_size)
+    rows["size"] = rows["requested_bytes"].map(format_size)
     rows["source"] = rows["source"].astype(str)
     return rows
 

@@ -27,6 +27,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from distbench.parse import format_size
 
 STYLE = "whitegrid"
+MAX_COLS = 3
 PANEL_W, PANEL_H = 4.6, 3.4
 MAX_SCALING_SIZES = 6
 """Scaling figures show at most this many sizes (spread over the range) to stay readable."""
@@ -34,6 +35,18 @@ MAX_SCALING_SIZES = 6
 
 def new_figure(rows: int, cols: int, width: float = PANEL_W, height: float = PANEL_H) -> Figure:
     return Figure(figsize=(width * cols + 1.8, height * rows + 0.6), layout="constrained")
+
+
+def panel_grid(count: int, cols: int = MAX_COLS) -> tuple[Figure, list[Axes]]:
+    """`count` panels wrapped into rows of at most `cols` (the page is ~1200 px wide); the spare
+    cells of the last row are hidden."""
+    cols = max(1, min(cols, count))
+    rows = math.ceil(count / cols)
+    fig = new_figure(rows, cols)
+    axes = list(fig.subplots(rows, cols, squeeze=False).flat)
+    for ax in axes[count:]:
+        ax.set_visible(False)
+    return fig, axes[:count]
 
 
 def size_axis(ax: Axes, sizes: Iterable[float]) -> None:
@@ -44,8 +57,8 @@ def size_axis(ax: Axes, sizes: Iterable[float]) -> None:
     """
     ax.set_xscale("log", base=2)
     positive = [float(s) for s in sizes if s > 0]
-    low, high = math.floor(math.log2(min(positive))), math.ceil(math.log2(max(positive)))
-    ticks = [2.0**k for k in range(low, high + 1)]
+    low, high = round(math.log2(min(positive))), round(math.log2(max(positive)))
+    ticks = [2.0**k for k in range(low, high + 1)]  # from the smallest size's nearest power
     step = max(1, math.ceil(len(ticks) / 8))
     ax.xaxis.set_major_locator(FixedLocator(ticks[::step]))
     ax.xaxis.set_minor_locator(NullLocator())
@@ -97,7 +110,7 @@ def draw_lines(
 
 
 def plot_vs_size(points: pd.DataFrame, metric: str, ylabel: str, title: str) -> Figure | None:
-    """p50 line and p5-p95 band vs size; panels: mode (rows) x primitive (columns).
+    """p50 line and p5-p95 band vs size; one panel per primitive x mode.
 
     `points`: one row per sample (or per measurement without samples) with primitive, mode,
     series, size_bytes and `metric`.
@@ -114,45 +127,37 @@ def plot_vs_size(points: pd.DataFrame, metric: str, ylabel: str, title: str) -> 
         .reset_index()
     )
     points = quantiles
-    modes = sorted(points["mode"].unique())
-    primitives = sorted(points["primitive"].unique())
     palette = line_palette(points["series"].unique())
+    panels = list(points.groupby(["primitive", "mode"], sort=True))
     with sns.axes_style(STYLE):
-        fig = new_figure(len(modes), len(primitives))
-        axes = fig.subplots(len(modes), len(primitives), squeeze=False)
-        for i, mode in enumerate(modes):
-            for j, primitive in enumerate(primitives):
-                ax = axes[i][j]
-                panel = points[(points["mode"] == mode) & (points["primitive"] == primitive)]
-                if panel.empty:
-                    ax.set_visible(False)
-                    continue
-                ax.set_title(f"{primitive} · {mode}", fontsize="medium")
-                draw_lines(ax, panel, "size_bytes", "p50", palette, band=("p5", "p95"))
-                size_axis(ax, panel["size_bytes"].unique())
-                ax.set_yscale("log")
-                ax.set_ylabel(ylabel)
-        shared_legend(fig, axes.flat, "line")
+        fig, axes = panel_grid(len(panels))
+        for ax, ((primitive, mode), panel) in zip(axes, panels, strict=False):
+            ax.set_title(f"{primitive} · {mode}", fontsize="medium")
+            draw_lines(ax, panel, "size_bytes", "p50", palette, band=("p5", "p95"))
+            size_axis(ax, panel["size_bytes"].unique())
+            ax.set_yscale("log")
+            ax.set_ylabel(ylabel)
+        shared_legend(fig, axes, "line")
         fig.suptitle(title)
     return fig
 
 
 def plot_scaling(rows: pd.DataFrame) -> Figure | None:
-    """p50 time and busbw vs world size at a few sizes, one column per primitive.
+    """p50 time (left) and busbw (right) vs world size at a few sizes, one row per primitive.
 
-    `rows`: results rows of one mode with a `size` label column and `source`; only primitives
-    measured at two or more world sizes.
+    `rows`: from analysis.scaling_rows (panel, world_size, size, source, time_us_p50, busbw_GBps).
     """
     if rows.empty:
         return None
-    primitives = sorted(rows["primitive"].unique())
+    primitives = sorted(rows["panel"].unique())
     several_sources = rows["source"].nunique() > 1
+    sizes = list(dict.fromkeys(rows.sort_values("requested_bytes")["size"]))
     with sns.axes_style(STYLE):
-        fig = new_figure(2, len(primitives))
-        axes = fig.subplots(2, len(primitives), squeeze=False)
-        for j, primitive in enumerate(primitives):
-            panel = rows[rows["primitive"] == primitive]
-            for i, (metric, label) in enumerate(
+        fig = new_figure(len(primitives), 2)
+        axes = fig.subplots(len(primitives), 2, squeeze=False)
+        for i, primitive in enumerate(primitives):
+            panel = rows[rows["panel"] == primitive]
+            for j, (metric, label) in enumerate(
                 (("time_us_p50", "time p50 (µs)"), ("busbw_GBps", "busbw (GB/s)"))
             ):
                 ax = axes[i][j]
@@ -161,6 +166,7 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
                     x="world_size",
                     y=metric,
                     hue="size",
+                    hue_order=sizes,
                     style="source" if several_sources else None,
                     marker="o",
                     errorbar=None,
@@ -277,31 +283,22 @@ def plot_pairs(matrices: list[tuple[str, pd.DataFrame]]) -> Figure | None:
 
 
 def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
-    """Speedup (baseline p50 / this p50) vs size; panels: mode x primitive."""
+    """Speedup (baseline p50 / this p50) vs size; one panel per primitive x mode."""
     if ratios.empty:
         return None
-    modes = sorted(ratios["mode"].unique())
-    primitives = sorted(ratios["primitive"].unique())
-    names = sorted(ratios["series"].unique())
-    palette = line_palette(names)
+    palette = line_palette(ratios["series"].unique())
+    panels = list(ratios.groupby(["primitive", "mode"], sort=True))
     with sns.axes_style(STYLE):
-        fig = new_figure(len(modes), len(primitives))
-        axes = fig.subplots(len(modes), len(primitives), squeeze=False)
-        for i, mode in enumerate(modes):
-            for j, primitive in enumerate(primitives):
-                ax = axes[i][j]
-                panel = ratios[(ratios["mode"] == mode) & (ratios["primitive"] == primitive)]
-                if panel.empty:
-                    ax.set_visible(False)
-                    continue
-                ax.set_title(f"{primitive} · {mode}", fontsize="medium")
-                draw_lines(ax, panel, "size_bytes", "speedup", palette)
-                ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
-                size_axis(ax, panel["size_bytes"].unique())
-                # Linear from 0, so "1.8x faster" reads off the axis; 1 is marked.
-                ax.set_ylim(0, max(1.1, float(panel["speedup"].max()) * 1.1))
-                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.3g}×"))
-                ax.set_ylabel(f"speedup vs {baseline}")
-        shared_legend(fig, axes.flat, "line")
+        fig, axes = panel_grid(len(panels))
+        for ax, ((primitive, mode), panel) in zip(axes, panels, strict=False):
+            ax.set_title(f"{primitive} · {mode}", fontsize="medium")
+            draw_lines(ax, panel, "size_bytes", "speedup", palette)
+            ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
+            size_axis(ax, panel["size_bytes"].unique())
+            # Linear from 0, so "1.8x faster" reads off the axis; 1 is marked.
+            ax.set_ylim(0, max(1.1, float(panel["speedup"].max()) * 1.1))
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.3g}×"))
+            ax.set_ylabel(f"speedup vs {baseline}")
+        shared_legend(fig, axes, "line")
         fig.suptitle(f"Runs compared: {baseline} p50 time / this run's p50 time (> 1: faster)")
     return fig

@@ -341,7 +341,9 @@ def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
     ]
 
 
-def section_compare(lines: pd.DataFrame, ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
+def section_compare(comm: pd.DataFrame, ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
+    """Tables over every matched row (all-pairs rows too); the figure draws the lines only."""
+    lines = comm
     sources = [str(s) for s in (lines if len(lines) else ddp)["source"].cat.categories]
     if len(sources) < 2:
         return []
@@ -351,7 +353,7 @@ def section_compare(lines: pd.DataFrame, ddp: pd.DataFrame, notes: list[str]) ->
     figures: list[FigureOut] = []
     if len(ratios):
         figures = figure_out(
-            fg.plot_ratios(ratios, baseline),
+            fg.plot_ratios(an.split_matrix_rows(ratios)[0], baseline),
             "fig-compare.png",
             f"speedup = {baseline}'s p50 time / this run's p50 time, per matched size",
             notes,
@@ -431,7 +433,7 @@ def build_report(paths: list[str], out: str | None = None, by: str = "auto") -> 
     several = bool(len(lines)) and lines["source"].nunique() > 1
     lines["series"] = an.series_names(lines, with_source=several) if len(lines) else []
     sections = [section_what_ran(loaded)]
-    sections += section_compare(lines, loaded.ddp, notes)
+    sections += section_compare(loaded.comm, loaded.ddp, notes)
     sections += section_collectives(loaded, lines, notes)
     sections += section_pairs(pairs, notes)
     sections += section_ddp(loaded.ddp, notes)
