@@ -155,3 +155,9 @@ def test_several_specs_run_into_one_directory_with_unique_ids(tmp_path: Path) ->
         "ws2-rank1.log",
     ]
     assert (run_dir / "logs" / "ws2-rank0.log").exists()  # the last spec's logs stay in logs/
+    launches = json.loads((run_dir / "manifest.json").read_text())["launches"]
+    assert [(x["backend"], x["world_size"], x["returncode"]) for x in launches] == [
+        ("gloo", 2, 0),
+        ("gloo", 2, 0),
+    ]
+    assert launches[1]["command"][-1].endswith("spec-gloo.json")
