@@ -162,7 +162,9 @@ def section_what_ran(loaded: Loaded) -> Section:
     )
 
 
-def figure_out(figure: Figure | None, name: str, caption: str, notes: list[str], why: str) -> list:
+def figure_out(
+    figure: Figure | None, name: str, caption: str, notes: list[str], why: str
+) -> list[FigureOut]:
     if figure is None:
         notes.append(why)
         return []
@@ -387,7 +389,7 @@ def section_compare(comm: pd.DataFrame, ddp: pd.DataFrame, notes: list[str]) -> 
             ("time_us_p50_base", "time_us_p50", "speedup"),
         )
         tables.append(titled(per_size, "Speedup per size", markdown=False, collapsed=True))
-    else:
+    elif len(lines):
         notes.append(f"runs compared: no communication measurement of {baseline} is elsewhere too")
     ddp_ratios = an.ddp_ratios(ddp) if len(ddp) else pd.DataFrame()
     if len(ddp_ratios):
