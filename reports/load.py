@@ -106,11 +106,22 @@ def read_csv_strings(path: Path, required: list[str] | tuple[str, ...], what: st
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         shown = ", ".join(missing[:5]) + more
         raise UsageError(f"{path} is not a distbench {what}: it lacks the columns {shown}")
-    short = frame[list(required)].isna().any(axis=1)
-    if short.any():
-        line = int(short.to_numpy().nonzero()[0][0]) + 2  # header is line 1
-        raise UsageError(f"{path} is truncated or damaged: line {line} has too few fields")
+    check_field_counts(path)
     return frame
+
+
+def check_field_counts(path: Path) -> None:
+    """Refuse a line with fewer fields than the header (pandas would pad it with empty cells).
+
+    Counting commas is enough: distbench's cells never hold one, and a quoted comma could only
+    make a line look longer, never shorter.
+    """
+    lines = pd.Series(path.read_text(encoding="utf-8", errors="replace").split("\n"))
+    counts = lines.str.count(",").to_numpy()
+    short = (counts[1:-1] < counts[0]).nonzero()[0]  # [-1]: the empty string after the last \n
+    if len(short):
+        line = int(short[0]) + 2  # the header is line 1
+        raise UsageError(f"{path} is truncated or damaged: line {line} has too few fields")
 
 
 def convert_numeric(frame: pd.DataFrame, columns: list[str], path: Path) -> pd.DataFrame:

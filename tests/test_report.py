@@ -191,6 +191,12 @@ def truncate(path: Path) -> None:
     path.write_bytes(data[: len(data) - 40])
 
 
+def shorten_last_line(path: Path) -> None:
+    lines = path.read_text().splitlines()
+    lines[-1] = ",".join(lines[-1].split(",")[:10])
+    path.write_text("\n".join(lines) + "\n")
+
+
 def set_schema_version(path: Path) -> None:
     manifest = json.loads(path.read_text())
     manifest["schema_version"] = 99
@@ -207,6 +213,10 @@ BAD = {
         "nothing to report",
     ),
     "truncated": (lambda run: truncate(run / "results.csv"), "results.csv is truncated"),
+    "short line": (
+        lambda run: shorten_last_line(run / "results.csv"),
+        "results.csv is truncated or damaged: line 21 has too few fields",
+    ),
     "truncated samples": (lambda run: truncate(run / "samples.csv"), "samples.csv is truncated"),
     "foreign": (
         lambda run: (run / "results.csv").write_text("a,b,c\n1,2,3\n"),
