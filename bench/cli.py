@@ -281,6 +281,11 @@ def ddp(
     out: opt.Out = None,
     label: opt.Label = "",
     timeout: opt.Timeout = "300",
+    nnodes: opt.Nnodes = None,
+    node_rank: opt.NodeRank = None,
+    nproc_per_node: opt.NprocPerNode = None,
+    rdzv_endpoint: opt.RdzvEndpoint = None,
+    rdzv_id: opt.RdzvId = None,
 ) -> None:
     """Time whole training steps: DDP (buckets, hooks) versus manual gradient/parameter averaging.
 
@@ -292,7 +297,8 @@ def ddp(
     """
     launch_args = LaunchArgs(
         backend=backend, device=device, world_sizes=world_sizes, out=out, label=label,
-        timeout=timeout,
+        timeout=timeout, nnodes=nnodes, node_rank=node_rank, nproc_per_node=nproc_per_node,
+        rdzv_endpoint=rdzv_endpoint, rdzv_id=rdzv_id,
     )  # fmt: skip
     ddp_args = DdpArgs(
         model=model, width=width, depth=depth, params=params, strategies=strategies,
@@ -302,7 +308,7 @@ def ddp(
     )  # fmt: skip
     launch = resolve_launch(launch_args, Machine.probe())
     workload = build_ddp_spec(ddp_args)
-    run_dir = prepare_run_dir(launch_args.out, "ddp", launch.label)
+    run_dir = prepare_run_dir(launch_args.out, "ddp", launch.label, launch.node_rank)
     spec = RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
     raise typer.Exit(execute(spec, title="ddp", render=render_ddp_table))
 

@@ -106,7 +106,7 @@ def run_sweep(
         names = parse_primitives(primitives)
         launch = resolve_launch(launch_args, Machine.probe())
         workload = build_workload(names, comm_args, primitive_args, launch)
-        run_dir = prepare_run_dir(launch_args.out, "sweep", launch.label)
+        run_dir = prepare_run_dir(launch_args.out, "sweep", launch.label, launch.node_rank)
         spec = RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
         return execute(spec, title="sweep")
     refuse_mixed_options(primitives, launch_args, comm_args, primitive_args)
@@ -174,7 +174,7 @@ def build_matrix_specs(matrix: SweepConfig, launch_args: LaunchArgs) -> list[Run
         build_workload(matrix.primitives, matrix.comm, matrix.primitive_args, launch)
         for launch in launches
     ]
-    run_dir = prepare_run_dir(launch_args.out, "sweep", launches[0].label)
+    run_dir = prepare_run_dir(launch_args.out, "sweep", launches[0].label, launches[0].node_rank)
     return [
         RunSpec(
             launch=build_launch_spec(launch, run_dir),
