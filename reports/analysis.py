@@ -98,11 +98,14 @@ def describe(frame: pd.DataFrame, ddp: pd.DataFrame) -> str:
 
 
 def check_common(loaded: Loaded, paths: list[str]) -> None:
-    """Several arguments are a comparison: refuse them when no measurement is in two of them."""
+    """Several arguments are a comparison: refuse them when no case (a primitive, backend, world
+    size, dtype, mode ... or a DDP configuration) is in two of them."""
     if len(paths) < 2:
         return
     owners: dict[tuple[object, ...], set[int]] = {}
-    for frame, key in ((loaded.comm, COMM_KEY), (loaded.ddp, DDP_KEY)):
+    # Sizes are left out: two ladders that never meet still overlay in the figures (the
+    # comparison then says no size matched).
+    for frame, key in ((loaded.comm, COMM_CASE), (loaded.ddp, DDP_KEY)):
         if not len(frame):
             continue
         kind = "ddp" if frame is loaded.ddp else "comm"

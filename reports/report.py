@@ -390,7 +390,9 @@ def section_compare(comm: pd.DataFrame, ddp: pd.DataFrame, notes: list[str]) -> 
         )
         tables.append(titled(per_size, "Speedup per size", markdown=False, collapsed=True))
     elif len(lines):
-        notes.append(f"runs compared: no communication measurement of {baseline} is elsewhere too")
+        notes.append(
+            f"runs compared: no measurement of {baseline} (same case and size) is in another run"
+        )
     ddp_ratios = an.ddp_ratios(ddp) if len(ddp) else pd.DataFrame()
     if len(ddp_ratios):
         ddp_table = display(

@@ -275,6 +275,26 @@ def test_runs_with_nothing_in_common_are_refused(
     assert not (tmp_path / "out").exists()
 
 
+def test_same_cases_at_other_sizes_are_drawn_with_a_note(tmp_path: Path) -> None:
+    a = copy_run(tmp_path, "allreduce", "cluster-a")
+    b = copy_run(tmp_path, "allreduce", "cluster-b")
+    results = b / "results.csv"
+    rows = results.read_text().splitlines()
+    header = rows[0].split(",")
+    size = header.index("size_bytes")
+    shifted = []
+    for line in rows[1:]:
+        cells = line.split(",")
+        cells[size] = str(int(cells[size]) * 2)  # another ladder: 2K, 32K, ... 8M
+        shifted.append(",".join(cells))
+    results.write_text("\n".join([rows[0], *shifted]) + "\n")
+    out = tmp_path / "out"
+    assert run_in_process(["report", str(a), str(b), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert "no measurement of cluster-a (same case and size) is in another run" in text
+    assert "cluster-b | all_reduce" in text  # its key results are still there
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [(["--by", "rack"], "unknown --by 'rack'"), ([], "is a file: give a directory")],
