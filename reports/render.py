@@ -25,6 +25,8 @@ p.lead, p.note { color: #57606a; }
 table { border-collapse: collapse; margin: .8rem 0 1.4rem; font-size: .86rem; }
 th, td { border: 1px solid #d0d7de; padding: .25rem .55rem; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
+td { white-space: nowrap; }
+table.wrap td { white-space: normal; min-width: 9rem; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.differs th { background: #fff8c5; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding: .3rem 0; }
@@ -61,6 +63,8 @@ class TableOut:
     """HTML: inside a <details> element."""
     highlight: tuple[int, ...] = ()
     """Row positions to mark (e.g. manifest fields that differ between runs)."""
+    wrap: bool = False
+    """HTML: let long cells wrap (manifests: commands); other tables keep a row on one line."""
 
 
 @dataclass
@@ -97,7 +101,8 @@ def html_table(table: TableOut) -> str:
         body.append(f"<tr{css}>{''.join(cells)}</tr>")
     note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
     grid = (
-        f'<div class="scroll"><table><caption>{html.escape(table.title)}</caption>'
+        f'<div class="scroll"><table class="{"wrap" if table.wrap else "grid"}">'
+        f"<caption>{html.escape(table.title)}</caption>"
         f"<thead><tr>{head}</tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )

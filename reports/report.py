@@ -151,7 +151,7 @@ def manifests_table(runs: list[RunData]) -> TableOut:
         if name in COMPARED_FIELDS and len({f[name] for f in columns.values()}) > 1
     )
     note = "Marked rows differ between runs." if differs else ""
-    return TableOut("Runs and what they ran on", frame, note=note, highlight=differs)
+    return TableOut("Runs and what they ran on", frame, note=note, highlight=differs, wrap=True)
 
 
 def section_what_ran(loaded: Loaded) -> Section:
