@@ -158,6 +158,8 @@ def run_launch(
         finally:
             if proc.poll() is None:
                 stop_group(proc, run_dir, world_size)
+    for left in heartbeats(run_dir, world_size).values():
+        left.unlink(missing_ok=True)  # the workers are gone; a killed one leaves its file
     rows = count_rows(results) - before
     on_progress(rows)
     if failure is None and proc.returncode != 0:
@@ -186,7 +188,15 @@ def stop_group(
 
 
 def kill_workers(run_dir: Path, world_size: int) -> None:
+    """SIGKILL this launch's workers that are still there (a dead worker's heartbeat file stays
+    behind, so its pid is checked to still be a distbench worker before the signal)."""
     for pid in worker_pids(run_dir, world_size):
+        try:
+            if b"distbench.worker" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                continue  # gone, and the pid reused
+        except OSError:
+            if sys.platform.startswith("linux"):
+                continue  # gone
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
 
