@@ -226,7 +226,7 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
         ("alpha_us", "beta_GBps", "busbw_beta_GBps", "r2", "rel_rms"),
     )
     all_rows = display(
-        lines.sort_values(["source", "primitive", "world_size", "mode", "size_bytes"]).head(
+        loaded.comm.sort_values(["source", "primitive", "world_size", "mode", "size_bytes"]).head(
             HTML_ROW_LIMIT
         ),
         {
@@ -243,7 +243,8 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
         },
         ("time_us_p50", "time_us_p95", "time_us_min", "time_us_max", "algbw_GBps", "busbw_GBps"),
     )
-    cut = f" (the first {HTML_ROW_LIMIT} of {len(lines)})" if len(lines) > HTML_ROW_LIMIT else ""
+    total = len(loaded.comm)
+    cut = f" (the first {HTML_ROW_LIMIT} of {total})" if total > HTML_ROW_LIMIT else ""
     return [
         Section(
             "Collectives and point-to-point",

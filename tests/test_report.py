@@ -275,6 +275,20 @@ def test_runs_with_nothing_in_common_are_refused(
     assert not (tmp_path / "out").exists()
 
 
+def test_by_host_and_by_run(tmp_path: Path) -> None:
+    runs = [str(p / "broadcast") for p in CLUSTERS]
+    assert run_in_process(["report", *runs, "--by", "host", "--out", str(tmp_path / "h")]) == 0
+    lead = (tmp_path / "h" / "report.md").read_text(encoding="utf-8").splitlines()[2]
+    assert lead.endswith("compared by host: vm.")  # one host: nothing to compare
+    a, b = DATA / "cluster-a" / "broadcast", DATA / "cluster-b" / "broadcast"
+    assert (
+        run_in_process(["report", str(a), str(b), "--by", "run", "--out", str(tmp_path / "r")]) == 0
+    )
+    text = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    assert "**Speedup over broadcast**" in text  # run ids: broadcast, broadcast-2
+    assert "| broadcast-2 | broadcast | gloo | 2 |" in text
+
+
 def test_same_cases_at_other_sizes_are_drawn_with_a_note(tmp_path: Path) -> None:
     a = copy_run(tmp_path, "allreduce", "cluster-a")
     b = copy_run(tmp_path, "allreduce", "cluster-b")
