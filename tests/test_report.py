@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -332,3 +333,12 @@ def test_ten_thousand_rows_render_in_seconds(tmp_path: Path) -> None:
     print(f"\n10,000-row report: {seconds:.1f} s")
     assert files.rows == 10_000
     assert seconds < 180
+
+
+def test_reports_never_import_torch() -> None:
+    """A report runs where torch is not installed (a laptop reading a cluster's runs)."""
+    code = (
+        "import sys, distbench.reports.report\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] == 'torch'], 'torch imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
