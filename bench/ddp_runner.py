@@ -11,6 +11,7 @@ rows wait until the baselines they refer to (ddp, ddp-nocomm, grad-avg run first
 
 from __future__ import annotations
 
+import gc
 import math
 import socket
 import time
@@ -135,6 +136,10 @@ def measure(
         ctx,
     )
     final = flat_params(model)
+    # DDP's reducer sits in reference cycles: free it now, while its process group is alive (a
+    # reducer collected at interpreter exit, after destroy_process_group, can abort the process).
+    del strategy, optimizer, model
+    gc.collect()
     diff = math.nan
     if reference is not None:
         diff = max_over_ranks(ctx, [float((final - reference).abs().max())])[0]
@@ -282,6 +287,10 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                 pending = []
             del trained, final
         gather_samples(ctx, local, samples)
+        # Leave no DDP object for interpreter exit and no rank behind: without these a gloo rank
+        # sometimes aborted at exit ("terminate called without an active exception").
+        gc.collect()
+        barrier(ctx)
     finally:
         for sink in (results, samples):
             if sink is not None:

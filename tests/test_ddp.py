@@ -1,0 +1,224 @@
+"""`distbench ddp` on real gloo groups: the manual strategies train the same weights as DDP, every
+strategy runs end to end through the CLI, bad input is refused in one line."""
+
+from __future__ import annotations
+
+import csv
+import gc
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from distbench.cli import run_cli as run_in_process
+from distbench.collectors.schema import DdpRow, SampleRow, column_names
+from distbench.ddp_runner import measure
+from distbench.ddp_spec import STRATEGIES, DdpSpec, StrategyRun
+from distbench.models import build_batches
+from distbench.primitives.base import Context
+from tests.conftest import run_cli
+
+EQUIVALENT = ("grad-avg", "grad-avg-flat", "param-avg")
+"""With plain SGD and param-avg's K = 1 these compute DDP's update, up to float rounding."""
+
+ULPS_PER_STEP = 4
+"""Tolerance, in float32 ulps of the largest parameter, per training step. The strategies differ
+only in where the 1/n is applied and in what is summed (gradients or updated parameters), each a
+rounding of at most an ulp or so per step; a real difference (an un-averaged gradient, a bf16
+rounding) is orders of magnitude larger, as ddp-nocomm and ddp-bf16 show in the same test."""
+
+
+def _equivalence_rank(rank: int, world_size: int, init_file: str, out: str) -> None:
+    """One rank: train each strategy from the same seeded weights on the same shards."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    dist.init_process_group(
+        "gloo", init_method=f"file://{init_file}", rank=rank, world_size=world_size
+    )
+    try:
+        ctx = Context(rank, world_size, torch.device("cpu"), "gloo", None, tuple(range(world_size)))
+        report: dict[str, dict[str, float]] = {}
+        for model, width in (("mlp", 24), ("transformer", 16)):
+            spec = DdpSpec(model=model, width=width, depth=2, batch_size=8, steps=6, warmup=2)
+            batches = build_batches(spec, rank, ctx.device)
+            _, reference = measure(StrategyRun("ddp", 25.0), "ref", spec, ctx, batches, None)
+            diffs = {"max_abs_param": float(reference.abs().max())}
+            runs = [StrategyRun(s, None) for s in EQUIVALENT]
+            runs += [StrategyRun("ddp-nocomm", 25.0), StrategyRun("ddp-bf16", 25.0)]
+            for run in runs:
+                trained, _ = measure(run, run.strategy, spec, ctx, batches, reference)
+                diffs[run.strategy] = trained.max_param_diff
+            report[model] = diffs
+        if rank == 0:
+            Path(out).write_text(json.dumps(report))
+        gc.collect()  # as run_ddp does: no DDP reducer left for interpreter exit
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.slow
+def test_manual_strategies_match_ddp_on_two_gloo_ranks(tmp_path: Path) -> None:
+    out = tmp_path / "diffs.json"
+    mp.spawn(_equivalence_rank, args=(2, str(tmp_path / "init"), str(out)), nprocs=2, join=True)
+    report = json.loads(out.read_text())
+    steps = 2 + 6
+    for model, diffs in report.items():
+        ulp = torch.finfo(torch.float32).eps * diffs["max_abs_param"]
+        tolerance = ULPS_PER_STEP * steps * ulp
+        for strategy in EQUIVALENT:
+            assert diffs[strategy] <= tolerance, (model, strategy, diffs)
+        # The tolerance tells real differences apart: local gradients and bf16 rounding exceed it.
+        assert diffs["ddp-nocomm"] > 100 * tolerance, (model, diffs)
+        assert diffs["ddp-bf16"] > tolerance, (model, diffs)
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.slow
+def test_every_strategy_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    steps = 3
+    result = run_cli(
+        "ddp",
+        "--backend",
+        "gloo",
+        "--world-sizes",
+        "1,2",
+        "--strategies",
+        "all",
+        "--width",
+        "16",
+        "--depth",
+        "2",
+        "--batch-size",
+        "4",
+        "--steps",
+        str(steps),
+        "--warmup",
+        "1",
+        "--bucket-mb",
+        "0.001,25",
+        "--label",
+        "e2e",
+        "--out",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert "# ddp  model=mlp params=442  batch=4/rank  backend=gloo" in result.stdout
+
+    with open(out / "results.csv", newline="") as handle:
+        assert next(csv.reader(handle)) == column_names(DdpRow)
+    rows = read_csv(out / "results.csv")
+    per_launch = len(STRATEGIES) + 3  # ddp, ddp-bf16, ddp-fp16 once per bucket size
+    assert [r["world_size"] for r in rows] == ["1"] * per_launch + ["2"] * per_launch
+    for row in rows:
+        assert row["primitive"] == "ddp" and row["model"] == "mlp" and row["params"] == "442"
+        assert row["label"] == "e2e" and row["timer"] == "perf_counter"
+        assert row["samples"] == str(steps) and row["steps"] == str(steps)
+        assert float(row["step_time_us_p50"]) > 0 and float(row["samples_per_s"]) > 0
+        assert float(row["scaling_efficiency"]) > 0  # world size 1 is in the run
+        ddp_family = row["strategy"].startswith("ddp")
+        assert (row["bucket_mb"] != "") == ddp_family
+        assert (row["static_graph"] == "false") == ddp_family
+        assert (row["avg_every"] == "1") == (row["strategy"] == "param-avg")
+        assert row["comm_share"] != ""  # ddp-nocomm is in the run
+    one = {(r["strategy"], r["bucket_mb"]): r for r in rows if r["world_size"] == "1"}
+    two = {(r["strategy"], r["bucket_mb"]): r for r in rows if r["world_size"] == "2"}
+    assert set(one) == set(two) and len(one) == per_launch
+    assert all(float(r["scaling_efficiency"]) == 1.0 for r in one.values())
+    assert all(r["overlap"] == "" for r in one.values())  # nothing to hide on one rank
+    assert two[("ddp", "0.001")]["max_param_diff"] == "0.0"  # the reference
+    for strategy in ("grad-avg", "grad-avg-flat", "param-avg"):
+        assert float(two[(strategy, "")]["max_param_diff"]) < 1e-6
+    assert float(two[("ddp-nocomm", "0.001")]["max_param_diff"]) > 1e-5
+    assert two[("ddp-nocomm", "0.001")]["comm_bytes_per_step"] == "0"
+    assert two[("ddp", "25")]["comm_bytes_per_step"] == str(442 * 4)
+    assert two[("ddp-bf16", "25")]["comm_bytes_per_step"] == str(442 * 2)
+    for key in (("grad-avg", ""), ("param-avg", ""), ("ddp-nocomm", "0.001")):
+        assert two[key]["overlap"] == ""
+
+    samples = read_csv(out / "samples.csv")
+    assert list(samples[0]) == column_names(SampleRow)
+    measurements = {r["measurement"] for r in rows}
+    assert {s["measurement"] for s in samples} == measurements
+    for row in rows:
+        mine = [s for s in samples if s["measurement"] == row["measurement"]]
+        ranks = sorted({int(s["rank"]) for s in mine})
+        assert ranks == [-1, *range(int(row["world_size"]))]
+        maxed = [s for s in mine if s["rank"] == "-1"]
+        assert [int(s["iter"]) for s in maxed] == list(range(steps))
+        assert all(s["trial"] == "0" for s in mine)
+        assert all(math.isfinite(float(s["loss"])) and float(s["loss"]) > 0 for s in mine)
+        assert max(float(s["time_us"]) for s in maxed) == pytest.approx(
+            float(row["step_time_us_max"])
+        )
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+    assert [launch["returncode"] for launch in manifest["launches"]] == [0, 0]
+
+
+BAD_INPUT = [
+    (["--strategies", "ddp,fsdp"], "unknown strategy 'fsdp'"),
+    (["--model", "cnn"], "unknown model 'cnn'"),
+    (["--params", "0"], "--params must be at least 1"),
+    (["--params", "ten"], "--params 'ten' is not a parameter count"),
+    (["--params", "1M", "--width", "64"], "either --params or --width"),
+    (["--avg-every", "0"], "--avg-every must be at least 1"),
+    (["--bucket-mb", "x"], "--bucket-mb 'x' is not a number of MB"),
+    (["--bucket-mb", "0"], "--bucket-mb must be positive"),
+    (["--steps", "0"], "--steps must be at least 1"),
+    (["--warmup", "-1"], "--warmup must be at least 0"),
+    (["--model", "transformer", "--width", "30"], "multiple of 4"),
+    (["--backend", "nccl"], "Available here: gloo"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_INPUT)
+def test_bad_input_is_one_line_and_exit_2(
+    args: list[str],
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code = run_in_process(["ddp", *args])
+    stderr = capsys.readouterr().err
+    assert code == 2, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("distbench: error: ") and message in lines[0], lines[0]
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_ddp_nccl_uses_cuda_events(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = run_cli(
+        "ddp",
+        "--backend",
+        "nccl",
+        "--world-sizes",
+        "1",
+        "--steps",
+        "5",
+        "--warmup",
+        "2",
+        "--out",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    rows = read_csv(out / "results.csv")
+    assert len(rows) == len(STRATEGIES)
+    for row in rows:
+        assert row["backend"] == "nccl" and row["device"] == "cuda"
+        assert row["timer"] == "cuda_event" and float(row["step_time_us_p50"]) > 0

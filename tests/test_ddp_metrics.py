@@ -1,0 +1,190 @@
+"""Pure logic of `distbench ddp`: derived-metric formulas, model sizes, option parsers, the spec's
+validation and run order, the table. Exact numbers; no process group."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from distbench import ddp_metrics as m
+from distbench.collectors.schema import DdpRow, column_names
+from distbench.ddp_options import (
+    DdpArgs,
+    build_ddp_spec,
+    parse_bucket_mbs,
+    parse_strategies,
+    resolve_shape,
+)
+from distbench.ddp_spec import STRATEGIES, DdpSpec, StrategyRun, plan_size
+from distbench.ddp_table import render_ddp_table
+from distbench.models import build_model, param_count, parse_param_count, width_for_params
+from distbench.parse import UsageError
+from distbench.strategies import comm_bytes_per_step
+
+
+def test_samples_per_s() -> None:
+    assert m.samples_per_s(2, 32, 1000.0) == 64_000.0  # 64 samples per millisecond
+    assert math.isnan(m.samples_per_s(2, 32, 0.0))
+
+
+def test_scaling_efficiency() -> None:
+    assert m.scaling_efficiency(4, 300.0, 100.0) == 0.75
+    assert m.scaling_efficiency(1, 100.0, 100.0) == 1.0
+    assert math.isnan(m.scaling_efficiency(2, 300.0, math.nan))
+
+
+def test_comm_share() -> None:
+    assert m.comm_share(1000.0, 750.0) == 0.25
+    assert m.comm_share(750.0, 750.0) == 0.0
+    assert m.comm_share(500.0, 750.0) == -0.5  # not clamped: noise stays visible
+    assert math.isnan(m.comm_share(1000.0, math.nan))
+
+
+def test_overlap() -> None:
+    # nocomm 600, grad-avg 1000: grad-avg exposes 400 us; a step of 700 exposes 100 -> 75 % hidden.
+    assert m.overlap(700.0, 600.0, 1000.0) == 0.75
+    assert m.overlap(1000.0, 600.0, 1000.0) == 0.0
+    assert m.overlap(600.0, 600.0, 1000.0) == 1.0
+    assert m.overlap(1200.0, 600.0, 1000.0) == -0.5  # slower than grad-avg: not clamped
+    assert math.isnan(m.overlap(700.0, 600.0, 600.0))  # grad-avg exposes nothing: undefined
+    assert math.isnan(m.overlap(700.0, math.nan, 1000.0))
+
+
+def test_comm_busbw() -> None:
+    # 1e6 bytes in 1000 us exposed = 1 GB/s algbw; x 2(n-1)/n = 1.5 at n = 4.
+    assert m.comm_busbw_gbps(1_000_000, 1600.0, 600.0, 4) == pytest.approx(1.5, rel=1e-12)
+    assert m.comm_busbw_gbps(1_000_000, 1600.0, 600.0, 1) == 0.0  # nccl-tests: 0 at one rank
+    assert math.isnan(m.comm_busbw_gbps(1_000_000, 500.0, 600.0, 2))  # nothing exposed
+    assert math.isnan(m.comm_busbw_gbps(0, 1600.0, 600.0, 2))
+
+
+def test_comm_bytes_per_step() -> None:
+    assert comm_bytes_per_step("ddp", 1000, 1) == 4000
+    assert comm_bytes_per_step("grad-avg", 1000, 1) == 4000
+    assert comm_bytes_per_step("grad-avg-flat", 1000, 1) == 4000
+    assert comm_bytes_per_step("ddp-bf16", 1000, 1) == 2000
+    assert comm_bytes_per_step("ddp-fp16", 1000, 1) == 2000
+    assert comm_bytes_per_step("ddp-nocomm", 1000, 1) == 0
+    assert comm_bytes_per_step("param-avg", 1000, 1) == 4000
+    assert comm_bytes_per_step("param-avg", 1000, 3) == 1333
+
+
+@pytest.mark.parametrize(
+    ("model", "width", "depth", "expected"),
+    [
+        ("mlp", 8, 1, 90),  # Linear(8, 10)
+        ("mlp", 12, 3, 442),  # 2 x (144 + 12) + 130
+        ("mlp", 256, 4, 199_946),
+        ("transformer", 8, 1, 962),  # 12 x 64 + 13 x 8 + 90
+        ("transformer", 64, 2, 100_618),
+    ],
+)
+def test_param_count_matches_the_built_model(
+    model: str, width: int, depth: int, expected: int
+) -> None:
+    assert param_count(model, width, depth) == expected
+    spec = DdpSpec(model=model, width=width, depth=depth)
+    built = build_model(spec, torch.device("cpu"))
+    assert sum(p.numel() for p in built.parameters()) == expected
+
+
+def test_width_for_params() -> None:
+    assert width_for_params("mlp", 4, 10_000_000) == 1824  # 10,004,650 parameters
+    assert param_count("mlp", 1824, 4) == 10_004_650
+    assert width_for_params("mlp", 1, 10_000_000) == 999_999  # exactly 10M
+    assert width_for_params("transformer", 2, 10_000_000) == 644  # a multiple of 4 heads
+    assert width_for_params("mlp", 4, 1) == 1
+
+
+def test_parse_param_count() -> None:
+    assert parse_param_count("10M") == 10_000_000
+    assert parse_param_count("1.5k") == 1_500
+    assert parse_param_count("2G") == 2_000_000_000
+    assert parse_param_count("123") == 123
+    for bad in ("0", "x", "10Q", "-3", ""):
+        with pytest.raises(UsageError):
+            parse_param_count(bad)
+
+
+def test_parsers() -> None:
+    assert parse_strategies("all") == list(STRATEGIES)
+    assert parse_strategies("grad-avg, ddp,ddp") == ["grad-avg", "ddp"]
+    assert parse_bucket_mbs("1,0.5,25,1") == [1.0, 0.5, 25.0]
+    for bad in ("x", "0", "-1", "1,,2", "inf"):
+        with pytest.raises(UsageError):
+            parse_bucket_mbs(bad)
+    with pytest.raises(UsageError, match="unknown strategy 'fsdp'"):
+        parse_strategies("ddp,fsdp")
+    assert resolve_shape("mlp", None, None, None) == (256, 4)
+    assert resolve_shape("transformer", None, None, None) == (128, 2)
+    assert resolve_shape("mlp", None, "2", "1M") == (width_for_params("mlp", 2, 10**6), 2)
+    with pytest.raises(UsageError, match="either --params or --width"):
+        resolve_shape("mlp", "64", None, "1M")
+
+
+def test_build_ddp_spec_defaults() -> None:
+    spec = build_ddp_spec(DdpArgs())
+    assert spec.strategies == STRATEGIES
+    assert (spec.model, spec.width, spec.depth, spec.steps, spec.warmup) == ("mlp", 256, 4, 20, 5)
+    assert spec.bucket_mbs == (25.0,)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"strategies": ()}, "no strategy"),
+        ({"strategies": ("ddp", "zero")}, "unknown strategy 'zero'"),
+        ({"model": "cnn"}, "unknown model 'cnn'"),
+        ({"steps": 0}, "--steps must be at least 1"),
+        ({"avg_every": 0}, "--avg-every must be at least 1"),
+        ({"bucket_mbs": (0.0,)}, "--bucket-mb must be positive"),
+        ({"model": "transformer", "width": 30}, "multiple of 4"),
+        ({"dtype": "float16"}, "float32 only"),
+    ],
+)
+def test_spec_validation(kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        DdpSpec(**kwargs)
+
+
+def test_runs_put_the_baselines_first_and_sweep_buckets() -> None:
+    spec = DdpSpec(
+        strategies=("param-avg", "ddp-bf16", "grad-avg", "ddp-nocomm", "ddp"), bucket_mbs=(1, 25)
+    )
+    assert spec.runs() == [
+        StrategyRun("ddp", 1),
+        StrategyRun("ddp", 25),
+        StrategyRun("ddp-nocomm", 1),
+        StrategyRun("grad-avg", None),
+        StrategyRun("ddp-bf16", 1),
+        StrategyRun("ddp-bf16", 25),
+        StrategyRun("param-avg", None),
+    ]
+    assert plan_size(spec, 2) == 7
+    assert plan_size(DdpSpec(bucket_mbs=(1.0, 5.0, 25.0)), 4) == 13  # 3 swept x 3 + 4
+
+
+def test_render_table() -> None:
+    row = dict.fromkeys(column_names(DdpRow), "")
+    row.update(
+        model="mlp",
+        params="199946",
+        backend="gloo",
+        device="cpu",
+        world_size="2",
+        batch_size="32",
+        timer="perf_counter",
+        strategy="ddp",
+        bucket_mb="25",
+        step_time_us_p50="2250.04",
+        samples_per_s="28444.5",
+        comm_bytes_per_step="799784",
+        comm_share="0.6931",
+        max_param_diff="0.0",
+    )
+    text = render_ddp_table([row])
+    assert "# ddp  model=mlp params=199,946  batch=32/rank" in text
+    cells = text.splitlines()[2].split()
+    assert cells == ["ddp", "25", "2250.0", "28444.5", "-", "0.800", "-", "0.693", "-", "0"]
