@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from distbench import cli_options as opt
-from distbench.ddp_options import DdpArgs, build_ddp_spec
+from distbench.ddp_options import DdpArgs, build_ddp_spec, resume_ddp_run
 from distbench.ddp_table import render_ddp_table
 from distbench.options import (
     CommArgs,
@@ -286,6 +286,7 @@ def ddp(
     nproc_per_node: opt.NprocPerNode = None,
     rdzv_endpoint: opt.RdzvEndpoint = None,
     rdzv_id: opt.RdzvId = None,
+    resume: opt.Resume = None,
 ) -> None:
     """Time whole training steps: DDP (buckets, hooks) versus manual gradient/parameter averaging.
 
@@ -306,6 +307,8 @@ def ddp(
         gradient_as_bucket_view=gradient_as_bucket_view, static_graph=static_graph,
         avg_every=avg_every, seed=seed,
     )  # fmt: skip
+    if resume is not None:
+        raise typer.Exit(resume_ddp_run(resume))
     launch = resolve_launch(launch_args, Machine.probe())
     workload = build_ddp_spec(ddp_args)
     run_dir = prepare_run_dir(launch_args.out, "ddp", launch.label, launch.node_rank)

@@ -247,13 +247,20 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     """Measure every strategy of the spec on this rank; rank 0 writes the rows."""
     workload: DdpSpec = spec.workload
     run_dir = Path(spec.launch.run_dir)
+    runs = workload.runs()
+    ids = [f"ws{ctx.world_size}/i{index}" for index in range(len(runs))]
+    done = set(spec.launch.done)  # a resumed run: rows already in results.csv
+    if done.issuperset(ids):
+        log(f"world size {ctx.world_size}: every ddp measurement is already in results.csv")
+        return
+    # A partly done world size is measured again whole (the rows need its baselines and its
+    # reference weights); only the missing rows are written.
     writer = ctx.rank == 0
     one_rank = one_rank_rates(run_dir) if writer else {}
     results = CsvSink(run_dir / RESULTS_CSV, DdpRow) if writer else None
     samples = CsvSink(run_dir / SAMPLES_CSV, SampleRow) if writer else None
     batches = build_batches(workload, ctx.global_ranks[ctx.rank], ctx.device)
     params = sum(p.numel() for p in build_model(workload, torch.device("cpu")).parameters())
-    runs = workload.runs()
     # Rows refer to the baselines (run first): hold them back until the last baseline is measured.
     last_baseline = max((i for i, run in enumerate(runs) if run.strategy in BASELINES), default=-1)
     baselines: dict[str, float] = {}
@@ -261,8 +268,7 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     pending: list[Trained] = []
     local: list[SampleRow] = []
     try:
-        for index, run in enumerate(runs):
-            measurement = f"ws{ctx.world_size}/i{index}"
+        for index, (run, measurement) in enumerate(zip(runs, ids, strict=True)):
             log(
                 f"begin {measurement} ddp {run.strategy} model={workload.model} params={params} "
                 f"bucket_mb={format_mb(run.bucket_mb)}"
@@ -273,17 +279,20 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                 trained = replace(trained, max_param_diff=0.0)
             if run.strategy in BASELINES and run.strategy not in baselines:
                 baselines[run.strategy] = Stats(tuple(trained.max_us)).p50
-            local += sample_rows(
-                measurement, ctx.global_ranks[ctx.rank], trained.local_us, trained.local_loss
-            )
-            pending.append(trained)
-            if index >= last_baseline and results is not None and samples is not None:
-                for done in pending:
-                    results.write([build_row(spec, ctx, done, params, baselines, one_rank)])
-                    samples.write(
-                        sample_rows(done.measurement, MAX_OVER_RANKS, done.max_us, done.mean_loss)
-                    )
+            if measurement not in done:
+                local += sample_rows(
+                    measurement, ctx.global_ranks[ctx.rank], trained.local_us, trained.local_loss
+                )
+                pending.append(trained)
             if index >= last_baseline:
+                if results is not None and samples is not None:
+                    for ready in pending:  # samples first: the row commits the measurement
+                        samples.write(
+                            sample_rows(
+                                ready.measurement, MAX_OVER_RANKS, ready.max_us, ready.mean_loss
+                            )
+                        )
+                        results.write([build_row(spec, ctx, ready, params, baselines, one_rank)])
                 pending = []
             del trained, final
         gather_samples(ctx, local, samples)

@@ -165,6 +165,28 @@ def test_every_strategy_end_to_end(tmp_path: Path) -> None:
     assert [launch["returncode"] for launch in manifest["launches"]] == [0, 0]
 
 
+@pytest.mark.slow
+def test_resume_writes_only_the_missing_rows(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["ddp", "--backend", "gloo", "--world-sizes", "2", "--strategies", "ddp,grad-avg"]
+    args += ["--width", "8", "--depth", "2", "--steps", "2", "--warmup", "0", "--out", str(out)]
+    assert run_cli(*args).returncode == 0
+    # Cut the run after its first measurement, as an interrupted run leaves it.
+    lines = (out / "results.csv").read_text().splitlines()
+    (out / "results.csv").write_text("\n".join(lines[:2]) + "\n")
+    manifest = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**manifest, "status": "interrupted"}))
+    result = run_cli("ddp", "--resume", str(out))
+    assert result.returncode == 0, result.stderr + result.stdout
+    rows = read_csv(out / "results.csv")
+    assert [(r["measurement"], r["strategy"]) for r in rows] == [
+        ("ws2/i0", "ddp"),
+        ("ws2/i1", "grad-avg"),
+    ]
+    maxed = [s for s in read_csv(out / "samples.csv") if s["rank"] == "-1"]
+    assert [s["measurement"] for s in maxed] == ["ws2/i0"] * 2 + ["ws2/i1"] * 2
+
+
 BAD_INPUT = [
     (["--strategies", "ddp,fsdp"], "unknown strategy 'fsdp'"),
     (["--model", "cnn"], "unknown model 'cnn'"),
@@ -178,6 +200,7 @@ BAD_INPUT = [
     (["--warmup", "-1"], "--warmup must be at least 0"),
     (["--model", "transformer", "--width", "30"], "multiple of 4"),
     (["--backend", "nccl"], "Available here: gloo"),
+    (["--resume", "nowhere"], "--resume nowhere: no spec.json there"),
 ]
 
 
