@@ -292,6 +292,10 @@ def position(log_text: str) -> str:
     return f"while measuring {doing}"
 
 
+PEER_LOST = re.compile(r"Connection (reset|closed) by peer")
+"""gloo's words when the rank at the other end of a pair went away first."""
+
+
 def describe_failure(run_dir: Path, world_size: int, returncode: int) -> str:
     """The failed rank torchrun saw first: how it ended, what it was measuring, its log and the
     log's tail; then one line for each rank that went down with it."""
@@ -308,8 +312,14 @@ def describe_failure(run_dir: Path, world_size: int, returncode: int) -> str:
         path = run_dir / "logs" / f"ws{world_size}-rank{rank}.log"
         text = path.read_text(errors="replace") if path.exists() else ""
         if index == 0:
+            why = ""
+            if PEER_LOST.search(current_attempt(text)):
+                why = (
+                    " because a peer's connection dropped (another rank died or was stopped first;"
+                    " with several nodes, see the other nodes' output)"
+                )
             parts.append(
-                f"rank {rank} failed ({how}) {position(text)}; its log: {path}\n{tail(path)}"
+                f"rank {rank} failed ({how}) {position(text)}{why}; its log: {path}\n{tail(path)}"
             )
         else:
             parts.append(f"rank {rank} also ended ({how}) {position(text)}; its log: {path}")

@@ -243,3 +243,22 @@ def test_describe_failure_names_rank_measurement_and_log(tmp_path: Path) -> None
         f"throughput size=16; its log: {logs / 'ws2-rank1.log'}"
     )
     assert "rank 0 also ended (killed by SIGTERM)" in text
+
+
+def test_describe_failure_says_when_a_peer_went_away(tmp_path: Path) -> None:
+    """What a node sees when another node's ranks are stopped (real gloo wording)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "ws2-torchrun.log").write_text(
+        "Failures:\n  <NO_OTHER_FAILURES>\nRoot Cause (first observed failure):\n[0]:\n"
+        "  rank      : 0 (local_rank: 0)\n  exitcode  : 1 (pid: 7)\n"
+    )
+    (logs / "ws2-rank0.log").write_text(
+        "[t rank 0] start pid=7\n[t rank 0] begin ws2/i2 all_reduce float32 throughput size=4096\n"
+        "RuntimeError: [pair.cc:537] Read error [127.0.0.1]:12173: Connection reset by peer.\n"
+    )
+    text = describe_failure(tmp_path, 2, 1)
+    assert text.startswith(
+        "rank 0 failed (exit code 1) while measuring ws2/i2 all_reduce float32 throughput "
+        "size=4096 because a peer's connection dropped"
+    )
