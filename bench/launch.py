@@ -1,8 +1,9 @@
-"""Launch one torchrun process group per world size and watch it.
+"""Launch a torchrun process group (one node, or this node's share of several) and watch it.
 
-The CLI never imports torch.distributed: it builds a torchrun command line with the same Python,
-hands the workers one spec file, follows results.csv for progress, and when the group fails names
-the rank, what it was measuring and the tail of its log.
+The CLI never imports torch.distributed: it builds a torchrun command line with the same Python
+(--standalone, or a c10d/static rendezvous across nodes), hands the workers one spec file,
+follows results.csv for progress and the workers' heartbeat files for silence (--timeout), and
+when the group fails names the rank, what it was measuring and the tail of its log.
 """
 
 from __future__ import annotations
