@@ -58,3 +58,21 @@ def test_count_wrong() -> None:
     almost = torch.tensor([1.0, 2.0, 3.0000002], dtype=torch.float32)
     assert checkdata.count_wrong(almost, expected, "sum") == 1
     assert checkdata.count_wrong(almost, expected, "avg") == 0
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+def test_chunked_positions_make_every_chunk_differ(op: str) -> None:
+    """reduce_scatter's check: with chunk = 8 (a multiple of K), chunk j is shifted by j, so a
+    rank handed another rank's chunk sees wrong values."""
+    n, chunk = 2, 8
+    expected = checkdata.expected_reduction(n * chunk, n, torch.float32, CPU, op, chunk=chunk)
+    direct = torch.stack(
+        [
+            checkdata.fill(n * chunk, r, n, torch.float32, CPU, op, chunk=chunk).double()
+            for r in range(n)
+        ]
+    )
+    reduced = {"sum": direct.sum(0), "max": direct.max(0).values, "min": direct.min(0).values}
+    assert torch.equal(expected, reduced[op])
+    first, second = expected[:chunk], expected[chunk:]
+    assert not torch.equal(first, second)

@@ -32,6 +32,14 @@ def period(dtype: torch.dtype, world_size: int, op: str = "sum") -> int:
     return 1  # prod and avg use their own patterns, see fill()
 
 
+def positions(count: int, device: torch.device, chunk: int = 0) -> torch.Tensor:
+    """Element positions 0..count-1. With `chunk`, chunk j's positions are shifted by j, so chunks
+    that would otherwise hold the same values (chunk % K == 0) differ, and a reduce_scatter that
+    hands a rank the wrong chunk is caught."""
+    index = torch.arange(count, dtype=torch.int64, device=device)
+    return index + index // chunk if chunk > 0 else index
+
+
 def fill(
     count: int,
     rank: int,
@@ -39,9 +47,10 @@ def fill(
     dtype: torch.dtype,
     device: torch.device,
     op: str = "sum",
+    chunk: int = 0,
 ) -> torch.Tensor:
     """Rank `rank`'s check data for a reduction with `op`, as a new tensor (shape [count])."""
-    index = torch.arange(count, dtype=torch.int64, device=device)
+    index = positions(count, device, chunk)
     if op == "prod":
         values = torch.where(index % world_size == rank, 2, 1)  # product is 2 everywhere
     elif op == "avg":
@@ -53,10 +62,10 @@ def fill(
 
 
 def expected_reduction(
-    count: int, world_size: int, dtype: torch.dtype, device: torch.device, op: str
+    count: int, world_size: int, dtype: torch.dtype, device: torch.device, op: str, chunk: int = 0
 ) -> torch.Tensor:
     """The exact result of reducing every rank's fill() with `op`, as float64 (shape [count])."""
-    index = torch.arange(count, dtype=torch.int64, device=device)
+    index = positions(count, device, chunk)
     if op == "prod":
         return torch.full((count,), 2.0, dtype=torch.float64, device=device)
     if op == "avg":

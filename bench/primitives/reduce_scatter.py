@@ -62,10 +62,10 @@ class ReduceScatter:
             REDUCE_SCATTER(result, source, op=reduce_op, group=ctx.group)
 
         def check() -> int:
-            data = checkdata.fill(count, ctx.rank, n, dtype, ctx.device, op)
+            data = checkdata.fill(count, ctx.rank, n, dtype, ctx.device, op, chunk=per_rank)
             out = torch.zeros(per_rank, dtype=dtype, device=ctx.device)
             REDUCE_SCATTER(out, data, op=reduce_op, group=ctx.group)
-            expected = checkdata.expected_reduction(count, n, dtype, ctx.device, op)
+            expected = checkdata.expected_reduction(count, n, dtype, ctx.device, op, chunk=per_rank)
             mine = expected[ctx.rank * per_rank : (ctx.rank + 1) * per_rank]
             return checkdata.count_wrong(out, mine, op)
 
