@@ -293,6 +293,8 @@ def position(log_text: str) -> str:
     return f"while measuring {doing}"
 
 
+RDZV_TIMEOUT = re.compile(r"RendezvousTimeoutError|waiting for clients|Timed out after")
+"""torchrun's words when the other nodes never came (c10d, static)."""
 PEER_LOST = re.compile(r"Connection (reset|closed) by peer")
 """gloo's words when the rank at the other end of a pair went away first."""
 
@@ -303,6 +305,12 @@ def describe_failure(run_dir: Path, world_size: int, returncode: int) -> str:
     torchrun_log = torchrun_log_path(run_dir, world_size)
     summary = torchrun_log.read_text(errors="replace") if torchrun_log.exists() else ""
     ranks = failed_ranks(summary)
+    if not ranks and RDZV_TIMEOUT.search(summary):
+        return (
+            "the nodes did not all join the rendezvous within --timeout: run the same command "
+            "on every node with the same --nnodes, --rdzv-endpoint (reachable from every node) "
+            f"and --rdzv-id; see {torchrun_log}"
+        )
     if not ranks:
         return (
             f"the world-size-{world_size} group failed (torchrun exit code {returncode}); "

@@ -188,3 +188,16 @@ def test_resolve_launch_multinode_sizes() -> None:
         resolve_launch(LaunchArgs(**{**args.__dict__, "world_sizes": "8"}), machine, {})
     with pytest.raises(UsageError, match="separate-launches needs one node"):
         resolve_launch(LaunchArgs(**{**args.__dict__, "separate_launches": True}), machine, {})
+
+
+def test_a_node_that_never_came_is_a_rendezvous_timeout(tmp_path: Path) -> None:
+    from distbench.launch import describe_failure
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "ws2-torchrun.log").write_text(
+        "    raise RendezvousTimeoutError\n"
+        "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError\n"
+    )
+    assert describe_failure(tmp_path, 2, 1).startswith(
+        "the nodes did not all join the rendezvous within --timeout"
+    )
