@@ -155,20 +155,27 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
     version = manifest.get("schema_version")
     if version != SCHEMA_VERSION:
         raise UsageError(
-            f"{path} has schema_version {version!r}; this distbench reads version "
-            f"{SCHEMA_VERSION}: report it with the distbench that wrote it"
+            f"{path} has schema version {version!r}; this distbench reads version "
+            f"{SCHEMA_VERSION}: read it with the distbench version that wrote it"
         )
     return manifest
 
 
-def read_results(run_dir: Path) -> tuple[str, pd.DataFrame]:
-    """results.csv of one run: ('comm' | 'ddp', typed rows)."""
+def read_results_text(run_dir: Path) -> tuple[type, pd.DataFrame]:
+    """results.csv of one run as strings, its columns checked: (ResultRow | DdpRow, rows)."""
     path = run_dir / RESULTS_CSV
     with open(path, encoding="utf-8", errors="replace") as handle:
         header = handle.readline().strip().split(",")
     row_type: type = DdpRow if "strategy" in header else ResultRow
     required = [f.name for f in fields(row_type)]
     frame = read_csv_strings(path, required, f"{RESULTS_CSV} ({row_type.__name__} columns)")
+    return row_type, frame
+
+
+def read_results(run_dir: Path) -> tuple[str, pd.DataFrame]:
+    """results.csv of one run: ('comm' | 'ddp', typed rows)."""
+    path = run_dir / RESULTS_CSV
+    row_type, frame = read_results_text(run_dir)
     frame = convert_numeric(frame, numeric_columns(row_type), path)
     key_numbers = ["world_size"] + (["size_bytes"] if row_type is ResultRow else [])
     for column in key_numbers:

@@ -4,25 +4,24 @@ the manifest. pandas only (a report never imports torch).
 A run directory holds results.csv itself, or (a sweep) subdirectories that do: every results.csv
 below the directory is read, and each row's samples are looked up in the samples.csv next to it.
 Cells are kept as strings so that key columns compare exactly; metrics are converted on use.
+Files are read, and refused when damaged, by the report's loader (reports/load.py).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
-from distbench.collectors.schema import (
-    MANIFEST_JSON,
-    MAX_OVER_RANKS,
-    RESULTS_CSV,
-    SAMPLES_CSV,
-    SCHEMA_VERSION,
-)
+from distbench.collectors.schema import RESULTS_CSV, DdpRow
 from distbench.parse import UsageError
+from distbench.reports.load import (
+    convert_numeric,
+    numeric_columns,
+    read_manifest,
+    read_results_text,
+    read_samples,
+)
 
 COMM_KEY = (
     "primitive",
@@ -92,29 +91,14 @@ class Run:
     """Rows whose key appeared earlier in the run (the later one is kept)."""
 
 
-def read_csv(path: Path) -> pd.DataFrame:
-    """Every cell as a string; empty cells stay empty strings."""
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
-
-
-def row_kind(columns: list[str]) -> str:
-    return "ddp" if "strategy" in columns else "comm"
-
-
-def load_samples(path: Path) -> dict[str, tuple[float, ...]]:
+def load_samples(run_dir: Path) -> dict[str, tuple[float, ...]]:
     """measurement -> max-over-ranks samples, ordered by trial and iteration."""
-    if not path.exists():
+    frame = read_samples(run_dir)
+    if frame is None or frame.empty:
         return {}
-    frame = read_csv(path)
-    if frame.empty or "rank" not in frame.columns:
-        return {}
-    frame = frame[frame["rank"].astype(int) == MAX_OVER_RANKS].copy()
-    frame["trial_n"] = frame["trial"].astype(int)
-    frame["iter_n"] = frame["iter"].astype(int)
-    frame["time_n"] = frame["time_us"].astype(float)
-    frame = frame.sort_values(["measurement", "trial_n", "iter_n"], kind="stable")
+    frame = frame.sort_values(["measurement", "trial", "iter"], kind="stable")
     return {
-        str(measurement): tuple(float(t) for t in group["time_n"])
+        str(measurement): tuple(float(t) for t in group["time_us"])
         for measurement, group in frame.groupby("measurement", sort=False)
     }
 
@@ -128,38 +112,28 @@ def find_results(path: Path) -> list[Path]:
 
 
 def read_manifest_file(path: Path) -> dict[str, Any]:
-    try:
-        return dict(json.loads(path.read_text()))
-    except (OSError, ValueError) as error:
-        raise UsageError(f"{path} is not a readable manifest: {error}") from None
+    """A run's manifest ({} when it has none); unreadable or another schema: UsageError."""
+    return read_manifest(path.parent) or {}
 
 
 def load_run(path: Path) -> Run:
-    """Read a run directory; UsageError when it is missing, empty or of another schema."""
+    """Read a run directory with the report's checks (reports/load.py): UsageError when it is
+    missing, empty, truncated, foreign, holds a non-number, or is of another schema version."""
     path = Path(path)
     if not path.is_dir():
         raise UsageError(f"{path} is not a run directory (it does not exist or is a file)")
-    results = find_results(path)
-    if not results:
+    run_dirs = [results.parent for results in find_results(path)]
+    if not run_dirs:
         raise UsageError(f"{path} holds no {RESULTS_CSV}: give a run directory or a baseline name")
-    manifests = [p.parent / MANIFEST_JSON for p in results]
-    top = path / MANIFEST_JSON
-    manifest_path = top if top.exists() else next((m for m in manifests if m.exists()), None)
-    manifest = read_manifest_file(manifest_path) if manifest_path else {}
-    for candidate in {top, *manifests}:
-        if candidate.exists():
-            version = read_manifest_file(candidate).get("schema_version", SCHEMA_VERSION)
-            if version != SCHEMA_VERSION:
-                raise UsageError(
-                    f"{candidate} has schema version {version}; this distbench reads version "
-                    f"{SCHEMA_VERSION}: compare runs made by the same distbench version"
-                )
-    run = Run(path=path, manifest=manifest)
-    for results_path in results:
-        frame = read_csv(results_path)
-        kind = row_kind(list(frame.columns))
-        key_columns = [c for c in (DDP_KEY if kind == "ddp" else COMM_KEY) if c in frame.columns]
-        samples = load_samples(results_path.parent / SAMPLES_CSV)
+    manifests = {run_dir: read_manifest(run_dir) for run_dir in {path, *run_dirs}}
+    top = manifests[path] or next((m for d in run_dirs if (m := manifests[d])), None)
+    run = Run(path=path, manifest=top or {})
+    for run_dir in run_dirs:
+        row_type, frame = read_results_text(run_dir)
+        convert_numeric(frame.copy(), numeric_columns(row_type), run_dir / RESULTS_CSV)
+        kind = "ddp" if row_type is DdpRow else "comm"
+        key_columns = DDP_KEY if kind == "ddp" else COMM_KEY
+        samples = load_samples(run_dir)
         for record in frame.to_dict(orient="records"):
             values = {str(k): str(v) for k, v in record.items()}
             key = (("kind", kind), *((c, values[c]) for c in key_columns))

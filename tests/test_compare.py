@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -443,3 +444,26 @@ def test_nightly_sweeps_bootstraps_and_gates_a_real_run(tmp_path: Path) -> None:
     assert [r["verdict"] for r in body["rows"]] == [UNCHANGED, UNCHANGED]
     assert [r["ratio"] for r in body["rows"]] == [1.0, 1.0]
     assert {r["key"]["size_bytes"] for r in body["rows"]} == {"1024", "65536"}
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda text: text[:-7], "is truncated"),
+        (lambda text: "a,b\n1,2\n", "is not a distbench results.csv"),
+        (lambda text: text.replace("1024,", "1O24,", 1), "not a number"),
+    ],
+)
+def test_compare_refuses_a_damaged_run(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: Callable[[str], str],
+    message: str,
+) -> None:
+    """A gate must not pass on a damaged CSV: compare reads through the report's checks."""
+    a = write_run(tmp_path / "a", [(comm_row(1024, SEPARATED, 0), SEPARATED)])
+    b = write_run(tmp_path / "b", [(comm_row(1024, SEPARATED, 0), SEPARATED)])
+    results = b / "results.csv"
+    results.write_text(damage(results.read_text()))
+    code, _, err = cli(["compare", str(a), str(b)], capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1

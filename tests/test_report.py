@@ -234,7 +234,7 @@ BAD = {
     ),
     "schema version": (
         lambda run: set_schema_version(run / "manifest.json"),
-        "schema_version 99; this distbench reads version 1",
+        "schema version 99; this distbench reads version 1",
     ),
     "bad manifest": (
         lambda run: (run / "manifest.json").write_text("{not json"),
