@@ -55,6 +55,12 @@ def run_collective(
     return execute(spec, title=primitive)
 
 
+def reduces(primitive: str) -> bool:
+    from distbench.primitives import get_primitive  # torch: only when a command runs
+
+    return get_primitive(primitive).reduces
+
+
 def add_collective_command(name: str, primitive: str, summary: str, examples: str) -> None:
     """Register `distbench <name>` for one primitive with the shared option set."""
 
@@ -67,7 +73,7 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
         max_size: opt.MaxSize = None,
         factor: opt.Factor = None,
         dtype: opt.Dtype = "float32",
-        op: opt.Op = "sum",
+        op: opt.Op = None,
         mode: opt.Mode = "throughput",
         iters: opt.Iters = "20",
         warmup: opt.Warmup = "5",
@@ -112,7 +118,7 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
             max_size=max_size,
             factor=factor,
             dtype=dtype,
-            op=op,
+            op=op or "sum",
             mode=mode,
             iters=iters,
             warmup=warmup,
@@ -125,6 +131,11 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
         if primitives is not None or config is not None:
             flag = "--primitives" if primitives is not None else "--config"
             raise UsageError(f"{flag} applies to distbench sweep only")
+        if op is not None and not reduces(primitive):
+            raise UsageError(
+                f"--op applies to reducing primitives (allreduce, reduce, reducescatter); "
+                f"{name} moves data unchanged: drop --op"
+            )
         raise typer.Exit(run_collective(primitive, launch_args, comm_args, primitive_args))
 
     command.__doc__ = f"{summary}\n\n\b\nExamples:\n{examples}"

@@ -68,7 +68,12 @@ Dtype = Annotated[
         help="float32, bfloat16, float16, float64, int8, uint8, int32, int64; a comma list sweeps."
     ),
 ]
-Op = Annotated[str, typer.Option(help="Reduction: sum, prod, max, min, avg.")]
+Op = Annotated[
+    str | None,
+    typer.Option(
+        help="Reduction: sum, prod, max, min, avg [default sum]; reducing primitives only."
+    ),
+]
 Mode = Annotated[
     str, typer.Option(help="throughput (back-to-back ops), latency (each op isolated), or both.")
 ]

@@ -87,3 +87,12 @@ def test_help_has_examples() -> None:
     assert "distbench allreduce --backend gloo --sizes 1M,64M" in result.stdout
     top = run_cli("--help")
     assert top.returncode == 0 and "allreduce" in top.stdout
+
+
+def test_op_is_refused_where_nothing_is_reduced(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_in_process(["broadcast", "--op", "max", "--sizes", "1K"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "distbench: error: --op applies to reducing primitives (allreduce, reduce, "
+        "reducescatter); broadcast moves data unchanged: drop --op"
+    ]
