@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,6 +144,16 @@ def sample_rows(
     return rows
 
 
+def plan_items(workload: CommSpec) -> Iterator[tuple[str, str, str, int]]:
+    """(primitive, dtype, mode, requested bytes) in the sweep's fixed order: measurement ids
+    (`ws<N>/i<k>`) number the cases in this order, which is what --resume relies on."""
+    for primitive in workload.primitives:
+        for dtype in workload.dtypes:
+            for mode in workload.modes:
+                for requested in workload.sizes:
+                    yield primitive, dtype, mode, requested
+
+
 def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     """Measure the whole sweep on this rank; rank 0 writes rows as each measurement finishes."""
     workload: CommSpec = spec.workload
@@ -153,67 +163,50 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     samples = CsvSink(run_dir / SAMPLES_CSV, SampleRow) if writer else None
     local: list[SampleRow] = []  # this rank's raw samples, gathered once at the end
     done = set(spec.launch.done)  # a resumed run skips the measurements it already has
+    prefix = f"{workload.tag}ws{ctx.world_size}/i"
     index = 0
     try:
-        for primitive in workload.primitives:
+        for primitive, dtype_name, mode, requested in plan_items(workload):
             prim = get_primitive(primitive)
-            for dtype_name in workload.dtypes:
-                dtype = getattr(torch, dtype_name)
-                for mode in workload.modes:
-                    for requested in workload.sizes:
-                        count = prim.case_count(ctx.world_size, workload.root, workload.options)
-                        prefix = f"{workload.tag}ws{ctx.world_size}/i"
-                        ids = {f"{prefix}{index + j}" for j in range(count)}
-                        if done and ids <= done:
-                            index += count  # finished before an interruption: no buffers
-                            continue
-                        cases = prim.build_cases(
-                            ctx, requested, dtype, workload.op, workload.root, workload.options
+            count = prim.case_count(ctx.world_size, workload.root, workload.options)
+            ids = [f"{prefix}{index + j}" for j in range(count)]
+            index += count
+            if done.issuperset(ids):
+                continue  # finished before an interruption: allocate nothing
+            dtype = getattr(torch, dtype_name)
+            cases = prim.build_cases(
+                ctx, requested, dtype, workload.op, workload.root, workload.options
+            )
+            for measurement, case in zip(ids, cases, strict=True):
+                if measurement in done:
+                    continue
+                log(f"begin {measurement} {primitive} {dtype_name} {mode} size={case.size_bytes}")
+                result = measure(ctx, case, workload, mode)
+                rank = ctx.global_ranks[ctx.rank]
+                local += sample_rows(measurement, rank, mode, workload.trials, result.local_us)
+                begin = time.perf_counter_ns()
+                if results is not None and samples is not None:
+                    row = build_row(
+                        spec, ctx, measurement, primitive, dtype_name, requested, result
+                    )
+                    # samples first: the row commits the measurement (--resume)
+                    samples.write(
+                        sample_rows(
+                            measurement, MAX_OVER_RANKS, mode, workload.trials, result.max_us
                         )
-                        for case in cases:
-                            measurement = f"{workload.tag}ws{ctx.world_size}/i{index}"
-                            index += 1
-                            if measurement in done:
-                                continue
-                            log(
-                                f"begin {measurement} {primitive} {dtype_name} {mode} "
-                                f"size={case.size_bytes}"
-                            )
-                            result = measure(ctx, case, workload, mode)
-                            local += sample_rows(
-                                measurement,
-                                ctx.global_ranks[ctx.rank],
-                                mode,
-                                workload.trials,
-                                result.local_us,
-                            )
-                            begin = time.perf_counter_ns()
-                            if results is not None and samples is not None:
-                                row = build_row(
-                                    spec, ctx, measurement, primitive, dtype_name, requested, result
-                                )
-                                # samples first: the row commits the measurement (--resume)
-                                samples.write(
-                                    sample_rows(
-                                        measurement,
-                                        MAX_OVER_RANKS,
-                                        mode,
-                                        workload.trials,
-                                        result.max_us,
-                                    )
-                                )
-                                results.write([row])
-                            write_us = (time.perf_counter_ns() - begin) / 1e3
-                            log(
-                                f"end {measurement} aggregate_us={result.aggregate_us:.0f} "
-                                f"write_us={write_us:.0f}"
-                            )
-                            if result.wrong > 0:
-                                raise WrongResults(
-                                    f"--check found {result.wrong} wrong elements in {primitive} "
-                                    f"{dtype_name} size={case.size_bytes} ({measurement})"
-                                )
-                        del cases  # free this size's buffers before the next is allocated
+                    )
+                    results.write([row])
+                write_us = (time.perf_counter_ns() - begin) / 1e3
+                log(
+                    f"end {measurement} aggregate_us={result.aggregate_us:.0f} "
+                    f"write_us={write_us:.0f}"
+                )
+                if result.wrong > 0:
+                    raise WrongResults(
+                        f"--check found {result.wrong} wrong elements in {primitive} "
+                        f"{dtype_name} size={case.size_bytes} ({measurement})"
+                    )
+            del cases  # free this size's buffers before the next is allocated
         begin = time.perf_counter_ns()
         gather_samples(ctx, local, samples)
         gather_us = (time.perf_counter_ns() - begin) / 1e3

@@ -316,10 +316,23 @@ def describe_failure(run_dir: Path, world_size: int, returncode: int) -> str:
             f"the world-size-{world_size} group failed (torchrun exit code {returncode}); "
             f"see {torchrun_log}:\n{tail(torchrun_log, 15)}"
         )
+    logs = {rank: run_dir / "logs" / f"ws{world_size}-rank{rank}.log" for rank, _ in ranks}
+    texts = {
+        rank: path.read_text(errors="replace") if path.exists() else ""
+        for rank, path in logs.items()
+    }
+    # torchrun's root cause is the failure it observed first, and a rank whose peer died can be
+    # observed before the rank that died: name first a rank that was not a victim, i.e. neither
+    # stopped by torchrun's own SIGTERM nor failing because a peer's connection dropped.
+    ranks.sort(
+        key=lambda entry: (
+            bool(PEER_LOST.search(current_attempt(texts[entry[0]])))
+            or entry[1] == "killed by SIGTERM"
+        )
+    )
     parts = []
     for index, (rank, how) in enumerate(ranks):
-        path = run_dir / "logs" / f"ws{world_size}-rank{rank}.log"
-        text = path.read_text(errors="replace") if path.exists() else ""
+        path, text = logs[rank], texts[rank]
         if index == 0:
             why = ""
             if PEER_LOST.search(current_attempt(text)):

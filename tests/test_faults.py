@@ -262,3 +262,31 @@ def test_describe_failure_says_when_a_peer_went_away(tmp_path: Path) -> None:
         "rank 0 failed (exit code 1) while measuring ws2/i2 all_reduce float32 throughput "
         "size=4096 because a peer's connection dropped"
     )
+
+
+def test_describe_failure_names_the_killed_rank_when_torchrun_saw_a_victim_first(
+    tmp_path: Path,
+) -> None:
+    """torchrun may observe the rank whose peer vanished before the rank that died: the
+    killed rank is still named first (seen for real: rank 0 'root cause', SIGTERM)."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    swapped = (
+        TORCHRUN_SUMMARY.replace("rank      : 0 (local_rank: 0)", "rank      : X")
+        .replace("rank      : 1 (local_rank: 1)", "rank      : 0 (local_rank: 0)")
+        .replace("rank      : X", "rank      : 1 (local_rank: 1)")
+    )
+    swapped = swapped.replace("-15 (pid: 14568)", "-T").replace("-9 (pid: 14569)", "-15 (pid: 1)")
+    swapped = swapped.replace("-T", "-9 (pid: 2)")
+    (logs / "ws2-torchrun.log").write_text(swapped)
+    assert failed_ranks(swapped) == [(0, "killed by SIGTERM"), (1, "killed by SIGKILL")]
+    (logs / "ws2-rank0.log").write_text(
+        "[t rank 0] start pid=1\n[t rank 0] begin ws2/i2 all_reduce float32 throughput size=4096\n"
+        "RuntimeError: [pair.cc:537] Read error [127.0.0.1]:11938: Connection reset by peer.\n"
+    )
+    (logs / "ws2-rank1.log").write_text(
+        "[t rank 1] start pid=2\n[t rank 1] begin ws2/i2 all_reduce float32 throughput size=4096\n"
+    )
+    text = describe_failure(tmp_path, 2, 1)
+    assert text.startswith("rank 1 failed (killed by SIGKILL) while measuring ws2/i2")
+    assert "rank 0 also ended (killed by SIGTERM)" in text
