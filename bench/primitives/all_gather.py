@@ -14,25 +14,15 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import Case, Context, element_count
+from distbench.primitives.base import Case, Context, GatherType, element_count
 
 ALL_GATHER: Callable[..., Any] = getattr(dist, "all_gather_single", None) or (
     dist.all_gather_into_tensor
 )
 
 
-class AllGather:
+class AllGather(GatherType):
     name = "all_gather"
-    reduces = False
-
-    def busbw_factor(self, world_size: int) -> float:
-        return (world_size - 1) / world_size
-
-    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
-        return 1
-
-    def count_multiple(self, world_size: int) -> int:
-        return world_size
 
     def build_cases(
         self,

@@ -11,21 +11,15 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import REDUCE_OPS, Case, Context, element_count
+from distbench.primitives.base import REDUCE_OPS, Case, Context, PrimitiveBase, element_count
 
 
-class AllReduce:
+class AllReduce(PrimitiveBase):
     name = "all_reduce"
     reduces = True
 
     def busbw_factor(self, world_size: int) -> float:
         return 2 * (world_size - 1) / world_size
-
-    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
-        return 1
-
-    def count_multiple(self, world_size: int) -> int:
-        return 1
 
     def build_cases(
         self,

@@ -13,21 +13,11 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import Case, Context, element_count
+from distbench.primitives.base import Case, Context, GatherType, element_count
 
 
-class AllToAll:
+class AllToAll(GatherType):
     name = "all_to_all"
-    reduces = False
-
-    def busbw_factor(self, world_size: int) -> float:
-        return (world_size - 1) / world_size
-
-    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
-        return 1
-
-    def count_multiple(self, world_size: int) -> int:
-        return world_size
 
     def build_cases(
         self,

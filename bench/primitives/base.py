@@ -100,3 +100,31 @@ def element_count(requested_bytes: int, dtype: torch.dtype, multiple: int = 1) -
 def root_ranks(root: str, world_size: int) -> list[int]:
     """'all' -> every rank in turn; '2' -> [2]. The CLI has already checked the value."""
     return list(range(world_size)) if root == "all" else [int(root)]
+
+
+class PrimitiveBase:
+    """The Protocol's defaults: one case per size, whole elements, busbw factor 1. A primitive
+    subclasses this (or GatherType) and overrides what differs, plus build_cases."""
+
+    name: str = ""
+    reduces: bool = False
+
+    def busbw_factor(self, world_size: int) -> float:
+        return 1.0
+
+    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
+        return 1
+
+    def count_multiple(self, world_size: int) -> int:
+        return 1
+
+
+class GatherType(PrimitiveBase):
+    """all_gather, reduce_scatter, all_to_all: every rank holds one chunk of count / n elements,
+    so counts come in multiples of n; busbw factor (n - 1) / n (nccl-tests)."""
+
+    def busbw_factor(self, world_size: int) -> float:
+        return (world_size - 1) / world_size
+
+    def count_multiple(self, world_size: int) -> int:
+        return world_size

@@ -12,21 +12,22 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import REDUCE_OPS, Case, Context, element_count, root_ranks
+from distbench.primitives.base import (
+    REDUCE_OPS,
+    Case,
+    Context,
+    PrimitiveBase,
+    element_count,
+    root_ranks,
+)
 
 
-class Reduce:
+class Reduce(PrimitiveBase):
     name = "reduce"
     reduces = True
 
-    def busbw_factor(self, world_size: int) -> float:
-        return 1.0
-
     def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
         return len(root_ranks(root, world_size))
-
-    def count_multiple(self, world_size: int) -> int:
-        return 1
 
     def build_cases(
         self,

@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import REDUCE_OPS, Case, Context, element_count
+from distbench.primitives.base import REDUCE_OPS, Case, Context, GatherType, element_count
 
 REDUCE_SCATTER: Callable[..., Any] = getattr(dist, "reduce_scatter_single", None) or (
     dist.reduce_scatter_tensor
@@ -28,18 +28,9 @@ EMULATED = {"gloo": "via_all_reduce"}
 """Backends whose reduce_scatter_tensor is another collective in disguise -> pattern label."""
 
 
-class ReduceScatter:
+class ReduceScatter(GatherType):
     name = "reduce_scatter"
     reduces = True
-
-    def busbw_factor(self, world_size: int) -> float:
-        return (world_size - 1) / world_size
-
-    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
-        return 1
-
-    def count_multiple(self, world_size: int) -> int:
-        return world_size
 
     def build_cases(
         self,

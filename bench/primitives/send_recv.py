@@ -22,7 +22,7 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import Case, Context, element_count
+from distbench.primitives.base import Case, Context, PrimitiveBase, element_count
 
 PATTERNS = ("pingpong", "window", "ring")
 DEFAULT_PATTERNS = ("pingpong", "window")
@@ -56,18 +56,11 @@ def pattern_cases(world_size: int, options: dict[str, Any]) -> list[tuple[str, i
     return cases
 
 
-class SendRecv:
+class SendRecv(PrimitiveBase):
     name = "send_recv"
-    reduces = False
-
-    def busbw_factor(self, world_size: int) -> float:
-        return 1.0
 
     def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
         return len(pattern_cases(world_size, options))
-
-    def count_multiple(self, world_size: int) -> int:
-        return 1
 
     def build_cases(
         self,
