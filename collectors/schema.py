@@ -148,6 +148,41 @@ class DdpRow:
     """Largest |parameter - ddp's parameter| after the same steps on the same data."""
 
 
+COMM_CASE_COLUMNS = (
+    "primitive",
+    "backend",
+    "device",
+    "world_size",
+    "nnodes",
+    "dtype",
+    "op",
+    "mode",
+    "root",
+    "src",
+    "dst",
+    "pattern",
+)
+"""What a communication row measured, apart from its size: rows of two runs (compare, report)
+match on these and size_bytes."""
+
+DDP_CASE_COLUMNS = (
+    "strategy",
+    "backend",
+    "device",
+    "world_size",
+    "nnodes",
+    "model",
+    "params",
+    "dtype",
+    "batch_size",
+    "bucket_mb",
+    "gradient_as_bucket_view",
+    "static_graph",
+    "avg_every",
+)
+"""What a DDP row measured: rows of two runs match on these."""
+
+
 def column_names(row_type: type) -> list[str]:
     """The CSV header of a row dataclass, in declaration order."""
     return [f.name for f in fields(row_type)]

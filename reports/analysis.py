@@ -11,25 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from distbench.collectors.schema import COMM_CASE_COLUMNS, DDP_CASE_COLUMNS
 from distbench.parse import UsageError, format_size
 from distbench.reports.fit import fit_groups
 from distbench.reports.load import Loaded
 
-COMM_CASE = [
-    "primitive",
-    "backend",
-    "device",
-    "world_size",
-    "nnodes",
-    "dtype",
-    "op",
-    "mode",
-    "root",
-    "src",
-    "dst",
-    "pattern",
-]
-"""What a communication row measured, apart from its size: rows of two runs match on these."""
+COMM_CASE = list(COMM_CASE_COLUMNS)
 COMM_KEY = [*COMM_CASE, "size_bytes"]
 CASE = [
     "source",
@@ -45,21 +32,7 @@ CASE = [
     "dst",
 ]
 """A line of the report's tables: a source's measurements of one case over sizes."""
-DDP_KEY = [
-    "strategy",
-    "backend",
-    "device",
-    "world_size",
-    "nnodes",
-    "model",
-    "params",
-    "dtype",
-    "batch_size",
-    "bucket_mb",
-    "gradient_as_bucket_view",
-    "static_graph",
-    "avg_every",
-]
+DDP_KEY = list(DDP_CASE_COLUMNS)
 MAX_MATRICES = 9
 
 

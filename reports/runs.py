@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from distbench.collectors.schema import RESULTS_CSV, DdpRow
+from distbench.collectors.schema import (
+    COMM_CASE_COLUMNS,
+    DDP_CASE_COLUMNS,
+    RESULTS_CSV,
+    DdpRow,
+)
 from distbench.parse import UsageError
 from distbench.reports.load import (
     convert_numeric,
@@ -23,38 +28,10 @@ from distbench.reports.load import (
     read_samples,
 )
 
-COMM_KEY = (
-    "primitive",
-    "backend",
-    "device",
-    "world_size",
-    "nnodes",
-    "dtype",
-    "op",
-    "size_bytes",
-    "mode",
-    "root",
-    "src",
-    "dst",
-    "pattern",
-)
+COMM_KEY = (*COMM_CASE_COLUMNS, "size_bytes")
 """Columns that say what a communication row measured: rows of two runs match on all of them."""
 
-DDP_KEY = (
-    "primitive",
-    "strategy",
-    "backend",
-    "device",
-    "world_size",
-    "nnodes",
-    "model",
-    "dtype",
-    "batch_size",
-    "bucket_mb",
-    "gradient_as_bucket_view",
-    "static_graph",
-    "avg_every",
-)
+DDP_KEY = ("primitive", *DDP_CASE_COLUMNS)
 """The same for DDP training-step rows (results.csv with a `strategy` column)."""
 
 
