@@ -30,7 +30,6 @@ from distbench.sweep import run_sweep
 
 app = typer.Typer(
     name="distbench",
-    help="Benchmark PyTorch's communication primitives on real torchrun process groups.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -366,7 +365,15 @@ def distbench() -> None:
     \b
     Start here (no GPU needed):
       distbench allreduce --backend gloo --sizes 1M,64M
+    On a GPU node (one rank per GPU, CUDA-event timing):
+      distbench allreduce --backend nccl --sizes 1M,64M,1G --check
+    Then:
+      distbench sweep --config ci/sweep-example.toml       every primitive
+      distbench ddp --world-sizes 1,2                      DDP vs manual averaging
+      distbench report results/RUN                         figures and tables
+      distbench compare BASELINE_RUN NEW_RUN               the regression gate
     Every run writes results.csv, samples.csv and manifest.json under results/.
+    'distbench COMMAND --help' shows each command's options and examples.
     """
 
 
