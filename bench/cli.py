@@ -7,13 +7,11 @@ take the same flags, write the same rows and refuse bad input the same way: one 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from distbench import cli_options as opt
-from distbench.ddp_options import DdpArgs, build_ddp_spec, resume_ddp_run
-from distbench.ddp_table import render_ddp_table
 from distbench.options import (
     CommArgs,
     LaunchArgs,
@@ -22,11 +20,11 @@ from distbench.options import (
     resolve_launch,
 )
 from distbench.parse import UsageError
-from distbench.primitive_options import PrimitiveArgs, build_workload, hidden_options
-from distbench.resume import resume_run
 from distbench.run import EXIT_USAGE, execute, prepare_run_dir
 from distbench.spec import RunSpec
-from distbench.sweep import run_sweep
+
+if TYPE_CHECKING:
+    from distbench.primitive_options import PrimitiveArgs
 
 app = typer.Typer(
     name="distbench",
@@ -45,6 +43,9 @@ def run_collective(
     primitive_args: PrimitiveArgs | None = None,
 ) -> int:
     """Shared body of every primitive command: parse -> spec -> execute."""
+    from distbench.primitive_options import PrimitiveArgs, build_workload
+    from distbench.resume import resume_run
+
     if launch_args.resume is not None:
         return resume_run(launch_args.resume, primitive)
     launch = resolve_launch(launch_args, Machine.probe())
@@ -124,6 +125,9 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
             trials=trials,
             check=check,
         )
+        from distbench.primitive_options import PrimitiveArgs
+        from distbench.sweep import run_sweep
+
         primitive_args = PrimitiveArgs(root, pairs, pattern, window, bidirectional)
         if name == "sweep":
             raise typer.Exit(run_sweep(primitives, config, launch_args, comm_args, primitive_args))
@@ -138,7 +142,7 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
         raise typer.Exit(run_collective(primitive, launch_args, comm_args, primitive_args))
 
     command.__doc__ = f"{summary}\n\n\b\nExamples:\n{examples}"
-    for param in hidden_options(name):  # options that do not apply stay out of --help
+    for param in opt.hidden_options(primitive):  # options that do not apply stay out of --help
         command.__annotations__[param] = opt.hidden(opt.PRIMITIVE_OPTIONS[param])
     app.command(name)(command)
 
@@ -306,6 +310,9 @@ def ddp(
       distbench ddp --strategies ddp,ddp-nocomm,grad-avg --bucket-mb 1,5,25 --params 10M
       distbench ddp --backend nccl --model transformer --width 512 --depth 6 --steps 50
     """
+    from distbench.ddp_options import DdpArgs, build_ddp_spec, resume_ddp_run
+    from distbench.ddp_table import render_ddp_table
+
     launch_args = LaunchArgs(
         backend=backend, device=device, world_sizes=world_sizes, out=out, label=label,
         timeout=timeout, nnodes=nnodes, node_rank=node_rank, nproc_per_node=nproc_per_node,

@@ -227,3 +227,20 @@ def hidden(option: Any) -> Any:
     info = copy.copy(info)
     info.hidden = True
     return Annotated[base, info]
+
+
+ROOTED = ("broadcast", "reduce")
+"""Primitives that take --root."""
+
+
+def hidden_options(primitive: str) -> list[str]:
+    """Parameters that `distbench <command> --help` leaves out for a primitive (torch name, or
+    `sweep`): those that do not apply to it. Torch-free, so `distbench --help` stays fast."""
+    if primitive == "sweep":
+        return []
+    hidden = ["primitives", "config"]
+    if primitive not in ROOTED:
+        hidden.append("root")
+    if primitive != "send_recv":
+        hidden += ["pairs", "pattern", "window", "bidirectional"]
+    return hidden

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from distbench.cli_options import ROOTED
 from distbench.options import CommArgs, ResolvedLaunch, build_comm_spec
 from distbench.parse import UsageError, format_size, parse_int, parse_list
 from distbench.primitives import COMMANDS, PRIMITIVES, get_primitive
@@ -17,7 +18,6 @@ from distbench.primitives.reduce_scatter import EMULATED
 from distbench.primitives.send_recv import DEFAULT_PATTERNS, PATTERNS
 from distbench.spec import CommSpec
 
-ROOTED = ("broadcast", "reduce")
 """Primitives that take --root."""
 MAX_WINDOW = 1024
 
@@ -211,16 +211,3 @@ def build_workload(
             file=sys.stderr,
         )
     return workload
-
-
-def hidden_options(command: str) -> list[str]:
-    """Parameters that `distbench <command> --help` leaves out: those that do not apply to it."""
-    if command == "sweep":
-        return []
-    primitive = COMMANDS[command]
-    hidden = ["primitives", "config"]
-    if primitive not in ROOTED:
-        hidden.append("root")
-    if primitive != "send_recv":
-        hidden += ["pairs", "pattern", "window", "bidirectional"]
-    return hidden

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,12 @@ def test_op_is_refused_where_nothing_is_reduced(capsys: pytest.CaptureFixture[st
         "distbench: error: --op applies to reducing primitives (allreduce, reduce, "
         "reducescatter); broadcast moves data unchanged: drop --op"
     ]
+
+
+def test_the_cli_imports_torch_only_for_commands_that_measure() -> None:
+    """`distbench --help`, compare, report and baseline start in a fraction of a second."""
+    code = "import sys, distbench.cli; print('torch' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
