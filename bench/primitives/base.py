@@ -128,3 +128,10 @@ class GatherType(PrimitiveBase):
 
     def count_multiple(self, world_size: int) -> int:
         return world_size
+
+
+class Rooted(PrimitiveBase):
+    """broadcast, reduce: one case per root (`--root all` rotates it), busbw factor 1."""
+
+    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
+        return len(root_ranks(root, world_size))

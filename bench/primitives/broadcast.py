@@ -12,14 +12,11 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import Case, Context, PrimitiveBase, element_count, root_ranks
+from distbench.primitives.base import Case, Context, Rooted, element_count, root_ranks
 
 
-class Broadcast(PrimitiveBase):
+class Broadcast(Rooted):
     name = "broadcast"
-
-    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
-        return len(root_ranks(root, world_size))
 
     def build_cases(
         self,

@@ -16,18 +16,15 @@ from distbench.primitives.base import (
     REDUCE_OPS,
     Case,
     Context,
-    PrimitiveBase,
+    Rooted,
     element_count,
     root_ranks,
 )
 
 
-class Reduce(PrimitiveBase):
+class Reduce(Rooted):
     name = "reduce"
     reduces = True
-
-    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
-        return len(root_ranks(root, world_size))
 
     def build_cases(
         self,
