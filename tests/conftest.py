@@ -26,6 +26,20 @@ def run_cli(
     )
 
 
+def usage_error_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run the CLI in-process on bad input; assert exit 2 and exactly one 'distbench: error:'
+    line on stderr, and return that line."""
+    from distbench.cli import run_cli as run_in_process
+
+    code = run_in_process(argv)
+    stderr = capsys.readouterr().err
+    assert code == 2, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("distbench: error: "), lines[0]
+    return lines[0]
+
+
 @pytest.fixture
 def cli():
     return run_cli

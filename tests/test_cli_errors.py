@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from distbench.cli import run_cli as run_in_process
-from tests.conftest import run_cli
+from tests.conftest import run_cli, usage_error_line
 
 CASES = [
     (["--sizes", "1X"], "'1X' has an unknown unit"),
@@ -44,13 +44,7 @@ def test_bad_input_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code = run_in_process(["allreduce", *args])
-    stderr = capsys.readouterr().err
-    assert code == 2, stderr
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("distbench: error: ")
-    assert message in lines[0]
+    assert message in usage_error_line(["allreduce", *args], capsys)
     assert not (tmp_path / "results").exists()
 
 

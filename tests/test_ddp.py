@@ -15,13 +15,12 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from distbench.cli import run_cli as run_in_process
 from distbench.collectors.schema import DdpRow, SampleRow, column_names
 from distbench.ddp_runner import measure
 from distbench.ddp_spec import STRATEGIES, DdpSpec, StrategyRun
 from distbench.models import build_batches
 from distbench.primitives.base import Context
-from tests.conftest import run_cli
+from tests.conftest import run_cli, usage_error_line
 
 EQUIVALENT = ("grad-avg", "grad-avg-flat", "param-avg")
 """With plain SGD and param-avg's K = 1 these compute DDP's update, up to float rounding."""
@@ -213,12 +212,8 @@ def test_bad_input_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    code = run_in_process(["ddp", *args])
-    stderr = capsys.readouterr().err
-    assert code == 2, stderr
-    lines = stderr.strip().splitlines()
-    assert len(lines) == 1, stderr
-    assert lines[0].startswith("distbench: error: ") and message in lines[0], lines[0]
+    line = usage_error_line(["ddp", *args], capsys)
+    assert message in line, line
     assert not (tmp_path / "results").exists()
 
 
