@@ -20,6 +20,7 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.collectors.sink import CsvSink
+from distbench.plan import measurement_id
 from distbench.primitives import get_primitive
 from distbench.primitives.base import Case, Context
 from distbench.spec import CommSpec, RunSpec
@@ -163,13 +164,12 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     samples = CsvSink(run_dir / SAMPLES_CSV, SampleRow) if writer else None
     local: list[SampleRow] = []  # this rank's raw samples, gathered once at the end
     done = set(spec.launch.done)  # a resumed run skips the measurements it already has
-    prefix = f"{workload.tag}ws{ctx.world_size}/i"
     index = 0
     try:
         for primitive, dtype_name, mode, requested in plan_items(workload):
             prim = get_primitive(primitive)
             count = prim.case_count(ctx.world_size, workload.root, workload.options)
-            ids = [f"{prefix}{index + j}" for j in range(count)]
+            ids = [measurement_id(ctx.world_size, index + j, workload.tag) for j in range(count)]
             index += count
             if done.issuperset(ids):
                 continue  # finished before an interruption: allocate nothing

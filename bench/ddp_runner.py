@@ -35,6 +35,7 @@ from distbench.collectors.sink import CsvSink, read_rows
 from distbench.comm import gather_samples, ranks_label
 from distbench.ddp_spec import BASELINES, BUCKET_SWEPT, DDP_STRATEGIES, DdpSpec, StrategyRun
 from distbench.models import build_batches, build_model
+from distbench.plan import measurement_id
 from distbench.primitives.base import Context
 from distbench.spec import RunSpec
 from distbench.stats import Stats
@@ -248,7 +249,7 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     workload: DdpSpec = spec.workload
     run_dir = Path(spec.launch.run_dir)
     runs = workload.runs()
-    ids = [f"ws{ctx.world_size}/i{index}" for index in range(len(runs))]
+    ids = [measurement_id(ctx.world_size, index) for index in range(len(runs))]
     done = set(spec.launch.done)  # a resumed run: rows already in results.csv
     if done.issuperset(ids):
         log(f"world size {ctx.world_size}: every ddp measurement is already in results.csv")

@@ -61,8 +61,10 @@ def measured_sizes(launch: LaunchSpec, kind: str, world_size: int) -> tuple[int,
     return (world_size,)
 
 
-def measurement_id(world_size: int, index: int) -> str:
-    return f"ws{world_size}/i{index}"
+def measurement_id(world_size: int, index: int, tag: str = "") -> str:
+    """The key joining a results row to its samples: `[tag]ws<N>/i<k>`, k counting the plan's
+    cases in order (what --resume matches on)."""
+    return f"{tag}ws{world_size}/i{index}"
 
 
 def done_counts(done: Iterable[str]) -> dict[int, int]:
