@@ -1,3 +1,3 @@
 """distbench: benchmarks for PyTorch's communication primitives on torchrun process groups."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

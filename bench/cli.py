@@ -365,8 +365,27 @@ def _framework_errors() -> tuple[type[Exception], ...]:
     return tuple(errors)
 
 
+def print_version(value: bool) -> None:
+    if value:
+        from distbench import __version__
+        from distbench.collectors.schema import SCHEMA_VERSION
+
+        print(f"distbench {__version__} (results schema v{SCHEMA_VERSION})")
+        raise typer.Exit()
+
+
 @app.callback()
-def distbench() -> None:
+def distbench(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=print_version,
+            is_eager=True,
+            help="Print distbench's version and the results schema version it writes.",
+        ),
+    ] = False,
+) -> None:
     """Benchmark PyTorch's communication primitives on real torchrun process groups.
 
     \b

@@ -27,6 +27,8 @@ from distbench.collectors.schema import (
     DdpRow,
     ResultRow,
     SampleRow,
+    columns_at,
+    upgrade_columns,
 )
 from distbench.parse import UsageError
 
@@ -53,6 +55,8 @@ class RunData:
     rows: pd.DataFrame
     samples: pd.DataFrame | None
     manifest: dict[str, Any] | None
+    schema_version: int = SCHEMA_VERSION
+    """The version that wrote it; its rows are already upgraded to SCHEMA_VERSION."""
 
 
 @dataclass
@@ -142,7 +146,7 @@ def convert_numeric(frame: pd.DataFrame, columns: list[str], path: Path) -> pd.D
 
 
 def read_manifest(run_dir: Path) -> dict[str, Any] | None:
-    """manifest.json, or None when missing; another schema version is refused."""
+    """manifest.json, or None when missing; a run of a newer schema version is refused."""
     path = run_dir / MANIFEST_JSON
     if not path.exists():
         return None
@@ -153,29 +157,54 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
     if not isinstance(manifest, dict):
         raise UsageError(f"{path} is not a distbench manifest: expected a JSON object")
     version = manifest.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise UsageError(
-            f"{path} has schema version {version!r}; this distbench reads version "
-            f"{SCHEMA_VERSION}: read it with the distbench version that wrote it"
+            f"{path} has schema version {version!r}, not a distbench schema version (1.."
+            f"{SCHEMA_VERSION}): it is not a distbench manifest"
+        )
+    if version > SCHEMA_VERSION:
+        raise UsageError(
+            f"{path} was written by a newer distbench (schema v{version}); this one reads up to "
+            f"v{SCHEMA_VERSION}: upgrade distbench (pip install -U distbench) to read it"
         )
     return manifest
 
 
-def read_results_text(run_dir: Path) -> tuple[type, pd.DataFrame]:
-    """results.csv of one run as strings, its columns checked: (ResultRow | DdpRow, rows)."""
+def schema_version_of(manifest: dict[str, Any] | None) -> int:
+    """The run's schema version; a run without a manifest is read as the current version."""
+    return int((manifest or {}).get("schema_version", SCHEMA_VERSION))
+
+
+def upgrade_frame(frame: pd.DataFrame, kind: str, version: int) -> pd.DataFrame:
+    """Rows written at `version` as the current schema has them (schema.MIGRATIONS)."""
+    added, dropped = upgrade_columns(kind, version)
+    frame = frame.drop(columns=[c for c in dropped if c in frame.columns])
+    for column, value in added.items():
+        if column not in frame.columns:
+            frame[column] = value
+    return frame
+
+
+def read_results_text(run_dir: Path, version: int | None = None) -> tuple[type, pd.DataFrame]:
+    """results.csv of one run as strings, its columns checked against the run's schema version
+    and upgraded to the current one: (ResultRow | DdpRow, rows)."""
     path = run_dir / RESULTS_CSV
+    if version is None:
+        version = schema_version_of(read_manifest(run_dir))
     with open(path, encoding="utf-8", errors="replace") as handle:
         header = handle.readline().strip().split(",")
     row_type: type = DdpRow if "strategy" in header else ResultRow
-    required = [f.name for f in fields(row_type)]
-    frame = read_csv_strings(path, required, f"{RESULTS_CSV} ({row_type.__name__} columns)")
-    return row_type, frame
+    kind = "ddp" if row_type is DdpRow else "comm"
+    required = columns_at(kind, version)
+    what = f"{RESULTS_CSV} ({row_type.__name__} columns, schema v{version})"
+    frame = read_csv_strings(path, required, what)
+    return row_type, upgrade_frame(frame, kind, version)
 
 
-def read_results(run_dir: Path) -> tuple[str, pd.DataFrame]:
+def read_results(run_dir: Path, version: int | None = None) -> tuple[str, pd.DataFrame]:
     """results.csv of one run: ('comm' | 'ddp', typed rows)."""
     path = run_dir / RESULTS_CSV
-    row_type, frame = read_results_text(run_dir)
+    row_type, frame = read_results_text(run_dir, version)
     frame = convert_numeric(frame, numeric_columns(row_type), path)
     key_numbers = ["world_size"] + (["size_bytes"] if row_type is ResultRow else [])
     for column in key_numbers:
@@ -197,13 +226,14 @@ def read_samples(run_dir: Path) -> pd.DataFrame | None:
 
 def read_run(run_dir: Path, argument: int) -> RunData:
     manifest = read_manifest(run_dir)
-    kind, rows = read_results(run_dir)
+    version = schema_version_of(manifest)
+    kind, rows = read_results(run_dir, version)
     samples = read_samples(run_dir)
     if len(rows):
         name = str(rows["run_id"].iloc[0]) or run_dir.name
     else:
         name = str((manifest or {}).get("run_id") or run_dir.name)
-    return RunData(run_dir, name, argument, kind, rows, samples, manifest)
+    return RunData(run_dir, name, argument, kind, rows, samples, manifest, version)
 
 
 def unique_names(runs: list[RunData]) -> None:

@@ -17,6 +17,7 @@ from distbench.collectors.schema import (
     COMM_CASE_COLUMNS,
     DDP_CASE_COLUMNS,
     RESULTS_CSV,
+    SCHEMA_VERSION,
     DdpRow,
 )
 from distbench.parse import UsageError
@@ -26,6 +27,7 @@ from distbench.reports.load import (
     read_manifest,
     read_results_text,
     read_samples,
+    schema_version_of,
 )
 
 COMM_KEY = (*COMM_CASE_COLUMNS, "size_bytes")
@@ -66,6 +68,8 @@ class Run:
     rows: dict[tuple[tuple[str, str], ...], Row] = field(default_factory=dict)
     duplicates: int = 0
     """Rows whose key appeared earlier in the run (the later one is kept)."""
+    schema_version: int = SCHEMA_VERSION
+    """The oldest schema version among its run directories (rows are upgraded on load)."""
 
 
 def load_samples(run_dir: Path) -> dict[str, tuple[float, ...]]:
@@ -104,9 +108,10 @@ def load_run(path: Path) -> Run:
         raise UsageError(f"{path} holds no {RESULTS_CSV}: give a run directory or a baseline name")
     manifests = {run_dir: read_manifest(run_dir) for run_dir in {path, *run_dirs}}
     top = manifests[path] or next((m for d in run_dirs if (m := manifests[d])), None)
-    run = Run(path=path, manifest=top or {})
+    versions = {d: schema_version_of(manifests[d] or top) for d in run_dirs}
+    run = Run(path=path, manifest=top or {}, schema_version=min(versions.values()))
     for run_dir in run_dirs:
-        row_type, frame = read_results_text(run_dir)
+        row_type, frame = read_results_text(run_dir, versions[run_dir])
         convert_numeric(frame.copy(), numeric_columns(row_type), run_dir / RESULTS_CSV)
         kind = "ddp" if row_type is DdpRow else "comm"
         key_columns = DDP_KEY if kind == "ddp" else COMM_KEY

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from distbench.collectors.schema import ResultRow, SampleRow, column_names
+from distbench.collectors.schema import SCHEMA_VERSION, ResultRow, SampleRow, column_names
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow
@@ -86,7 +86,7 @@ def test_allreduce_gloo_check(tmp_path: Path) -> None:
             assert all(m >= r for m, r in zip(ordered, rank_samples, strict=True))
 
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["schema_version"] == 1
+    assert manifest["schema_version"] == SCHEMA_VERSION
     assert manifest["status"] == "completed"
     assert manifest["run_id"] == "run"
     assert manifest["torch"].startswith("2.")
