@@ -1,50 +1,113 @@
 #!/usr/bin/env bash
-# The NCCL / CUDA paths on one GPU node, in a few minutes, ending in a short table.
+# The NCCL / CUDA paths on one GPU node, most important first, within a time cap, ending in a
+# summary file for docs/verified-on.md and a short table of every row measured.
 #
-#   bash ci/gpu-smoke.sh            # on a node with at least one CUDA GPU and a CUDA build of torch
+#   bash ci/gpu-smoke.sh                    # on a node with at least one CUDA GPU and a CUDA build of torch
+#   bash ci/gpu-smoke.sh --time-cap 600     # or SMOKE_TIME_CAP=600: seconds for all steps (default 360)
 #
 # With one GPU, NCCL runs at world size 1 (every code path: device binding by LOCAL_RANK, NCCL
 # init with device_id, CUDA-event timing, drains, --check on the GPU); with more GPUs it also runs
-# world size 2. Exit code: 0 when every step passed, 1 otherwise. Offline-safe: installs distbench
-# with --no-deps --no-index (torch, pandas, seaborn, typer must already be there).
+# world size 2. Steps run in order of importance (NCCL all_reduce with --check first); a step
+# that would start after the cap is skipped, and one still running at the cap is stopped
+# (SIGTERM: distbench stops its ranks and keeps the finished rows). Exit code: 0 when every step
+# passed, 1 otherwise (a step failed, was stopped, or found no time left; send/recv, which
+# needs two GPUs, is skipped on one without failing). Offline-safe: installs distbench with
+# --no-deps --no-index (torch, pandas, seaborn, typer must already be there).
+#
+# $OUT/summary.tsv has one line per step: step, status (passed, failed, timed-out, skipped),
+# exit code, seconds, the features it covers (the rows of docs/verified-on.md), and the date,
+# GPU, torch, CUDA and NCCL versions that the table's GPU column records.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 OUT=${SMOKE_OUT:-${OUT:-/tmp}/distbench-gpu-smoke}
+CAP=${SMOKE_TIME_CAP:-360}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --time-cap) CAP=${2:?--time-cap needs seconds}; shift 2 ;;
+    --time-cap=*) CAP=${1#*=}; shift ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0"; exit 0 ;;
+    *) echo "gpu-smoke: unknown argument '$1' (use --time-cap SECONDS)" >&2; exit 2 ;;
+  esac
+done
+case $CAP in ''|*[!0-9]*) echo "gpu-smoke: time cap '$CAP' is not a whole number of seconds" >&2; exit 2 ;; esac
 rm -rf "$OUT" && mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
+START=$(date +%s)
+DEADLINE=$((START + CAP))
 
 if ! "$PY" -c "import distbench" 2>/dev/null; then
   "$PY" -m pip install -q --no-deps --no-index --no-build-isolation -e . || exit 1
 fi
 DB=("$PY" -m distbench)
 nvidia-smi -L || true
-"$PY" - <<'PY'
-import torch
-print(f"torch {torch.__version__} cuda {torch.version.cuda} gpus {torch.cuda.device_count()}",
-      f"nccl {'.'.join(map(str, torch.cuda.nccl.version()))}" if torch.cuda.is_available() else "")
+# One line for the summary: date, GPU, torch, CUDA, NCCL.
+ENV_LINE=$("$PY" - <<'PY'
+import datetime, torch
+gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+nccl = ".".join(map(str, torch.cuda.nccl.version())) if torch.cuda.is_available() else "-"
+date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+print(f"{date}\t{gpu} x{torch.cuda.device_count()}\t{torch.__version__}\t{torch.version.cuda}\t{nccl}")
 PY
-GPUS=$("$PY" -c "import torch; print(torch.cuda.device_count())")
+) || ENV_LINE=$(printf '%s\t?\t?\t?\t?' "$(date -u +%F)")
+echo "date, gpu, torch, cuda, nccl: $ENV_LINE"
+GPUS=$("$PY" -c "import torch; print(torch.cuda.device_count())" 2>/dev/null || echo 0)
 WS=1; [ "$GPUS" -ge 2 ] && WS=1,2
 
+SUMMARY=$OUT/summary.tsv
+printf 'step\tstatus\texit\tseconds\tcovers\tdate\tgpu\ttorch\tcuda\tnccl\n' >"$SUMMARY"
 failed=0
-step() {  # step NAME COMMAND...: run, log, remember failures
-  local name=$1; shift
+step() {  # step NAME COVERS COMMAND...: run within the cap, log, record in the summary
+  local name=$1 covers=$2; shift 2
+  local now left status code=0 began
+  now=$(date +%s); left=$((DEADLINE - now))
   echo "== $name: $*"
-  if "$@" >"$OUT/$name.log" 2>&1; then echo "   ok"; else echo "   FAILED (exit $?), tail:"; tail -15 "$OUT/$name.log"; failed=1; fi
+  if [ "$left" -le 0 ]; then
+    echo "   skipped: the ${CAP} s time cap is spent"
+    status=skipped; code=-; began=$now
+  else
+    began=$now
+    timeout --signal=TERM --kill-after=15 "$left" "$@" >"$OUT/$name.log" 2>&1 || code=$?
+    if [ "$code" = 0 ]; then status=passed; echo "   ok"
+    elif [ "$code" = 124 ] || [ "$code" = 137 ]; then
+      status=timed-out; echo "   stopped at the ${CAP} s time cap, tail:"; tail -15 "$OUT/$name.log"
+    else status=failed; echo "   FAILED (exit $code), tail:"; tail -15 "$OUT/$name.log"; fi
+  fi
+  [ "$status" = passed ] || failed=1
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$status" "$code" "$(( $(date +%s) - began ))" \
+    "$covers" "$ENV_LINE" >>"$SUMMARY"
 }
 
-step allreduce-nccl "${DB[@]}" allreduce --backend nccl --world-sizes "$WS" \
+skip() {  # skip NAME COVERS REASON: record a step that cannot run here
+  echo "== $1: skipped: $3"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" skipped - 0 "$2" "$ENV_LINE" >>"$SUMMARY"
+}
+
+# In order of importance: a later step runs only while time is left. COVERS names the rows of
+# docs/verified-on.md that a passing step verifies.
+SUBGROUPS=""; [ "$GPUS" -ge 2 ] && SUBGROUPS="; world-size sweeps on subgroups"
+step allreduce-nccl "all_reduce; --check (bit-exact results); throughput and latency modes; CUDA-event timer$SUBGROUPS" \
+  "${DB[@]}" allreduce --backend nccl --world-sizes "$WS" \
   --sizes 4K,1M,64M,1G --dtype float32,bfloat16 --mode both --check --out "$OUT/allreduce-nccl"
-step allreduce-gloo-cuda "${DB[@]}" allreduce --backend gloo --device cuda --world-sizes 1 \
-  --sizes 1M --check --out "$OUT/allreduce-gloo-cuda"
-step sweep-nccl "${DB[@]}" sweep --backend nccl --world-sizes "$WS" \
+step sweep-nccl "broadcast; reduce; all_gather; reduce_scatter; all_to_all; sweep" \
+  "${DB[@]}" sweep --backend nccl --world-sizes "$WS" \
   --primitives allreduce,broadcast,allgather,reducescatter,alltoall,reduce \
   --sizes 1M,64M --check --out "$OUT/sweep-nccl"
-step ddp-cuda "${DB[@]}" ddp --backend nccl --world-sizes "$WS" --model mlp \
+step ddp-cuda "ddp strategies (all but ddp-fp16)" \
+  "${DB[@]}" ddp --backend nccl --world-sizes "$WS" --model mlp \
   --strategies ddp,ddp-nocomm,ddp-bf16,grad-avg,grad-avg-flat,param-avg --steps 20 \
   --out "$OUT/ddp-cuda"
-step pytest-gpu "$PY" -m pytest -q -m gpu tests
+step pytest-gpu "gpu-marked tests" "$PY" -m pytest -q -m gpu tests
+step allreduce-gloo-cuda "gloo on CUDA tensors" \
+  "${DB[@]}" allreduce --backend gloo --device cuda --world-sizes 1 \
+  --sizes 1M --check --out "$OUT/allreduce-gloo-cuda"
+if [ "$GPUS" -ge 2 ]; then
+  step sendrecv-nccl "send/recv patterns" \
+    "${DB[@]}" sendrecv --backend nccl --world-sizes 2 --sizes 8,1M,64M --pattern all \
+    --bidirectional --check --out "$OUT/sendrecv-nccl"
+else
+  skip sendrecv-nccl "send/recv patterns" "send/recv needs 2 GPUs, this node has $GPUS"
+fi
 
 echo
 "$PY" - "$OUT" <<'PY'
@@ -57,12 +120,16 @@ for path in sorted(out.glob("*/results.csv")):
     for r in csv.DictReader(open(path)):
         if r["primitive"] == "ddp":
             print(f"{path.parent.name:<20}{'ddp':<16}{r['world_size']:>3} {r['dtype']:<9}{'step':<11}"
-                  f"{r['strategy']:>14}{float(r['step_time_us_p50']):>11.1f}{'':>11} {r['timer']:<11}{'':>6}")
+                  f"{r['strategy']:>14}{float(r['step_time_us_p50'] or 'nan'):>11.1f}{'':>11} "
+                  f"{r['timer']:<11}{'':>6}")
         else:
             print(f"{path.parent.name:<20}{r['primitive']:<16}{r['world_size']:>3} {r['dtype']:<9}"
-                  f"{r['mode']:<11}{r['size_bytes']:>14}{float(r['time_us_p50']):>11.1f}"
-                  f"{float(r['busbw_GBps']):>11.2f} {r['timer']:<11}{r['wrong']:>6}")
+                  f"{r['mode']:<11}{r['size_bytes']:>14}{float(r['time_us_p50'] or 'nan'):>11.1f}"
+                  f"{float(r['busbw_GBps'] or 'nan'):>11.2f} {r['timer']:<11}{r['wrong']:>6}")
 PY
 echo
-[ "$failed" = 0 ] && echo "gpu-smoke: all steps passed" || echo "gpu-smoke: some steps FAILED (logs in $OUT)"
+column -t -s $'\t' "$SUMMARY" 2>/dev/null || cat "$SUMMARY"
+echo "summary: $SUMMARY (update docs/verified-on.md from it)"
+[ "$failed" = 0 ] && echo "gpu-smoke: all steps passed in $(( $(date +%s) - START )) s" ||
+  echo "gpu-smoke: some steps did not pass (logs in $OUT)"
 exit "$failed"
