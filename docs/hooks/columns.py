@@ -1,0 +1,152 @@
+"""mkdocs hook: the column reference in docs/schema.md, generated from collectors/schema.py.
+
+    python docs/hooks/columns.py            # print the generated Markdown
+
+Each row dataclass (ResultRow, DdpRow, SampleRow) gives one table: every column in file order,
+with its type and the docstring under its field. A column that several files share is defined
+once, in the first table that has it; later tables link back to that definition. The source is
+read with `ast`, so building the docs imports neither torch nor distbench.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA_SOURCE = Path(__file__).resolve().parents[2] / "collectors" / "schema.py"
+PLACEHOLDER = "<!-- columns -->"
+"""Where docs/schema.md gets the generated tables."""
+
+ROW_FILES = (
+    ("ResultRow", "results.csv: communication rows"),
+    ("DdpRow", "results.csv of `distbench ddp`"),
+    ("SampleRow", "samples.csv"),
+)
+"""The row dataclasses, in the order the page shows them, and the file each one is a row of."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One field of a row dataclass."""
+
+    name: str
+    type: str
+    """The annotation as written, e.g. `int`."""
+    doc: str
+    """The string literal under the field, dedented; empty when there is none."""
+
+
+def read_columns(source: str) -> dict[str, list[Column]]:
+    """The fields of each class in ROW_FILES, in declaration order, from the schema's source."""
+    wanted = {name for name, _ in ROW_FILES}
+    found: dict[str, list[Column]] = {}
+    for node in ast.parse(source).body:
+        if not (isinstance(node, ast.ClassDef) and node.name in wanted):
+            continue
+        columns = []
+        for stmt, after in zip(node.body, [*node.body[1:], None], strict=True):
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            doc = ""
+            if (
+                isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                doc = inspect.cleandoc(after.value.value)
+            columns.append(Column(stmt.target.id, ast.unparse(stmt.annotation), doc))
+        found[node.name] = columns
+    missing = wanted - found.keys()
+    if missing:
+        raise ValueError(f"{SCHEMA_SOURCE}: no class {', '.join(sorted(missing))}")
+    return found
+
+
+def anchor(name: str) -> str:
+    """The id of a column's definition on the schema page."""
+    return f"column-{name}"
+
+
+def _cell(text: str) -> str:
+    """Text for one Markdown table cell: one line, pipes escaped."""
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+@dataclass(frozen=True)
+class Definition:
+    """The one definition of a column name, merged over every file that has it."""
+
+    name: str
+    home: str
+    """The first class (in ROW_FILES order) that has the column: its table defines it."""
+    type: str
+    meaning: str
+    """The home class's docstring, then each other class's own docstring where it says more."""
+
+
+def define_columns(columns: dict[str, list[Column]]) -> dict[str, Definition]:
+    """One definition per column name, in the order the tables first show them."""
+    seen: dict[str, list[tuple[str, Column]]] = {}
+    for class_name, _ in ROW_FILES:
+        for column in columns[class_name]:
+            seen.setdefault(column.name, []).append((class_name, column))
+    definitions = {}
+    for name, found in seen.items():
+        home, first = found[0]
+        types = [first.type]
+        types += [f"{c.type} in {k}" for k, c in found[1:] if c.type != first.type]
+        docs = [first.doc] if first.doc else []
+        docs += [f"*In `{k}`:* {c.doc}" for k, c in found[1:] if c.doc and c.doc != first.doc]
+        definitions[name] = Definition(name, home, ", ".join(types), " ".join(docs))
+    return definitions
+
+
+def render_reference(columns: dict[str, list[Column]]) -> str:
+    """The Markdown tables: one per file, one definition per column across all of them."""
+    definitions = define_columns(columns)
+    parts = []
+    for class_name, title in ROW_FILES:
+        rows = columns[class_name]
+        parts.append(f"### {title} (`{class_name}`) {{#{class_name.lower()}}}\n")
+        header = ", ".join(f"`{c.name}`" for c in rows)
+        parts.append(f"Columns in file order: {header}.\n")
+        shared = [c.name for c in rows if definitions[c.name].home != class_name]
+        if shared:
+            links = ", ".join(f"[`{name}`](#{anchor(name)})" for name in shared)
+            parts.append(f"Defined above: {links}.\n")
+        own = [definitions[c.name] for c in rows if definitions[c.name].home == class_name]
+        if own:
+            parts.append("| column | type | meaning |\n| --- | --- | --- |")
+            for d in own:
+                cell = _cell(d.meaning)
+                parts.append(f"| `{d.name}`{{#{anchor(d.name)}}} | `{d.type}` | {cell} |")
+            parts.append("")
+    return "\n".join(parts)
+
+
+def render_page(markdown: str, source: str) -> str:
+    """docs/schema.md with the placeholder replaced by the generated tables."""
+    if markdown.count(PLACEHOLDER) != 1:
+        raise ValueError(f"docs/schema.md must hold {PLACEHOLDER} exactly once")
+    return markdown.replace(PLACEHOLDER, render_reference(read_columns(source)))
+
+
+def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
+    """mkdocs event: fill in the schema page; every other page passes through."""
+    if page.file.src_uri != "schema.md":
+        return markdown
+    return render_page(markdown, SCHEMA_SOURCE.read_text())
+
+
+def on_config(config: Any, **kwargs: Any) -> Any:
+    """mkdocs event: rebuild when the schema changes under `mkdocs serve`."""
+    config.watch.append(str(SCHEMA_SOURCE))
+    return config
+
+
+if __name__ == "__main__":
+    sys.stdout.write(render_reference(read_columns(SCHEMA_SOURCE.read_text())))
