@@ -3,6 +3,7 @@ each measured, reduced over ranks and written by rank 0 before the next begins."
 
 from __future__ import annotations
 
+import math
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +21,7 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.collectors.sink import CsvSink
+from distbench.groups import Placement, gather_placement
 from distbench.plan import measurement_id
 from distbench.primitives import get_primitive
 from distbench.primitives.base import Case, Context
@@ -79,17 +81,21 @@ def measure(ctx: Context, case: Case, workload: CommSpec, mode: str) -> Measured
 def build_row(
     spec: RunSpec,
     ctx: Context,
+    placement: Placement,
     measurement: str,
     primitive: str,
     dtype: str,
     requested: int,
     result: Measured,
 ) -> ResultRow:
+    """Rank 0's row. At world size 1 nothing leaves the rank: algbw and busbw are empty (a copy's
+    speed is no network's). In throughput mode p95/p99 are empty (stats.py says why)."""
     workload: CommSpec = spec.workload
     prim = get_primitive(primitive)
     stats = Stats(tuple(result.max_us))
     factor = prim.busbw_factor(ctx.world_size)
-    algbw = algbw_gbps(result.case.size_bytes, stats.p50)
+    moves = ctx.world_size > 1
+    algbw = algbw_gbps(result.case.size_bytes, stats.p50) if moves else math.nan
     labels = result.case.labels
     return ResultRow(
         run_id=spec.launch.run_id,
@@ -100,7 +106,7 @@ def build_row(
         backend=spec.launch.backend,
         device=ctx.device.type,
         world_size=ctx.world_size,
-        nnodes=spec.launch.nnodes,
+        nnodes=placement.nnodes,
         ranks=ranks_label(ctx.global_ranks),
         dtype=dtype,
         op=workload.op if prim.reduces else "",
@@ -112,16 +118,17 @@ def build_row(
         dst=labels.get("dst", ""),
         pattern=labels.get("pattern", ""),
         mode=result.mode,
-        timer=timer_name(ctx.device),
+        timer=timer_name(ctx.device, result.mode),
         iters=workload.iters,
         warmup=workload.warmup,
         trials=workload.trials,
         samples=stats.n,
-        **stats.as_columns(),
+        **stats.as_columns(tails=result.mode == "latency"),
         algbw_GBps=algbw,
         busbw_GBps=algbw * factor,
         busbw_factor=factor,
         wrong=result.wrong,
+        hosts=placement.hosts,
     )
 
 
@@ -160,8 +167,10 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     workload: CommSpec = spec.workload
     run_dir = Path(spec.launch.run_dir)
     writer = ctx.rank == 0
+    run_id = spec.launch.run_id
     results = CsvSink(run_dir / RESULTS_CSV, ResultRow) if writer else None
-    samples = CsvSink(run_dir / SAMPLES_CSV, SampleRow) if writer else None
+    samples = CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=run_id) if writer else None
+    placement = gather_placement(ctx)
     local: list[SampleRow] = []  # this rank's raw samples, gathered once at the end
     done = set(spec.launch.done)  # a resumed run skips the measurements it already has
     index = 0
@@ -187,7 +196,7 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                 begin = time.perf_counter_ns()
                 if results is not None and samples is not None:
                     row = build_row(
-                        spec, ctx, measurement, primitive, dtype_name, requested, result
+                        spec, ctx, placement, measurement, primitive, dtype_name, requested, result
                     )
                     # samples first: the row commits the measurement (--resume)
                     samples.write(

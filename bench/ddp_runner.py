@@ -259,7 +259,9 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     writer = ctx.rank == 0
     one_rank = one_rank_rates(run_dir) if writer else {}
     results = CsvSink(run_dir / RESULTS_CSV, DdpRow) if writer else None
-    samples = CsvSink(run_dir / SAMPLES_CSV, SampleRow) if writer else None
+    samples = (
+        CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id) if writer else None
+    )
     batches = build_batches(workload, ctx.global_ranks[ctx.rank], ctx.device)
     params = sum(p.numel() for p in build_model(workload, torch.device("cpu")).parameters())
     # Rows refer to the baselines (run first): hold them back until the last baseline is measured.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from distbench.table import format_bandwidth
+
 COLUMNS = (
     ("strategy", 14),
     ("bucket_mb", 10),
@@ -38,7 +40,7 @@ def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
     for (model, params, backend, device, world_size), group in groups.items():
         first = group[0]
         header = (
-            f"# ddp  model={model} params={int(params):,}  batch={first['batch_size']}/rank  "
+            f"# ddp  model={model} params={int(params)}  batch={first['batch_size']}/rank  "
             f"backend={backend}  device={device}  world_size={world_size}  "
             f"timer={first['timer']}  step=p50 of max over ranks"
         )
@@ -54,7 +56,7 @@ def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
                 _number(row["samples_per_s"], ".1f"),
                 _number(row["scaling_efficiency"], ".3f"),
                 _number(str(int(mb) / 1e6) if mb else "", ".3f"),
-                _number(row["comm_busbw_GBps"], ".3f"),
+                format_bandwidth(row["comm_busbw_GBps"]),
                 _number(row["comm_share"], ".3f"),
                 _number(row["overlap"], ".3f"),
                 _number(row["max_param_diff"], ".3g"),

@@ -10,17 +10,19 @@ watchdog's business), so the world stays in step and no collective mixes members
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
 
+from distbench.collectors.manifest import worker_env, worker_env_path
 from distbench.collectors.schema import RESULTS_CSV
 from distbench.collectors.sink import read_rows
 from distbench.launch import HEARTBEAT_S, heartbeat_path
@@ -33,6 +35,39 @@ WAIT_TIMEOUT = timedelta(days=7)
 catches a stopped member)."""
 
 Runner = Callable[[RunSpec, Context, Callable[[str], None]], None]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a group's ranks ran: the torchrun nodes they span and those nodes' hosts."""
+
+    nnodes: int
+    hosts: str
+    """One host name per node, in node order, `+`-separated (two loopback "nodes" on one
+    machine give `h+h`: the count always matches nnodes)."""
+
+
+def placement_of(nodes: list[tuple[int, str]]) -> Placement:
+    """Each rank's (torchrun node rank, host) -> the group's Placement."""
+    by_node = dict(sorted(set(nodes)))
+    return Placement(nnodes=len(by_node), hosts="+".join(by_node.values()))
+
+
+def gather_placement(ctx: Context) -> Placement:
+    """Every member's node (torchrun's GROUP_RANK) and host, gathered over the group: a subgroup
+    of ranks that all sit on node 0 spans one node, whatever the launch's --nnodes."""
+    mine = (int(os.environ.get("GROUP_RANK", "0")), socket.gethostname())
+    nodes: list[tuple[int, str] | None] = [None] * ctx.world_size
+    dist.all_gather_object(nodes, mine, group=ctx.group)
+    return placement_of([node for node in nodes if node is not None])
+
+
+def record_worker_env(run_dir: Path, world_size: int) -> None:
+    """Global rank 0 writes the environment it runs with, including what torchrun set
+    (OMP_NUM_THREADS, MASTER_ADDR ...), for the manifest."""
+    path = worker_env_path(run_dir, world_size)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(worker_env(os.environ), indent=2, sort_keys=True) + "\n")
 
 
 class Heartbeat:
@@ -91,6 +126,8 @@ def run_world_sizes(
     """Run the workload at every world size this launch measures: the whole world, or subgroups
     of ranks 0..k-1 for the smaller sizes."""
     sizes = measured_sizes(spec.launch, spec.kind, world_size)
+    if rank == 0:
+        record_worker_env(Path(spec.launch.run_dir), world_size)
     waiters = None
     if any(size < world_size for size in sizes):
         waiters = dist.new_group(backend="gloo", timeout=WAIT_TIMEOUT)

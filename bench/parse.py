@@ -6,6 +6,7 @@ Sizes follow nccl-tests and PARAM: K, M, G are binary (1K = 1024 bytes), as are 
 
 from __future__ import annotations
 
+import math
 import re
 
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64")
@@ -80,19 +81,18 @@ def parse_size(text: str) -> int:
     return int(value)
 
 
-def parse_list(text: str, what: str) -> list[str]:
-    """Split a comma-separated list, refusing empty items."""
+def parse_list(text: str, what: str, example: str = "") -> list[str]:
+    """Split a comma-separated list, refusing empty items; `example`: a valid list of `what`."""
     items = [item.strip() for item in text.split(",")]
     if not text.strip() or any(not item for item in items):
-        raise UsageError(
-            f"'{text}' is not a list of {what}: separate items with commas, e.g. 1M,64M"
-        )
+        hint = f", e.g. {example}" if example else ""
+        raise UsageError(f"'{text}' is not a list of {what}: separate items with commas{hint}")
     return items
 
 
 def parse_sizes(text: str) -> list[int]:
     """'1K,1M,64M' -> sorted unique byte counts."""
-    return sorted({parse_size(item) for item in parse_list(text, "sizes")})
+    return sorted({parse_size(item) for item in parse_list(text, "sizes", example="1M,64M")})
 
 
 def build_size_ladder(min_size: int, max_size: int, factor: int) -> list[int]:
@@ -126,7 +126,8 @@ def parse_int(text: str, what: str, minimum: int = 1) -> int:
 
 def parse_world_sizes(text: str) -> list[int]:
     """'2,4' -> [2, 4]: each a whole number of ranks, at least 1."""
-    return sorted({parse_int(item, "a world size") for item in parse_list(text, "world sizes")})
+    items = parse_list(text, "world sizes", example="1,2,4")
+    return sorted({parse_int(item, "a world size") for item in items})
 
 
 def parse_choice(text: str, choices: tuple[str, ...], what: str) -> str:
@@ -147,14 +148,18 @@ def parse_dtype(text: str) -> str:
 
 
 def parse_dtypes(text: str) -> list[str]:
-    return list(dict.fromkeys(parse_dtype(item) for item in parse_list(text, "dtypes")))
+    return list(
+        dict.fromkeys(
+            parse_dtype(item) for item in parse_list(text, "dtypes", example="float32,bfloat16")
+        )
+    )
 
 
 def parse_modes(text: str) -> list[str]:
     """'throughput', 'latency', 'throughput,latency' or 'both'."""
     if text.strip().lower() == "both":
         return list(MODES)
-    items = parse_list(text, "modes")
+    items = parse_list(text, "modes", example="throughput,latency")
     return list(dict.fromkeys(parse_choice(item, MODES, "mode") for item in items))
 
 
@@ -165,6 +170,19 @@ def parse_label(text: str) -> str:
             f"label '{text}' is not allowed: use up to 64 letters, digits, '.', '_' or '-'"
         )
     return text
+
+
+def format_significant(value: float, digits: int = 3) -> str:
+    """`digits` significant digits in plain decimals, without exponent or thousands separator
+    (distbench prints none anywhere): 0.000123, 0.0205, 17.1, 231; whole numbers of `digits` or
+    more digits keep every digit (123457). Finite values only: callers say what NaN means."""
+    if value == 0:
+        return "0"
+    rounded = float(f"{value:.{digits - 1}e}")  # 9.996 -> 10.0: count digits after rounding
+    magnitude = math.floor(math.log10(abs(rounded)))
+    if magnitude >= digits - 1:
+        return f"{value:.0f}"
+    return f"{rounded:.{min(digits - 1 - magnitude, 15)}f}"
 
 
 def format_size(size_bytes: int) -> str:

@@ -49,7 +49,7 @@ def parse_pairs(text: str) -> str | list[list[int]]:
     if value == "all":
         return value
     pairs: list[list[int]] = []
-    for item in parse_list(value, "pairs"):
+    for item in parse_list(value, "pairs", example="0:1,0:2"):
         match = re.fullmatch(r"([0-9]{1,9})\s*:\s*([0-9]{1,9})", item)  # ASCII, int()-safe
         if match is None:
             raise UsageError(
@@ -69,7 +69,7 @@ def parse_patterns(text: str) -> list[str]:
     if text.strip().lower() == "all":
         return list(PATTERNS)
     patterns = []
-    for item in parse_list(text, "patterns"):
+    for item in parse_list(text, "patterns", example="pingpong,ring"):
         value = item.lower()
         if value not in PATTERNS:
             raise UsageError(
@@ -92,9 +92,14 @@ def parse_primitives(text: str) -> tuple[str, ...]:
     if text.strip().lower() == "all":
         return tuple(PRIMITIVES)
     names = []
-    for item in parse_list(text, "primitives"):
+    for item in parse_list(text, "primitives", example="allreduce,broadcast"):
         value = item.lower().replace("-", "")
         name = COMMANDS.get(value) or (value if value in PRIMITIVES else None)
+        if value == "ddp":
+            raise UsageError(
+                "ddp is a training workload, not a primitive: run it with distbench ddp, "
+                "e.g. distbench ddp --world-sizes 1,2"
+            )
         if name is None:
             raise UsageError(
                 f"unknown primitive '{item}': choose from {', '.join(COMMANDS)} (or all)"

@@ -3,6 +3,8 @@ world size with a progress bar, print the tables, and close the manifest with th
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import signal
 import sys
@@ -15,7 +17,12 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from distbench.collectors.manifest import build_manifest, utc_now, write_manifest
+from distbench.collectors.manifest import (
+    build_manifest,
+    utc_now,
+    worker_env_path,
+    write_manifest,
+)
 from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV
 from distbench.collectors.sink import read_rows
 from distbench.launch import build_torchrun_command, run_launch
@@ -61,6 +68,35 @@ def prepare_run_dir(out: str | None, name: str, label: str, node_rank: int = -1)
     except OSError as error:
         raise UsageError(f"cannot write the run directory {run_dir}: {error.strerror}") from None
     return run_dir
+
+
+def cpu_cores() -> int:
+    """Cores this process may run on (its affinity mask: taskset, cgroups' cpusets)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def oversubscription_warning(spec: RunSpec, cores: int) -> str | None:
+    """One line when CPU ranks on this node outnumber its cores, else None."""
+    ranks = spec.launch.nproc_per_node or max(spec.launch.world_sizes)
+    if spec.launch.device != "cpu" or ranks <= cores:
+        return None
+    option = "--nproc-per-node" if spec.launch.nproc_per_node else "--world-sizes"
+    return (
+        f"warning: {ranks} ranks on {cores} CPU core{'s' * (cores != 1)}: ranks take turns on a "
+        f"core, so times include waiting for the scheduler (use {option} up to {cores} for "
+        "clean numbers)"
+    )
+
+
+def read_worker_env(run_dir: Path, world_size: int) -> dict[str, str] | None:
+    """The environment global rank 0 recorded for this launch (groups.record_worker_env)."""
+    try:
+        return dict(json.loads(worker_env_path(run_dir, world_size).read_text()))
+    except (OSError, ValueError):
+        return None
 
 
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
@@ -139,6 +175,9 @@ def execute(
         manifest = build_manifest(spec.launch.run_id, [sys.argv[0], *sys.argv[1:]], body)
     write_manifest(run_dir, manifest)
     console = Console(stderr=True)
+    warning = oversubscription_warning(spec, cpu_cores())
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     status, code = "completed", EXIT_OK
     try:
@@ -162,6 +201,8 @@ def execute(
                     spec_path,
                     lambda rows, task=task: progress.update(task, completed=rows),
                 )
+            env = read_worker_env(run_dir, world_size)
+            manifest["worker_env"] = env if env is not None else manifest.get("worker_env")
             manifest["launches"].append(
                 {
                     "world_size": world_size,
@@ -169,6 +210,7 @@ def execute(
                     "returncode": result.returncode,
                     "rows": result.rows,
                     "command": build_torchrun_command(spec.launch, world_size, spec_path),
+                    "worker_env": env,
                 }
             )
             write_manifest(run_dir, manifest)

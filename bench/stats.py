@@ -3,6 +3,10 @@ from them, so a CSV row can always be recomputed from samples.csv.
 
 Percentiles use linear interpolation between closest ranks (numpy's default, 'linear'), so the
 p50 of an even number of samples is the mean of the middle two.
+
+p95 and p99 are tail latencies only where each sample is one operation (latency mode). A
+throughput sample is the mean of `iters` back-to-back operations; over a handful of trials its
+p95/p99 are nearly the maximum trial mean, not a tail of anything, so those rows leave them empty.
 """
 
 from __future__ import annotations
@@ -73,15 +77,16 @@ class Stats:
         mean = self.mean
         return math.sqrt(math.fsum((x - mean) ** 2 for x in self.samples_us) / (self.n - 1))
 
-    def as_columns(self) -> dict[str, float]:
-        """The time_us_* columns of a results row."""
+    def as_columns(self, tails: bool = True) -> dict[str, float]:
+        """The time_us_* columns of a results row; `tails=False` leaves p95 and p99 empty (NaN):
+        samples that are means of several operations (throughput mode) have no tail."""
         return {
             "time_us_p50": self.p50,
             "time_us_mean": self.mean,
             "time_us_min": self.min,
             "time_us_max": self.max,
-            "time_us_p95": self.p95,
-            "time_us_p99": self.p99,
+            "time_us_p95": self.p95 if tails else math.nan,
+            "time_us_p99": self.p99 if tails else math.nan,
             "time_us_std": self.std,
         }
 

@@ -77,7 +77,7 @@ def load_config(path: Path) -> SweepConfig:
         values[key] = _as_text(key, raw_value)
     if "primitives" not in values:
         raise UsageError(f"--config {path} needs 'primitives', e.g. primitives = [\"allreduce\"]")
-    backends = parse_list(str(values.get("backends", "auto")), "backends")
+    backends = parse_list(str(values.get("backends", "auto")), "backends", example="gloo,nccl")
     return SweepConfig(
         backends=tuple(dict.fromkeys(b.lower() for b in backends)),
         primitives=parse_primitives(str(values["primitives"])),

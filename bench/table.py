@@ -1,10 +1,16 @@
-"""nccl-tests-like tables for the terminal, from results.csv rows (strings, as csv reads them)."""
+"""nccl-tests-like tables for the terminal, from results.csv rows (strings, as csv reads them).
+
+Bandwidths keep BANDWIDTH_DIGITS significant digits (0.00512 GB/s, not 0.000), times two
+decimals; no number carries a thousands separator. An empty cell (a bandwidth at world size 1,
+where nothing moves) prints as '-'."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from distbench.parse import format_size
+from distbench.parse import format_significant, format_size
+
+BANDWIDTH_DIGITS = 4
 
 COLUMNS = (
     ("size", 10),
@@ -20,10 +26,22 @@ COLUMNS = (
 
 
 def _number(text: str, digits: int = 2) -> str:
+    """Fixed decimals; '-' for an empty cell."""
+    if not text:
+        return "-"
     try:
         return f"{float(text):.{digits}f}"
     except ValueError:
         return text
+
+
+def format_bandwidth(text: str) -> str:
+    """GB/s with BANDWIDTH_DIGITS significant digits; '-' for an empty cell."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text or "-"
+    return format_significant(value, BANDWIDTH_DIGITS) if value == value else "-"
 
 
 def render_table(rows: Sequence[dict[str, str]]) -> str:
@@ -39,6 +57,8 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
             f"timer={timer}  time=p50 of max over ranks  busbw factor="
             f"{float(group[0]['busbw_factor']):.3g}"
         )
+        if world_size == "1":
+            header += "\n# world size 1: nothing moves between ranks, so no bandwidth (-)"
         extra = [
             name for name in ("root", "src", "dst", "pattern") if any(r.get(name) for r in group)
         ]
@@ -55,8 +75,8 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
                 row["op"] or "-",
                 row["mode"],
                 _number(row["time_us_p50"]),
-                _number(row["algbw_GBps"], 3),
-                _number(row["busbw_GBps"], 3),
+                format_bandwidth(row["algbw_GBps"]),
+                format_bandwidth(row["busbw_GBps"]),
                 wrong,
             ] + [row.get(name, "") for name in extra]
             lines.append("".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))

@@ -5,9 +5,18 @@ throughput: warm-up, barrier, `iters` ops back to back, one drain, time / iters;
 latency:    warm-up, then per op: barrier, time the op alone until it completes; one sample per op
             (OSU / IMB cadence).
 
-On CUDA the clock is a pair of CUDA events around the ops (timer `cuda_event`); on CPU it is
-time.perf_counter_ns after the op has returned complete (timer `perf_counter`). Every clock read
-follows a drain, so nothing in flight is left out.
+On CPU the clock is time.perf_counter_ns after the op has returned complete (timer
+`perf_counter`). On CUDA it is a pair of CUDA events around the ops, and every clock read follows
+a drain, so nothing in flight is left out. The timer column says what a CUDA sample holds:
+
+- `cuda_event` (throughput): the start event is recorded on an idle stream after the barrier, then
+  `iters` ops are enqueued back to back. The first op's host dispatch (kernel launch, NCCL's
+  enqueue) lands inside the interval, amortised over `iters`. This is how nccl-tests times its
+  default rows (`time`, algbw, busbw), so these rows compare with nccl-tests' numbers.
+- `cuda_event+dispatch` (latency): the same events around a single op. The stream is idle when the
+  start event is recorded, so the GPU reaches the end event only after the host has dispatched the
+  op: every sample includes host dispatch, a few µs, which nccl-tests' numbers amortise away. It is
+  what one isolated call costs (OSU/IMB's cadence), not the GPU's time for the op alone.
 """
 
 from __future__ import annotations
@@ -20,9 +29,18 @@ import torch.distributed as dist
 
 from distbench.primitives.base import Context
 
+TIMER_NAMES = {
+    ("cpu", "throughput"): "perf_counter",
+    ("cpu", "latency"): "perf_counter",
+    ("cuda", "throughput"): "cuda_event",
+    ("cuda", "latency"): "cuda_event+dispatch",
+}
+"""(device type, mode) -> the timer column: what clock made a sample and what it includes."""
 
-def timer_name(device: torch.device) -> str:
-    return "cuda_event" if device.type == "cuda" else "perf_counter"
+
+def timer_name(device: torch.device, mode: str = "throughput") -> str:
+    """The timer label of a row measured on `device` in `mode` (see the module docstring)."""
+    return TIMER_NAMES["cuda" if device.type == "cuda" else "cpu", mode]
 
 
 def drain(device: torch.device) -> None:

@@ -1,5 +1,9 @@
 """manifest.json: what a run ran on. Written when the run starts and rewritten (atomically) when it
-ends, so even a killed run says what it was and that it did not finish."""
+ends, so even a killed run says what it was and that it did not finish.
+
+`env` is the CLI's environment; `worker_env` is global rank 0's, as torchrun started it (with
+OMP_NUM_THREADS and the rendezvous variables torchrun sets), filled in after each launch and
+kept per launch in `launches`. `distbench_git_dirty` says whether the checkout had changes."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import platform
 import socket
 import subprocess
 import sys
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -16,6 +21,25 @@ from typing import Any
 from distbench.collectors.schema import MANIFEST_JSON, SCHEMA_VERSION
 
 ENV_PREFIXES = ("NCCL_", "GLOO_", "TORCH_", "CUDA_", "OMP_", "MASTER_", "SLURM_JOB", "DISTBENCH_")
+"""Environment variables that change how a run behaves: the manifest records those set."""
+
+WORKER_ENV_EXTRA = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED")
+"""Recorded from the workers too (torchrun sets OMP_NUM_THREADS=1 when it is unset)."""
+
+
+def worker_env_path(run_dir: Path, world_size: int) -> Path:
+    """Where global rank 0 of a launch leaves its environment for the CLI's manifest."""
+    return Path(run_dir) / "logs" / f"ws{world_size}-env.json"
+
+
+def worker_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The ENV_PREFIXES variables (plus WORKER_ENV_EXTRA) of a worker's environment, sorted.
+    Per-rank variables (RANK, LOCAL_RANK, GROUP_RANK ...) are left out: they differ by rank."""
+    return {
+        k: v
+        for k, v in sorted(environ.items())
+        if k.startswith(ENV_PREFIXES) or k in WORKER_ENV_EXTRA
+    }
 
 
 def utc_now() -> str:
@@ -42,11 +66,11 @@ def memory_bytes() -> int | None:
     return None
 
 
-def git_sha(path: Path) -> str | None:
-    """The commit of the distbench checkout, when installed from one."""
+def _git(path: Path, *args: str) -> str | None:
+    """stdout of a git command in `path`, or None when git or the checkout is not there."""
     try:
         out = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "HEAD"],
+            ["git", "-C", str(path), *args],
             capture_output=True,
             text=True,
             timeout=5,
@@ -54,7 +78,22 @@ def git_sha(path: Path) -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    return out.stdout if out.returncode == 0 else None
+
+
+def git_sha(path: Path) -> str | None:
+    """The commit of the distbench checkout, when installed from one."""
+    out = _git(path, "rev-parse", "HEAD")
+    return (out or "").strip() or None
+
+
+def git_dirty(path: Path) -> bool | None:
+    """Whether the checkout's tracked files differ from its commit (the sha alone would then
+    name code that did not run); None outside a checkout."""
+    if git_sha(path) is None:
+        return None
+    out = _git(path, "status", "--porcelain", "--untracked-files=no")
+    return None if out is None else bool(out.strip())
 
 
 def torch_facts() -> dict[str, Any]:
@@ -90,6 +129,7 @@ def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dic
         "command": command,
         "distbench_version": distbench.__version__,
         "distbench_git_sha": git_sha(package_dir),
+        "distbench_git_dirty": git_dirty(package_dir),
         "python": platform.python_version(),
         "python_executable": sys.executable,
         "host": socket.gethostname(),
@@ -98,7 +138,8 @@ def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dic
         "cpu_cores": os.cpu_count(),
         "memory_bytes": memory_bytes(),
         **torch_facts(),
-        "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)},
+        "env": worker_env(os.environ),
+        "worker_env": None,
         "spec": spec,
         "launches": [],
     }

@@ -37,6 +37,7 @@ class ResultRow:
     device: str
     world_size: int
     nnodes: int
+    """The torchrun nodes the row's ranks span (a subgroup on one node: 1, whatever --nnodes)."""
     ranks: str
     """The global ranks that took part, e.g. `0-1` (a subgroup when smaller than the launch)."""
     dtype: str
@@ -56,7 +57,9 @@ class ResultRow:
     mode: str
     """throughput (back-to-back ops, one drain) or latency (each op isolated by a barrier)."""
     timer: str
-    """cuda_event or perf_counter (host clock after the op completed)."""
+    """perf_counter (host clock after the op completed), cuda_event (CUDA events around
+    back-to-back ops, as nccl-tests), or cuda_event+dispatch (events around one isolated op:
+    the sample includes the host's dispatch of it; CUDA latency mode)."""
     iters: int
     warmup: int
     trials: int
@@ -67,17 +70,20 @@ class ResultRow:
     time_us_min: float
     time_us_max: float
     time_us_p95: float
+    """Latency mode only; empty in throughput mode, where a sample is a mean of `iters` ops."""
     time_us_p99: float
+    """Latency mode only, as time_us_p95."""
     time_us_std: float
     algbw_GBps: float
-    """size_bytes / time_us_p50, GB/s = 1e9 bytes/s."""
+    """size_bytes / time_us_p50, GB/s = 1e9 bytes/s; empty at world size 1 (nothing moves)."""
     busbw_GBps: float
-    """algbw_GBps x busbw_factor (nccl-tests' convention)."""
+    """algbw_GBps x busbw_factor (nccl-tests' convention); empty at world size 1."""
     busbw_factor: float
     wrong: int
     """Wrong elements found by --check; -1 when not checked."""
     hosts: str = ""
-    """The hosts the row's ranks ran on, `+`-separated (v2; empty in v1 runs)."""
+    """The hosts the row's ranks ran on, `+`-separated, one per node in node order (so two
+    loopback "nodes" of one machine read `h+h`) (v2; empty in v1 runs)."""
 
 
 @dataclass(frozen=True)
@@ -189,6 +195,16 @@ DDP_CASE_COLUMNS = (
 )
 """What a DDP row measured: rows of two runs match on these."""
 
+DDP_STRATEGY_COLUMNS = (
+    "strategy",
+    "bucket_mb",
+    "gradient_as_bucket_view",
+    "static_graph",
+    "avg_every",
+)
+"""The DDP_CASE_COLUMNS that describe the strategy; the others are the configuration that the
+strategies of one comparison share (the report's compute/communication split groups on those)."""
+
 
 def column_names(row_type: type) -> list[str]:
     """The CSV header of a row dataclass, in declaration order."""
@@ -244,6 +260,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             ("comm", "time_us_p99"): "empty in throughput mode (v1: a percentile of trial means)",
             ("comm", "algbw_GBps"): "empty at world size 1, where nothing moves",
             ("comm", "busbw_GBps"): "empty at world size 1, where nothing moves",
+            ("comm", "timer"): "cuda_event+dispatch for CUDA latency rows (v1 called the same "
+            "measurement cuda_event)",
         },
     ),
 )

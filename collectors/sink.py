@@ -7,7 +7,7 @@ import csv
 import io
 import os
 from collections.abc import Iterable
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +22,15 @@ def format_value(value: Any) -> Any:
 
 
 class CsvSink:
-    """results.csv or samples.csv of one run directory, opened for appending."""
+    """results.csv or samples.csv of one run directory, opened for appending.
 
-    def __init__(self, path: Path, row_type: type) -> None:
+    `run_id`: the run the file belongs to; rows with an empty `run_id` field get it (samples are
+    built without one, and a file of several runs' samples must still tell them apart)."""
+
+    def __init__(self, path: Path, row_type: type, run_id: str = "") -> None:
         self.path = Path(path)
         self.columns = column_names(row_type)
+        self.run_id = run_id if "run_id" in self.columns else ""
         new = not self.path.exists() or self.path.stat().st_size == 0
         self._file = open(self.path, "a", newline="", encoding="utf-8")  # noqa: SIM115
         if new:
@@ -41,6 +45,8 @@ class CsvSink:
 
     def write(self, rows: Iterable[Any]) -> None:
         """Append dataclass rows of the sink's type."""
+        if self.run_id:
+            rows = (replace(r, run_id=self.run_id) if not r.run_id else r for r in rows)
         self._write_lines([format_value(v) for v in astuple(row)] for row in rows)
 
     def close(self) -> None:

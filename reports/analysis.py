@@ -11,29 +11,39 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from distbench.collectors.schema import COMM_CASE_COLUMNS, DDP_CASE_COLUMNS
+from distbench.collectors.schema import (
+    COMM_CASE_COLUMNS,
+    DDP_CASE_COLUMNS,
+    DDP_STRATEGY_COLUMNS,
+)
 from distbench.parse import UsageError, format_size
 from distbench.reports.fit import fit_groups
 from distbench.reports.load import Loaded
+from distbench.reports.pairs import is_pair_row
 
+# Every grouping of rows below is one of these keys, all derived from the schema's case columns:
+# rows that differ in any of them (gloo on CPU and on CUDA, one node and two) never merge.
 COMM_CASE = list(COMM_CASE_COLUMNS)
 COMM_KEY = [*COMM_CASE, "size_bytes"]
-CASE = [
-    "source",
-    "primitive",
-    "backend",
-    "world_size",
-    "mode",
-    "dtype",
-    "op",
-    "root",
-    "pattern",
-    "src",
-    "dst",
-]
+CASE = ["source", *COMM_CASE]
 """A line of the report's tables: a source's measurements of one case over sizes."""
+SCALING_LINE = [c for c in CASE if c not in ("world_size", "nnodes")]
+"""A line of the scaling figure: a case without its x axis (world size) and the node count,
+which grows with the world size in a several-node launch (where it does not follow from the world
+size, the line is split by it)."""
 DDP_KEY = list(DDP_CASE_COLUMNS)
-MAX_MATRICES = 9
+DDP_CONFIG = ["source", *(c for c in DDP_KEY if c not in DDP_STRATEGY_COLUMNS)]
+"""What the strategies of one compute/communication split share."""
+SERIES_LABELS = {
+    "device": "{}",
+    "nnodes": "{} node(s)",
+    "dtype": "{}",
+    "op": "op={}",
+    "root": "root={}",
+    "src": "src={}",
+    "dst": "dst={}",
+}
+"""How a case column shows in a line's name when it tells lines apart."""
 
 
 def assign_sources(loaded: Loaded, by: str = "auto") -> str:
@@ -100,50 +110,37 @@ def check_common(loaded: Loaded, paths: list[str]) -> None:
     )
 
 
+def case_label(rows: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """' cpu 2 node(s) op=max ...': the SERIES_LABELS columns among `columns` that vary."""
+    label = pd.Series("", index=rows.index)
+    for column in (c for c in SERIES_LABELS if c in columns and c in rows.columns):
+        if rows[column].nunique(dropna=False) > 1:
+            text = rows[column].astype(str).map(SERIES_LABELS[column].format)
+            label = label + " " + text
+    return label
+
+
 def series_names(rows: pd.DataFrame, with_source: bool) -> pd.Series:
-    """'gloo n=2', plus the pattern, dtype and source where they tell lines apart."""
+    """'gloo n=2', plus the pattern and every other case column that tells lines apart, so a
+    figure panel (primitive x mode) has one line per CASE."""
     names = rows["backend"] + " n=" + rows["world_size"].astype(str)
     names = names + rows["pattern"].where(rows["pattern"] == "", " " + rows["pattern"])
-    if rows["dtype"].nunique() > 1:
-        names = names + " " + rows["dtype"]
+    names = names + case_label(rows, CASE)
     if with_source:
         names = rows["source"].astype(str) + " · " + names
     return names
 
 
-def is_pair_row(rows: pd.DataFrame) -> pd.Series:
-    """send_recv rows of one numbered pair (src and dst are ranks, not 'all'/'next')."""
-    return (
-        (rows["primitive"] == "send_recv")
-        & rows["src"].astype(str).str.fullmatch(r"\d+")
-        & rows["dst"].astype(str).str.fullmatch(r"\d+")
-    )
-
-
-def split_matrix_rows(comm: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(line rows, all-pairs rows): send_recv rows with numeric src and dst whose group holds two
-    or more pairs (`--pairs all`); a single pair, and the ring (src 'all'), stay lines."""
-    paired = is_pair_row(comm)
-    if not paired.any():
-        return comm, comm.iloc[0:0]
-    pairs = comm[paired]
-    owner = "run" if "run" in comm.columns else "source"
-    group = [owner, "world_size", "pattern", "mode", "dtype"]
-    counts = (
-        (pairs["src"] + ">" + pairs["dst"]).groupby([pairs[c] for c in group]).transform("nunique")
-    )
-    matrix_index = counts[counts >= 2].index
-    return comm.drop(index=matrix_index), comm.loc[matrix_index]
-
-
 def sample_points(rows: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     """One point per max-over-ranks sample (time_us, busbw_GBps); the p50 where none were kept."""
     columns = ["run", "measurement", "primitive", "mode", "series", "size_bytes", "busbw_factor"]
+    columns.append("world_size")
     base = rows[[*columns, "time_us_p50"]]
     points = base.merge(samples[["run", "measurement", "time_us"]], how="left", on=columns[:2])
     points["time_us"] = points["time_us"].fillna(points["time_us_p50"])
     points = points[points["time_us"] > 0].copy()
-    points["busbw_GBps"] = points["size_bytes"] / points["time_us"] / 1e3 * points["busbw_factor"]
+    busbw = points["size_bytes"] / points["time_us"] / 1e3 * points["busbw_factor"]
+    points["busbw_GBps"] = busbw.where(points["world_size"] > 1)  # one rank: nothing moves
     return points
 
 
@@ -170,6 +167,10 @@ def scaling_rows(lines: pd.DataFrame, most_sizes: int) -> pd.DataFrame:
     rows = lines[(lines["mode"] == mode) & (lines["dtype"] == dtype) & ~is_pair_row(lines)]
     pattern = rows["pattern"].where(rows["pattern"] == "", " " + rows["pattern"])
     rows = rows.assign(panel=rows["primitive"] + pattern)
+    line = rows["source"].astype(str) + " · " + rows["backend"] + case_label(rows, SCALING_LINE)
+    if rows.groupby([line, rows["world_size"]])["nnodes"].nunique().max() > 1:
+        line = line + " " + rows["nnodes"].astype(str) + " node(s)"  # not set by world size
+    rows = rows.assign(line=line)
     rows = rows[rows.groupby("panel")["world_size"].transform("nunique") >= 2]
     if rows.empty:
         return rows
@@ -177,11 +178,11 @@ def scaling_rows(lines: pd.DataFrame, most_sizes: int) -> pd.DataFrame:
     for _panel, group in rows.groupby("panel"):
         sizes = pick_sizes(group["requested_bytes"].tolist(), most_sizes)
         pieces.append(group[group["requested_bytes"].isin(sizes)])
+    # A point: one line (SCALING_LINE) at one world size and requested size.
+    key = [*SCALING_LINE, "nnodes", "panel", "line", "world_size", "requested_bytes"]
     rows = (
         pd.concat(pieces)
-        .groupby(["source", "panel", "mode", "world_size", "requested_bytes"], observed=True)[
-            ["time_us_p50", "busbw_GBps"]
-        ]
+        .groupby(key, observed=True, dropna=False)[["time_us_p50", "busbw_GBps"]]
         .median()
         .reset_index()
         .sort_values(["requested_bytes", "world_size"])
@@ -189,25 +190,6 @@ def scaling_rows(lines: pd.DataFrame, most_sizes: int) -> pd.DataFrame:
     rows["size"] = rows["requested_bytes"].map(format_size)
     rows["source"] = rows["source"].astype(str)
     return rows
-
-
-def pair_matrices(pairs: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
-    """algbw (GB/s) src x dst at the largest size of each source x world size x mode x dtype."""
-    matrices = []
-    group = ["source", "world_size", "mode", "dtype", "pattern"]
-    several_modes = pairs["mode"].nunique() > 1
-    for (source, world_size, mode, dtype, _pattern), rows in pairs.groupby(group, observed=True):
-        size = int(rows["size_bytes"].max())
-        at = rows[rows["size_bytes"] == size]
-        ranks = [str(r) for r in range(int(str(world_size)))]
-        matrix = (
-            at.pivot_table(index="src", columns="dst", values="algbw_GBps", aggfunc="median")
-            .reindex(index=ranks, columns=ranks)
-            .astype(float)
-        )
-        title = f"{source} · {world_size} ranks · {format_size(size)} {dtype}"
-        matrices.append((title + (f" · {mode}" if several_modes else ""), matrix))
-    return matrices[:MAX_MATRICES]
 
 
 def comm_ratios(lines: pd.DataFrame) -> pd.DataFrame:
@@ -230,13 +212,12 @@ def comm_ratios(lines: pd.DataFrame) -> pd.DataFrame:
 def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:
     """Per source x case: sizes matched, speedup at the largest size, geometric mean, range."""
     records = []
-    case = CASE
-    for key, group in ratios.groupby(case, sort=True):
+    for key, group in ratios.groupby(CASE, sort=True):
         group = group.sort_values("size_bytes")
         last = group.iloc[-1]
         records.append(
             {
-                **dict(zip(case, key, strict=True)),
+                **dict(zip(CASE, key, strict=True)),
                 "sizes": len(group),
                 "largest": format_size(int(last["size_bytes"])),
                 "speedup_largest": float(last["speedup"]),
@@ -263,41 +244,44 @@ def ddp_ratios(ddp: pd.DataFrame) -> pd.DataFrame:
     return matched
 
 
+def ddp_lines(ddp: pd.DataFrame) -> pd.Series:
+    """'cluster-a', plus the DDP_CONFIG columns (world size aside) that tell sources apart."""
+    config = [c for c in DDP_CONFIG if c not in ("source", "world_size", "nnodes")]
+    varying = [c for c in config if ddp[c].nunique(dropna=False) > 1]
+    label = ddp["source"].astype(str)
+    for column in varying:
+        label = label + f" {column}=" + ddp[column].astype(str)
+    return label
+
+
 def ddp_split(ddp: pd.DataFrame) -> pd.DataFrame:
-    """Per source x world size (> 1) x strategy: compute = ddp-nocomm p50, comm = the rest (ms)."""
-    config = ["source", "world_size", "model", "params", "batch_size", "dtype"]
+    """Per configuration (DDP_CONFIG, world size > 1) x strategy: compute = ddp-nocomm's mean
+    step, comm = the rest (ms). Means: a periodic strategy's p50 is a step that sends nothing."""
     rows = ddp[ddp["world_size"] > 1]
-    nocomm = (
-        rows[rows["strategy"] == "ddp-nocomm"]
-        .groupby(config, observed=True)["step_time_us_p50"]
-        .median()
-        .rename("compute_us")
-        .reset_index()
-    )
+    rows = rows.assign(panel=ddp_lines(rows) + " · " + rows["world_size"].astype(str) + " ranks")
+    config = [*DDP_CONFIG, "panel"]
+    mean = "step_time_us_mean"
+    baseline = rows[rows["strategy"] == "ddp-nocomm"].groupby(config, observed=True, dropna=False)
+    nocomm = baseline[mean].median().rename("compute_us").reset_index()
     if nocomm.empty:
         return pd.DataFrame()
-    step = (
-        rows.groupby([*config, "strategy"], observed=True)["step_time_us_p50"]
-        .median()
-        .reset_index()
-    )
-    split = step.merge(nocomm, on=config)
+    step = rows.groupby([*config, "strategy"], observed=True, dropna=False)[mean].median()
+    split = step.reset_index().merge(nocomm, on=config)
     split["compute_ms"] = split["compute_us"] / 1e3
-    split["comm_ms"] = (split["step_time_us_p50"] - split["compute_us"]).clip(lower=0) / 1e3
+    split["comm_ms"] = (split[mean] - split["compute_us"]).clip(lower=0) / 1e3
     split["source"] = split["source"].astype(str)
-    return split.sort_values(["source", "world_size", "strategy"]).reset_index(drop=True)
+    return split.sort_values(["panel", "strategy"]).reset_index(drop=True)
 
 
 def summary_table(lines: pd.DataFrame) -> pd.DataFrame:
     """Key results per source x case: the smallest size's p50 and the largest size's busbw."""
-    case = CASE
     records = []
-    for key, group in lines.groupby(case, observed=True, sort=True):
+    for key, group in lines.groupby(CASE, observed=True, sort=True):
         by_size = group.groupby("size_bytes")[["time_us_p50", "busbw_GBps"]].median()
         small, large = by_size.index.min(), by_size.index.max()
         records.append(
             {
-                **dict(zip(case, key, strict=True)),
+                **dict(zip(CASE, key, strict=True)),
                 "sizes": len(by_size),
                 "small": format_size(int(small)),
                 "small_p50_us": float(by_size.loc[small, "time_us_p50"]),
@@ -311,7 +295,6 @@ def summary_table(lines: pd.DataFrame) -> pd.DataFrame:
 
 
 def fit_table(lines: pd.DataFrame) -> pd.DataFrame:
-    """The latency-bandwidth fit per source x case (see fit.py)."""
+    """The latency-bandwidth fit per source x case (see fit.py), with its line's `series`."""
     rows = lines.assign(source=lines["source"].astype(str))
-    case = CASE
-    return fit_groups(rows, case)
+    return fit_groups(rows, [*CASE, "series"] if "series" in rows.columns else CASE)

@@ -142,15 +142,46 @@ def plot_vs_size(points: pd.DataFrame, metric: str, ylabel: str, title: str) -> 
     return fig
 
 
+def plot_fit(lines: pd.DataFrame, fits: pd.DataFrame) -> Figure | None:
+    """Each line's p50 times (points) and its fitted t = alpha + size / beta (dashed), log-log;
+    one panel per primitive x mode. `fits`: analysis.fit_table (with `series`)."""
+    if fits.empty or "series" not in fits.columns:
+        return None
+    palette = line_palette(fits["series"].unique())
+    panels = list(fits.groupby(["primitive", "mode"], sort=True))
+    with sns.axes_style(STYLE):
+        fig, axes = panel_grid(len(panels))
+        for ax, ((primitive, mode), panel) in zip(axes, panels, strict=False):
+            ax.set_title(f"{primitive} · {mode}", fontsize="medium")
+            same = (lines["primitive"] == primitive) & (lines["mode"] == mode)
+            for series, alpha, beta in zip(
+                panel["series"].astype(str), panel["alpha_us"], panel["beta_GBps"], strict=True
+            ):
+                rows = lines[same & (lines["series"] == series)]
+                p50 = rows.groupby("size_bytes")["time_us_p50"].median()
+                color = palette[series]
+                ax.plot(p50.index, p50.to_numpy(), "o", markersize=4, color=color, label=series)
+                sizes = np.geomspace(max(float(p50.index.min()), 1.0), float(p50.index.max()), 64)
+                slope = 0.0 if math.isinf(float(beta)) else 1e-3 / float(beta)
+                ax.plot(sizes, float(alpha) + slope * sizes, "--", linewidth=1, color=color)
+            size_axis(ax, lines.loc[lines["primitive"] == primitive, "size_bytes"].unique())
+            ax.set_yscale("log")
+            ax.set_ylabel("time p50 (µs)")
+        shared_legend(fig, axes, "line (points) · fit (dashed)")
+        fig.suptitle("Model fit: t = α + size / β against the measured p50 times")
+    return fig
+
+
 def plot_scaling(rows: pd.DataFrame) -> Figure | None:
     """p50 time (left) and busbw (right) vs world size at a few sizes, one row per primitive.
 
-    `rows`: from analysis.scaling_rows (panel, world_size, size, source, time_us_p50, busbw_GBps).
+    `rows`: from analysis.scaling_rows (panel, line, world_size, size, time_us_p50, busbw_GBps);
+    `line` (source, backend and any other case column that differs) is the line style.
     """
     if rows.empty:
         return None
     primitives = sorted(rows["panel"].unique())
-    several_sources = rows["source"].nunique() > 1
+    several_lines = rows["line"].nunique() > 1
     sizes = list(dict.fromkeys(rows.sort_values("requested_bytes")["size"]))
     with sns.axes_style(STYLE):
         fig = new_figure(len(primitives), 2)
@@ -167,7 +198,7 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
                     y=metric,
                     hue="size",
                     hue_order=sizes,
-                    style="source" if several_sources else None,
+                    style="line" if several_lines else None,
                     marker="o",
                     errorbar=None,
                     ax=ax,
@@ -178,75 +209,8 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
                 if metric == "time_us_p50":
                     ax.set_yscale("log")
                 ax.set_title(f"{primitive} · {panel['mode'].iloc[0]}", fontsize="medium")
-        shared_legend(fig, axes.flat, "size · run")
+        shared_legend(fig, axes.flat, "size · line")
         fig.suptitle("Scaling with world size")
-    return fig
-
-
-def plot_ddp_scaling(ddp: pd.DataFrame) -> Figure | None:
-    """DDP samples/s and scaling efficiency vs world size, one line per strategy (and source)."""
-    if ddp.empty or ddp["world_size"].nunique() < 2:
-        return None
-    several_sources = ddp["source"].nunique() > 1
-    has_efficiency = ddp["scaling_efficiency"].notna().any()
-    panels = [("samples_per_s", "samples/s (whole job)")]
-    if has_efficiency:
-        panels.append(("scaling_efficiency", "scaling efficiency"))
-    with sns.axes_style(STYLE):
-        fig = new_figure(1, len(panels))
-        axes = fig.subplots(1, len(panels), squeeze=False)[0]
-        for ax, (metric, label) in zip(axes, panels, strict=True):
-            sns.lineplot(
-                data=ddp,
-                x="world_size",
-                y=metric,
-                hue="strategy",
-                style="source" if several_sources else None,
-                marker="o",
-                errorbar=None,
-                ax=ax,
-            )
-            ax.set_xticks(sorted(ddp["world_size"].unique()))
-            ax.set_xlabel("world size (ranks)")
-            ax.set_ylabel(label)
-            if metric == "scaling_efficiency":
-                ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
-        shared_legend(fig, axes, "strategy · run")
-        fig.suptitle("DDP training throughput")
-    return fig
-
-
-def plot_ddp_split(split: pd.DataFrame) -> Figure | None:
-    """Stacked bars per strategy: compute (ddp-nocomm p50) + communication (the rest), in ms.
-
-    `split`: source, world_size, strategy, compute_ms, comm_ms (one row per bar).
-    """
-    if split.empty:
-        return None
-    panels = list(split.groupby(["source", "world_size"], sort=True))
-    cols = min(3, len(panels))
-    rows = math.ceil(len(panels) / cols)
-    colors = sns.color_palette("deep", 2)
-    with sns.axes_style(STYLE):
-        fig = new_figure(rows, cols)
-        axes = list(fig.subplots(rows, cols, squeeze=False).flat)
-        for ax, ((source, world_size), panel) in zip(axes, panels, strict=False):
-            x = np.arange(len(panel))
-            ax.bar(x, panel["compute_ms"], color=colors[0], label="compute (ddp-nocomm p50)")
-            ax.bar(
-                x,
-                panel["comm_ms"],
-                bottom=panel["compute_ms"],
-                color=colors[1],
-                label="communication (the rest)",
-            )
-            ax.set_xticks(x, panel["strategy"], rotation=30, ha="right")
-            ax.set_ylabel("step time p50 (ms)")
-            ax.set_title(f"{source} · {world_size} ranks", fontsize="medium")
-        for ax in axes[len(panels) :]:
-            ax.set_visible(False)
-        shared_legend(fig, fig.axes, "step time")
-        fig.suptitle("DDP strategies: where the step time goes")
     return fig
 
 

@@ -1,11 +1,20 @@
 """The latency-bandwidth model t = alpha + size / beta, fitted to a primitive's p50 times.
 
-alpha (µs) is the cost of an empty message, beta (GB/s) the bandwidth that large messages reach:
-two numbers that summarise a cluster. The fit is least squares on relative error, i.e. weights
-1/t^2: minimise sum(((alpha + size/beta - t) / t)^2). Unweighted least squares would let the largest
-size (thousands of times the smallest time) decide alone and leave alpha meaningless; relative
-error gives every size the same say. alpha >= 0 and beta > 0 are enforced: when the free fit breaks
+alpha (µs) is the latency, beta (GB/s) the bandwidth that large messages reach: two numbers that
+summarise a cluster. As in Hockney's model and LogP practice, each comes from the sizes where it
+dominates: alpha is the intercept of a fit on the smallest third of the sizes, beta the slope of a
+fit on the largest third (at least two sizes each). One fit over every size lets the mid sizes,
+where NCCL switches protocols and effective bandwidth is far below beta, drag alpha up to several
+times the latency a small message really has. With fewer than four sizes there is nothing to
+split: one fit over all of them, and alpha is only that line's intercept (`split` False).
+
+Each fit is least squares on relative error (weights 1/t^2): minimise sum(((a + s/b - t) / t)^2),
+so every size has the same say. alpha >= 0 and beta > 0 are enforced: when the free fit breaks
 one, the best fit on that boundary is taken (alpha = 0, or beta = infinity: time flat in size).
+
+Quality is stated in the space the fit works in, relative error, for the model (alpha, beta) at
+every size: rel_rms (typical miss) and rel_max (worst miss). R^2 on absolute times is not given:
+the largest size dominates it, so it reads 0.99 while small sizes are missed by 100 %.
 """
 
 from __future__ import annotations
@@ -20,19 +29,29 @@ import pandas as pd
 GBPS_PER_BYTE_PER_US = 1e-3
 """1 byte/µs = 1e6 B/s = 1e-3 GB/s (GB = 1e9 bytes)."""
 
+MIN_SPLIT_SIZES = 4
+"""Distinct sizes needed to fit latency and bandwidth on separate sizes (two each)."""
+
 
 @dataclass(frozen=True)
 class Fit:
     """t = alpha_us + size_bytes / (beta_GBps * 1e3), over `points` sizes."""
 
     alpha_us: float
+    """Latency: the intercept of the fit on the small sizes (of every size when not split)."""
     beta_GBps: float
-    """math.inf when the times do not grow with size."""
-    r2: float
-    """1 - SS_res / SS_tot on the times themselves; NaN when every time is equal."""
+    """Bandwidth: 1 / slope of the fit on the large sizes; math.inf when time does not grow."""
     rel_rms: float
-    """sqrt(mean(((predicted - t) / t)^2)): the typical relative miss, 0.05 = 5 %."""
+    """sqrt(mean(((predicted - t) / t)^2)) over every size: the typical relative miss."""
+    rel_max: float
+    """max(|predicted - t| / t) over every size: the worst relative miss."""
     points: int
+    split: bool
+    """True: alpha and beta come from separate sizes; False: one fit (alpha is an intercept)."""
+    alpha_sizes: tuple[float, float]
+    """Smallest and largest size behind alpha."""
+    beta_sizes: tuple[float, float]
+    """Smallest and largest size behind beta."""
 
     def predict_us(self, size_bytes: float) -> float:
         return self.alpha_us + size_bytes / (self.beta_GBps / GBPS_PER_BYTE_PER_US)
@@ -42,16 +61,8 @@ def _cost(alpha: float, slope: float, sizes: np.ndarray, times: np.ndarray) -> f
     return float(np.sum(((alpha + slope * sizes - times) / times) ** 2))
 
 
-def fit_latency_bandwidth(sizes_bytes: Sequence[float], times_us: Sequence[float]) -> Fit:
-    """Fit t = alpha + size/beta by relative least squares; needs two distinct sizes, times > 0."""
-    sizes = np.asarray(sizes_bytes, dtype=float)
-    times = np.asarray(times_us, dtype=float)
-    if sizes.shape != times.shape or sizes.ndim != 1:
-        raise ValueError("sizes and times must be sequences of the same length")
-    if not (np.all(np.isfinite(times)) and np.all(times > 0) and np.all(sizes >= 0)):
-        raise ValueError("times must be positive and finite, sizes non-negative")
-    if len(np.unique(sizes)) < 2:
-        raise ValueError("the model needs at least two distinct sizes")
+def fit_line(sizes: np.ndarray, times: np.ndarray) -> tuple[float, float]:
+    """(alpha, slope) of t = alpha + slope * size by relative least squares, both >= 0."""
     # Dividing each equation alpha + slope*s = t by t makes plain least squares minimise relative
     # error: rows [1/t, s/t], right-hand side 1.
     design = np.column_stack([1.0 / times, sizes / times])
@@ -61,26 +72,62 @@ def fit_latency_bandwidth(sizes_bytes: Sequence[float], times_us: Sequence[float
         only_alpha = (float(np.sum(1 / times) / np.sum(1 / times**2)), 0.0)
         only_slope = (0.0, float(np.sum(sizes / times) / np.sum((sizes / times) ** 2)))
         alpha, slope = min(only_alpha, only_slope, key=lambda c: _cost(c[0], c[1], sizes, times))
-    predicted = alpha + slope * sizes
-    total = float(np.sum((times - times.mean()) ** 2))
-    residual = float(np.sum((times - predicted) ** 2))
+    return alpha, slope
+
+
+def fit_latency_bandwidth(sizes_bytes: Sequence[float], times_us: Sequence[float]) -> Fit:
+    """alpha from the small sizes, beta from the large ones; needs two distinct sizes, times > 0."""
+    sizes = np.asarray(sizes_bytes, dtype=float)
+    times = np.asarray(times_us, dtype=float)
+    if sizes.shape != times.shape or sizes.ndim != 1:
+        raise ValueError("sizes and times must be sequences of the same length")
+    if not (np.all(np.isfinite(times)) and np.all(times > 0) and np.all(sizes >= 0)):
+        raise ValueError("times must be positive and finite, sizes non-negative")
+    distinct = np.unique(sizes)
+    if len(distinct) < 2:
+        raise ValueError("the model needs at least two distinct sizes")
+    split = len(distinct) >= MIN_SPLIT_SIZES
+    share = max(2, len(distinct) // 3)
+    small = sizes <= distinct[share - 1] if split else np.ones_like(sizes, dtype=bool)
+    large = sizes >= distinct[-share] if split else small
+    alpha, _ = fit_line(sizes[small], times[small])
+    _, slope = fit_line(sizes[large], times[large])
+    relative = np.abs(alpha + slope * sizes - times) / times
     return Fit(
         alpha_us=alpha,
         beta_GBps=GBPS_PER_BYTE_PER_US / slope if slope > 0 else math.inf,
-        r2=1.0 - residual / total if total > 0 else math.nan,
-        rel_rms=math.sqrt(float(np.mean(((predicted - times) / times) ** 2))),
+        rel_rms=math.sqrt(float(np.mean(relative**2))),
+        rel_max=float(relative.max()),
         points=len(times),
+        split=split,
+        alpha_sizes=(float(sizes[small].min()), float(sizes[small].max())),
+        beta_sizes=(float(sizes[large].min()), float(sizes[large].max())),
     )
+
+
+FIT_COLUMNS = [
+    "alpha_us",
+    "beta_GBps",
+    "busbw_beta_GBps",
+    "rel_rms",
+    "rel_max",
+    "points",
+    "split",
+    "alpha_from_bytes",
+    "alpha_to_bytes",
+    "beta_from_bytes",
+    "beta_to_bytes",
+]
 
 
 def fit_groups(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """One fit per group of communication rows (p50 time over size_bytes).
 
-    Returns the group columns plus alpha_us, beta_GBps, busbw_beta_GBps (beta x the group's busbw
-    factor), r2, rel_rms, points; groups with fewer than two sizes are left out.
+    Returns the group columns plus FIT_COLUMNS (busbw_beta_GBps: beta x the group's busbw
+    factor); groups with fewer than two sizes are left out.
     """
     records = []
-    for key, group in rows.groupby(by, sort=True, dropna=False):
+    for key, group in rows.groupby(by, sort=True, dropna=False, observed=True):
         group = group[group["time_us_p50"] > 0]
         if group["size_bytes"].nunique() < 2:
             continue
@@ -92,11 +139,15 @@ def fit_groups(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
                 **dict(zip(by, values, strict=True)),
                 "alpha_us": fit.alpha_us,
                 "beta_GBps": fit.beta_GBps,
-                "busbw_beta_GBps": fit.beta_GBps * factor,
-                "r2": fit.r2,
+                "busbw_beta_GBps": fit.beta_GBps * factor if factor > 0 else math.nan,
                 "rel_rms": fit.rel_rms,
+                "rel_max": fit.rel_max,
                 "points": fit.points,
+                "split": fit.split,
+                "alpha_from_bytes": fit.alpha_sizes[0],
+                "alpha_to_bytes": fit.alpha_sizes[1],
+                "beta_from_bytes": fit.beta_sizes[0],
+                "beta_to_bytes": fit.beta_sizes[1],
             }
         )
-    columns = [*by, "alpha_us", "beta_GBps", "busbw_beta_GBps", "r2", "rel_rms", "points"]
-    return pd.DataFrame.from_records(records, columns=columns)
+    return pd.DataFrame.from_records(records, columns=[*by, *FIT_COLUMNS])

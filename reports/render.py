@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from distbench.parse import format_significant
+
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
        max-width: 1400px; padding: 0 1.5rem; color: #1f2328; background: #ffffff;
@@ -76,7 +78,8 @@ class Section:
 
 
 def format_number(value: object, digits: int = 4) -> str:
-    """3 significant digits and no exponent below 10,000; thousands separators above."""
+    """`digits` significant digits, no exponent and no thousands separator (as every distbench
+    table: parse.format_significant); an empty cell (NaN) is '—'."""
     if value is None or isinstance(value, str):
         return value or ""
     number = float(value)  # type: ignore[arg-type]
@@ -84,9 +87,7 @@ def format_number(value: object, digits: int = 4) -> str:
         return "—"
     if math.isinf(number):
         return "∞"
-    if abs(number) >= 10_000:
-        return f"{number:,.0f}"
-    return f"{number:.{digits}g}"
+    return format_significant(number, digits)
 
 
 def html_table(table: TableOut) -> str:

@@ -185,6 +185,6 @@ def test_render_table() -> None:
         max_param_diff="0.0",
     )
     text = render_ddp_table([row])
-    assert "# ddp  model=mlp params=199,946  batch=32/rank" in text
+    assert "# ddp  model=mlp params=199946  batch=32/rank" in text
     cells = text.splitlines()[2].split()
     assert cells == ["ddp", "25", "2250.0", "28444.5", "-", "0.800", "-", "0.693", "-", "0"]

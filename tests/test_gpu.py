@@ -38,8 +38,11 @@ def test_allreduce_nccl_uses_cuda_events(tmp_path: Path) -> None:
     assert len(rows) == 4
     for row in rows:
         assert row["backend"] == "nccl" and row["device"] == "cuda"
-        assert row["timer"] == "cuda_event"
+        # latency mode: one op after an idle stream, so the sample includes its host dispatch
+        timer = "cuda_event+dispatch" if row["mode"] == "latency" else "cuda_event"
+        assert row["timer"] == timer
         assert row["wrong"] == "0"
+        assert row["algbw_GBps"] == "" and row["busbw_GBps"] == ""  # one rank: nothing moves
         assert float(row["time_us_p50"]) > 0
 
 

@@ -30,6 +30,7 @@ FIGURES = {
     "fig-time-vs-size.png",
     "fig-busbw-vs-size.png",
     "fig-scaling.png",
+    "fig-fit.png",
     "fig-sendrecv-pairs.png",
     "fig-ddp-scaling.png",
     "fig-ddp-strategies.png",
@@ -127,8 +128,8 @@ def test_markdown_has_the_key_tables(report_dir: Path) -> None:
         "**algbw GB/s: cluster-a · 3 ranks · 1M float32**",
     ):
         assert title in text
-    assert "| run | primitive | backend | ranks | mode |" in text
-    assert "| α µs | β GB/s |" in text
+    assert "| run | primitive | backend | device | ranks | nodes | mode |" in text
+    assert "| α µs | α from sizes | β GB/s | β from sizes |" in text
     # the 3-rank all-pairs matrix: 3 rows of src, '—' on the diagonal
     block = text.split("**algbw GB/s: cluster-a · 3 ranks · 1M float32**")[1].split("\n\n")[1]
     rows = block.splitlines()[2:]
@@ -238,7 +239,7 @@ BAD = {
     ),
     "schema version": (
         lambda run: set_schema_version(run / "manifest.json"),
-        "schema version 99; this distbench reads version 1",
+        "written by a newer distbench (schema v99)",
     ),
     "bad manifest": (
         lambda run: (run / "manifest.json").write_text("{not json"),
@@ -291,7 +292,7 @@ def test_by_host_and_by_run(tmp_path: Path) -> None:
     )
     text = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
     assert "**Speedup over broadcast**" in text  # run ids: broadcast, broadcast-2
-    assert "| broadcast-2 | broadcast | gloo | 2 |" in text
+    assert "| broadcast-2 | broadcast | gloo | cpu | 2 | 1 |" in text
 
 
 def test_same_cases_at_other_sizes_are_drawn_with_a_note(tmp_path: Path) -> None:

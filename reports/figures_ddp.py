@@ -1,0 +1,82 @@
+"""The DDP figures of a report: throughput and scaling efficiency over world size, and where a
+step's time goes (compute vs communication) per strategy. Same conventions as figures.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from distbench.reports.figures import STYLE, new_figure, shared_legend
+
+
+def plot_ddp_scaling(ddp: pd.DataFrame) -> Figure | None:
+    """DDP samples/s and scaling efficiency vs world size, one line per strategy and `line`
+    (analysis.ddp_lines: the source and any configuration that differs, e.g. device)."""
+    if ddp.empty or ddp["world_size"].nunique() < 2:
+        return None
+    several_lines = ddp["line"].nunique() > 1
+    has_efficiency = ddp["scaling_efficiency"].notna().any()
+    panels = [("samples_per_s", "samples/s (whole job)")]
+    if has_efficiency:
+        panels.append(("scaling_efficiency", "scaling efficiency"))
+    with sns.axes_style(STYLE):
+        fig = new_figure(1, len(panels))
+        axes = fig.subplots(1, len(panels), squeeze=False)[0]
+        for ax, (metric, label) in zip(axes, panels, strict=True):
+            sns.lineplot(
+                data=ddp,
+                x="world_size",
+                y=metric,
+                hue="strategy",
+                style="line" if several_lines else None,
+                marker="o",
+                errorbar=None,
+                ax=ax,
+            )
+            ax.set_xticks(sorted(ddp["world_size"].unique()))
+            ax.set_xlabel("world size (ranks)")
+            ax.set_ylabel(label)
+            if metric == "scaling_efficiency":
+                ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
+        shared_legend(fig, axes, "strategy · line")
+        fig.suptitle("DDP training throughput")
+    return fig
+
+
+def plot_ddp_split(split: pd.DataFrame) -> Figure | None:
+    """Stacked bars per strategy: compute (ddp-nocomm's mean step) + communication (the rest),
+    in ms; one panel per configuration and world size (`panel`).
+
+    `split`: panel, strategy, compute_ms, comm_ms (one row per bar), from analysis.ddp_split.
+    """
+    if split.empty:
+        return None
+    panels = list(split.groupby("panel", sort=True))
+    cols = min(3, len(panels))
+    rows = math.ceil(len(panels) / cols)
+    colors = sns.color_palette("deep", 2)
+    with sns.axes_style(STYLE):
+        fig = new_figure(rows, cols)
+        axes = list(fig.subplots(rows, cols, squeeze=False).flat)
+        for ax, (title, panel) in zip(axes, panels, strict=False):
+            x = np.arange(len(panel))
+            ax.bar(x, panel["compute_ms"], color=colors[0], label="compute (ddp-nocomm mean)")
+            ax.bar(
+                x,
+                panel["comm_ms"],
+                bottom=panel["compute_ms"],
+                color=colors[1],
+                label="communication (the rest)",
+            )
+            ax.set_xticks(x, panel["strategy"], rotation=30, ha="right")
+            ax.set_ylabel("mean step time (ms)")
+            ax.set_title(str(title), fontsize="medium")
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+        shared_legend(fig, fig.axes, "step time")
+        fig.suptitle("DDP strategies: where the step time goes")
+    return fig

@@ -1,0 +1,280 @@
+"""The report's sections below "What ran": collectives (with the model fit), send/recv pairs and
+DDP, as tables of display strings and PNG figures. report.py assembles them into the page.
+
+Every table groups rows by the schema's case columns (analysis.CASE), so each shows `device` and
+`nodes`: gloo on CPU and on CUDA, or one node and two, are separate lines.
+"""
+
+# ruff: noqa: RUF001  (labels use Greek letters, the multiplication sign and en dashes on purpose)
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from distbench.parse import format_size
+from distbench.reports import analysis as an
+from distbench.reports import figures as fg
+from distbench.reports import figures_ddp as fd
+from distbench.reports.load import Loaded
+from distbench.reports.pairs import pair_matrices
+from distbench.reports.render import FigureOut, Section, TableOut, format_number
+
+HTML_ROW_LIMIT = 5000
+"""The full results table in report.html stops here (report.md never lists every row)."""
+
+
+def png_bytes(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90)
+    return buffer.getvalue()
+
+
+def display(frame: pd.DataFrame, names: dict[str, str], numeric: tuple[str, ...] = ()) -> TableOut:
+    """Rename and format a frame for display; columns that are empty everywhere are dropped."""
+    frame = frame[[c for c in names if c in frame.columns]].copy()
+    for column in list(frame.columns):
+        values = frame[column]
+        if not pd.api.types.is_numeric_dtype(values) and (values.astype(str) == "").all():
+            frame = frame.drop(columns=column)
+        elif column in numeric:
+            frame[column] = values.map(format_number)
+        else:
+            frame[column] = values.astype(str)
+    shown = [names[c] for c in frame.columns]
+    frame.columns = pd.Index(shown)
+    return TableOut("", frame, numeric=tuple(names[c] for c in numeric if names[c] in shown))
+
+
+def titled(table: TableOut, title: str, **extra: Any) -> TableOut:
+    return TableOut(title, table.frame, numeric=table.numeric, **extra)
+
+
+CASE_NAMES = {
+    "source": "run",
+    "primitive": "primitive",
+    "strategy": "strategy",
+    "backend": "backend",
+    "device": "device",
+    "world_size": "ranks",
+    "nnodes": "nodes",
+    "mode": "mode",
+    "dtype": "dtype",
+    "op": "op",
+    "root": "root",
+    "pattern": "pattern",
+    "src": "src",
+    "dst": "dst",
+}
+
+
+def size_range(fits: pd.DataFrame, which: str) -> pd.Series:
+    """'1K-16K' (with an en dash): the sizes behind a fit's alpha or beta, or 'all (intercept)'
+    when the fit was not split."""
+    low, high = fits[f"{which}_from_bytes"], fits[f"{which}_to_bytes"]
+    text = [f"{format_size(int(a))}–{format_size(int(b))}" for a, b in zip(low, high, strict=True)]
+    return pd.Series(text, index=fits.index, dtype=object).where(fits["split"], "all (intercept)")
+
+
+def figure_out(
+    figure: Figure | None, name: str, caption: str, notes: list[str], why: str
+) -> list[FigureOut]:
+    if figure is None:
+        notes.append(why)
+        return []
+    return [FigureOut(name, caption, png_bytes(figure))]
+
+
+def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -> list[Section]:
+    if lines.empty:
+        return []
+    points = an.sample_points(lines, loaded.samples)
+    figures = figure_out(
+        fg.plot_vs_size(points, "time_us", "time (µs)", "Time vs size (p50, band p5–p95)"),
+        "fig-time-vs-size.png",
+        "p50 time of the max-over-ranks samples; band: their p5–p95 (min–max with few samples)",
+        notes,
+        "time vs size: no rows",
+    )
+    positive = points[points["busbw_GBps"] > 0]
+    figures += figure_out(
+        fg.plot_vs_size(positive, "busbw_GBps", "busbw (GB/s)", "Bus bandwidth vs size"),
+        "fig-busbw-vs-size.png",
+        "busbw = size / time × factor (nccl-tests), GB/s = 1e9 B/s; band from the same samples",
+        notes,
+        "busbw vs size: every row is at world size 1, where nothing moves (no bandwidth)",
+    )
+    scaling = an.scaling_rows(lines, fg.MAX_SCALING_SIZES)
+    figures += figure_out(
+        fg.plot_scaling(scaling),
+        "fig-scaling.png",
+        "p50 time and busbw at each world size, for a few sizes",
+        notes,
+        "scaling vs world size: no primitive was measured at two or more world sizes",
+    )
+    summary = display(
+        an.summary_table(lines),
+        {
+            **CASE_NAMES,
+            "sizes": "sizes",
+            "small": "smallest",
+            "small_p50_us": "p50 µs (smallest)",
+            "large": "largest",
+            "large_p50_us": "p50 µs (largest)",
+            "large_busbw_GBps": "busbw GB/s (largest)",
+            "peak_busbw_GBps": "peak busbw GB/s",
+        },
+        ("small_p50_us", "large_p50_us", "large_busbw_GBps", "peak_busbw_GBps"),
+    )
+    fits = an.fit_table(lines)
+    figures_fit = figure_out(
+        fg.plot_fit(lines, fits),
+        "fig-fit.png",
+        "p50 times (points) and the fitted t = α + size / β (dashed) of every line",
+        notes,
+        "model fit: no line has two or more sizes",
+    )
+    fit = display(
+        fits.assign(
+            alpha_from=size_range(fits, "alpha"),
+            beta_from=size_range(fits, "beta"),
+        ),
+        {
+            **CASE_NAMES,
+            "alpha_us": "α µs",
+            "alpha_from": "α from sizes",
+            "beta_GBps": "β GB/s",
+            "beta_from": "β from sizes",
+            "busbw_beta_GBps": "β × busbw factor GB/s",
+            "rel_rms": "rel. RMS",
+            "rel_max": "rel. max",
+            "points": "sizes",
+        },
+        ("alpha_us", "beta_GBps", "busbw_beta_GBps", "rel_rms", "rel_max"),
+    )
+    all_rows = display(
+        loaded.comm.sort_values(["source", "primitive", "world_size", "mode", "size_bytes"]).head(
+            HTML_ROW_LIMIT
+        ),
+        {
+            **CASE_NAMES,
+            "size_bytes": "size B",
+            "hosts": "hosts",
+            "timer": "timer",
+            "time_us_p50": "p50 µs",
+            "time_us_p95": "p95 µs",
+            "time_us_min": "min µs",
+            "time_us_max": "max µs",
+            "algbw_GBps": "algbw GB/s",
+            "busbw_GBps": "busbw GB/s",
+            "samples": "samples",
+            "wrong": "wrong",
+        },
+        ("time_us_p50", "time_us_p95", "time_us_min", "time_us_max", "algbw_GBps", "busbw_GBps"),
+    )
+    total = len(loaded.comm)
+    cut = f" (the first {HTML_ROW_LIMIT} of {total})" if total > HTML_ROW_LIMIT else ""
+    return [
+        Section(
+            "Collectives and point-to-point",
+            "Times are the p50 over samples of the slowest rank (max over ranks per sample).",
+            figures=figures,
+            tables=[titled(summary, "Key results")],
+        ),
+        Section(
+            "Model fit: t = α + size / β",
+            "As Hockney and LogP: α (latency) is the intercept of a fit on the smallest third of "
+            "a line's sizes, β (bandwidth) the slope of a fit on the largest third (sizes as in "
+            "nccl-tests); with fewer than four sizes one fit over all, and α is its intercept. "
+            "Least squares on relative error, α ≥ 0, β > 0. The quality is in relative error "
+            "too, of the two numbers at every size: rel. RMS the typical miss, rel. max the "
+            "worst (large where protocols switch between the two ends).",
+            figures=figures_fit,
+            tables=[titled(fit, "Latency-bandwidth fit")],
+        ),
+        Section(
+            "Every row",
+            tables=[
+                titled(all_rows, f"All results{cut}", markdown=False, collapsed=True),
+            ],
+        ),
+    ]
+
+
+def section_pairs(pairs: pd.DataFrame, notes: list[str]) -> list[Section]:
+    if pairs.empty:
+        return []
+    matrices = pair_matrices(pairs)
+    figures = figure_out(
+        fg.plot_pairs(matrices),
+        "fig-sendrecv-pairs.png",
+        "algbw (GB/s) of each ordered pair, src rank down, dst rank across, at the largest size",
+        notes,
+        "send/recv pairs: no matrix",
+    )
+    tables = []
+    for title, matrix in matrices:
+        frame = matrix.map(format_number).reset_index().rename(columns={"src": "src \\ dst"})
+        frame.columns = pd.Index([str(c) for c in frame.columns])
+        numeric = tuple(str(c) for c in matrix.columns)
+        tables.append(TableOut(f"algbw GB/s: {title}", frame, numeric=numeric))
+    return [Section("send/recv: every pair", figures=figures, tables=tables)]
+
+
+def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
+    if ddp.empty:
+        return []
+    figures = figure_out(
+        fd.plot_ddp_scaling(ddp.assign(line=an.ddp_lines(ddp))),
+        "fig-ddp-scaling.png",
+        "samples/s of the whole job and scaling efficiency (n-rank throughput / n × 1-rank)",
+        notes,
+        "DDP scaling: the DDP rows hold a single world size",
+    )
+    figures += figure_out(
+        fd.plot_ddp_split(an.ddp_split(ddp)),
+        "fig-ddp-strategies.png",
+        "mean step time = compute (the ddp-nocomm strategy's mean) + communication (the rest)",
+        notes,
+        "DDP strategies split: no ddp-nocomm row at two or more ranks to take compute from",
+    )
+    table = display(
+        ddp.sort_values(["source", "world_size", "strategy"]).assign(
+            step_ms=ddp["step_time_us_p50"] / 1e3, step_p95_ms=ddp["step_time_us_p95"] / 1e3
+        ),
+        {
+            **{k: v for k, v in CASE_NAMES.items() if k != "primitive"},
+            "model": "model",
+            "params": "params",
+            "batch_size": "batch/rank",
+            "bucket_mb": "bucket MB",
+            "step_ms": "step p50 ms",
+            "step_p95_ms": "step p95 ms",
+            "samples_per_s": "samples/s",
+            "scaling_efficiency": "scaling eff.",
+            "comm_share": "comm share",
+            "comm_hidden_share": "comm hidden share",
+            "max_param_diff": "max param diff",
+        },
+        (
+            "step_ms",
+            "step_p95_ms",
+            "samples_per_s",
+            "scaling_efficiency",
+            "comm_share",
+            "comm_hidden_share",
+            "max_param_diff",
+        ),
+    )
+    return [
+        Section(
+            "DDP training steps",
+            "grad-avg, grad-avg-flat and param-avg (K = 1, plain SGD) must match ddp to float "
+            "rounding: see max param diff.",
+            figures=figures,
+            tables=[titled(table, "DDP strategies")],
+        )
+    ]

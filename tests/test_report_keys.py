@@ -1,0 +1,158 @@
+"""The report groups rows by the schema's case key: gloo on CPU and gloo on CUDA, or one node and
+two, stay apart in every table and figure. Canned runs (exact times from t = alpha + size/beta),
+written as distbench writes them, including the empty cells of schema v2 (p95/p99 in throughput
+mode, bandwidths at world size 1)."""
+
+# ruff: noqa: RUF001  (the report's headings use Greek letters and en dashes on purpose)
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from distbench.collectors.schema import (
+    COMM_CASE_COLUMNS,
+    MANIFEST_JSON,
+    MAX_OVER_RANKS,
+    RESULTS_CSV,
+    SAMPLES_CSV,
+    SCHEMA_VERSION,
+    ResultRow,
+    SampleRow,
+)
+from distbench.collectors.sink import CsvSink
+from distbench.reports import analysis as an
+from distbench.reports.load import load_runs
+from distbench.reports.pairs import split_matrix_rows
+from distbench.reports.report import build_report
+from distbench.stats import Stats
+
+SIZES = [1024, 16384, 262144, 1048576, 4194304]
+# (device, nnodes) -> (alpha µs, beta GB/s): CUDA tensors over gloo pay a copy, so they differ
+LINES = {("cpu", 1): (20.0, 2.0), ("cuda", 1): (60.0, 1.0), ("cpu", 2): (80.0, 0.5)}
+
+
+def canned_row(index: int, device: str, nnodes: int, world_size: int, size: int) -> ResultRow:
+    alpha, beta = LINES[device, nnodes]
+    p50 = alpha * world_size / 2 + size / (beta * 1e3)
+    stats = Stats((p50 * 0.99, p50, p50 * 1.02))
+    algbw = size / p50 / 1e3 if world_size > 1 else math.nan
+    factor = 2 * (world_size - 1) / world_size
+    return ResultRow(
+        run_id="canned", label="", host="vm", measurement=f"ws{world_size}/i{index}",
+        primitive="all_reduce", backend="gloo", device=device, world_size=world_size,
+        nnodes=nnodes, ranks=f"0-{world_size - 1}", dtype="float32", op="sum", size_bytes=size,
+        requested_bytes=size, count=size // 4, root="", src="", dst="", pattern="",
+        mode="throughput", timer="perf_counter", iters=20, warmup=5, trials=3, samples=3,
+        **stats.as_columns(tails=False), algbw_GBps=algbw, busbw_GBps=algbw * factor,
+        busbw_factor=factor, wrong=-1, hosts="+".join(["vm"] * nnodes),
+    )  # fmt: skip
+
+
+def write_canned_run(path: Path, with_nodes: bool = False) -> Path:
+    """One run holding gloo-on-CPU and gloo-on-CUDA rows of the same case (and, with_nodes, the
+    CPU case on two nodes), at world sizes 1, 2 and 4."""
+    path.mkdir(parents=True)
+    rows: list[ResultRow] = []
+    samples: list[SampleRow] = []
+    lines = [key for key in LINES if with_nodes or key[1] == 1]
+    for world_size in (1, 2, 4):
+        for device, nnodes in lines:
+            for size in SIZES:
+                row = canned_row(len(rows), device, nnodes, world_size, size)
+                rows.append(row)
+                samples += [
+                    SampleRow(row.measurement, MAX_OVER_RANKS, trial, -1, t)
+                    for trial, t in enumerate((row.time_us_min, row.time_us_p50, row.time_us_max))
+                ]
+    with CsvSink(path / RESULTS_CSV, ResultRow) as sink:
+        sink.write(rows)
+    with CsvSink(path / SAMPLES_CSV, SampleRow, run_id="canned") as sink:
+        sink.write(samples)
+    manifest = {"schema_version": SCHEMA_VERSION, "run_id": "canned", "status": "completed"}
+    (path / MANIFEST_JSON).write_text(json.dumps(manifest))
+    return path
+
+
+@pytest.fixture
+def lines(tmp_path: Path) -> pd.DataFrame:
+    loaded = load_runs([write_canned_run(tmp_path / "run", with_nodes=True)])
+    an.assign_sources(loaded)
+    rows, _ = split_matrix_rows(loaded.comm)
+    return rows.assign(series=an.series_names(rows, with_source=False))
+
+
+def test_the_report_key_is_the_schema_case_key() -> None:
+    assert ["source", *COMM_CASE_COLUMNS] == an.CASE
+    assert {"device", "nnodes"} <= set(an.CASE)
+    assert "device" in an.DDP_CONFIG and "nnodes" in an.DDP_CONFIG
+
+
+def test_summary_and_fit_keep_devices_and_node_counts_apart(lines: pd.DataFrame) -> None:
+    summary = an.summary_table(lines)
+    at2 = summary[summary["world_size"] == 2].set_index(["device", "nnodes"])
+    assert sorted(at2.index) == [("cpu", 1), ("cpu", 2), ("cuda", 1)]  # was one merged line
+    # each line's smallest p50 is its own: 20 + 1024 / 2000 µs on CPU, 60 + 1.024 µs on CUDA
+    assert at2.loc[("cpu", 1), "small_p50_us"] == pytest.approx(20.512)
+    assert at2.loc[("cuda", 1), "small_p50_us"] == pytest.approx(61.024)
+    fits = an.fit_table(lines)
+    at2 = fits[fits["world_size"] == 2].set_index(["device", "nnodes"])
+    assert at2.loc[("cpu", 1), "alpha_us"] == pytest.approx(20.0)
+    assert at2.loc[("cuda", 1), "beta_GBps"] == pytest.approx(1.0)
+    assert at2.loc[("cpu", 2), "beta_GBps"] == pytest.approx(0.5)
+
+
+def test_every_figure_line_is_one_case(lines: pd.DataFrame) -> None:
+    names = lines.groupby(["primitive", "mode", "series"])[list(an.CASE)].nunique()
+    assert (names.drop(columns=["primitive", "mode"]) == 1).all().all()
+    assert {"gloo n=2 cpu 1 node(s)", "gloo n=2 cuda 1 node(s)", "gloo n=2 cpu 2 node(s)"} <= set(
+        lines["series"]
+    )
+    scaling = an.scaling_rows(lines, most_sizes=2)
+    # lines over world size: one per device and, where the world size does not decide it (two
+    # placements of the same size), per node count
+    assert sorted(scaling["line"].unique()) == [
+        "canned · gloo cpu 1 node(s)",
+        "canned · gloo cpu 2 node(s)",
+        "canned · gloo cuda 1 node(s)",
+    ]
+    per_point = scaling.groupby(["line", "world_size", "requested_bytes"]).size()
+    assert (per_point == 1).all()
+    one_node = an.scaling_rows(lines[lines["nnodes"] == 1], most_sizes=2)
+    assert sorted(one_node["line"].unique()) == ["canned · gloo cpu", "canned · gloo cuda"]
+
+
+def test_ddp_split_keeps_devices_apart_and_uses_means() -> None:
+    config = {c: "x" for c in an.DDP_CONFIG if c not in ("source", "world_size", "nnodes")}
+    rows = []
+    for device, compute, comm in (("cpu", 1000.0, 500.0), ("cuda", 100.0, 50.0)):
+        for strategy, mean in (("ddp-nocomm", compute), ("ddp", compute + comm)):
+            rows.append(
+                {**config, "source": "run", "world_size": 2, "nnodes": 1, "device": device,
+                 "strategy": strategy, "step_time_us_mean": mean, "step_time_us_p50": compute}
+            )  # fmt: skip
+    ddp = pd.DataFrame(rows)
+    ddp["source"] = pd.Categorical(ddp["source"])
+    split = an.ddp_split(ddp).set_index(["device", "strategy"])
+    assert split.loc[("cpu", "ddp"), "comm_ms"] == pytest.approx(0.5)
+    assert split.loc[("cuda", "ddp"), "comm_ms"] == pytest.approx(0.05)
+    assert split["panel"].nunique() == 2
+
+
+def test_report_of_canned_rows_with_empty_cells(tmp_path: Path) -> None:
+    run = write_canned_run(tmp_path / "run")
+    files = build_report([str(run)], str(tmp_path / "out"))
+    assert "fig-fit.png" in {p.name for p in files.figures}
+    text = files.markdown.read_text(encoding="utf-8")
+    key = text.split("**Key results**")[1].split("\n\n")[1].splitlines()
+    cpu = [r for r in key if "| cpu | 2 | 1 |" in r]
+    cuda = [r for r in key if "| cuda | 2 | 1 |" in r]
+    assert len(cpu) == 1 and len(cuda) == 1
+    one_rank = [r for r in key if "| cpu | 1 | 1 |" in r]
+    assert len(one_rank) == 1 and "—" in one_rank[0]  # no busbw at world size 1
+    assert "| α µs | α from sizes | β GB/s | β from sizes |" in text
+    assert "1K–16K" in text and "1M–4M" in text
