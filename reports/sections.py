@@ -180,7 +180,9 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
     return [
         Section(
             "Collectives and point-to-point",
-            "Times are the p50 over samples of the slowest rank (max over ranks per sample).",
+            "Times are the p50 over samples of the slowest rank (max over ranks per sample). "
+            "— marks an empty cell: bandwidth at world size 1, where nothing moves, and p95 in "
+            "throughput mode, where a sample is a mean of back-to-back ops, not one op.",
             figures=figures,
             tables=[titled(summary, "Key results")],
         ),
