@@ -221,8 +221,13 @@ def compare(
     output_format: opt.CompareFormat = "table",
     store: opt.Store = None,
     save: opt.CompareSave = None,
+    fdr: opt.Fdr = True,
+    min_samples: opt.MinSamples = "5",
+    adjacent: opt.Adjacent = True,
+    allow_missing: opt.AllowMissing = False,
 ) -> None:
-    """Compare two runs row by row; exit 1 when a row regressed past its threshold and noise.
+    """Compare two runs row by row. Exit 0 pass, 1 a row regressed (past its threshold, past the
+    noise, at two adjacent sizes), 4 rows of the baseline are missing, 2 bad input.
 
     \b
     Examples:
@@ -235,7 +240,7 @@ def compare(
 
     args = CompareArgs(
         baseline, current, metric, threshold, thresholds, alpha, output_format, store, noise_test,
-        tuple(save or ()),
+        tuple(save or ()), fdr, min_samples, adjacent, allow_missing,
     )  # fmt: skip
     code, text = run_compare(args)
     print(text)
@@ -243,7 +248,7 @@ def compare(
 
 
 baseline_app = typer.Typer(
-    help="Save and list named baselines for distbench compare.", no_args_is_help=True
+    help="Save, list and delete named baselines for distbench compare.", no_args_is_help=True
 )
 app.add_typer(baseline_app, name="baseline")
 
@@ -264,6 +269,22 @@ def baseline_save(
     from distbench.reports.gate import run_baseline_save
 
     print(run_baseline_save(run_dir, name, store, force))
+
+
+@baseline_app.command("delete")
+def baseline_delete(
+    name: Annotated[str, typer.Argument(help="The baseline to remove from the store.")],
+    store: opt.Store = None,
+) -> None:
+    """Remove a saved baseline from the store.
+
+    \b
+    Example:
+      distbench baseline delete nightly-old
+    """
+    from distbench.reports.gate import run_baseline_delete
+
+    print(run_baseline_delete(name, store))
 
 
 @baseline_app.command("list")

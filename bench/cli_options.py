@@ -127,8 +127,8 @@ Metric = Annotated[
 Threshold = Annotated[
     str,
     typer.Option(
-        help="How much worse counts: 5% (of the baseline) or an absolute amount in the metric's "
-        "unit; METRIC:5% also picks the metric (median:5%)."
+        help="How much worse counts: 5% (of the baseline) or an amount with its unit (20us, "
+        "2GB/s); METRIC:5% also picks the metric (median:5%). A bare number is refused."
     ),
 ]
 ThresholdsFile = Annotated[
@@ -148,6 +148,35 @@ CompareFormat = Annotated[
 Store = Annotated[
     str | None,
     typer.Option(help="Baseline folder [default: $DISTBENCH_BASELINES, else ./baselines]."),
+]
+Fdr = Annotated[
+    bool,
+    typer.Option(
+        "--fdr/--no-fdr",
+        help="Benjamini-Hochberg across the rows: alpha bounds the false discovery rate, not "
+        "each row's p.",
+    ),
+]
+MinSamples = Annotated[
+    str,
+    typer.Option(
+        help="Independent samples (trials; DDP windows) per side below which the rank test does "
+        "not vote and the threshold alone decides."
+    ),
+]
+Adjacent = Annotated[
+    bool,
+    typer.Option(
+        "--adjacent/--any-size",
+        help="A regression must show at two adjacent sizes of a case (one size: unconfirmed).",
+    ),
+]
+AllowMissing = Annotated[
+    bool,
+    typer.Option(
+        "--allow-missing",
+        help="Rows of the baseline missing from the current run do not fail (else exit 4).",
+    ),
 ]
 Force = Annotated[bool, typer.Option("--force", help="Replace a baseline of that name.")]
 CompareSave = Annotated[

@@ -12,14 +12,23 @@ clocks of two ranks disagree, so one rank would run one more collective than the
 `comm_benchmark` fixes rounds with `benchmark.pedantic`, aligns ranks with a barrier before every
 round (untimed), and replaces the round times with their maximum over ranks (the slowest rank, the
 one a training step waits for) divided by the ops per round, so every rank holds the same numbers.
-Only rank 0 saves JSON, compares and fails: the other ranks' save/compare options are cleared.
+Only rank 0 saves JSON, compares, fails and prints: the other ranks' save/compare options are
+cleared and their output goes to $DISTBENCH_RANK_LOGS/rank<N>.log (else the temp folder), so one
+pytest report reaches the terminal. A --benchmark-compare-fail regression ends rank 0's report with
+one `REGRESSED name: why` line per benchmark instead of pytest-benchmark's traceback. Under
+ci/bench-tests.sh ($DISTBENCH_PYTEST_STATUS set) every rank writes its pytest exit status to that
+folder and exits 0, so torchrun's ChildFailedError banner is not printed for a verdict; the script
+exits with the status.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -52,6 +61,36 @@ def torchrun_rank() -> int | None:
     return int(rank) if rank is not None and rank.isdigit() else None
 
 
+LOGS_ENV = "DISTBENCH_RANK_LOGS"
+STATUS_ENV = "DISTBENCH_PYTEST_STATUS"
+
+
+def silence_rank(rank: int) -> Path:
+    """Send this process's stdout and stderr (file descriptors, so children and pytest's
+    terminal writer follow) to a per-rank log file: only rank 0 speaks on the terminal."""
+    folder = Path(os.environ.get(LOGS_ENV) or tempfile.gettempdir())
+    folder.mkdir(parents=True, exist_ok=True)
+    log = folder / f"rank{rank}.log"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    return log
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> Iterator[None]:
+    """Outside pytest's output capture, which saves the terminal's file descriptors when it
+    starts: ranks other than 0 send theirs to a log file first, so nothing of theirs (not even
+    "collected N items") reaches the terminal."""
+    rank = torchrun_rank()
+    if rank is not None and rank > 0:
+        silence_rank(rank)
+    return (yield)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Before pytest-benchmark reads its options: on ranks other than 0, nothing is saved or
@@ -62,6 +101,43 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, value in RANK0_ONLY_OPTIONS.items():
         if hasattr(config.option, name):
             setattr(config.option, name, value)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_terminal_summary(terminalreporter: Any) -> Iterator[None]:
+    """pytest-benchmark raises PerformanceRegression out of its summary (a traceback): keep its
+    regressions for one line each at the very end (pytest_unconfigure), and fail the session."""
+    try:
+        yield
+    except Exception as error:
+        if type(error).__name__ != "PerformanceRegression":
+            raise
+        regressions = terminalreporter.config._benchmarksession.performance_regressions
+        terminalreporter.config._distbench_regressions = list(regressions)
+        terminalreporter._session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The verdict last: one line per regressed benchmark. Under ci/bench-tests.sh also record
+    this rank's exit status for the script and exit 0, so torchrun does not print a
+    ChildFailedError traceback over the verdict."""
+    regressions = getattr(config, "_distbench_regressions", [])
+    if regressions:
+        print(f"{len(regressions)} benchmark(s) regressed:", flush=True)
+        for name, why in regressions:
+            print(f"REGRESSED {name}: {why}", flush=True)
+    folder = os.environ.get(STATUS_ENV)
+    session = getattr(config, "_distbench_session", None)
+    rank = torchrun_rank()
+    if not folder or session is None or rank is None:
+        return
+    (Path(folder) / f"rank{rank}.status").write_text(f"{int(session.exitstatus)}\n")
+    session.exitstatus = pytest.ExitCode.OK
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config._distbench_session = session  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="session")

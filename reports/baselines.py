@@ -4,7 +4,8 @@ compare against.
 The store is a folder (`--store DIR`, else $DISTBENCH_BASELINES, else `baselines/` in the current
 directory); each baseline is `STORE/NAME/` holding the run's results.csv, samples.csv,
 manifest.json and spec.json (a sweep's subdirectories keep their layout) plus `baseline.json`
-(name, source path, when it was saved). Saving over an existing name needs --force.
+(name, source path, when it was saved). Saving over an existing name needs --force;
+`baseline delete NAME` removes one (only a folder that holds a baseline, never anything else).
 """
 
 from __future__ import annotations
@@ -86,6 +87,24 @@ def save_baseline(run_dir: Path, name: str, store: Path, force: bool = False) ->
     except OSError as error:
         shutil.rmtree(staging, ignore_errors=True)
         raise UsageError(f"cannot save baseline '{name}' in {store}: {error}") from None
+    return target
+
+
+def delete_baseline(name: str, store: Path) -> Path:
+    """Remove STORE/NAME; refuse a name that is not a saved baseline (nothing is deleted)."""
+    target = store / parse_name(name)
+    if not target.is_dir():
+        known = ", ".join(b.name for b in list_baselines(store)) or "none"
+        raise UsageError(f"no baseline '{name}' in {store} (baselines: {known})")
+    if not (target / INFO_JSON).exists() and not find_results(target):
+        raise UsageError(
+            f"{target} does not look like a baseline (no {INFO_JSON}, no {RESULTS_CSV}): "
+            "not deleting it"
+        )
+    try:
+        shutil.rmtree(target)
+    except OSError as error:
+        raise UsageError(f"cannot delete baseline '{name}' in {store}: {error}") from None
     return target
 
 

@@ -1,6 +1,6 @@
 """Regression checks as tiny objects parsed from strings, pytest-benchmark style: `5%`,
-`median:5%`, `busbw:10%`, `time_us_p50:20` (absolute, in the metric's unit), and per-primitive or
-size-band thresholds from a TOML file.
+`median:5%`, `busbw:10%`, `time_us_p50:20us` (absolute, in the metric's unit), and per-primitive or
+size-band thresholds from a TOML file. A bare number is refused: `10` could mean 10 % or 10 GB/s.
 
 Metrics know their direction: time up is worse, bandwidth and samples/s down are worse.
 """
@@ -76,15 +76,29 @@ def parse_metric(text: str) -> Metric:
     return METRICS[name]
 
 
+UNITS = {"us": "us", "gb/s": "GB/s", "gbps": "GB/s", "samples/s": "samples/s"}
+"""Units an absolute threshold may carry (lower-case spelling -> the metric's unit)."""
+
+
 @dataclass(frozen=True)
 class Threshold:
     """How much worse a metric may get: a percentage of the baseline, or an absolute amount."""
 
     value: float
     percent: bool
+    unit: str = ""
+    """The unit of an absolute amount (us, GB/s, samples/s); empty for a percentage."""
 
     def __str__(self) -> str:
-        return f"{self.value:g}%" if self.percent else f"{self.value:g}"
+        return f"{self.value:g}%" if self.percent else f"{self.value:g}{self.unit}"
+
+    def check_unit(self, metric: Metric, where: str = "--threshold") -> None:
+        """An absolute amount must be in the metric's unit."""
+        if not self.percent and self.unit != metric.unit:
+            raise UsageError(
+                f"{where} {self} is in {self.unit} but {metric.name} is in {metric.unit}: "
+                f"give a percentage (5%) or an amount in {metric.unit}"
+            )
 
     def worse_by(self, baseline: float, current: float, metric: Metric) -> float:
         """How much worse current is than baseline, in this threshold's terms (negative:
@@ -97,18 +111,27 @@ class Threshold:
         return delta / abs(baseline) * 100.0
 
 
-_THRESHOLD_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*$")
+_THRESHOLD_RE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(%|[A-Za-z/]*)\s*$")
 
 
 def parse_threshold(text: str) -> Threshold:
-    """'5%' -> 5 percent; '20' -> 20 in the metric's unit (us, GB/s)."""
+    """'5%' -> 5 percent; '20us' -> 20 microseconds, '2GB/s' -> 2 GB/s (absolute amounts must
+    name their unit: a bare '10' is refused)."""
     match = _THRESHOLD_RE.match(text)
-    if match is None:
+    if match is not None and match.group(2) == "":
         raise UsageError(
-            f"'{text}' is not a threshold: use a percentage like 5% or an absolute amount in the "
-            "metric's unit like 20, optionally after a metric: median:5%"
+            f"threshold '{text}' has no unit: write {text.strip()}% (of the baseline) or add the "
+            "metric's unit (us, GB/s, samples/s)"
         )
-    return Threshold(float(match.group(1)), match.group(2) == "%")
+    unit = match.group(2) if match else ""
+    if match is None or (unit != "%" and unit.lower() not in UNITS):
+        raise UsageError(
+            f"'{text}' is not a threshold: use a percentage like 5% or an amount with its unit "
+            "like 20us or 2GB/s, optionally after a metric: median:5%"
+        )
+    if unit == "%":
+        return Threshold(float(match.group(1)), True)
+    return Threshold(float(match.group(1)), False, UNITS[unit.lower()])
 
 
 @dataclass(frozen=True)
@@ -126,6 +149,10 @@ def parse_check(text: str) -> Check:
     return Check(metric, parse_threshold(threshold_text))
 
 
+TEXT_KEYS = ("primitive", "backend", "mode", "dtype", "strategy", "pattern")
+"""Rule keys matched as text against the row's cell."""
+
+
 @dataclass(frozen=True)
 class Rule:
     """One `[[rules]]` table of a thresholds file: which rows, and their threshold."""
@@ -136,13 +163,15 @@ class Rule:
     mode: str | None = None
     dtype: str | None = None
     strategy: str | None = None
+    pattern: str | None = None
+    """send_recv's pattern (pingpong, window, ring)."""
     world_size: int | None = None
     min_size: int | None = None
     """Size band, bytes inclusive."""
     max_size: int | None = None
 
     def matches(self, values: dict[str, str]) -> bool:
-        for column in ("primitive", "backend", "mode", "dtype", "strategy"):
+        for column in TEXT_KEYS:
             wanted = getattr(self, column)
             if wanted is not None and values.get(column, "") != wanted:
                 return False
@@ -162,7 +191,7 @@ class Rule:
     def describe(self) -> str:
         parts = [
             f"{c}={getattr(self, c)}"
-            for c in ("primitive", "backend", "mode", "dtype", "strategy", "world_size")
+            for c in (*TEXT_KEYS, "world_size")
             if getattr(self, c) is not None
         ]
         if self.min_size is not None:
@@ -179,6 +208,12 @@ class Thresholds:
     default: Threshold
     rules: tuple[Rule, ...] = ()
 
+    def check_units(self, metric: Metric) -> None:
+        """Every absolute threshold must be in the metric's unit."""
+        self.default.check_unit(metric)
+        for rule in self.rules:
+            rule.threshold.check_unit(metric, f"the rule for {rule.describe()}:")
+
     def for_row(self, values: dict[str, str]) -> Threshold:
         for rule in self.rules:
             if rule.matches(values):
@@ -186,7 +221,7 @@ class Thresholds:
         return self.default
 
 
-RULE_KEYS = ("threshold", "primitive", "backend", "mode", "dtype", "strategy", "world_size")
+RULE_KEYS = ("threshold", *TEXT_KEYS, "world_size")
 
 
 def _rule(table: Any, where: str) -> Rule:
@@ -217,6 +252,7 @@ def _rule(table: Any, where: str) -> Rule:
         mode=text("mode"),
         dtype=text("dtype"),
         strategy=text("strategy"),
+        pattern=text("pattern"),
         world_size=int(world_size) if world_size is not None else None,
         min_size=size("min_size"),
         max_size=size("max_size"),

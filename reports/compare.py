@@ -1,52 +1,54 @@
 """`distbench compare BASELINE CURRENT`: match the rows of two runs, and say for each whether it
-regressed, improved, stayed the same, or changed by less than its noise.
+regressed, improved, stayed the same, or changed by less than its noise; the gate's verdict.
 
-A row regresses only when both hold:
-  1. its metric got worse by more than its threshold (direction-aware: time up, bandwidth down);
-  2. its samples say so too: a one-sided Mann-Whitney U test (reports/noise.py) of the current
-     max-over-ranks samples against the baseline's gives p <= alpha.
-A change past the threshold that the samples cannot tell from noise is `within-noise`. When the
-sample counts are too small for the test ever to reach alpha (2 trials per run: p >= 1/6), or a
-row has no samples, the threshold alone decides and the row's note says so.
+The decision rule (GateRule; defaults measured by ci/bench_gate.py, see docs):
+  1. the metric got worse by more than the row's threshold (direction-aware: time up, bandwidth
+     down), and
+  2. the row's independent samples say so too: a one-sided exact rank test (reports/noise.py) of
+     the current run's trials (DDP: windows) against the baseline's gives p <= alpha, after
+     Benjamini-Hochberg across the compared rows when `fdr` is on, and
+  3. with `adjacent`, a neighbouring size of the same case passes 1 and 2 as well: one size alone
+     is `unconfirmed` (a preempted trial hits one size; a slower primitive hits its every size).
+A row with fewer than `min_samples` units on a side, or whose sizes cannot reach alpha at all, is
+judged by its threshold alone and says so. Rows of the baseline missing from the current run fail
+the gate (EXIT_MISSING) unless `allow_missing`. A column whose meaning changed between the two
+runs' schema versions is `definition-changed` and never compared.
 """
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
-from distbench.parse import UsageError, format_size
-from distbench.reports.checks import Metric, Threshold, Thresholds
-from distbench.reports.noise import rank_test
+from distbench.collectors.schema import changed_meaning
+from distbench.parse import UsageError
+from distbench.reports.checks import Metric
+from distbench.reports.noise import null_level, rank_test
+from distbench.reports.rule import (
+    CHANGED,
+    EXIT_MISSING,
+    EXIT_OK,
+    EXIT_REGRESSED,
+    IMPROVED,
+    NOISE,
+    ONLY_BASELINE,
+    ONLY_CURRENT,
+    REGRESSED,
+    SKIPPED,
+    UNCHANGED,
+    UNCONFIRMED,
+    VERDICTS,
+    GateRule,
+    RowVerdict,
+    decide,
+)
 from distbench.reports.runs import Row, Run
 
-REGRESSED, IMPROVED, UNCHANGED, NOISE = "regressed", "improved", "unchanged", "within-noise"
-ONLY_BASELINE, ONLY_CURRENT, SKIPPED = "only-baseline", "only-current", "not-compared"
-VERDICTS = (REGRESSED, IMPROVED, NOISE, UNCHANGED, ONLY_BASELINE, ONLY_CURRENT, SKIPPED)
-
-EXIT_OK, EXIT_REGRESSED = 0, 1
-
-
-@dataclass(frozen=True)
-class RowVerdict:
-    """One compared row."""
-
-    key: dict[str, str]
-    """What was measured: kind, primitive, backend, world_size, dtype, size_bytes, mode, ..."""
-    column: str
-    """The results.csv column compared (time_us_p50, step_time_us_p50, busbw_GBps, ...)."""
-    baseline: float | None
-    current: float | None
-    ratio: float | None
-    """current / baseline."""
-    worse_by: float | None
-    """How much worse current is, in the threshold's terms (percent or absolute); < 0: better."""
-    threshold: str
-    p_value: float | None
-    """One-sided rank-test p-value in the direction of the change; None when not tested."""
-    verdict: str
-    note: str = ""
+__all__ = [
+    "CHANGED", "EXIT_MISSING", "EXIT_OK", "EXIT_REGRESSED", "IMPROVED", "NOISE", "ONLY_BASELINE",
+    "ONLY_CURRENT", "REGRESSED", "SKIPPED", "UNCHANGED", "UNCONFIRMED", "VERDICTS", "Comparison",
+    "GateRule", "RowVerdict", "compare_runs", "judge",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -54,77 +56,106 @@ class Comparison:
     baseline: str
     current: str
     metric: str
-    alpha: float
+    rule: GateRule
     rows: list[RowVerdict]
     notes: list[str] = field(default_factory=list)
-    """Remarks on the whole comparison (different hosts, torch versions, duplicate rows)."""
+    """Remarks on the whole comparison (different hosts, torch versions, repeated rows)."""
 
     def count(self, verdict: str) -> int:
         return sum(1 for row in self.rows if row.verdict == verdict)
+
+    def of(self, verdict: str) -> list[RowVerdict]:
+        return [row for row in self.rows if row.verdict == verdict]
 
     @property
     def regressed(self) -> bool:
         return self.count(REGRESSED) > 0
 
     @property
-    def exit_code(self) -> int:
-        return EXIT_REGRESSED if self.regressed else EXIT_OK
+    def missing(self) -> int:
+        return self.count(ONLY_BASELINE)
 
-    def summary(self) -> str:
+    @property
+    def exit_code(self) -> int:
+        if self.regressed:
+            return EXIT_REGRESSED
+        return EXIT_MISSING if self.missing and not self.rule.allow_missing else EXIT_OK
+
+    @property
+    def chance(self) -> float:
+        """False alarms that chance alone gives on unchanged code, rank test alone, no BH."""
+        return math.fsum(row.chance for row in self.rows)
+
+    @property
+    def tested(self) -> int:
+        return sum(1 for row in self.rows if row.p_value is not None)
+
+    def status(self) -> str:
+        if self.regressed:
+            return "REGRESSION"
+        if self.missing and not self.rule.allow_missing:
+            return "FAILED: rows missing"
+        return "pass"
+
+    def counts(self) -> str:
         parts = [f"{self.count(v)} {v}" for v in VERDICTS if self.count(v)]
         return ", ".join(parts) if parts else "no rows"
 
 
-def judge(
-    baseline: Row, current: Row, metric: Metric, threshold: Threshold, alpha: float, noise: bool
-) -> RowVerdict:
-    """The verdict for one matched row."""
+def row_units(base: Row, cur: Row) -> str:
+    unit = cur.unit if cur.unit == base.unit else f"{base.unit}/{cur.unit}"
+    return f"{len(base.units_us)} vs {len(cur.units_us)} {unit}s"
+
+
+def judge(baseline: Row, current: Row, metric: Metric, rule: GateRule) -> RowVerdict:
+    """The first look at one matched row: its change and its rank test; `decide` then sets the
+    verdicts that need every row (BH, adjacent sizes)."""
     key = dict(baseline.key)
+    threshold = rule.thresholds.for_row(baseline.values)
     column = metric.column(baseline.kind)
     if column is None:
+        why = f"{metric.name} does not exist for {baseline.kind} rows"
+        return RowVerdict(key, "", None, None, None, None, str(threshold), None, SKIPPED, why)
+    versions = (baseline.schema_version, current.schema_version)
+    if (changed := changed_meaning(baseline.kind, column, *versions)) is not None:
         return RowVerdict(
-            key, "", None, None, None, None, str(threshold), None, SKIPPED,
-            f"{metric.name} does not exist for {baseline.kind} rows",
+            key, column, baseline.metric(column), current.metric(column), None, None,
+            str(threshold), None, CHANGED, f"definition changed in v{changed}",
+            f"{column}: baseline v{versions[0]}, current v{versions[1]}: not like with like",
         )  # fmt: skip
     base, cur = baseline.metric(column), current.metric(column)
     if base is None or cur is None:
-        return RowVerdict(
-            key, column, base, cur, None, None, str(threshold), None, SKIPPED,
-            f"{column} is empty in {'the baseline' if base is None else 'the current run'}",
-        )  # fmt: skip
+        why = f"{column} is empty in {'the baseline' if base is None else 'the current run'}"
+        return RowVerdict(key, column, base, cur, None, None, str(threshold), None, SKIPPED, why)
     ratio = cur / base if base != 0 else (1.0 if cur == 0 else math.inf)
     worse = threshold.worse_by(base, cur, metric)
-    p_value: float | None = None
-    note = ""
-    # Samples are always times (op or step), whatever the metric: slower = worse.
-    if baseline.samples_us and current.samples_us and worse != 0:
-        slower = worse > 0
-        test = (
-            rank_test(baseline.samples_us, current.samples_us)
-            if slower
-            else rank_test(current.samples_us, baseline.samples_us)
-        )
-        p_value = test.p_value
-        if test.min_p_value > alpha:
-            note = (
-                f"too few samples for the noise test ({test.n_baseline} vs {test.n_current}, "
-                f"smallest p {test.min_p_value:.3g} > alpha {alpha:g}): threshold only"
-            )
-    elif not baseline.samples_us or not current.samples_us:
-        note = "no samples: threshold only"
+    units = row_units(baseline, current)
+    reason, note, p_value, chance = "", "", None, 0.0
+    # Units are always times (op or step), whatever the metric: slower = worse.
+    fewest = min(len(baseline.units_us), len(current.units_us))
+    if not rule.noise_test:
+        reason = "noise test off: threshold only"
+    elif fewest == 0:
+        why = baseline.unit if not baseline.units_us else current.unit
+        reason = f"no independent samples ({why}): threshold only"
+    elif fewest < rule.min_samples:
+        reason = f"fewer than --min-samples {rule.min_samples} samples: threshold only"
+        note = units
+    elif worse != 0:
+        slower, faster = (current, baseline) if worse > 0 else (baseline, current)
+        test = rank_test(faster.units_us, slower.units_us)
+        chance = null_level(faster.units_us, slower.units_us, rule.alpha)
+        if test.min_p_value > rule.alpha:
+            reason = f"the rank test cannot reach alpha {rule.alpha:g} here: threshold only"
+            note = f"{units}, smallest p {test.min_p_value:.3g}"
+        else:
+            p_value = test.p_value
     past = abs(worse) > threshold.value
-    if not past:
-        verdict = UNCHANGED
-    elif not noise or p_value is None or note:
-        verdict = REGRESSED if worse > 0 else IMPROVED
-        if not noise:
-            note = "noise test off: threshold only"
-    elif p_value <= alpha:
-        verdict = REGRESSED if worse > 0 else IMPROVED
-    else:
-        verdict = NOISE
-        note = f"past the threshold but the samples overlap (p={p_value:.3g} > {alpha:g})"
-    return RowVerdict(key, column, base, cur, ratio, worse, str(threshold), p_value, verdict, note)
+    verdict = UNCHANGED if not past else REGRESSED if worse > 0 else IMPROVED
+    return RowVerdict(
+        key, column, base, cur, ratio, worse, str(threshold), p_value, verdict, reason, note,
+        None, units, chance,
+    )  # fmt: skip
 
 
 def describe_run(run: Run) -> str:
@@ -134,21 +165,13 @@ def describe_run(run: Run) -> str:
         f"torch={m.get('torch', '?')}",
         f"git={str(m.get('distbench_git_sha') or '?')[:10]}",
         f"started={m.get('started_utc', '?')}",
+        f"schema=v{run.schema_version}",
     ]
     return f"{run.path}  " + " ".join(bits)
 
 
-def compare_runs(
-    baseline: Run,
-    current: Run,
-    metric: Metric,
-    thresholds: Thresholds,
-    alpha: float = 0.05,
-    noise: bool = True,
-) -> Comparison:
+def compare_runs(baseline: Run, current: Run, metric: Metric, rule: GateRule) -> Comparison:
     """Match rows by what they measured and judge each; UsageError when nothing matches."""
-    if not 0 < alpha < 1:
-        raise UsageError(f"--alpha {alpha} must be between 0 and 1, e.g. 0.05")
     common = [k for k in baseline.rows if k in current.rows]
     if not common:
         raise UsageError(
@@ -159,8 +182,7 @@ def compare_runs(
     rows: list[RowVerdict] = []
     for key, base_row in baseline.rows.items():
         if key in current.rows:
-            threshold = thresholds.for_row(base_row.values)
-            rows.append(judge(base_row, current.rows[key], metric, threshold, alpha, noise))
+            rows.append(judge(base_row, current.rows[key], metric, rule))
         else:
             rows.append(_one_sided(base_row, ONLY_BASELINE, metric, "not in the current run"))
     for key, cur_row in current.rows.items():
@@ -179,144 +201,18 @@ def compare_runs(
             notes.append(f"{name} differs: baseline {a}, current {b}")
     for run, which in ((baseline, "baseline"), (current, "current run")):
         if run.duplicates:
-            notes.append(f"the {which} repeats {run.duplicates} row(s); the last of each is used")
+            runs = ", ".join(run.duplicate_runs)
+            notes.append(
+                f"the {which} repeats {run.duplicates} row(s) across {runs} (by start time): "
+                "each is taken from the run that started last"
+            )
     return Comparison(
-        baseline=describe_run(baseline),
-        current=describe_run(current),
-        metric=metric.name,
-        alpha=alpha,
-        rows=rows,
-        notes=notes,
+        describe_run(baseline), describe_run(current), metric.name, rule, decide(rows, rule), notes
     )
 
 
-def _one_sided(row: Row, verdict: str, metric: Metric, note: str) -> RowVerdict:
+def _one_sided(row: Row, verdict: str, metric: Metric, why: str) -> RowVerdict:
     column = metric.column(row.kind) or ""
     value = row.metric(column) if column else None
     base, cur = (value, None) if verdict == ONLY_BASELINE else (None, value)
-    return RowVerdict(dict(row.key), column, base, cur, None, None, "", None, verdict, note)
-
-
-# ---- rendering -------------------------------------------------------------------------------
-
-
-def _key_columns(rows: list[RowVerdict]) -> tuple[list[str], dict[str, str]]:
-    """Key columns that vary between rows (shown per row) and those every row shares."""
-    names: list[str] = []
-    for row in rows:
-        names += [name for name in row.key if name not in names and name != "kind"]
-    shown, common = [], {}
-    for name in names:
-        values = {row.key.get(name, "") for row in rows}
-        if values == {""}:
-            continue
-        if len(values) == 1 and name not in ("primitive", "size_bytes"):
-            common[name] = values.pop()
-        else:
-            shown.append(name)
-    return shown, common
-
-
-def _cell(name: str, value: str) -> str:
-    if name == "size_bytes" and value.isdigit():
-        return format_size(int(value))
-    return value or "-"
-
-
-def _number(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if math.isinf(value):
-        return "inf"
-    return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.0f}"
-
-
-def _worse(row: RowVerdict) -> str:
-    if row.worse_by is None:
-        return "-"
-    unit = "%" if row.threshold.endswith("%") else ""
-    return f"{row.worse_by:+.1f}{unit}"
-
-
-def _table_cells(comparison: Comparison) -> tuple[list[str], list[list[str]], dict[str, str]]:
-    shown, common = _key_columns(comparison.rows)
-    header = [
-        *(("size" if n == "size_bytes" else n) for n in shown),
-        "baseline",
-        "current",
-        "ratio",
-        "worse_by",
-        "threshold",
-        "p",
-        "verdict",
-    ]
-    lines = []
-    for row in comparison.rows:
-        lines.append(
-            [
-                *(_cell(n, row.key.get(n, "")) for n in shown),
-                _number(row.baseline),
-                _number(row.current),
-                f"{row.ratio:.3f}" if row.ratio is not None and math.isfinite(row.ratio) else "-",
-                _worse(row),
-                row.threshold or "-",
-                f"{row.p_value:.3g}" if row.p_value is not None else "-",
-                row.verdict,
-            ]
-        )
-    return header, lines, common
-
-
-def _header_lines(comparison: Comparison, common: dict[str, str]) -> list[str]:
-    return [
-        f"baseline: {comparison.baseline}",
-        f"current:  {comparison.current}",
-        f"metric: {comparison.metric} (worse_by > threshold and rank-test p <= "
-        f"{comparison.alpha:g} = regressed)",
-        "common: " + " ".join(f"{k}={v}" for k, v in common.items()),
-    ]
-
-
-def render_text(comparison: Comparison) -> str:
-    header, lines, common = _table_cells(comparison)
-    widths = [max(len(c) for c in column) for column in zip(header, *lines, strict=True)]
-    out = [*_header_lines(comparison, common), ""]
-    out.append("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
-    out += ["  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)) for cells in lines]
-    notes = [f"  {i}: {r.note}" for i, r in enumerate(comparison.rows, 1) if r.note]
-    if notes:
-        out += ["", "notes (row number: note):", *notes]
-    out += ["", *(f"note: {n}" for n in comparison.notes), f"summary: {comparison.summary()}"]
-    return "\n".join(out)
-
-
-def render_markdown(comparison: Comparison) -> str:
-    header, lines, common = _table_cells(comparison)
-    verdict_at = len(header) - 1
-    status = "regression" if comparison.regressed else "no regression"
-    out = [f"### distbench compare: {status} ({comparison.summary()})", ""]
-    out += [f"- {line}" for line in _header_lines(comparison, common)]
-    out += [f"- note: {n}" for n in comparison.notes]
-    out += ["", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for cells in lines:
-        if cells[verdict_at] == REGRESSED:
-            cells = [*cells[:verdict_at], f"**{REGRESSED}**"]
-        out.append("| " + " | ".join(cells) + " |")
-    notes = [f"{i}. {r.note}" for i, r in enumerate(comparison.rows, 1) if r.note]
-    if notes:
-        out += ["", "Notes by row:", "", *notes]
-    return "\n".join(out)
-
-
-def render_json(comparison: Comparison) -> str:
-    def clean(value: object) -> object:
-        return None if isinstance(value, float) and not math.isfinite(value) else value
-
-    body = asdict(comparison)
-    body["rows"] = [{k: clean(v) for k, v in row.items()} for row in body["rows"]]
-    body["summary"] = {v: comparison.count(v) for v in VERDICTS}
-    body["regressed"] = comparison.regressed
-    return json.dumps(body, indent=2)
-
-
-RENDERERS = {"table": render_text, "markdown": render_markdown, "json": render_json}
+    return RowVerdict(dict(row.key), column, base, cur, None, None, "", None, verdict, why)

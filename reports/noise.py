@@ -1,15 +1,25 @@
-"""Is a slowdown real or noise? A one-sided Mann-Whitney U (Wilcoxon rank-sum) test on the raw
-timing samples of two runs, pure Python (no scipy).
+"""Is a slowdown real or noise? A one-sided Mann-Whitney (Wilcoxon rank-sum) test on the
+independent timing samples of two runs, exact with ties, pure Python (no scipy).
 
-Why a rank test: timing samples are few (throughput mode keeps one per trial, 5 by default), skewed
-and prone to single outliers (a preempted rank, a page fault). The rank test assumes no
-distribution, one outlier moves it by one rank, and for small samples its p-value is exact: with
-5 samples per run and no ties, the smallest possible p is 1/252 = 0.004 (complete separation).
-A bootstrap interval of the median needs more samples than that to mean anything.
+Why a rank test: timing samples are few (throughput mode keeps one per trial), skewed and prone to
+single outliers (a preempted rank, a page fault). The rank test assumes no distribution, and one
+outlier moves it by one rank. Why exact: coarse timers (CUDA events, integer microseconds) make
+ties, and the normal approximation is wrong on few samples. Baseline [100,100,100,200,200] against
+current [200,200,200,200,300] has an exact one-sided p of 15/252 = 0.0595; the normal approximation
+says 0.028, a false alarm at alpha = 0.05.
 
-Exact p-values come from the null distribution of U, counted by recursion, when both samples have
-at most EXACT_MAX values and there are no ties; otherwise the normal approximation with the tie
-correction of the variance and a continuity correction.
+The exact p-value is the permutation distribution of the mid-rank sum of the current samples,
+given the tie groups of the pooled samples: every way of choosing which n of the N pooled values
+are "current" is equally likely under the null hypothesis. Within a tie group of size t all values
+share one mid-rank, so only how many of them are current matters (C(t, c) ways), and the
+distribution is a small dynamic program over the tie groups: (values chosen, rank sum) -> ways.
+Ranks are doubled so that mid-ranks stay integers and the counts stay exact. Above EXACT_MAX
+samples per side: the normal approximation with the tie-corrected variance.
+
+Many rows tested at once give false alarms by chance: `null_level` is the probability that one
+row reaches p <= alpha when nothing changed (at most alpha, less for discrete tests), their sum
+over rows the false alarms chance alone gives, and `bh_adjust` the Benjamini-Hochberg q-values
+that control the false discovery rate across the rows of one comparison.
 """
 
 from __future__ import annotations
@@ -17,10 +27,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 EXACT_MAX = 25
-"""Largest sample size for which the exact distribution of U is counted."""
+"""Largest sample size per side for which the exact distribution is counted."""
 
 
 @dataclass(frozen=True)
@@ -35,11 +45,78 @@ class RankTest:
     """Whether p_value is exact (else the normal approximation)."""
     n_baseline: int
     n_current: int
+    min_p_value: float
+    """The smallest p-value these sample sizes and ties allow: below alpha or the test can never
+    call a change real (3 vs 3 samples without ties: 1/20 = 0.05)."""
 
-    @property
-    def min_p_value(self) -> float:
-        """The smallest p-value these sample sizes allow: 1 / C(n + m, n)."""
-        return 1.0 / math.comb(self.n_baseline + self.n_current, self.n_current)
+
+@dataclass(frozen=True)
+class NullDistribution:
+    """The exact permutation distribution of the doubled mid-rank sum of n values among N."""
+
+    total: int
+    """C(N, n): the number of equally likely assignments."""
+    tail: tuple[tuple[int, int], ...]
+    """(doubled rank sum w, assignments with a doubled sum >= w), w descending."""
+
+    def p_at_least(self, w2: int) -> float:
+        """P(2W >= w2)."""
+        ways = 0
+        for value, at_least in self.tail:
+            if value < w2:
+                break
+            ways = at_least
+        return ways / self.total
+
+    def level(self, alpha: float) -> float:
+        """P(p <= alpha): how often the test fires when nothing changed (<= alpha)."""
+        best = 0
+        for _value, at_least in self.tail:
+            if at_least > alpha * self.total:
+                break
+            best = at_least
+        return best / self.total
+
+
+def tie_groups(values: Sequence[float]) -> tuple[tuple[float, int, int], ...]:
+    """(value, group size, doubled mid-rank) for the distinct values, ascending."""
+    ordered = sorted(values)
+    groups = []
+    start = 0
+    while start < len(ordered):
+        end = start
+        while end < len(ordered) and ordered[end] == ordered[start]:
+            end += 1
+        # ranks start + 1 .. end: doubled mid-rank = start + 1 + end
+        groups.append((ordered[start], end - start, start + 1 + end))
+        start = end
+    return tuple(groups)
+
+
+@lru_cache(maxsize=4096)
+def null_distribution(group_sizes: tuple[int, ...], n: int) -> NullDistribution:
+    """The exact distribution of the doubled mid-rank sum of n values chosen among tie groups of
+    these sizes (ascending values). ways[k][w] counts the choices of k values so far whose
+    doubled rank sum is w; a group of size t with doubled mid-rank r adds c of its values in
+    C(t, c) ways, each adding c * r."""
+    ways: list[dict[int, int]] = [{0: 1}] + [{} for _ in range(n)]
+    seen = 0
+    for size in group_sizes:
+        rank2 = 2 * seen + size + 1
+        seen += size
+        for k in range(n, -1, -1):  # descending: ways[k] is read before it is extended
+            for c in range(1, min(size, k) + 1):
+                weight = math.comb(size, c)
+                target = ways[k]
+                for w, count in ways[k - c].items():
+                    key = w + c * rank2
+                    target[key] = target.get(key, 0) + count * weight
+    tail = []
+    running = 0
+    for w in sorted(ways[n], reverse=True):
+        running += ways[n][w]
+        tail.append((w, running))
+    return NullDistribution(math.comb(seen, n), tuple(tail))
 
 
 def u_statistic(current: Sequence[float], baseline: Sequence[float]) -> float:
@@ -54,28 +131,12 @@ def u_statistic(current: Sequence[float], baseline: Sequence[float]) -> float:
     return u
 
 
-@cache
-def u_counts(n: int, m: int) -> tuple[int, ...]:
-    """How many of the C(n + m, n) orderings of n values against m values (no ties) give each
-    U = 0 .. n*m. The largest value is either one of the n (it beats all m: U - m remains for the
-    rest) or one of the m (it adds nothing)."""
-    if n == 0 or m == 0:
-        return (1,)
-    with_x = u_counts(n - 1, m)  # U ranges 0..(n-1)m, shifted by m
-    with_y = u_counts(n, m - 1)  # U ranges 0..n(m-1)
-    counts = [0] * (n * m + 1)
-    for u, c in enumerate(with_x):
-        counts[u + m] += c
-    for u, c in enumerate(with_y):
-        counts[u] += c
-    return tuple(counts)
-
-
-def exact_p_greater(u: float, n: int, m: int) -> float:
-    """P(U >= u) under the null hypothesis, exactly (no ties)."""
-    counts = u_counts(n, m)
-    start = math.ceil(u)
-    return sum(counts[start:]) / math.comb(n + m, n)
+def _exact(current: Sequence[float], baseline: Sequence[float]) -> tuple[int, NullDistribution]:
+    """The observed doubled mid-rank sum of `current` and its null distribution."""
+    groups = tie_groups([*current, *baseline])
+    rank2 = {value: r2 for value, _size, r2 in groups}
+    observed = sum(rank2[x] for x in current)
+    return observed, null_distribution(tuple(size for _v, size, _r in groups), len(current))
 
 
 def normal_p_greater(current: Sequence[float], baseline: Sequence[float], u: float) -> float:
@@ -83,10 +144,7 @@ def normal_p_greater(current: Sequence[float], baseline: Sequence[float], u: flo
     n, m = len(current), len(baseline)
     total = n + m
     mean = n * m / 2.0
-    counts: dict[float, int] = {}
-    for value in (*current, *baseline):
-        counts[value] = counts.get(value, 0) + 1
-    ties = sum(t**3 - t for t in counts.values())
+    ties = sum(size**3 - size for _v, size, _r in tie_groups([*current, *baseline]))
     variance = n * m / 12.0 * ((total + 1) - ties / (total * (total - 1)))
     if variance <= 0:
         return 1.0  # every value equal: nothing distinguishes the two runs
@@ -100,7 +158,32 @@ def rank_test(baseline: Sequence[float], current: Sequence[float]) -> RankTest:
         raise ValueError("the rank test needs samples from both runs")
     n, m = len(current), len(baseline)
     u = u_statistic(current, baseline)
-    tied = len(set(current) | set(baseline)) < n + m
-    if not tied and n <= EXACT_MAX and m <= EXACT_MAX:
-        return RankTest(u, exact_p_greater(u, n, m), True, m, n)
-    return RankTest(u, min(1.0, normal_p_greater(current, baseline, u)), False, m, n)
+    if n <= EXACT_MAX and m <= EXACT_MAX:
+        observed, null = _exact(current, baseline)
+        p_value = null.p_at_least(observed)
+        return RankTest(u, p_value, True, m, n, null.p_at_least(null.tail[0][0]))
+    p_value = min(1.0, normal_p_greater(current, baseline, u))
+    return RankTest(u, p_value, False, m, n, 1.0 / math.comb(n + m, n))
+
+
+def null_level(baseline: Sequence[float], current: Sequence[float], alpha: float) -> float:
+    """P(p <= alpha) for these sample sizes and ties when nothing changed: the expected number
+    of false alarms this row contributes (alpha itself above EXACT_MAX samples)."""
+    if len(baseline) > EXACT_MAX or len(current) > EXACT_MAX:
+        return alpha
+    return _exact(current, baseline)[1].level(alpha)
+
+
+def bh_adjust(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg q-values, in the order given: a row whose q <= alpha is a discovery
+    with the false discovery rate of the whole family kept at alpha (and, when nothing changed
+    at all, the chance of any false alarm kept at alpha)."""
+    count = len(p_values)
+    order = sorted(range(count), key=lambda i: p_values[i])
+    q = [1.0] * count
+    smallest = 1.0
+    for position in range(count - 1, -1, -1):  # step up: from the largest p down
+        i = order[position]
+        smallest = min(smallest, p_values[i] * count / (position + 1))
+        q[i] = min(1.0, smallest)
+    return q

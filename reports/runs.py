@@ -1,10 +1,18 @@
-"""Load what compare needs from a run directory: results rows, their max-over-ranks samples and
-the manifest. pandas only (a report never imports torch).
+"""Load what compare needs from a run directory: results rows, their independent samples and the
+manifest. pandas only (a report never imports torch).
 
 A run directory holds results.csv itself, or (a sweep) subdirectories that do: every results.csv
 below the directory is read, and each row's samples are looked up in the samples.csv next to it.
 Cells are kept as strings so that key columns compare exactly; metrics are converted on use.
 Files are read, and refused when damaged, by the report's loader (reports/load.py).
+
+The rank test needs independent samples, so each row's max-over-ranks samples are reduced to the
+unit that is independent (`units_of`): one per trial for communication rows (throughput mode
+writes one sample per trial; latency mode's iterations of one trial are reduced to their median),
+one per timed window for DDP rows (schema v2: windows of steps between barriers). Schema v1 DDP
+samples are single steps of one window, not independent: those rows get no units, and compare
+says so. A row that appears more than once (a sweep of several runs, a resumed run) is taken from
+the run that started last (reports/repeats.py: the one rule that report follows too).
 """
 
 from __future__ import annotations
@@ -12,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from distbench.collectors.schema import (
     COMM_CASE_COLUMNS,
@@ -29,6 +39,7 @@ from distbench.reports.load import (
     read_samples,
     schema_version_of,
 )
+from distbench.reports.repeats import run_order
 
 COMM_KEY = (*COMM_CASE_COLUMNS, "size_bytes")
 """Columns that say what a communication row measured: rows of two runs match on all of them."""
@@ -36,19 +47,28 @@ COMM_KEY = (*COMM_CASE_COLUMNS, "size_bytes")
 DDP_KEY = ("primitive", *DDP_CASE_COLUMNS)
 """The same for DDP training-step rows (results.csv with a `strategy` column)."""
 
+DDP_WINDOWS_SINCE = 2
+"""The schema version from which a DDP sample is a window of steps between barriers (#10)."""
+
 
 @dataclass(frozen=True)
 class Row:
-    """One results row with its samples."""
+    """One results row with its independent samples."""
 
     key: tuple[tuple[str, str], ...]
     """(column, value) pairs identifying what was measured."""
     kind: str
     """comm or ddp."""
     values: dict[str, str]
-    """Every cell of the row, as written."""
-    samples_us: tuple[float, ...]
-    """The max-over-ranks samples (samples.csv rank -1) in trial order; empty when missing."""
+    """Every cell of the row, as written (upgraded to the current schema)."""
+    units_us: tuple[float, ...]
+    """One time per independent unit (`unit`), in order; empty when there is none."""
+    unit: str = "trial"
+    """What one of units_us is: trial, window, or why there is none."""
+    schema_version: int = SCHEMA_VERSION
+    """The schema version of the run directory the row was read from."""
+    run: str = ""
+    """The run directory (name) it was read from."""
 
     def metric(self, column: str) -> float | None:
         """A numeric cell, None when absent or empty."""
@@ -67,19 +87,31 @@ class Run:
     manifest: dict[str, Any]
     rows: dict[tuple[tuple[str, str], ...], Row] = field(default_factory=dict)
     duplicates: int = 0
-    """Rows whose key appeared earlier in the run (the later one is kept)."""
+    """Rows whose key appeared earlier (in a run that started earlier, or earlier in its file)."""
+    duplicate_runs: tuple[str, ...] = ()
+    """The run directories that held repeated rows, by start time (the last one's rows win)."""
     schema_version: int = SCHEMA_VERSION
     """The oldest schema version among its run directories (rows are upgraded on load)."""
 
 
-def load_samples(run_dir: Path) -> dict[str, tuple[float, ...]]:
-    """measurement -> max-over-ranks samples, ordered by trial and iteration."""
+def units_of(frame: pd.DataFrame, kind: str, version: int) -> tuple[tuple[float, ...], str]:
+    """One measurement's max-over-ranks samples reduced to independent units (module docstring)."""
+    if kind == "ddp":
+        if version < DDP_WINDOWS_SINCE:
+            return (), f"v{version} DDP samples are single steps, not independent"
+        return tuple(float(t) for t in frame["time_us"]), "window"
+    per_trial = frame.groupby("trial", sort=True)["time_us"].median()
+    return tuple(float(t) for t in per_trial), "trial"
+
+
+def load_units(run_dir: Path, kind: str, version: int) -> dict[str, tuple[tuple[float, ...], str]]:
+    """measurement -> (independent units, what a unit is)."""
     frame = read_samples(run_dir)
     if frame is None or frame.empty:
         return {}
     frame = frame.sort_values(["measurement", "trial", "iter"], kind="stable")
     return {
-        str(measurement): tuple(float(t) for t in group["time_us"])
+        str(measurement): units_of(group, kind, version)
         for measurement, group in frame.groupby("measurement", sort=False)
     }
 
@@ -99,7 +131,7 @@ def read_manifest_file(path: Path) -> dict[str, Any]:
 
 def load_run(path: Path) -> Run:
     """Read a run directory with the report's checks (reports/load.py): UsageError when it is
-    missing, empty, truncated, foreign, holds a non-number, or is of another schema version."""
+    missing, empty, truncated, foreign, holds a non-number, or is of a newer schema version."""
     path = Path(path)
     if not path.is_dir():
         raise UsageError(f"{path} is not a run directory (it does not exist or is a file)")
@@ -109,22 +141,27 @@ def load_run(path: Path) -> Run:
     manifests = {run_dir: read_manifest(run_dir) for run_dir in {path, *run_dirs}}
     top = manifests[path] or next((m for d in run_dirs if (m := manifests[d])), None)
     versions = {d: schema_version_of(manifests[d] or top) for d in run_dirs}
+    run_dirs.sort(key=lambda d: run_order(manifests[d], d))  # the last to start wins a repeat
     run = Run(path=path, manifest=top or {}, schema_version=min(versions.values()))
+    holders: dict[tuple[tuple[str, str], ...], Path] = {}
+    repeated: set[Path] = set()
     for run_dir in run_dirs:
         row_type, frame = read_results_text(run_dir, versions[run_dir])
         convert_numeric(frame.copy(), numeric_columns(row_type), run_dir / RESULTS_CSV)
         kind = "ddp" if row_type is DdpRow else "comm"
         key_columns = DDP_KEY if kind == "ddp" else COMM_KEY
-        samples = load_samples(run_dir)
+        units = load_units(run_dir, kind, versions[run_dir])
+        name = str(run_dir.relative_to(path)) if run_dir != path else path.name
         for record in frame.to_dict(orient="records"):
             values = {str(k): str(v) for k, v in record.items()}
             key = (("kind", kind), *((c, values[c]) for c in key_columns))
             if key in run.rows:
                 run.duplicates += 1
-            run.rows[key] = Row(
-                key=key,
-                kind=kind,
-                values=values,
-                samples_us=samples.get(values.get("measurement", ""), ()),
-            )
+                repeated |= {holders[key], run_dir}
+            found, unit = units.get(values.get("measurement", ""), ((), "no samples"))
+            run.rows[key] = Row(key, kind, values, found, unit, versions[run_dir], name)
+            holders[key] = run_dir
+    run.duplicate_runs = tuple(
+        str(d.relative_to(path)) if d != path else path.name for d in run_dirs if d in repeated
+    )
     return run

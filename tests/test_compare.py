@@ -1,16 +1,17 @@
-"""distbench compare / baseline: the rank test's exact numbers, checks and thresholds, verdicts on
-fixture runs written with the real sinks, exit codes, the baseline store and ci/nightly.sh."""
+"""distbench compare / baseline: checks and thresholds, verdicts on fixture runs written with the
+real sinks, exit codes, the baseline store and ci/nightly.sh. The rank test itself: test_noise.py;
+the decision rule's levers and the verdict-first output: test_gate_rule.py."""
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,9 +44,9 @@ from distbench.reports.compare import (
     ONLY_CURRENT,
     REGRESSED,
     UNCHANGED,
+    GateRule,
     compare_runs,
 )
-from distbench.reports.noise import exact_p_greater, rank_test, u_counts, u_statistic
 from distbench.reports.runs import load_run
 from distbench.stats import Stats, algbw_gbps
 
@@ -75,18 +76,21 @@ def comm_row(size: int, samples: list[float], index: int, **changes: object) -> 
 
 
 def ddp_row(strategy: str, samples: list[float], index: int) -> DdpRow:
+    """A DDP row whose samples are windows (schema v2); columns the schema lacks are left out."""
     stats = Stats(tuple(samples))
-    return DdpRow(
+    values: dict[str, object] = dict(
         run_id="run", label="", host="h", measurement=f"ws2/d{index}", primitive="ddp",
         strategy=strategy, backend="gloo", device="cpu", world_size=2, nnodes=1, ranks="0-1",
         model="mlp", params=1000, dtype="float32", batch_size=32, bucket_mb="25",
         gradient_as_bucket_view="False", static_graph="False", avg_every="", steps=20, warmup=5,
-        timer="perf_counter", samples=len(samples),
+        window_steps=2, timer="perf_counter", samples=len(samples),
         **{f"step_{k}": v for k, v in stats.as_columns().items()},
         samples_per_s=64 / (stats.p50 * 1e-6), scaling_efficiency=float("nan"),
         comm_bytes_per_step=4000, comm_busbw_GBps=1.0, comm_share=0.5, overlap=0.5,
-        max_param_diff=0.0,
+        comm_hidden_share=0.5, max_param_diff=0.0, windows=len(samples),
     )  # fmt: skip
+    names = {f.name for f in fields(DdpRow)}
+    return DdpRow(**{k: v for k, v in values.items() if k in names})
 
 
 def write_run(
@@ -126,53 +130,13 @@ def pair(
     return a, b
 
 
+def rule(threshold: str = "5%", **changes: Any) -> GateRule:
+    return GateRule(Thresholds(parse_threshold(threshold)), **changes)
+
+
 def verdicts(a: Path, b: Path, metric: str = "time_us_p50", threshold: str = "5%") -> list[str]:
-    comparison = compare_runs(
-        load_run(a), load_run(b), parse_metric(metric), Thresholds(parse_threshold(threshold))
-    )
+    comparison = compare_runs(load_run(a), load_run(b), parse_metric(metric), rule(threshold))
     return [row.verdict for row in comparison.rows]
-
-
-# ---- the rank test ----------------------------------------------------------------------------
-
-
-def test_u_counts_are_the_exact_null_distribution() -> None:
-    assert u_counts(1, 1) == (1, 1)
-    assert u_counts(2, 2) == (1, 1, 2, 1, 1)
-    assert sum(u_counts(5, 5)) == math.comb(10, 5) == 252
-    assert u_counts(5, 5) == tuple(reversed(u_counts(5, 5)))  # symmetric
-
-
-def test_exact_p_values_match_the_tables() -> None:
-    assert exact_p_greater(25, 5, 5) == pytest.approx(1 / 252)
-    # Tables of U, n1 = n2 = 5: orderings with U = 0..5 number 1, 1, 2, 3, 5, 7, so the one-sided
-    # 5 % critical value is U <= 4 (12 of 252 = 0.0476); by symmetry P(U >= 21) is the same.
-    assert u_counts(5, 5)[:6] == (1, 1, 2, 3, 5, 7)
-    assert exact_p_greater(21, 5, 5) == pytest.approx(12 / 252)
-    assert exact_p_greater(20, 5, 5) == pytest.approx(19 / 252)
-    assert exact_p_greater(9, 3, 3) == pytest.approx(1 / 20)
-    assert exact_p_greater(0, 5, 5) == 1.0
-
-
-def test_rank_test_separated_and_reversed() -> None:
-    slower = rank_test(SEPARATED, SEPARATED_SLOWER)
-    assert (slower.u, slower.exact) == (25.0, True)
-    assert slower.p_value == pytest.approx(1 / 252)
-    assert slower.min_p_value == pytest.approx(1 / 252)
-    assert rank_test(SEPARATED_SLOWER, SEPARATED).p_value == 1.0
-
-
-def test_rank_test_with_ties_uses_the_corrected_normal_approximation() -> None:
-    assert u_statistic([2.0, 3.0, 4.0], [1.0, 2.0, 3.0]) == 7.0
-    result = rank_test([1.0, 2.0, 3.0], [2.0, 3.0, 4.0])
-    # mean 4.5, variance 9/12 * (7 - 12/30) = 4.95, z = (7 - 4.5 - 0.5) / sqrt(4.95)
-    assert not result.exact
-    assert result.p_value == pytest.approx(0.5 * math.erfc(2 / math.sqrt(4.95) / math.sqrt(2)))
-    assert result.p_value == pytest.approx(0.18434, abs=1e-5)
-
-
-def test_rank_test_all_equal_is_never_significant() -> None:
-    assert rank_test([5.0] * 4, [5.0] * 4).p_value == 1.0
 
 
 # ---- checks and thresholds --------------------------------------------------------------------
@@ -181,13 +145,19 @@ def test_rank_test_all_equal_is_never_significant() -> None:
 def test_parse_threshold_and_check() -> None:
     assert parse_threshold("5%") == Threshold(5.0, True)
     assert parse_threshold(" 2.5 % ") == Threshold(2.5, True)
-    assert parse_threshold("20") == Threshold(20.0, False)
+    assert parse_threshold("20us") == Threshold(20.0, False, "us")
+    assert parse_threshold("2 GB/s") == Threshold(2.0, False, "GB/s")
+    assert parse_threshold("2GBps") == Threshold(2.0, False, "GB/s")
+    with pytest.raises(
+        UsageError, match=r"'10' has no unit: write 10% .* or add the metric's unit"
+    ):
+        parse_threshold("10")
     check = parse_check("median:10%")
     assert check.metric is METRICS["time_us_p50"]
     assert check.threshold == Threshold(10.0, True)
     assert parse_check("5%").metric is None
     assert parse_check("busbw:3%").metric is METRICS["busbw_GBps"]
-    for bad in ("5x", "-5%", "", "five%", "median:"):
+    for bad in ("5x", "-5%", "", "five%", "median:", "5 furlongs"):
         with pytest.raises(UsageError):
             parse_threshold(bad) if ":" not in bad else parse_check(bad)
     with pytest.raises(UsageError, match="unknown metric"):
@@ -200,7 +170,7 @@ def test_worse_by_is_direction_aware() -> None:
     assert Threshold(5, True).worse_by(100.0, 80.0, time) == pytest.approx(-20.0)
     assert Threshold(5, True).worse_by(10.0, 8.0, busbw) == pytest.approx(20.0)
     assert Threshold(5, True).worse_by(10.0, 12.0, busbw) == pytest.approx(-20.0)
-    assert Threshold(5, False).worse_by(100.0, 130.0, time) == pytest.approx(30.0)
+    assert Threshold(5, False, "us").worse_by(100.0, 130.0, time) == pytest.approx(30.0)
     assert Threshold(5, True).worse_by(0.0, 0.0, busbw) == 0.0
 
 
@@ -240,9 +210,7 @@ def test_separated_slowdown_regresses(tmp_path: Path) -> None:
 
 def test_same_shift_inside_wide_overlapping_samples_is_noise(tmp_path: Path) -> None:
     a, b = pair(tmp_path, WIDE, WIDE_SLOWER)
-    comparison = compare_runs(
-        load_run(a), load_run(b), parse_metric("median"), Thresholds(Threshold(5, True))
-    )
+    comparison = compare_runs(load_run(a), load_run(b), parse_metric("median"), rule())
     (row,) = comparison.rows
     assert row.worse_by == pytest.approx(20.0)
     assert row.verdict == NOISE
@@ -264,7 +232,7 @@ def test_bandwidth_metric_regresses_when_time_grows(tmp_path: Path) -> None:
 def test_change_under_the_threshold_is_unchanged(tmp_path: Path) -> None:
     a, b = pair(tmp_path, SEPARATED, SEPARATED_SLOWER)
     assert verdicts(a, b, threshold="25%") == [UNCHANGED]
-    assert verdicts(a, b, threshold="30") == [UNCHANGED]  # 20 us worse, 30 us allowed
+    assert verdicts(a, b, threshold="30us") == [UNCHANGED]  # 20 us worse, 30 us allowed
 
 
 def test_rows_only_in_one_run_are_reported(tmp_path: Path) -> None:
@@ -283,13 +251,15 @@ def test_rows_match_on_mode_and_dtype(tmp_path: Path) -> None:
 
 
 def test_too_few_samples_fall_back_to_the_threshold(tmp_path: Path) -> None:
-    a, b = pair(tmp_path, [100.0, 101.0], [130.0, 131.0])
-    comparison = compare_runs(
-        load_run(a), load_run(b), parse_metric("median"), Thresholds(Threshold(5, True))
-    )
+    """Below --min-samples the rank test does not vote; the row says so."""
+    a, b = pair(tmp_path, [100.0, 101.0, 102.0], [130.0, 131.0, 132.0])
+    comparison = compare_runs(load_run(a), load_run(b), parse_metric("median"), rule())
     (row,) = comparison.rows
-    assert row.verdict == REGRESSED
-    assert "too few samples" in row.note
+    assert row.verdict == REGRESSED and row.p_value is None
+    assert row.reason == "fewer than --min-samples 5 samples: threshold only"
+    assert row.note == "3 vs 3 trials"
+    relaxed = compare_runs(load_run(a), load_run(b), parse_metric("median"), rule(min_samples=3))
+    assert relaxed.rows[0].p_value == pytest.approx(1 / 20)
 
 
 def test_ddp_rows_compare_step_time_and_samples_per_s(tmp_path: Path) -> None:
@@ -326,7 +296,8 @@ def test_compare_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     a, b = pair(tmp_path / "slow", SEPARATED, SEPARATED_SLOWER)
     code, out, _ = cli(["compare", str(a), str(b)], capsys)
     assert code == 1
-    assert "regressed" in out and "summary: 1 regressed" in out
+    assert out.startswith("distbench compare: REGRESSION (1 regressed)")
+    assert out.rstrip().endswith("summary: REGRESSION: 1 regressed")
     c, d = pair(tmp_path / "noise", WIDE, WIDE_SLOWER)
     assert cli(["compare", str(c), str(d)], capsys)[0] == 0
     code, _, err = cli(["compare", str(a), str(tmp_path / "missing")], capsys)
@@ -343,8 +314,8 @@ def test_compare_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixture
     a, b = pair(tmp_path, SEPARATED, SEPARATED_SLOWER)
     code, out, _ = cli(["compare", str(a), str(b), "--format", "markdown"], capsys)
     assert code == 1
-    assert out.startswith("### distbench compare: regression")
-    assert "| all_reduce | 1M |" in out and "**regressed**" in out
+    assert out.startswith("### distbench compare: REGRESSION (1 regressed)")
+    assert "| 1 | all_reduce | 1M |" in out and "**regressed**" in out
     code, out, _ = cli(["compare", str(a), str(b), "--format", "json", "--metric", "busbw"], capsys)
     body = json.loads(out)
     assert code == 1 and body["regressed"] is True and body["metric"] == "busbw_GBps"
@@ -357,7 +328,7 @@ def test_compare_refuses_another_schema(tmp_path: Path, capsys: pytest.CaptureFi
     a = write_run(tmp_path / "a", [(comm_row(1024, SEPARATED, 0), SEPARATED)])
     b = write_run(tmp_path / "b", [(comm_row(1024, SEPARATED, 0), SEPARATED)], schema=99)
     code, _, err = cli(["compare", str(a), str(b)], capsys)
-    assert code == 2 and "schema version 99" in err
+    assert code == 2 and "schema v99" in err and err.count("\n") == 1
 
 
 def test_baseline_save_list_and_compare_by_name(
@@ -405,15 +376,31 @@ def test_nightly_gates_an_existing_run(tmp_path: Path) -> None:
     first = nightly(["--run-dir", str(a), "--store", store, "--bootstrap"], tmp_path)
     assert first.returncode == 0, first.stderr
     assert (tmp_path / "store" / "nightly" / RESULTS_CSV).exists()
-    second = nightly(["--run-dir", str(b), "--store", store, "--no-report"], tmp_path)
+    assert (a / "report" / "report.md").exists()  # the bootstrap night reports too
+    second = nightly(
+        ["--run-dir", str(b), "--store", store, "--no-report", "--threshold", "5%"], tmp_path
+    )
     assert second.returncode == 1, second.stderr
     assert "REGRESSION" in second.stderr
-    assert (b / "compare.md").read_text().startswith("### distbench compare: regression")
+    assert (b / "compare.md").read_text().startswith("### distbench compare: REGRESSION")
     assert json.loads((b / "compare.json").read_text())["regressed"] is True
-    assert "summary: 1 regressed" in (b / "compare.txt").read_text()
-    assert "summary: 1 regressed" in second.stdout
+    assert "summary: REGRESSION: 1 regressed" in (b / "compare.txt").read_text()
+    assert second.stdout.startswith("distbench compare: REGRESSION (1 regressed)")
     missing = nightly(["--run-dir", str(b), "--store", store, "--baseline", "other"], tmp_path)
-    assert missing.returncode == 2 and "--bootstrap" in missing.stderr
+    assert missing.returncode == 2
+    assert f"ci/nightly.sh --run-dir {b} --bootstrap" in missing.stderr
+
+
+def test_nightly_checks_the_baseline_before_sweeping(tmp_path: Path) -> None:
+    out = tmp_path / "tonight"
+    store = str(tmp_path / "store")
+    result = nightly(["--out", str(out), "--store", store], tmp_path)
+    assert result.returncode == 2 and not out.exists()  # no sweep was run
+    assert "the first night is ci/nightly.sh --bootstrap" in result.stderr
+    assert "ci/nightly.sh --run-dir RUN --bootstrap" in result.stderr
+    usage = nightly(["--help"], tmp_path)
+    assert usage.returncode == 0 and "when that command exists" not in usage.stdout
+    assert "4  rows of the baseline are missing tonight" in usage.stdout
 
 
 # ---- a real sweep, gated --------------------------------------------------------------------

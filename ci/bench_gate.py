@@ -1,0 +1,276 @@
+"""How often does the nightly gate fail? Replays nights from real samples of this box and prints,
+per decision rule, the share of unchanged nights that fail (A/A) and of nights with one primitive
+25 % slower that fail naming it (A/B). Not a timed test: the figures behind compare's defaults.
+
+    for i in $(seq -w 1 12); do                # >= 10 independent launches of one config
+        distbench sweep --config ci/sweep-gate-data.toml --out results/gate/L$i
+    done
+    python ci/bench_gate.py results/gate                       # the table (docs)
+    python ci/bench_gate.py results/gate --export tests/data/gate-launches.json
+    python ci/bench_gate.py tests/data/gate-launches.json      # the same from the canned data
+
+A night is one launch: the baseline is one launch and the current run another (never the same),
+each row's samples drawn without replacement from its launch's trials (`--trials` of them), so
+the spread from night to night is the spread between launches, not between the trials of one.
+A/B multiplies the current samples of one primitive (every size, every dtype, every world size)
+by --slowdown; the night counts when it fails and a failing row names that primitive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from distbench.reports.checks import METRICS, Rule, Threshold, Thresholds
+from distbench.reports.compare import EXIT_OK, REGRESSED, GateRule, compare_runs
+from distbench.reports.runs import Row, Run, load_run
+
+Key = tuple[tuple[str, str], ...]
+Launch = dict[Key, tuple[float, ...]]
+STATISTICS: dict[str, Callable[[list[float]], float]] = {
+    "time_us_p50": statistics.median,
+    "time_us_min": min,
+    "time_us_mean": statistics.fmean,
+}
+"""The metrics a night can be gated on, from its drawn trial samples."""
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One decision rule to replay, with the trials per night it assumes."""
+
+    label: str
+    trials: int
+    rule: GateRule
+    metric: str = "time_us_p50"
+    margin: float | None = None
+    """Per-row thresholds from the measured spread: the largest slowdown between the other
+    launches (never the night's own two: leave-pair-out), raised to this power (1.5: half as
+    much again in log terms), at least the rule's default threshold."""
+
+
+def load_launches(path: Path) -> dict[str, Launch]:
+    """Launch name -> row key -> trial samples, from run directories below `path` or from a JSON
+    export of them. Only rows every launch holds are kept."""
+    if path.is_file():
+        data = json.loads(path.read_text())
+        keys = [tuple((k, str(v)) for k, v in case.items()) for case in data["cases"]]
+        launches = {
+            name: {key: tuple(times) for key, times in zip(keys, rows, strict=True) if times}
+            for name, rows in data["launches"].items()
+        }
+    else:
+        launches = {}
+        for run_dir in sorted(p for p in path.iterdir() if p.is_dir()):
+            run = load_run(run_dir)
+            launches[run_dir.name] = {
+                k: r.units_us for k, r in run.rows.items() if r.kind == "comm" and r.units_us
+            }
+    common = set.intersection(*(set(launch) for launch in launches.values()))
+    return {
+        name: {k: v for k, v in launch.items() if k in common} for name, launch in launches.items()
+    }
+
+
+def export(launches: dict[str, Launch], path: Path) -> None:
+    keys = sorted({key for launch in launches.values() for key in launch})
+    body = {
+        "about": "per-trial time_us of each row of independent launches (ci/bench_gate.py)",
+        "cases": [dict(key) for key in keys],
+        "launches": {
+            name: [[round(t, 1) for t in launch.get(key, ())] for key in keys]
+            for name, launch in launches.items()
+        },
+    }
+    path.write_text(json.dumps(body, separators=(",", ":")) + "\n")
+
+
+def night(
+    launch: Launch, name: str, trials: int, rng: random.Random, slow: str | None, factor: float
+) -> Run:
+    """One night's run drawn from a launch; `slow`: that primitive's samples x factor."""
+    run = Run(path=Path(name), manifest={})
+    for key, times in launch.items():
+        drawn = rng.sample(times, min(trials, len(times)))
+        values = dict(key)
+        if values["primitive"] == slow:
+            drawn = [t * factor for t in drawn]
+        for column, statistic in STATISTICS.items():
+            values[column] = str(statistic(drawn))
+        run.rows[key] = Row(key, "comm", values, tuple(drawn), "trial", run=name)
+    return run
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def row_rule(key: Key, percent: float) -> Rule:
+    """A thresholds-file rule that matches exactly one row of the sweep."""
+    values = dict(key)
+    size = int(values["size_bytes"])
+    return Rule(
+        Threshold(round(percent, 1), True), primitive=values["primitive"],
+        backend=values["backend"], mode=values["mode"], dtype=values["dtype"],
+        pattern=values["pattern"], world_size=int(values["world_size"]), min_size=size,
+        max_size=size,
+    )  # fmt: skip
+
+
+def spread_thresholds(
+    launches: dict[str, Launch], names: list[str], metric: str, margin: float, floor: float
+) -> Thresholds:
+    """Per row: the largest slowdown between any two of `names` (ratio r), as r ** margin - 1
+    in percent, at least `floor`: what --write-thresholds ships for this box."""
+    statistic = STATISTICS[metric]
+    rules = []
+    for key in sorted(next(iter(launches.values()))):
+        level = [statistic(list(launches[n][key])) for n in names]
+        worst = max(level) / min(level)
+        rules.append(row_rule(key, max(floor, (worst**margin - 1) * 100)))
+    return Thresholds(Threshold(floor, True), tuple(rules))
+
+
+def write_thresholds(thresholds: Thresholds, path: Path, about: str) -> None:
+    """A thresholds TOML file that compare --thresholds reads: one rule per row."""
+    lines = [f"# {line}" for line in about.splitlines()]
+    lines += ["", f'default = "{thresholds.default}"']
+    for rule in thresholds.rules:
+        lines += ["", "[[rules]]"]
+        for name in ("primitive", "backend", "mode", "dtype", "pattern", "world_size"):
+            value = getattr(rule, name)
+            lines.append(f"{name} = {value}" if name == "world_size" else f'{name} = "{value}"')
+        lines += [f'min_size = "{rule.min_size}"', f'max_size = "{rule.max_size}"']
+        lines.append(f'threshold = "{rule.threshold}"')
+    path.write_text("\n".join(lines) + "\n")
+
+
+@dataclass(frozen=True)
+class Rates:
+    aa_failed: int
+    ab_caught: int
+    ab_other: int
+    """A/B nights that also failed a row of another primitive."""
+    nights: int
+
+
+def replay(
+    launches: dict[str, Launch], alt: Alternative, nights: int, seed: int, factor: float
+) -> Rates:
+    """A/A and A/B over `nights` drawn nights each (the same draws for every alternative)."""
+    rng = random.Random(seed)
+    names = sorted(launches)
+    primitives = sorted({dict(k)["primitive"] for launch in launches.values() for k in launch})
+    metric = METRICS[alt.metric]
+    cache: dict[tuple[str, str], GateRule] = {}
+    aa = caught = other = 0
+    for i in range(nights):
+        base_name, cur_name = rng.sample(names, 2)
+        rule = alt.rule
+        if alt.margin is not None:
+            if (base_name, cur_name) not in cache:
+                rest = [n for n in names if n not in (base_name, cur_name)]
+                floor = alt.rule.thresholds.default.value
+                bands = spread_thresholds(launches, rest, alt.metric, alt.margin, floor)
+                cache[base_name, cur_name] = replace(alt.rule, thresholds=bands)
+            rule = cache[base_name, cur_name]
+        base = night(launches[base_name], base_name, alt.trials, rng, None, 1.0)
+        same = night(launches[cur_name], cur_name, alt.trials, rng, None, 1.0)
+        aa += compare_runs(base, same, metric, rule).exit_code != EXIT_OK
+        slow = primitives[i % len(primitives)]
+        slowed = night(launches[cur_name], cur_name, alt.trials, rng, slow, factor)
+        result = compare_runs(base, slowed, metric, rule)
+        failing = {r.key.get("primitive") for r in result.rows if r.verdict == REGRESSED}
+        caught += slow in failing
+        other += bool(failing - {slow})
+    return Rates(aa, caught, other, nights)
+
+
+def percent(text: str) -> Thresholds:
+    return Thresholds(Threshold(float(text.rstrip("%")), True))
+
+
+SHIPPED = GateRule(thresholds=percent("5%"))
+PLAIN = replace(SHIPPED, fdr=False, adjacent=False, min_samples=1)
+SHIPPED_METRIC, SHIPPED_MARGIN, SHIPPED_TRIALS = "time_us_min", 1.5, 12
+
+
+def alternatives() -> list[Alternative]:
+    """The shipped defaults first, then what was tried against them."""
+    m, t, p50 = SHIPPED_METRIC, SHIPPED_TRIALS, "time_us_p50"
+    at50 = replace(SHIPPED, thresholds=percent("50%"))
+    return [
+        Alternative("shipped: 12 trials, min, spread^1.5, BH, adjacent", t, SHIPPED, m, 1.5),
+        Alternative("before: 3 trials, p50, 5%, p<=0.05", 3, PLAIN),
+        Alternative("12 trials, p50, 5%, p<=0.05", t, PLAIN),
+        Alternative("12 trials, p50, 5%, BH, adjacent", t, SHIPPED),
+        Alternative("12 trials, p50, 50%, BH, adjacent", t, at50),
+        Alternative("12 trials, min, 50%, BH, adjacent", t, at50, m),
+        Alternative("12 trials, p50, spread^1.5, BH, adjacent", t, SHIPPED, p50, 1.5),
+        Alternative("12 trials, min, spread^1, BH, adjacent", t, SHIPPED, m, 1.0),
+        Alternative("12 trials, min, spread^1.25, BH, adjacent", t, SHIPPED, m, 1.25),
+        Alternative("12 trials, min, spread^1.5, p<=0.05", t, PLAIN, m, 1.5),
+        Alternative("12 trials, min, spread^1.5, BH", t, replace(PLAIN, fdr=True), m, 1.5),
+        Alternative(
+            "12 trials, min, spread^1.5, adjacent", t, replace(PLAIN, adjacent=True), m, 1.5
+        ),
+        Alternative("6 trials, min, spread^1.5, BH, adjacent", 6, SHIPPED, m, 1.5),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("data", type=Path, help="folder of launch run directories, or JSON")
+    parser.add_argument("--nights", type=int, default=200, help="nights per rate")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--slowdown", type=float, default=1.25, help="A/B factor, e.g. 1.25")
+    parser.add_argument("--export", type=Path, help="write the launches' samples as JSON")
+    parser.add_argument("--only-shipped", action="store_true", help="replay the defaults only")
+    parser.add_argument(
+        "--write-thresholds", type=Path, help="write the shipped per-row thresholds (TOML)"
+    )
+    args = parser.parse_args(argv)
+    launches = load_launches(args.data)
+    if len(launches) < 3:
+        print(f"bench_gate: {args.data} holds {len(launches)} launches; need >= 3", file=sys.stderr)
+        return 2
+    if args.export:
+        export(launches, args.export)
+    if args.write_thresholds:
+        names = sorted(launches)
+        floor = SHIPPED.thresholds.default.value
+        bands = spread_thresholds(launches, names, SHIPPED_METRIC, SHIPPED_MARGIN, floor)
+        about = (
+            f"Per-row thresholds from the spread of {len(names)} launches on this box (written by\n"
+            f"python ci/bench_gate.py DATA --write-thresholds): the largest slowdown of\n"
+            f"{SHIPPED_METRIC} between any two launches, to the power {SHIPPED_MARGIN}, at least"
+            f" {floor:g}%.\nRegenerate on your own box from >= 10 launches (docs: the gate)."
+        )
+        write_thresholds(bands, args.write_thresholds, about)
+    rows = len(next(iter(launches.values())))
+    print(f"# {len(launches)} launches x {rows} rows; {args.nights} nights each; A/B = one "
+          f"primitive x{args.slowdown:g} (every size); seed {args.seed}")  # fmt: skip
+    print(f"{'rule':<52} {'A/A failed':>10} {'A/B caught':>10} {'A/B +other':>10}")
+    for alternative in alternatives()[: 1 if args.only_shipped else None]:
+        rates = replay(launches, alternative, args.nights, args.seed, args.slowdown)
+        n = rates.nights
+        print(
+            f"{alternative.label:<52} {rates.aa_failed / n:>10.1%} {rates.ab_caught / n:>10.1%} "
+            f"{rates.ab_other / n:>10.1%}",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
