@@ -172,7 +172,7 @@ def check_counts(
     world_sizes: Sequence[int],
 ) -> str | None:
     """Refuse sizes that leave a rank no element; return one note when gather-type primitives
-    round a size down to a multiple of n elements (METHOD: say so when rounding), else None."""
+    round a size down to n whole 16-byte chunks (METHOD: say so when rounding), else None."""
     import torch
 
     rounded: dict[str, str] = {}  # primitive -> first example
@@ -180,7 +180,8 @@ def check_counts(
         prim = get_primitive(name)
         for n in world_sizes:
             for dtype in dtypes:
-                step = prim.count_multiple(n) * getattr(torch, dtype).itemsize
+                torch_dtype = getattr(torch, dtype)
+                step = prim.count_multiple(n, torch_dtype) * torch_dtype.itemsize
                 if min(sizes) < step:
                     raise UsageError(
                         f"size {min(sizes)} B leaves a rank no {dtype} element in {name} at "
@@ -194,7 +195,8 @@ def check_counts(
         return None
     first = next(iter(rounded.values()))
     return (
-        f"note: {', '.join(rounded)} round sizes down to whole elements per rank (e.g. {first}); "
+        f"note: {', '.join(rounded)} round sizes down to whole 16-byte chunks per rank, as "
+        f"nccl-tests (e.g. {first}); "
         "size_bytes is what was measured, requested_bytes what was asked for"
     )
 

@@ -11,7 +11,7 @@ import torch
 
 from distbench.parse import UsageError
 from distbench.primitive_options import check_counts, parse_primitives, parse_root
-from distbench.primitives import COMMANDS, PRIMITIVES, checkdata
+from distbench.primitives import COMMANDS, PRIMITIVES
 from distbench.primitives.base import Context, root_ranks
 from tests.conftest import run_cli
 
@@ -69,36 +69,47 @@ def test_busbw_factor_values() -> None:
 # --- sizes ----------------------------------------------------------------------------------------
 
 
+def nccl_tests_chunk(requested_bytes: int, dtype: torch.dtype, n: int) -> int:
+    """nccl-tests 2.19.6 (src/all_gather.cu, reduce_scatter.cu, alltoall.cu), verbatim:
+    base = (count/nranks) & -(16/eltSize), count = bytes / eltSize."""
+    count = requested_bytes // dtype.itemsize
+    return (count // n) & -(16 // dtype.itemsize)
+
+
 @pytest.mark.parametrize("name", ["all_gather", "reduce_scatter", "all_to_all"])
-def test_gather_type_size_is_the_whole_buffer_rounded_to_whole_elements_per_rank(
-    name: str,
-) -> None:
+def test_gather_type_size_is_n_whole_16_byte_chunks_as_nccl_tests(name: str) -> None:
     prim = PRIMITIVES[name]
-    # 1K of float32 at 3 ranks: 256 elements -> 255 (85 per rank), 1020 bytes.
+    # 1K of float32 at 3 ranks: 256 elements / 3 = 85 -> 84 (16-byte chunks), 1008 bytes.
     [case] = prim.build_cases(context(3), 1024, torch.float32, "sum", "0")
-    assert (case.size_bytes, case.count) == (1020, 255)
+    assert (case.size_bytes, case.count) == (1008, 252)
     # At 2 ranks nothing is rounded: the whole buffer is the size asked for.
     [case] = prim.build_cases(context(2), 1024, torch.float32, "sum", "0")
     assert (case.size_bytes, case.count) == (1024, 256)
-    # bf16 at 3 ranks: 1000 B = 500 elements -> 498.
+    # bf16 at 3 ranks: 1000 B = 500 elements, 166 per rank -> 160 (8 per 16 bytes): 960 B.
     [case] = prim.build_cases(context(3), 1000, torch.bfloat16, "sum", "0")
-    assert (case.size_bytes, case.count) == (996, 498)
-    assert prim.count_multiple(3) == 3
+    assert (case.size_bytes, case.count) == (960, 480)
+    assert prim.count_multiple(3, torch.float32) == 12
+    assert prim.count_multiple(3, torch.int8) == 48
     emulated = name == "reduce_scatter"  # on gloo: an all_reduce in disguise, labelled
     assert case.labels == ({"pattern": "via_all_reduce"} if emulated else {})
+    # Every size, dtype and world size: the same chunk as nccl-tests, n chunks in size_bytes.
+    for n in (2, 3, 5, 8, 12):
+        for dtype in (torch.float32, torch.bfloat16, torch.int8, torch.float64):
+            for requested in (16 * n, 1000, 1024, 4096 + 17, 65536 * 3 + 5):
+                chunk = nccl_tests_chunk(requested, dtype, n)
+                if chunk == 0:
+                    continue  # the CLI refuses such sizes (check_counts)
+                [case] = prim.build_cases(context(n), requested, dtype, "sum", "0")
+                assert case.count == n * chunk
+                assert case.size_bytes == n * chunk * dtype.itemsize
+                assert case.size_bytes % (16 * n) == 0
 
 
 @pytest.mark.parametrize("name", ["all_reduce", "broadcast", "reduce", "send_recv"])
 def test_per_rank_size_is_one_buffer(name: str) -> None:
     cases = PRIMITIVES[name].build_cases(context(3), 1024, torch.float32, "sum", "0")
     assert {(c.size_bytes, c.count) for c in cases} == {(1024, 256)}
-    assert PRIMITIVES[name].count_multiple(3) == 1
-
-
-def test_all_gather_buffers_are_per_rank_chunk_and_whole() -> None:
-    # The rounding must leave every rank count/n elements: all_gather of 1K at 3 ranks sends 85.
-    count = 255
-    assert count % 3 == 0 and count // 3 == 85
+    assert PRIMITIVES[name].count_multiple(3, torch.float32) == 1
 
 
 @pytest.mark.parametrize("name", ["broadcast", "reduce"])
@@ -118,9 +129,11 @@ def test_check_counts_refuses_empty_ranks_and_notes_rounding() -> None:
     assert check_counts(["all_gather"], [1024], ["float32"], [2, 4]) is None
     note = check_counts(["all_gather", "all_to_all"], [1024], ["float32"], [3])
     assert note is not None
-    assert "all_gather, all_to_all" in note and "1K -> 1020 B" in note
-    with pytest.raises(UsageError, match="at least 12 B"):
-        check_counts(["all_gather"], [8], ["float32"], [3])
+    assert "all_gather, all_to_all" in note and "1K -> 1008 B" in note
+    assert "whole 16-byte chunks per rank, as nccl-tests" in note
+    assert check_counts(["all_gather"], [1024], ["int8"], [4]) is None  # 4 x 16 divides 1024
+    with pytest.raises(UsageError, match="at least 48 B"):
+        check_counts(["all_gather"], [32], ["float32"], [3])
     with pytest.raises(UsageError, match="at least 4 B"):
         check_counts(["all_reduce"], [2], ["float32"], [3])
 
@@ -139,42 +152,6 @@ def test_parse_root_and_primitives() -> None:
     assert parse_primitives("all") == tuple(PRIMITIVES)
     with pytest.raises(UsageError, match="unknown primitive 'gather'"):
         parse_primitives("gather")
-
-
-# --- check data for primitives that move data -------------------------------------------------
-
-DTYPES = [
-    torch.float32,
-    torch.float64,
-    torch.float16,
-    torch.bfloat16,
-    torch.int8,
-    torch.uint8,
-    torch.int32,
-    torch.int64,
-]
-
-
-def test_move_period_is_the_dtypes_exact_range() -> None:
-    assert checkdata.move_period(torch.int8) == 128
-    assert checkdata.move_period(torch.uint8) == 256
-    assert checkdata.move_period(torch.bfloat16) == 257
-    assert checkdata.move_period(torch.float16) == 2049
-    assert checkdata.move_period(torch.float32) == 1 << 16
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_fill_pattern_is_exact_and_differs_by_offset(dtype: torch.dtype) -> None:
-    count = 3000
-    for offset in (0, 1, 7):
-        data = checkdata.fill_pattern(count, offset, dtype, CPU)
-        expected = checkdata.expected_pattern(count, offset, dtype, CPU)
-        assert checkdata.count_wrong(data, expected) == 0
-    # A receive buffer pre-filled with the next offset is wrong at every element: a lost message
-    # or a chunk from the wrong rank cannot pass the check.
-    other = checkdata.fill_pattern(count, 1, dtype, CPU)
-    assert checkdata.count_wrong(other, checkdata.expected_pattern(count, 0, dtype, CPU)) == count
-    assert checkdata.expected_pattern(5, 3, dtype, CPU).tolist() == [3.0, 4.0, 5.0, 6.0, 7.0]
 
 
 # --- end to end on gloo ------------------------------------------------------------------------
@@ -230,7 +207,7 @@ def test_sweep_every_primitive_at_world_size_3_checks_and_rounds(tmp_path: Path)
         str(out),
     )
     assert result.returncode == 0, result.stderr
-    assert "round sizes down to whole elements per rank" in result.stderr
+    assert "round sizes down to whole 16-byte chunks per rank" in result.stderr
     rows = read_csv(out / "results.csv")
     assert "gloo has no reduce-scatter" in result.stderr
     assert {r["wrong"] for r in rows} == {"0"}
@@ -240,7 +217,7 @@ def test_sweep_every_primitive_at_world_size_3_checks_and_rounds(tmp_path: Path)
     assert set(by_primitive) == set(PRIMITIVES)
     for name in ("all_gather", "reduce_scatter", "all_to_all"):
         sizes = [(r["size_bytes"], r["requested_bytes"]) for r in by_primitive[name]]
-        assert sizes == [("1020", "1024"), ("65532", "65536")]
+        assert sizes == [("1008", "1024"), ("65520", "65536")]
         assert {float(r["busbw_factor"]) for r in by_primitive[name]} == {2 / 3}
     # torch runs reduce_scatter_tensor on gloo as an all_reduce: the rows say so.
     assert {r["pattern"] for r in by_primitive["reduce_scatter"]} == {"via_all_reduce"}

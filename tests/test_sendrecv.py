@@ -141,7 +141,7 @@ ERRORS = [
     (["reduce", "--root", "first"], "--root 'first' is not a rank"),
     (["allreduce", "--root", "1"], "--root applies to broadcast and reduce only"),
     (["allgather", "--window", "4"], "--window applies to sendrecv only"),
-    (["alltoall", "--sizes", "4", "--world-sizes", "2"], "use sizes of at least 8 B"),
+    (["alltoall", "--sizes", "4", "--world-sizes", "2"], "use sizes of at least 32 B"),
 ]
 
 

@@ -1,7 +1,8 @@
 """all_gather: every rank contributes count/n elements and ends with all n contributions.
 
 size_bytes is the whole gathered buffer (per-rank bytes x n), rounded down so every rank sends
-whole elements; busbw factor (n-1)/n (nccl-tests, src/all_gather.cu). Tensor API: torch's
+one whole 16-byte-aligned chunk, as nccl-tests does (GatherType); busbw factor (n-1)/n
+(nccl-tests, src/all_gather.cu). Tensor API: torch's
 all_gather_into_tensor (named all_gather_single since torch 2.13, which deprecates the old name).
 """
 
@@ -34,7 +35,7 @@ class AllGather(GatherType):
         options: dict[str, Any] | None = None,
     ) -> list[Case]:
         n = ctx.world_size
-        count = element_count(requested_bytes, dtype, multiple=n)
+        count = element_count(requested_bytes, dtype, self.count_multiple(n, dtype))
         per_rank = count // n
         send = torch.zeros(per_rank, dtype=dtype, device=ctx.device)  # [count / n]
         gathered = torch.zeros(count, dtype=dtype, device=ctx.device)  # [n * count / n]
@@ -43,13 +44,11 @@ class AllGather(GatherType):
             ALL_GATHER(gathered, send, group=ctx.group)
 
         def check() -> int:
-            # Rank r sends (i + r) % K: chunk r of the result must hold exactly that.
+            # Chunk r of the result must hold rank r's data; unwritten elements stay wrong.
             data = checkdata.fill_pattern(per_rank, ctx.rank, dtype, ctx.device)
-            result = torch.zeros(count, dtype=dtype, device=ctx.device)
+            result = checkdata.fill_sentinel(count, dtype, ctx.device)
             ALL_GATHER(result, data, group=ctx.group)
-            expected = torch.cat(
-                [checkdata.expected_pattern(per_rank, r, dtype, ctx.device) for r in range(n)]
-            )
-            return checkdata.count_wrong(result, expected)
+            chunks = result.split(per_rank)
+            return sum(checkdata.wrong_moved(chunks[r], r) for r in range(n))
 
         return [Case(size_bytes=count * dtype.itemsize, count=count, run=run, check=check)]

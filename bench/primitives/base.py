@@ -73,8 +73,9 @@ class Primitive(Protocol):
         """Cases build_cases returns per size (several when rotating a root or walking pairs)."""
         ...
 
-    def count_multiple(self, world_size: int) -> int:
-        """Elements must come in multiples of this (world_size for gather-type primitives)."""
+    def count_multiple(self, world_size: int, dtype: torch.dtype) -> int:
+        """Elements must come in multiples of this (gather-type primitives: n whole 16-byte
+        chunks, as nccl-tests)."""
         ...
 
     def build_cases(
@@ -90,9 +91,13 @@ class Primitive(Protocol):
         ...
 
 
+CHUNK_ALIGN_BYTES = 16
+"""nccl-tests' alignment of a gather-type primitive's per-rank chunk."""
+
+
 def element_count(requested_bytes: int, dtype: torch.dtype, multiple: int = 1) -> int:
-    """Whole elements in requested_bytes, rounded down to a multiple of `multiple` (ranks, for
-    gather-type primitives, so every rank gets the same number)."""
+    """Whole elements in requested_bytes, rounded down to a multiple of `multiple` (for
+    gather-type primitives: count_multiple, so every rank gets the same whole chunk)."""
     count = requested_bytes // dtype.itemsize
     return count - count % multiple
 
@@ -115,19 +120,24 @@ class PrimitiveBase:
     def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
         return 1
 
-    def count_multiple(self, world_size: int) -> int:
+    def count_multiple(self, world_size: int, dtype: torch.dtype) -> int:
         return 1
 
 
 class GatherType(PrimitiveBase):
-    """all_gather, reduce_scatter, all_to_all: every rank holds one chunk of count / n elements,
-    so counts come in multiples of n; busbw factor (n - 1) / n (nccl-tests)."""
+    """all_gather, reduce_scatter, all_to_all: every rank holds one chunk; busbw factor
+    (n - 1) / n (nccl-tests).
+
+    Chunks are rounded as nccl-tests 2.19.6 rounds them (src/all_gather.cu, reduce_scatter.cu,
+    alltoall.cu): `(count / n) & ~(16 / element_size - 1)` elements, whole and 16-byte aligned.
+    That is count rounded down to a multiple of n * 16 / element_size, i.e. the size in bytes
+    rounded down to a multiple of 16 n, whatever the dtype."""
 
     def busbw_factor(self, world_size: int) -> float:
         return (world_size - 1) / world_size
 
-    def count_multiple(self, world_size: int) -> int:
-        return world_size
+    def count_multiple(self, world_size: int, dtype: torch.dtype) -> int:
+        return world_size * max(1, CHUNK_ALIGN_BYTES // dtype.itemsize)
 
 
 class Rooted(PrimitiveBase):

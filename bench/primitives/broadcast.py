@@ -38,11 +38,14 @@ class Broadcast(Rooted):
             dist.broadcast(buffer, src=global_src, group=ctx.group)
 
         def check() -> int:
-            # Every rank starts with its own pattern, so a rank the data never reached stands out.
-            data = checkdata.fill_pattern(count, ctx.rank, buffer.dtype, ctx.device)
+            # The other ranks start wrong everywhere, so a rank the data never reached stands out.
+            dtype = buffer.dtype
+            if ctx.rank == src:
+                data = checkdata.fill_pattern(count, src, dtype, ctx.device)
+            else:
+                data = checkdata.fill_sentinel(count, dtype, ctx.device)
             dist.broadcast(data, src=global_src, group=ctx.group)
-            expected = checkdata.expected_pattern(count, src, buffer.dtype, ctx.device)
-            return checkdata.count_wrong(data, expected)
+            return checkdata.wrong_moved(data, src)
 
         return Case(
             size_bytes=count * buffer.dtype.itemsize,

@@ -1,8 +1,9 @@
 """reduce_scatter: every rank's input (n chunks) is reduced; rank r keeps chunk r of the result.
 
-size_bytes is the input buffer (per-rank output bytes x n), rounded down so every rank gets whole
-elements; busbw factor (n-1)/n (nccl-tests, src/reduce_scatter.cu). Tensor API: torch's
-reduce_scatter_tensor (named reduce_scatter_single since torch 2.13, which deprecates the old name).
+size_bytes is the input buffer (per-rank output bytes x n), rounded down so every rank gets one
+whole 16-byte-aligned chunk, as nccl-tests does (GatherType); busbw factor (n-1)/n
+(nccl-tests, src/reduce_scatter.cu). Tensor API: torch's reduce_scatter_tensor (named
+reduce_scatter_single since torch 2.13, which deprecates the old name).
 
 gloo has no reduce-scatter algorithm: torch (2.13) runs reduce_scatter_tensor on gloo as an
 all_reduce of the whole input plus a copy of this rank's chunk (ProcessGroupGloo::
@@ -42,7 +43,7 @@ class ReduceScatter(GatherType):
         options: dict[str, Any] | None = None,
     ) -> list[Case]:
         n = ctx.world_size
-        count = element_count(requested_bytes, dtype, multiple=n)
+        count = element_count(requested_bytes, dtype, self.count_multiple(n, dtype))
         per_rank = count // n
         reduce_op = REDUCE_OPS[op]
         # Zeros stay zero under every op: no overflow, no denormals, whatever the iteration count.
@@ -53,12 +54,11 @@ class ReduceScatter(GatherType):
             REDUCE_SCATTER(result, source, op=reduce_op, group=ctx.group)
 
         def check() -> int:
-            data = checkdata.fill(count, ctx.rank, n, dtype, ctx.device, op, chunk=per_rank)
-            out = torch.zeros(per_rank, dtype=dtype, device=ctx.device)
+            # Rank r must end with positions r * per_rank.. of the reduction of every input.
+            data = checkdata.fill(count, ctx.rank, n, dtype, ctx.device, op)
+            out = checkdata.fill_sentinel(per_rank, dtype, ctx.device)
             REDUCE_SCATTER(out, data, op=reduce_op, group=ctx.group)
-            expected = checkdata.expected_reduction(count, n, dtype, ctx.device, op, chunk=per_rank)
-            mine = expected[ctx.rank * per_rank : (ctx.rank + 1) * per_rank]
-            return checkdata.count_wrong(out, mine, op)
+            return checkdata.wrong_reduced(out, n, op, start=ctx.rank * per_rank)
 
         labels = {"pattern": EMULATED[ctx.backend]} if ctx.backend in EMULATED else {}
         return [

@@ -125,17 +125,15 @@ class Buffers:
 
     def expect(self, ctx: Context, data: torch.Tensor, sender: int) -> int:
         """Wrong elements of `data`, which should hold rank `sender`'s pattern."""
-        return checkdata.count_wrong(
-            data, checkdata.expected_pattern(self.count, sender, data.dtype, ctx.device)
-        )
+        return checkdata.wrong_moved(data, sender)
 
     def outgoing(self, ctx: Context) -> torch.Tensor:
-        """This rank's check message: (i + rank) % K."""
+        """This rank's check message: its own data (checkdata)."""
         return checkdata.fill_pattern(self.count, ctx.rank, self.send.dtype, ctx.device)
 
-    def incoming(self, ctx: Context, sender: int) -> torch.Tensor:
-        """A receive buffer that holds anything but `sender`'s pattern (a lost message shows)."""
-        return checkdata.fill_pattern(self.count, sender + 1, self.send.dtype, ctx.device)
+    def incoming(self, ctx: Context) -> torch.Tensor:
+        """A receive buffer that is wrong everywhere until written (a lost message shows)."""
+        return checkdata.fill_sentinel(self.count, self.send.dtype, ctx.device)
 
 
 def pingpong_case(ctx: Context, buf: Buffers, src: int, dst: int) -> Case:
@@ -153,12 +151,12 @@ def pingpong_case(ctx: Context, buf: Buffers, src: int, dst: int) -> Case:
     def check() -> int:
         # src's pattern goes out and comes back: both legs are checked.
         if ctx.rank == src:
-            back = buf.incoming(ctx, src)
+            back = buf.incoming(ctx)
             dist.send(buf.outgoing(ctx), dst=g_dst, group=group)
             dist.recv(back, src=g_dst, group=group)
             return buf.expect(ctx, back, src)
         if ctx.rank == dst:
-            data = buf.incoming(ctx, src)
+            data = buf.incoming(ctx)
             dist.recv(data, src=g_src, group=group)
             wrong = buf.expect(ctx, data, src)
             dist.send(data, dst=g_src, group=group)
@@ -202,7 +200,7 @@ def window_case(
         g_peer = ctx.global_ranks[peer]
         receives = bidirectional or ctx.rank == dst
         sends = bidirectional or ctx.rank == src
-        data = buf.incoming(ctx, peer)
+        data = buf.incoming(ctx)
         ops = [dist.P2POp(dist.irecv, data, g_peer, group)] if receives else []
         if sends:
             ops.append(dist.P2POp(dist.isend, buf.outgoing(ctx), g_peer, group))
@@ -233,7 +231,7 @@ def ring_case(ctx: Context, buf: Buffers) -> Case:
 
     def check() -> int:
         prev = (ctx.rank - 1) % n
-        data = buf.incoming(ctx, prev)
+        data = buf.incoming(ctx)
         exchange(buf.outgoing(ctx), data)
         return buf.expect(ctx, data, prev)
 

@@ -1,0 +1,1 @@
+"""Test-only mutation of real collectives: proves that --check sees every wrong result."""
