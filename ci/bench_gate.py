@@ -8,6 +8,8 @@ per decision rule, the share of unchanged nights that fail (A/A) and of nights w
     python ci/bench_gate.py results/gate                       # the table (docs)
     python ci/bench_gate.py results/gate --export tests/data/gate-launches.json
     python ci/bench_gate.py tests/data/gate-launches.json      # the same from the canned data
+    python ci/bench_gate.py --pytest-json DIR   # the pytest-benchmark kit: --benchmark-json files
+                                                # of >= 10 runs of ci/bench-tests.sh
 
 A night is one launch: the baseline is one launch and the current run another (never the same),
 each row's samples drawn without replacement from its launch's trials (`--trials` of them), so
@@ -69,9 +71,7 @@ def load_launches(path: Path) -> dict[str, Launch]:
         launches = {}
         for run_dir in sorted(p for p in path.iterdir() if p.is_dir()):
             run = load_run(run_dir)
-            launches[run_dir.name] = {
-                k: r.units_us for k, r in run.rows.items() if r.kind == "comm" and r.units_us
-            }
+            launches[run_dir.name] = {k: r.units_us for k, r in run.rows.items() if r.units_us}
     common = set.intersection(*(set(launch) for launch in launches.values()))
     return {
         name: {k: v for k, v in launch.items() if k in common} for name, launch in launches.items()
@@ -102,8 +102,10 @@ def night(
         if values["primitive"] == slow:
             drawn = [t * factor for t in drawn]
         for column, statistic in STATISTICS.items():
-            values[column] = str(statistic(drawn))
-        run.rows[key] = Row(key, "comm", values, tuple(drawn), "trial", run=name)
+            values[column] = values[f"step_{column}"] = str(statistic(drawn))
+        kind = values["kind"]
+        unit = "window" if kind == "ddp" else "trial"
+        run.rows[key] = Row(key, kind, values, tuple(drawn), unit, run=name)
     return run
 
 
@@ -115,15 +117,40 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def row_rule(key: Key, percent: float) -> Rule:
-    """A thresholds-file rule that matches exactly one row of the sweep."""
+def size_bands(keys: list[Key]) -> dict[Key, tuple[int | None, int | None]]:
+    """Per row with a size: the band of sizes it stands for, up to the geometric midpoints with
+    the neighbouring sizes of its case (1K, 64K, 1M: <= 8K, 8K-256K, >= 256K), so a rule still
+    matches when a release rounds sizes differently (1020 B -> 1008 B)."""
+    cases: dict[Key, list[tuple[int, Key]]] = {}
+    for key in keys:
+        values = dict(key)
+        if "size_bytes" in values:
+            case = tuple(kv for kv in key if kv[0] != "size_bytes")
+            cases.setdefault(case, []).append((int(values["size_bytes"]), key))
+    bands = {}
+    for members in cases.values():
+        members.sort()
+        sizes = [size for size, _key in members]
+        for i, (_size, key) in enumerate(members):
+            low = int((sizes[i - 1] * sizes[i]) ** 0.5) + 1 if i else None
+            high = int((sizes[i] * sizes[i + 1]) ** 0.5) if i + 1 < len(sizes) else None
+            bands[key] = (low, high)
+    return bands
+
+
+def row_rule(key: Key, percent: float, band: tuple[int | None, int | None] | None) -> Rule:
+    """A thresholds-file rule for one row of the sweep (its size band, when it has a size)."""
     values = dict(key)
-    size = int(values["size_bytes"])
+    threshold = Threshold(round(percent, 1), True)
+    if band is None:  # a DDP row: one per strategy and world size in a sweep
+        return Rule(
+            threshold, primitive=values["primitive"], backend=values["backend"],
+            strategy=values["strategy"], world_size=int(values["world_size"]),
+        )  # fmt: skip
     return Rule(
-        Threshold(round(percent, 1), True), primitive=values["primitive"],
-        backend=values["backend"], mode=values["mode"], dtype=values["dtype"],
-        pattern=values["pattern"], world_size=int(values["world_size"]), min_size=size,
-        max_size=size,
+        threshold, primitive=values["primitive"], backend=values["backend"],
+        mode=values["mode"], dtype=values["dtype"], pattern=values["pattern"],
+        world_size=int(values["world_size"]), min_size=band[0], max_size=band[1],
     )  # fmt: skip
 
 
@@ -133,11 +160,13 @@ def spread_thresholds(
     """Per row: the largest slowdown between any two of `names` (ratio r), as r ** margin - 1
     in percent, at least `floor`: what --write-thresholds ships for this box."""
     statistic = STATISTICS[metric]
+    keys = sorted(next(iter(launches.values())))
+    bands = size_bands(keys)
     rules = []
-    for key in sorted(next(iter(launches.values()))):
+    for key in keys:
         level = [statistic(list(launches[n][key])) for n in names]
         worst = max(level) / min(level)
-        rules.append(row_rule(key, max(floor, (worst**margin - 1) * 100)))
+        rules.append(row_rule(key, max(floor, (worst**margin - 1) * 100), bands.get(key)))
     return Thresholds(Threshold(floor, True), tuple(rules))
 
 
@@ -147,10 +176,13 @@ def write_thresholds(thresholds: Thresholds, path: Path, about: str) -> None:
     lines += ["", f'default = "{thresholds.default}"']
     for rule in thresholds.rules:
         lines += ["", "[[rules]]"]
-        for name in ("primitive", "backend", "mode", "dtype", "pattern", "world_size"):
+        for name in ("primitive", "backend", "mode", "dtype", "pattern", "strategy", "world_size"):
             value = getattr(rule, name)
-            lines.append(f"{name} = {value}" if name == "world_size" else f'{name} = "{value}"')
-        lines += [f'min_size = "{rule.min_size}"', f'max_size = "{rule.max_size}"']
+            if value is not None:
+                lines.append(f"{name} = {value}" if name == "world_size" else f'{name} = "{value}"')
+        for name in ("min_size", "max_size"):
+            if getattr(rule, name) is not None:
+                lines.append(f'{name} = "{getattr(rule, name)}"')
         lines.append(f'threshold = "{rule.threshold}"')
     path.write_text("\n".join(lines) + "\n")
 
@@ -228,9 +260,35 @@ def alternatives() -> list[Alternative]:
     ]
 
 
+def kit_table(folder: Path, slowdown: float) -> list[str]:
+    """A/A and A/B of --benchmark-compare-fail=FIELD:T% over every ordered pair of saved runs:
+    A/A fails when any benchmark is worse by more than T %, A/B scales one benchmark by
+    `slowdown` and counts it when that benchmark fails."""
+    runs = []
+    for path in sorted(folder.glob("*.json")):
+        body = json.loads(path.read_text())
+        runs.append({b["name"]: b["stats"] for b in body["benchmarks"]})
+    lines = [f"# {len(runs)} runs of the pytest-benchmark kit; A/B = one benchmark x{slowdown:g}"]
+    lines.append(f"{'--benchmark-compare-fail':<26} {'A/A failed':>10} {'A/B caught':>10}")
+    pairs = [(a, b) for a in runs for b in runs if a is not b]
+    for field in ("min", "median"):
+        for percent in (10, 25, 50, 100, 150):
+            limit = 1 + percent / 100
+            aa = sum(any(b[k][field] > a[k][field] * limit for k in a) for a, b in pairs)
+            ab = [b[k][field] * slowdown > a[k][field] * limit for a, b in pairs for k in a]
+            lines.append(
+                f"{field + ':' + str(percent) + '%':<26} {aa / len(pairs):>10.1%} "
+                f"{sum(ab) / len(ab):>10.1%}"
+            )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("data", type=Path, help="folder of launch run directories, or JSON")
+    parser.add_argument(
+        "data", type=Path, nargs="?", help="folder of launch run directories, or JSON"
+    )
+    parser.add_argument("--pytest-json", type=Path, help="folder of --benchmark-json files")
     parser.add_argument("--nights", type=int, default=200, help="nights per rate")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--slowdown", type=float, default=1.25, help="A/B factor, e.g. 1.25")
@@ -240,6 +298,11 @@ def main(argv: list[str] | None = None) -> int:
         "--write-thresholds", type=Path, help="write the shipped per-row thresholds (TOML)"
     )
     args = parser.parse_args(argv)
+    if args.pytest_json:
+        print("\n".join(kit_table(args.pytest_json, args.slowdown)))
+        return 0
+    if args.data is None:
+        parser.error("give the launches (a folder or a JSON export), or --pytest-json DIR")
     launches = load_launches(args.data)
     if len(launches) < 3:
         print(f"bench_gate: {args.data} holds {len(launches)} launches; need >= 3", file=sys.stderr)

@@ -3,7 +3,11 @@ torchrun group (plain `pytest` skips them; the repository's own `pytest` never c
 
     ci/bench-tests.sh ci/test_bench_allreduce.py --benchmark-autosave
     ci/bench-tests.sh ci/test_bench_allreduce.py --benchmark-compare \
-        --benchmark-compare-fail=median:10%
+        --benchmark-compare-fail=min:100%
+
+The compare setting is the measured one: on a shared 2-core CPU box it failed 2 % of unchanged
+pairs of runs (median:10% failed 84 %); see ci/bench-tests.sh and ci/bench_gate.py --pytest-json.
+Only rank 0 prints; a regression ends the output with one `REGRESSED name: why` line each.
 
 Each test runs a fixed number of rounds on every rank; the numbers pytest-benchmark prints and saves
 (rank 0 only) are per op and per round the slowest rank's time. extra_info carries size_bytes,

@@ -190,7 +190,10 @@ def render_text(comparison: Comparison) -> str:
     notes = grouped_notes(comparison)
     if notes or comparison.notes:
         out += ["", "notes:", *(f"  {n}" for n in notes), *(f"  {n}" for n in comparison.notes)]
-    out += ["", f"summary: {comparison.status()}: {comparison.counts()}"]
+    chance = f"; chance alone: {comparison.chance:.2g} of {comparison.tested} tested rows"
+    bh = ", BH on" if comparison.rule.fdr else ""
+    tail = f"{chance}{bh}" if comparison.tested and comparison.rule.noise_test else ""
+    out += ["", f"summary: {comparison.status()}: {comparison.counts()}{tail}"]
     return "\n".join(out)
 
 

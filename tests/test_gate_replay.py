@@ -6,7 +6,9 @@ each, thresholds from the spread of the other launches only.
 
 On that box launches differ by 2-10x row by row (other jobs shared the two cores), so the shipped
 rule, quiet on unchanged code, catches a primitive slowed by 5x and not one slowed by 25 %
-(docs: the nightly gate, where the table and what it would take are).
+(docs: the nightly gate, where the table and what it would take are). The same holds for DDP
+rows, whose samples are windows of steps (tests/data/gate-launches-ddp.json: 10 launches of
+`distbench ddp --world-sizes 1,2 --strategies ddp,ddp-nocomm,grad-avg`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "gate-launches.json"
+DDP_DATA = ROOT / "tests" / "data" / "gate-launches-ddp.json"
 
 
 def bench_gate() -> ModuleType:
@@ -57,3 +60,15 @@ def test_the_shipped_thresholds_file_is_the_canned_data_s(tmp_path: Path) -> Non
     )
     shipped = (ROOT / "ci" / "thresholds-nightly-cpu.toml").read_text()
     assert out.read_text().split("default")[1] == shipped.split("default")[1]
+
+
+def test_ddp_windows_meet_the_same_rule() -> None:
+    """Two identical DDP runs: the rank test compares windows (independent), the thresholds come
+    from the spread between launches (ci/thresholds-ddp-cpu.toml); <= 5 % of unchanged pairs fail,
+    a 3x slower step fails."""
+    gate = bench_gate()
+    launches = gate.load_launches(DDP_DATA)
+    assert len(launches) >= 10
+    rates = gate.replay(launches, gate.alternatives()[0], nights=100, seed=0, factor=3.0)
+    assert rates.aa_failed <= 5
+    assert rates.ab_caught >= 95
