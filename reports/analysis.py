@@ -20,7 +20,6 @@ from distbench.parse import UsageError, format_size
 from distbench.reports.fit import fit_groups
 from distbench.reports.load import Loaded
 from distbench.reports.pairs import is_pair_row
-from distbench.reports.repeats import keep_last_repeats, run_order
 
 # Every grouping of rows below is one of these keys, all derived from the schema's case columns:
 # rows that differ in any of them (gloo on CPU and on CUDA, one node and two) never merge.
@@ -66,19 +65,7 @@ def assign_sources(loaded: Loaded, by: str = "auto") -> str:
     )
     for frame in (loaded.comm, loaded.ddp):
         frame["source"] = pd.Categorical(frame["source"], categories=order, ordered=True)
-    keep_one_row_per_case(loaded)
     return by
-
-
-def keep_one_row_per_case(loaded: Loaded) -> None:
-    """compare's rule for a case measured more than once by one source (reports/repeats.py): the
-    row of the run that started last is shown, and a note names the runs."""
-    order = {run.name: run_order(run.manifest, run.path) for run in loaded.runs}
-    loaded.comm, comm_note = keep_last_repeats(
-        loaded.comm, ["source", *COMM_KEY], order, "communication"
-    )
-    loaded.ddp, ddp_note = keep_last_repeats(loaded.ddp, ["source", *DDP_KEY], order, "DDP")
-    loaded.notes += [note for note in (comm_note, ddp_note) if note]
 
 
 def describe(frame: pd.DataFrame, ddp: pd.DataFrame) -> str:

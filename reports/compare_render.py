@@ -161,12 +161,27 @@ def _text_table(header: list[str], lines: list[list[str]]) -> list[str]:
     return out
 
 
+def units_line(comparison: Comparison) -> str:
+    """What the rank test compared, and the smallest p it can reach there: its resolution."""
+    counts: dict[str, int] = {}
+    for row in comparison.rows:
+        if row.units:
+            counts[row.units] = counts.get(row.units, 0) + 1
+    parts = []
+    for units, rows in sorted(counts.items(), key=lambda item: -item[1]):
+        n, _vs, m, _unit = units.split(" ", 3)
+        smallest = 1 / math.comb(int(n) + int(m), int(n)) if n.isdigit() and m.isdigit() else 1
+        parts.append(f"{rows} rows at {units} (smallest p {smallest:.2g})")
+    return "independent samples: " + ("; ".join(parts) or "none")
+
+
 def _context(comparison: Comparison) -> list[str]:
     _shown, common = _key_columns(comparison.rows)
     return [
         f"baseline: {comparison.baseline}",
         f"current:  {comparison.current}",
         rule_line(comparison),
+        units_line(comparison),
         "common: " + " ".join(f"{k}={v}" for k, v in common.items()),
     ]
 

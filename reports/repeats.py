@@ -11,6 +11,9 @@ from typing import Any
 
 import pandas as pd
 
+from distbench.collectors.schema import COMM_CASE_COLUMNS, DDP_CASE_COLUMNS
+from distbench.reports.load import Loaded
+
 
 def run_order(manifest: dict[str, Any] | None, path: Path) -> str:
     """Sort key of a run: its start time, then its path (so runs without a manifest still sort)."""
@@ -37,3 +40,14 @@ def keep_last_repeats(
         f"(by start time): each case is shown from the run that started last, as compare does"
     )
     return kept.drop(columns="_order").sort_index(), note
+
+
+def keep_one_row_per_case(loaded: Loaded) -> None:
+    """report's side of the rule, once sources are assigned: one row per source and case, from
+    the run that started last; a note in `loaded.notes` names the runs."""
+    order = {run.name: run_order(run.manifest, run.path) for run in loaded.runs}
+    comm_key = ["source", *COMM_CASE_COLUMNS, "size_bytes"]
+    loaded.comm, comm_note = keep_last_repeats(loaded.comm, comm_key, order, "communication")
+    ddp_key = ["source", *DDP_CASE_COLUMNS]
+    loaded.ddp, ddp_note = keep_last_repeats(loaded.ddp, ddp_key, order, "DDP")
+    loaded.notes += [note for note in (comm_note, ddp_note) if note]

@@ -29,6 +29,7 @@ from distbench.reports.render import (
     render_html,
     render_markdown,
 )
+from distbench.reports.repeats import keep_one_row_per_case
 from distbench.reports.sections import (
     CASE_NAMES,
     display,
@@ -215,6 +216,7 @@ def build_report(paths: list[str], out: str | None = None, by: str = "auto") -> 
     loaded = load_runs([Path(p) for p in paths])
     an.check_common(loaded, paths)
     by = an.assign_sources(loaded, by)
+    keep_one_row_per_case(loaded)  # compare's rule for a case measured twice
     notes = list(loaded.notes)
     lines, pairs = split_matrix_rows(loaded.comm)
     lines = lines.copy()

@@ -28,7 +28,7 @@ from distbench.reports.compare import (
 )
 from distbench.reports.compare_render import render_text
 from distbench.reports.load import load_runs
-from distbench.reports.repeats import keep_last_repeats
+from distbench.reports.repeats import keep_last_repeats, keep_one_row_per_case
 from distbench.reports.runs import load_run
 from tests.conftest import usage_error_line
 from tests.test_compare import (
@@ -169,6 +169,8 @@ def test_ddp_windows_are_the_units_and_v1_steps_are_not(tmp_path: Path) -> None:
     a, b = write_run(tmp_path / "a", base), write_run(tmp_path / "b", cur)
     (row,) = compare_dirs(a, b).rows
     assert row.units == "5 vs 5 windows" and row.p_value == pytest.approx(1 / 252)
+    text = render_text(compare_dirs(a, b))
+    assert "independent samples: 1 rows at 5 vs 5 windows (smallest p 0.004)" in text
     v1 = DATA / "cluster-a" / "ddp"
     v1_rows = compare_dirs(v1, v1).rows
     assert {r.verdict for r in v1_rows} == {UNCHANGED}
@@ -283,6 +285,7 @@ def test_report_shows_a_repeated_case_from_the_run_that_started_last(tmp_path: P
         runs.append(run)
     loaded = load_runs(runs)
     assert assign_sources(loaded, "label") == "label"
+    keep_one_row_per_case(loaded)  # what build_report does next
     original = pd.read_csv(DATA / "cluster-a" / "allreduce" / "results.csv")
     assert len(loaded.comm) == len(original) == 20
     assert sorted(loaded.comm["time_us_p50"]) == pytest.approx(sorted(original["time_us_p50"] * 2))
