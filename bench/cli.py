@@ -307,6 +307,7 @@ def ddp(
     strategies: opt.Strategies = "all",
     steps: opt.Steps = "20",
     warmup: opt.WarmupSteps = "5",
+    window_steps: opt.WindowSteps = "auto",
     batch_size: opt.BatchSize = "32",
     bucket_mb: opt.BucketMb = "25",
     gradient_as_bucket_view: opt.GradientAsBucketView = False,
@@ -341,7 +342,8 @@ def ddp(
     )  # fmt: skip
     ddp_args = DdpArgs(
         model=model, width=width, depth=depth, params=params, strategies=strategies,
-        steps=steps, warmup=warmup, batch_size=batch_size, bucket_mb=bucket_mb,
+        steps=steps, warmup=warmup, window_steps=window_steps, batch_size=batch_size,
+        bucket_mb=bucket_mb,
         gradient_as_bucket_view=gradient_as_bucket_view, static_graph=static_graph,
         avg_every=avg_every, seed=seed,
     )  # fmt: skip

@@ -97,12 +97,19 @@ Params = Annotated[
 Strategies = Annotated[
     str,
     typer.Option(
-        help="Comma list or 'all': ddp, ddp-nocomm, ddp-bf16, ddp-fp16, grad-avg, "
+        help="Comma list or 'all': ddp, ddp-nocomm, ddp-nooverlap, ddp-bf16, ddp-fp16, grad-avg, "
         "grad-avg-flat, param-avg."
     ),
 ]
 Steps = Annotated[str, typer.Option(help="Timed training steps per strategy.")]
 WarmupSteps = Annotated[str, typer.Option("--warmup", help="Untimed steps before the timed ones.")]
+WindowSteps = Annotated[
+    str,
+    typer.Option(
+        help="Timed steps per window between barriers; a window is one sample (the slowest "
+        "rank's window / steps). 'auto': at least 10 windows (20 steps: windows of 2)."
+    ),
+]
 BatchSize = Annotated[str, typer.Option(help="Samples per rank per step.")]
 BucketMb = Annotated[
     str, typer.Option(help="DDP bucket_cap_mb; a comma list sweeps it, e.g. 1,5,25.")

@@ -23,6 +23,7 @@ class DdpArgs:
     strategies: str = ",".join(STRATEGIES)
     steps: str = "20"
     warmup: str = "5"
+    window_steps: str = "auto"
     batch_size: str = "32"
     bucket_mb: str = "25"
     gradient_as_bucket_view: bool = False
@@ -55,6 +56,14 @@ def parse_bucket_mbs(text: str) -> list[float]:
     return list(dict.fromkeys(values))
 
 
+def parse_window_steps(text: str) -> int:
+    """'auto' -> 0 (DdpSpec picks the length: at least 10 windows from 10 steps on), else the
+    timed steps per window between barriers, at least 1."""
+    if text.strip().lower() == "auto":
+        return 0
+    return parse_int(text, "--window-steps")
+
+
 def resolve_shape(
     model: str, width: str | None, depth: str | None, params: str | None
 ) -> tuple[int, int]:
@@ -81,6 +90,7 @@ def build_ddp_spec(args: DdpArgs) -> DdpSpec:
         batch_size=parse_int(args.batch_size, "--batch-size"),
         steps=parse_int(args.steps, "--steps"),
         warmup=parse_int(args.warmup, "--warmup", minimum=0),
+        window_steps=parse_window_steps(args.window_steps),
         bucket_mbs=tuple(parse_bucket_mbs(args.bucket_mb)),
         gradient_as_bucket_view=args.gradient_as_bucket_view,
         static_graph=args.static_graph,

@@ -15,6 +15,7 @@ MODELS = ("mlp", "transformer")
 STRATEGIES = (
     "ddp",
     "ddp-nocomm",
+    "ddp-nooverlap",
     "ddp-bf16",
     "ddp-fp16",
     "grad-avg",
@@ -23,16 +24,26 @@ STRATEGIES = (
 )
 """Every strategy, in the order the README lists them."""
 
-DDP_STRATEGIES = ("ddp", "ddp-nocomm", "ddp-bf16", "ddp-fp16")
+DDP_STRATEGIES = ("ddp", "ddp-nocomm", "ddp-nooverlap", "ddp-bf16", "ddp-fp16")
 """Strategies that wrap the model in DistributedDataParallel."""
 
-BUCKET_SWEPT = ("ddp", "ddp-bf16", "ddp-fp16")
+BUCKET_SWEPT = ("ddp", "ddp-nooverlap", "ddp-bf16", "ddp-fp16")
 """DDP strategies that communicate: one row per --bucket-mb value. ddp-nocomm (nothing to bucket
 for the wire) runs once, with the first bucket size."""
 
-BASELINES = ("ddp", "ddp-nocomm", "grad-avg")
+BASELINES = ("ddp", "ddp-nocomm", "ddp-nooverlap")
 """Run first, in this order: ddp (first bucket size) is the reference for max_param_diff,
-ddp-nocomm and grad-avg are the baselines of comm_share, comm_busbw_GBps and overlap."""
+ddp-nocomm the compute baseline of comm_share and comm_busbw_GBps, ddp-nooverlap (each bucket
+size) the no-overlap reference of comm_hidden_share."""
+
+HIDDEN_SHARE_REFERENCE = {"ddp": "ddp-nooverlap", "ddp-nooverlap": "ddp-nooverlap"}
+"""Strategy -> the strategy that sends the same messages (same bucket size) with nothing
+overlapped: comm_hidden_share's reference (itself: 0 by definition). Other strategies have none:
+the compressed hooks send other bytes; grad-avg, grad-avg-flat and param-avg other messages."""
+
+WINDOWS_WANTED = 10
+"""The automatic window length gives at least this many windows (the samples of a rank test)
+from this many steps on."""
 
 TRANSFORMER_HEADS = 4
 """Attention heads of the transformer; its width must be a multiple."""
@@ -69,6 +80,10 @@ class DdpSpec:
     """Timed steps per strategy."""
     warmup: int = 5
     """Untimed steps before the timed ones (they train too: every strategy runs warmup + steps)."""
+    window_steps: int = 0
+    """Timed steps per window: the steps between two barriers, timed as one (a divisor of
+    steps). 0 picks the largest divisor of steps that is at most steps // 10 (see
+    window_length)."""
     bucket_mbs: tuple[float, ...] = (25.0,)
     """DDP bucket_cap_mb values; more than one sweeps it."""
     gradient_as_bucket_view: bool = False
@@ -102,6 +117,7 @@ class DdpSpec:
             ("--steps", self.steps, 1),
             ("--warmup", self.warmup, 0),
             ("--avg-every", self.avg_every, 1),
+            ("--window-steps", self.window_steps, 0),
         ):
             if value < minimum:
                 raise UsageError(f"{name} must be at least {minimum}, got {value}")
@@ -110,12 +126,26 @@ class DdpSpec:
                 f"--width {self.width}: the transformer's width must be a multiple of "
                 f"{TRANSFORMER_HEADS} (its attention heads), e.g. {self.width // 4 * 4 or 4}"
             )
+        if self.window_steps > self.steps or self.steps % max(self.window_steps, 1):
+            fits = [d for d in range(1, self.steps + 1) if self.steps % d == 0][:6]
+            raise UsageError(
+                f"--window-steps {self.window_steps} does not divide --steps {self.steps} into "
+                f"equal windows: use a divisor ({', '.join(map(str, fits))}, ...) or auto"
+            )
         if not self.bucket_mbs or min(self.bucket_mbs) <= 0:
             raise UsageError(f"--bucket-mb must be positive MB, got {list(self.bucket_mbs)}")
         if self.lr <= 0:
             raise UsageError(f"learning rate must be positive, got {self.lr}")
         if self.dtype != "float32":
             raise UsageError(f"the ddp workload trains in float32 only, got '{self.dtype}'")
+
+    def window_length(self) -> int:
+        """Timed steps per window: window_steps, or when 0 the largest divisor of steps that is
+        at most steps // WINDOWS_WANTED (20 steps: windows of 2; fewer than 10 steps: of 1)."""
+        if self.window_steps:
+            return self.window_steps
+        longest = max(1, self.steps // WINDOWS_WANTED)
+        return max(d for d in range(1, longest + 1) if self.steps % d == 0)
 
     def runs(self) -> list[StrategyRun]:
         """Every measurement of one launch, in execution order: the baselines first."""

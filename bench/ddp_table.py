@@ -15,7 +15,7 @@ COLUMNS = (
     ("comm_MB", 9),
     ("busbw_GBps", 11),
     ("comm_share", 11),
-    ("overlap", 9),
+    ("comm_hidden", 12),
     ("max_param_diff", 15),
 )
 
@@ -42,7 +42,8 @@ def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
         header = (
             f"# ddp  model={model} params={int(params)}  batch={first['batch_size']}/rank  "
             f"backend={backend}  device={device}  world_size={world_size}  "
-            f"timer={first['timer']}  step=p50 of max over ranks"
+            f"timer={first['timer']}  step=mean of the slowest rank's windows of "
+            f"{first['window_steps']} steps"
         )
         names = [name for name, _ in COLUMNS]
         widths = [width for _, width in COLUMNS]
@@ -52,13 +53,13 @@ def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
             cells = [
                 row["strategy"] + (f" K={row['avg_every']}" if row["avg_every"] else ""),
                 row["bucket_mb"] or "-",
-                _number(row["step_time_us_p50"], ".1f"),
+                _number(row["step_time_us_mean"], ".1f"),
                 _number(row["samples_per_s"], ".1f"),
                 _number(row["scaling_efficiency"], ".3f"),
                 _number(str(int(mb) / 1e6) if mb else "", ".3f"),
                 format_bandwidth(row["comm_busbw_GBps"]),
                 _number(row["comm_share"], ".3f"),
-                _number(row["overlap"], ".3f"),
+                _number(row["comm_hidden_share"], ".3f"),
                 _number(row["max_param_diff"], ".3g"),
             ]
             lines.append("".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))

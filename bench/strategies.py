@@ -7,7 +7,8 @@ Every strategy wraps one freshly built model and adds its communication to a pla
     optimizer.step()
     strategy.after_step(step)        # param-avg: all_reduce the parameters every K steps
 
-DDP strategies do their communication inside backward (bucketed, overlapped with it).
+DDP strategies do their communication inside backward (bucketed, overlapped with it), except
+ddp-nooverlap, whose bucket all_reduces block backward: ddp's messages with nothing hidden.
 """
 
 # No `from __future__ import annotations` here: DDP checks a comm hook's annotations against the
@@ -47,8 +48,23 @@ def bf16_hook() -> Callable[..., torch.futures.Future[torch.Tensor]]:
     return default_hooks.bf16_compress_hook if cuda_build else bf16_compress_cpu_build_hook
 
 
+def blocking_allreduce_hook(
+    process_group: dist.ProcessGroup, bucket: dist.GradBucket
+) -> torch.futures.Future[torch.Tensor]:
+    """DDP's bucket all_reduce (divide by n, then sum, as DDP's own), called synchronously: on
+    CPU backward waits for it on the host; on CUDA the compute stream waits for it. The same
+    messages as ddp in the same order, none overlapped with compute."""
+    buffer = bucket.buffer()
+    buffer.div_(dist.get_world_size(process_group))
+    dist.all_reduce(buffer, group=process_group)
+    future: torch.futures.Future[torch.Tensor] = torch.futures.Future()
+    future.set_result(buffer)
+    return future
+
+
 HOOKS: dict[str, Callable[[], Callable[..., torch.futures.Future[torch.Tensor]]]] = {
     "ddp-nocomm": lambda: noop_hook,
+    "ddp-nooverlap": lambda: blocking_allreduce_hook,
     "ddp-bf16": bf16_hook,
     "ddp-fp16": lambda: default_hooks.fp16_compress_hook,
 }

@@ -105,60 +105,87 @@ class SampleRow:
 
 @dataclass(frozen=True)
 class DdpRow:
-    """One training-step measurement of one strategy: one row of a `distbench ddp` results.csv."""
+    """One strategy's training steps, timed in windows between barriers: a ddp results.csv row."""
 
     run_id: str
+    """The run directory's name, shared by all its rows."""
     label: str
+    """The user's --label for the run; empty when not given."""
     host: str
+    """Hostname of global rank 0, which wrote the row."""
     measurement: str
+    """Key joining this row to its samples in samples.csv (e.g. `ws2/i5`)."""
     primitive: str
     """Always `ddp`."""
     strategy: str
-    """ddp, ddp-nocomm, ddp-bf16, ddp-fp16, grad-avg, grad-avg-flat, param-avg."""
+    """ddp, ddp-nocomm, ddp-nooverlap, ddp-bf16, ddp-fp16, grad-avg, grad-avg-flat, param-avg."""
     backend: str
+    """torch.distributed backend: gloo or nccl."""
     device: str
+    """cpu or cuda: where the model trains."""
     world_size: int
+    """Ranks training together (each on its own shard of batch_size samples)."""
     nnodes: int
+    """Nodes of the launch."""
     ranks: str
+    """The global ranks that took part, e.g. `0-1`."""
     model: str
     """mlp or transformer."""
     params: int
     """Trainable parameters of the model."""
     dtype: str
+    """Parameter and gradient dtype (float32)."""
     batch_size: int
     """Samples per rank per step."""
     bucket_mb: str
-    """DDP bucket_cap_mb (empty for manual strategies)."""
+    """DDP bucket_cap_mb in MB (empty for manual strategies)."""
     gradient_as_bucket_view: str
+    """DDP's gradient_as_bucket_view: true or false (empty for manual strategies)."""
     static_graph: str
+    """DDP's static_graph: true or false (empty for manual strategies)."""
     avg_every: str
-    """param-avg's K (empty for other strategies)."""
+    """param-avg's K: parameters averaged after every K-th step (empty for other strategies)."""
     steps: int
-    """Timed steps."""
+    """Timed steps (warm-up excluded): window_steps x samples."""
     warmup: int
+    """Untimed steps before the timed ones."""
+    window_steps: int
+    """Timed steps per window: the steps between two barriers, timed as one sample (v2)."""
     timer: str
+    """cuda_event (CUDA events at the step boundaries) or perf_counter (host clock)."""
     samples: int
+    """Timed windows behind the step_time_us statistics (v1: timed steps)."""
     step_time_us_p50: float
+    """Median over windows of the slowest rank's window time / window_steps, in us."""
     step_time_us_mean: float
+    """Sum over windows of the slowest rank's window time / steps, in us: every rate uses it."""
     step_time_us_min: float
+    """Fastest window's step time (slowest rank's window / window_steps), in us."""
     step_time_us_max: float
+    """Slowest window's step time (slowest rank's window / window_steps), in us."""
     step_time_us_p95: float
+    """95th percentile over windows of the step time, in us (of window means: no per-step tail)."""
     step_time_us_p99: float
+    """99th percentile over windows of the step time, in us (window means, as p95)."""
     step_time_us_std: float
+    """Sample standard deviation over windows of the step time, in us."""
     samples_per_s: float
-    """Whole job: world_size x batch_size / p50 step time."""
+    """Whole job: world_size x batch_size / step_time_us_mean, samples per second."""
     scaling_efficiency: float
-    """samples_per_s at n ranks / (n x samples_per_s at one rank); empty without a 1-rank row."""
+    """samples_per_s at n ranks / (n x samples_per_s of the run's 1-rank row); empty without one."""
     comm_bytes_per_step: int
-    """Bytes each rank reduces per step (gradients or parameters, after compression)."""
+    """Bytes each rank reduces per step, after compression (param-avg: parameter bytes / K)."""
     comm_busbw_GBps: float
-    """The all_reduce busbw those bytes imply over the communication time (step - ddp-nocomm)."""
+    """all_reduce busbw, GB/s (1e9 B/s), of comm_bytes_per_step in (step mean - ddp-nocomm's mean):
+    an upper bound where communication overlaps. Empty at world size 1."""
     comm_share: float
-    """(step p50 - ddp-nocomm p50) / step p50: the step's fraction spent communicating."""
-    overlap: float
-    """Share of grad-avg's exposed communication that this strategy hid (see README)."""
+    """(step mean - ddp-nocomm's) / step mean: exposed communication share; empty at 1 rank."""
+    comm_hidden_share: float
+    """1 - (step - ddp-nocomm) / (ddp-nooverlap - ddp-nocomm), mean step times, same bucket size
+    (v2): the share of the communication hidden behind compute. ddp-nooverlap sends ddp's messages
+    with none overlapped (0 by definition). ddp and ddp-nooverlap only; empty at world size 1."""
     max_param_diff: float
-    """Largest |parameter - ddp's parameter| after the same steps on the same data."""
+    """Largest |parameter - the first ddp run's| after the same steps on the same data."""
 
 
 COMM_CASE_COLUMNS = (
@@ -240,7 +267,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         added={
             ("comm", "hosts"): "",
             ("samples", "run_id"): "",
-            ("ddp", "windows"): "",
+            ("ddp", "window_steps"): "",
             ("ddp", "comm_hidden_share"): "",
         },
         removed=(("ddp", "overlap"),),

@@ -17,12 +17,12 @@ import torch.multiprocessing as mp
 
 from distbench.collectors.schema import DdpRow, SampleRow, column_names
 from distbench.ddp_runner import measure
-from distbench.ddp_spec import STRATEGIES, DdpSpec, StrategyRun
+from distbench.ddp_spec import BUCKET_SWEPT, STRATEGIES, DdpSpec, StrategyRun
 from distbench.models import build_batches
 from distbench.primitives.base import Context
 from tests.conftest import run_cli, usage_error_line
 
-EQUIVALENT = ("grad-avg", "grad-avg-flat", "param-avg")
+EQUIVALENT = ("grad-avg", "grad-avg-flat", "param-avg", "ddp-nooverlap")
 """With plain SGD and param-avg's K = 1 these compute DDP's update, up to float rounding."""
 
 ULPS_PER_STEP = 4
@@ -116,24 +116,37 @@ def test_every_strategy_end_to_end(tmp_path: Path) -> None:
     with open(out / "results.csv", newline="") as handle:
         assert next(csv.reader(handle)) == column_names(DdpRow)
     rows = read_csv(out / "results.csv")
-    per_launch = len(STRATEGIES) + 3  # ddp, ddp-bf16, ddp-fp16 once per bucket size
+    per_launch = len(STRATEGIES) + len(BUCKET_SWEPT)  # those once per bucket size
     assert [r["world_size"] for r in rows] == ["1"] * per_launch + ["2"] * per_launch
     for row in rows:
         assert row["primitive"] == "ddp" and row["model"] == "mlp" and row["params"] == "442"
         assert row["label"] == "e2e" and row["timer"] == "perf_counter"
-        assert row["samples"] == str(steps) and row["steps"] == str(steps)
+        # Fewer than 10 steps: windows of one step, one sample each.
+        assert (row["samples"], row["steps"], row["window_steps"]) == (str(steps), str(steps), "1")
         assert float(row["step_time_us_p50"]) > 0 and float(row["samples_per_s"]) > 0
         assert float(row["scaling_efficiency"]) > 0  # world size 1 is in the run
         ddp_family = row["strategy"].startswith("ddp")
         assert (row["bucket_mb"] != "") == ddp_family
         assert (row["static_graph"] == "false") == ddp_family
         assert (row["avg_every"] == "1") == (row["strategy"] == "param-avg")
-        assert row["comm_share"] != ""  # ddp-nocomm is in the run
+        # ddp-nocomm is in the run; at one rank nothing crosses a wire.
+        assert (row["comm_share"] != "") == (row["world_size"] == "2")
     one = {(r["strategy"], r["bucket_mb"]): r for r in rows if r["world_size"] == "1"}
     two = {(r["strategy"], r["bucket_mb"]): r for r in rows if r["world_size"] == "2"}
     assert set(one) == set(two) and len(one) == per_launch
     assert all(float(r["scaling_efficiency"]) == 1.0 for r in one.values())
-    assert all(r["overlap"] == "" for r in one.values())  # nothing to hide on one rank
+    for r in one.values():  # nothing to hide, nothing moved on one rank: empty, not a number
+        assert r["comm_hidden_share"] == r["comm_busbw_GBps"] == r["comm_share"] == ""
+    nocomm = float(two[("ddp-nocomm", "0.001")]["step_time_us_mean"])
+    for bucket in ("0.001", "25"):  # ddp against ddp-nooverlap of its bucket size
+        reference = float(two[("ddp-nooverlap", bucket)]["step_time_us_mean"])
+        step = float(two[("ddp", bucket)]["step_time_us_mean"])
+        hidden = [two[(s, bucket)]["comm_hidden_share"] for s in ("ddp", "ddp-nooverlap")]
+        if reference > nocomm:  # else nothing exposed to hide: both empty
+            assert float(hidden[0]) == pytest.approx(1 - (step - nocomm) / (reference - nocomm))
+            assert float(hidden[1]) == 0.0  # the reference itself
+        else:
+            assert hidden == ["", ""]
     assert two[("ddp", "0.001")]["max_param_diff"] == "0.0"  # the reference
     for strategy in ("grad-avg", "grad-avg-flat", "param-avg"):
         assert float(two[(strategy, "")]["max_param_diff"]) < 1e-6
@@ -141,8 +154,9 @@ def test_every_strategy_end_to_end(tmp_path: Path) -> None:
     assert two[("ddp-nocomm", "0.001")]["comm_bytes_per_step"] == "0"
     assert two[("ddp", "25")]["comm_bytes_per_step"] == str(442 * 4)
     assert two[("ddp-bf16", "25")]["comm_bytes_per_step"] == str(442 * 2)
-    for key in (("grad-avg", ""), ("param-avg", ""), ("ddp-nocomm", "0.001")):
-        assert two[key]["overlap"] == ""
+    for strategy, bucket in [("grad-avg-flat", ""), ("param-avg", ""), ("ddp-bf16", "25")]:
+        assert two[(strategy, bucket)]["comm_hidden_share"] == ""  # no reference: other messages
+    assert two[("ddp-nocomm", "0.001")]["comm_hidden_share"] == ""
 
     samples = read_csv(out / "samples.csv")
     assert list(samples[0]) == column_names(SampleRow)
@@ -152,13 +166,17 @@ def test_every_strategy_end_to_end(tmp_path: Path) -> None:
         mine = [s for s in samples if s["measurement"] == row["measurement"]]
         ranks = sorted({int(s["rank"]) for s in mine})
         assert ranks == [-1, *range(int(row["world_size"]))]
-        maxed = [s for s in mine if s["rank"] == "-1"]
-        assert [int(s["iter"]) for s in maxed] == list(range(steps))
-        assert all(s["trial"] == "0" for s in mine)
-        assert all(math.isfinite(float(s["loss"])) and float(s["loss"]) > 0 for s in mine)
+        maxed = [s for s in mine if s["rank"] == "-1"]  # one per window
+        assert [(s["trial"], s["iter"], s["loss"]) for s in maxed] == [
+            (str(w), "-1", "") for w in range(steps)
+        ]
         assert max(float(s["time_us"]) for s in maxed) == pytest.approx(
             float(row["step_time_us_max"])
         )
+        own = [s for s in mine if s["rank"] != "-1"]  # per rank, one per step, with its loss
+        assert len(own) == steps * int(row["world_size"])
+        assert all(s["trial"] == s["iter"] for s in own)  # windows of one step
+        assert all(math.isfinite(float(s["loss"])) and float(s["loss"]) > 0 for s in own)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "completed"
     assert [launch["returncode"] for launch in manifest["launches"]] == [0, 0]

@@ -4,6 +4,7 @@ validation and run order, the table. Exact numbers; no process group."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 import torch
@@ -15,6 +16,7 @@ from distbench.ddp_options import (
     build_ddp_spec,
     parse_bucket_mbs,
     parse_strategies,
+    parse_window_steps,
     resolve_shape,
 )
 from distbench.ddp_spec import STRATEGIES, DdpSpec, StrategyRun, plan_size
@@ -36,26 +38,33 @@ def test_scaling_efficiency() -> None:
 
 
 def test_comm_share() -> None:
-    assert m.comm_share(1000.0, 750.0) == 0.25
-    assert m.comm_share(750.0, 750.0) == 0.0
-    assert m.comm_share(500.0, 750.0) == -0.5  # not clamped: noise stays visible
-    assert math.isnan(m.comm_share(1000.0, math.nan))
+    assert m.comm_share(2, 1000.0, 750.0) == 0.25
+    assert m.comm_share(2, 750.0, 750.0) == 0.0
+    assert m.comm_share(2, 500.0, 750.0) == -0.5  # not clamped: noise stays visible
+    assert math.isnan(m.comm_share(2, 1000.0, math.nan))
 
 
-def test_overlap() -> None:
-    # nocomm 600, grad-avg 1000: grad-avg exposes 400 us; a step of 700 exposes 100 -> 75 % hidden.
-    assert m.overlap(700.0, 600.0, 1000.0) == 0.75
-    assert m.overlap(1000.0, 600.0, 1000.0) == 0.0
-    assert m.overlap(600.0, 600.0, 1000.0) == 1.0
-    assert m.overlap(1200.0, 600.0, 1000.0) == -0.5  # slower than grad-avg: not clamped
-    assert math.isnan(m.overlap(700.0, 600.0, 600.0))  # grad-avg exposes nothing: undefined
-    assert math.isnan(m.overlap(700.0, math.nan, 1000.0))
+def test_comm_hidden_share() -> None:
+    # nocomm 600, ddp-nooverlap 1000: its messages expose 400 us; a step of 700 exposes 100 of
+    # them -> 75 % hidden.
+    assert m.comm_hidden_share(2, 700.0, 600.0, 1000.0) == 0.75
+    assert m.comm_hidden_share(2, 1000.0, 600.0, 1000.0) == 0.0  # the reference itself
+    assert m.comm_hidden_share(2, 600.0, 600.0, 1000.0) == 1.0
+    assert m.comm_hidden_share(2, 1200.0, 600.0, 1000.0) == -0.5  # slower: not clamped
+    assert math.isnan(m.comm_hidden_share(2, 700.0, 600.0, 600.0))  # nothing exposed to hide
+    assert math.isnan(m.comm_hidden_share(2, 700.0, math.nan, 1000.0))
+
+
+def test_nothing_crosses_a_wire_at_one_rank() -> None:
+    """World size 1: communication columns are empty (NaN), not a number from timing noise."""
+    assert math.isnan(m.comm_share(1, 1000.0, 750.0))
+    assert math.isnan(m.comm_busbw_gbps(1_000_000, 1600.0, 600.0, 1))
+    assert math.isnan(m.comm_hidden_share(1, 700.0, 600.0, 1000.0))
 
 
 def test_comm_busbw() -> None:
     # 1e6 bytes in 1000 us exposed = 1 GB/s algbw; x 2(n-1)/n = 1.5 at n = 4.
     assert m.comm_busbw_gbps(1_000_000, 1600.0, 600.0, 4) == pytest.approx(1.5, rel=1e-12)
-    assert m.comm_busbw_gbps(1_000_000, 1600.0, 600.0, 1) == 0.0  # nccl-tests: 0 at one rank
     assert math.isnan(m.comm_busbw_gbps(1_000_000, 500.0, 600.0, 2))  # nothing exposed
     assert math.isnan(m.comm_busbw_gbps(0, 1600.0, 600.0, 2))
 
@@ -129,6 +138,34 @@ def test_build_ddp_spec_defaults() -> None:
     assert spec.strategies == STRATEGIES
     assert (spec.model, spec.width, spec.depth, spec.steps, spec.warmup) == ("mlp", 256, 4, 20, 5)
     assert spec.bucket_mbs == (25.0,)
+    assert (spec.window_steps, spec.window_length()) == (0, 2)  # 10 windows: a rank test's samples
+
+
+@pytest.mark.parametrize(
+    ("steps", "window"),
+    [(20, 2), (50, 5), (100, 10), (30, 3), (25, 1), (40, 4), (9, 1), (3, 1), (1, 1), (200, 20)],
+)
+def test_the_automatic_window_gives_ten_equal_windows_or_more(steps: int, window: int) -> None:
+    """The largest divisor of steps at most steps // 10: equal windows, at least 10 of them
+    (or one step each below 10 steps)."""
+    length = DdpSpec(steps=steps).window_length()
+    assert length == window
+    assert steps % length == 0 and (steps // length >= 10 or length == 1)
+
+
+def test_window_steps_option() -> None:
+    assert parse_window_steps("auto") == 0
+    assert parse_window_steps(" AUTO ") == 0
+    assert parse_window_steps("4") == 4
+    for bad in ("0", "-2", "x", ""):
+        with pytest.raises(UsageError):
+            parse_window_steps(bad)
+    spec = build_ddp_spec(DdpArgs(steps="12", window_steps="3"))
+    assert (spec.window_steps, spec.window_length()) == (3, 3)
+    with pytest.raises(UsageError, match=r"--window-steps 5 does not divide --steps 12 .*1, 2, 3"):
+        build_ddp_spec(DdpArgs(steps="12", window_steps="5"))
+    with pytest.raises(UsageError, match="--window-steps 30 does not divide --steps 20"):
+        DdpSpec(steps=20, window_steps=30)
 
 
 @pytest.mark.parametrize(
@@ -157,13 +194,23 @@ def test_runs_put_the_baselines_first_and_sweep_buckets() -> None:
         StrategyRun("ddp", 1),
         StrategyRun("ddp", 25),
         StrategyRun("ddp-nocomm", 1),
-        StrategyRun("grad-avg", None),
         StrategyRun("ddp-bf16", 1),
         StrategyRun("ddp-bf16", 25),
+        StrategyRun("grad-avg", None),
         StrategyRun("param-avg", None),
     ]
+    # ddp-nooverlap, comm_hidden_share's reference, is a baseline: it runs (per bucket size)
+    # before the rest.
+    swept = DdpSpec(strategies=("grad-avg", "ddp-nooverlap", "ddp"), bucket_mbs=(1, 25))
+    assert swept.runs() == [
+        StrategyRun("ddp", 1),
+        StrategyRun("ddp", 25),
+        StrategyRun("ddp-nooverlap", 1),
+        StrategyRun("ddp-nooverlap", 25),
+        StrategyRun("grad-avg", None),
+    ]
     assert plan_size(spec, 2) == 7
-    assert plan_size(DdpSpec(bucket_mbs=(1.0, 5.0, 25.0)), 4) == 13  # 3 swept x 3 + 4
+    assert plan_size(DdpSpec(bucket_mbs=(1.0, 5.0, 25.0)), 4) == 16  # 4 swept x 3 + 4
 
 
 def test_render_table() -> None:
@@ -178,13 +225,18 @@ def test_render_table() -> None:
         timer="perf_counter",
         strategy="ddp",
         bucket_mb="25",
-        step_time_us_p50="2250.04",
+        window_steps="2",
+        step_time_us_p50="2000.0",
+        step_time_us_mean="2250.04",
         samples_per_s="28444.5",
         comm_bytes_per_step="799784",
         comm_share="0.6931",
+        comm_hidden_share="0.4182",
         max_param_diff="0.0",
     )
     text = render_ddp_table([row])
-    assert "# ddp  model=mlp params=199946  batch=32/rank" in text
-    cells = text.splitlines()[2].split()
-    assert cells == ["ddp", "25", "2250.0", "28444.5", "-", "0.800", "-", "0.693", "-", "0"]
+    assert re.search(r"# ddp  model=mlp params=199,?946  batch=32/rank", text)
+    assert "step=mean of the slowest rank's windows of 2 steps" in text
+    assert text.splitlines()[1].split()[-2:] == ["comm_hidden", "max_param_diff"]
+    cells = text.splitlines()[2].split()  # the step column is the mean, not the p50
+    assert cells == ["ddp", "25", "2250.0", "28444.5", "-", "0.800", "-", "0.693", "0.418", "0"]

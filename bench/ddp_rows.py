@@ -1,0 +1,142 @@
+"""The rows of one `distbench ddp` measurement: its results.csv row and its samples.csv rows.
+
+samples.csv holds, per measurement:
+- rank -1 (the max over ranks): one row per window, trial = window index, iter = -1,
+  time_us = the slowest rank's window time / steps in the window, loss empty. These independent
+  samples feed the statistics and compare's rank test.
+- rank r: one row per timed step of that rank, trial = its window, iter = the step (0-based,
+  warm-up excluded), time_us = the rank's own step time, loss = its loss on its shard. A rank's
+  time_us add up to its own wall clock of the timed steps (barriers excluded).
+"""
+
+from __future__ import annotations
+
+import math
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from distbench import ddp_metrics as metrics
+from distbench.collectors.schema import MAX_OVER_RANKS, RESULTS_CSV, DdpRow, SampleRow
+from distbench.collectors.sink import read_rows
+from distbench.comm import ranks_label
+from distbench.ddp_spec import DDP_STRATEGIES, HIDDEN_SHARE_REFERENCE, DdpSpec, StrategyRun
+from distbench.ddp_steps import Timed
+from distbench.primitives.base import Context
+from distbench.spec import RunSpec
+from distbench.stats import Stats
+from distbench.strategies import comm_bytes_per_step
+from distbench.timing import timer_name
+
+
+@dataclass(frozen=True)
+class Trained:
+    """One strategy's measurement: this rank's steps and the slowest rank's windows."""
+
+    run: StrategyRun
+    measurement: str
+    timed: Timed
+    max_param_diff: float
+
+    def mean_step_us(self) -> float:
+        """Mean step time (us): the slowest rank's windows, summed, / timed steps."""
+        return Stats(tuple(self.timed.window_step_us)).mean
+
+
+def run_key(strategy: str, bucket_mb: str) -> tuple[str, str]:
+    return strategy, bucket_mb
+
+
+def format_mb(bucket_mb: float | None) -> str:
+    return "" if bucket_mb is None else f"{bucket_mb:g}"
+
+
+def one_rank_rates(run_dir: Path) -> dict[tuple[str, str], float]:
+    """samples_per_s of this run's world-size-1 rows (its 1-rank launch runs first: world sizes
+    launch in increasing order), by strategy and bucket size."""
+    rates = {}
+    for row in read_rows(run_dir / RESULTS_CSV):
+        if row.get("primitive") == "ddp" and row.get("world_size") == "1":
+            rate = float(row["samples_per_s"]) if row["samples_per_s"] else math.nan
+            rates[run_key(row["strategy"], row["bucket_mb"])] = rate
+    return rates
+
+
+def build_row(
+    spec: RunSpec,
+    ctx: Context,
+    trained: Trained,
+    params: int,
+    baselines: dict[tuple[str, str], float],
+    one_rank: dict[tuple[str, str], float],
+) -> DdpRow:
+    """The results.csv row; `baselines` holds the mean step times of this world size's baseline
+    runs (ddp-nocomm, ddp-nooverlap per bucket size), by run_key."""
+    workload: DdpSpec = spec.workload
+    run = trained.run
+    stats = Stats(tuple(trained.timed.window_step_us))
+    mean = stats.mean  # every rate and share from the mean: work over total time
+    n = ctx.world_size
+    rate = metrics.samples_per_s(n, workload.batch_size, mean)
+    bucket = format_mb(run.bucket_mb)
+    # At one rank the job is its own reference; above, the 1-rank launch's row (if any).
+    rate_1 = rate if n == 1 else one_rank.get(run_key(run.strategy, bucket), math.nan)
+    nocomm = next((t for (name, _), t in baselines.items() if name == "ddp-nocomm"), math.nan)
+    reference = HIDDEN_SHARE_REFERENCE.get(run.strategy, "")
+    comm_bytes = comm_bytes_per_step(run.strategy, params, workload.avg_every)
+    is_ddp = run.strategy in DDP_STRATEGIES
+    return DdpRow(
+        run_id=spec.launch.run_id,
+        label=spec.launch.label,
+        host=socket.gethostname(),
+        measurement=trained.measurement,
+        primitive="ddp",
+        strategy=run.strategy,
+        backend=spec.launch.backend,
+        device=ctx.device.type,
+        world_size=n,
+        nnodes=spec.launch.nnodes,
+        ranks=ranks_label(ctx.global_ranks),
+        model=workload.model,
+        params=params,
+        dtype=workload.dtype,
+        batch_size=workload.batch_size,
+        bucket_mb=bucket,
+        gradient_as_bucket_view=str(workload.gradient_as_bucket_view).lower() if is_ddp else "",
+        static_graph=str(workload.static_graph).lower() if is_ddp else "",
+        avg_every=str(workload.avg_every) if run.strategy == "param-avg" else "",
+        steps=workload.steps,
+        warmup=workload.warmup,
+        window_steps=trained.timed.window_steps,
+        timer=timer_name(ctx.device),
+        samples=stats.n,
+        **{f"step_{name}": value for name, value in stats.as_columns().items()},
+        samples_per_s=rate,
+        scaling_efficiency=metrics.scaling_efficiency(n, rate, rate_1),
+        comm_bytes_per_step=comm_bytes,
+        comm_busbw_GBps=metrics.comm_busbw_gbps(comm_bytes, mean, nocomm, n),
+        comm_share=metrics.comm_share(n, mean, nocomm),
+        comm_hidden_share=metrics.comm_hidden_share(
+            n, mean, nocomm, baselines.get(run_key(reference, bucket), math.nan)
+        ),
+        max_param_diff=trained.max_param_diff,
+    )
+
+
+def window_rows(trained: Trained) -> list[SampleRow]:
+    """rank -1: one row per window (the statistics' samples); loss is per rank, per step."""
+    return [
+        SampleRow(trained.measurement, MAX_OVER_RANKS, trial=w, iter=-1, time_us=t)
+        for w, t in enumerate(trained.timed.window_step_us)
+    ]
+
+
+def step_rows(trained: Trained, rank: int) -> list[SampleRow]:
+    """This rank's own rows: one per timed step, trial = its window, iter = the step."""
+    timed = trained.timed
+    return [
+        SampleRow(
+            trained.measurement, rank, trial=i // timed.window_steps, iter=i, time_us=t, loss=x
+        )
+        for i, (t, x) in enumerate(zip(timed.step_us, timed.loss, strict=True))
+    ]
