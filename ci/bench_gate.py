@@ -10,6 +10,8 @@ per decision rule, the share of unchanged nights that fail (A/A) and of nights w
     python ci/bench_gate.py tests/data/gate-launches.json      # the same from the canned data
     python ci/bench_gate.py --pytest-json DIR   # the pytest-benchmark kit: --benchmark-json files
                                                 # of >= 10 runs of ci/bench-tests.sh
+    python ci/bench_gate.py tests/data/gate-launches.json --model 0.02,0.01 --slowdown 1.1
+                                                # a quiet node from a noise model (no launches)
 
 A night is one launch: the baseline is one launch and the current run another (never the same),
 each row's samples drawn without replacement from its launch's trials (`--trials` of them), so
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import statistics
 import sys
@@ -76,6 +79,26 @@ def load_launches(path: Path) -> dict[str, Launch]:
     return {
         name: {k: v for k, v in launch.items() if k in common} for name, launch in launches.items()
     }
+
+
+def model_launches(
+    like: dict[str, Launch], spread: float, jitter: float, count: int, seed: int
+) -> dict[str, Launch]:
+    """Launches from a noise model instead of a box: the rows and trial counts of `like`, each
+    row's level moved per launch by a lognormal factor of sd `spread` (night-to-night) and each
+    trial by one of sd `jitter` (within a launch). For a node this script cannot run on."""
+    rng = random.Random(seed)
+    template = next(iter(like.values()))
+    levels = {key: statistics.median(times) for key, times in template.items()}
+    launches = {}
+    for i in range(count):
+        launch = {}
+        for key, level in levels.items():
+            shifted = level * math.exp(rng.gauss(0.0, spread))
+            trials = len(template[key])
+            launch[key] = tuple(shifted * math.exp(rng.gauss(0.0, jitter)) for _ in range(trials))
+        launches[f"M{i:02d}"] = launch
+    return launches
 
 
 def export(launches: dict[str, Launch], path: Path) -> None:
@@ -289,6 +312,12 @@ def main(argv: list[str] | None = None) -> int:
         "data", type=Path, nargs="?", help="folder of launch run directories, or JSON"
     )
     parser.add_argument("--pytest-json", type=Path, help="folder of --benchmark-json files")
+    parser.add_argument(
+        "--model",
+        metavar="SPREAD,JITTER",
+        help="replace the launches by 13 from a noise model with the same rows: lognormal sd of "
+        "a row's level between launches, and of a trial within one (e.g. 0.02,0.01)",
+    )
     parser.add_argument("--nights", type=int, default=200, help="nights per rate")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--slowdown", type=float, default=1.25, help="A/B factor, e.g. 1.25")
@@ -304,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.data is None:
         parser.error("give the launches (a folder or a JSON export), or --pytest-json DIR")
     launches = load_launches(args.data)
+    if args.model:
+        spread, jitter = (float(x) for x in args.model.split(","))
+        launches = model_launches(launches, spread, jitter, 13, args.seed)
     if len(launches) < 3:
         print(f"bench_gate: {args.data} holds {len(launches)} launches; need >= 3", file=sys.stderr)
         return 2

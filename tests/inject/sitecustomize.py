@@ -3,10 +3,12 @@ product flag. Put this folder on PYTHONPATH and name the function and factor:
 
     PYTHONPATH=tests/inject DISTBENCH_TEST_SLOW=broadcast:1.25 bash ci/nightly.sh
 
-Every rank then sleeps (factor - 1) x the call's own duration after each torch.distributed.<name>
-call (gloo calls are synchronous), so the primitive's measured time grows by the factor whatever
-the box's load. Only `broadcast` is used by a single primitive (all_reduce also serves the
-harness's max-over-ranks and gloo's reduce_scatter), so it is the one to slow.
+Every rank then sleeps (factor - 1) x the fastest call so far of that size (numel and dtype)
+after each torch.distributed.<name> call (gloo calls are synchronous), so every size of the
+primitive takes `factor` times as long. The fastest call, not this call's own time: that one
+includes waiting for the other ranks' sleeps, and would compound from call to call. Only
+`broadcast` is used by a single primitive (all_reduce also serves the harness's max-over-ranks and
+gloo's reduce_scatter), so it is the one to slow.
 """
 
 from __future__ import annotations
@@ -24,12 +26,17 @@ if _SPEC and os.environ.get("RANK") is not None:  # torchrun workers only
     _NAME, _, _FACTOR = _SPEC.partition(":")
     _EXTRA = float(_FACTOR or "1.25") - 1.0
     _REAL = getattr(dist, _NAME)
+    _FASTEST: dict[tuple[int, str], float] = {}
 
     @functools.wraps(_REAL)
     def _slowed(*args: object, **kwargs: object) -> object:
+        tensor = args[0] if args else kwargs.get("tensor")
+        key = (int(getattr(tensor, "numel", lambda: 0)()), str(getattr(tensor, "dtype", "")))
         start = time.perf_counter()
         result = _REAL(*args, **kwargs)
-        time.sleep(_EXTRA * (time.perf_counter() - start))
+        elapsed = time.perf_counter() - start
+        fastest = _FASTEST[key] = min(elapsed, _FASTEST.get(key, elapsed))
+        time.sleep(_EXTRA * fastest)
         return result
 
     setattr(dist, _NAME, _slowed)
