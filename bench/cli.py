@@ -20,6 +20,7 @@ from distbench.options import (
     resolve_launch,
 )
 from distbench.parse import UsageError
+from distbench.primitives.facts import FACTS
 from distbench.run import EXIT_USAGE, execute, prepare_run_dir
 from distbench.spec import RunSpec
 
@@ -53,12 +54,6 @@ def run_collective(
     run_dir = prepare_run_dir(launch_args.out, primitive, launch.label, launch.node_rank)
     spec = RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
     return execute(spec, title=primitive)
-
-
-def reduces(primitive: str) -> bool:
-    from distbench.primitives import get_primitive  # torch: only when a command runs
-
-    return get_primitive(primitive).reduces
 
 
 def add_collective_command(name: str, primitive: str, summary: str, examples: str) -> None:
@@ -134,7 +129,7 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
         if primitives is not None or config is not None:
             flag = "--primitives" if primitives is not None else "--config"
             raise UsageError(f"{flag} applies to distbench sweep only")
-        if op is not None and not reduces(primitive):
+        if op is not None and not FACTS[primitive].reduces:
             raise UsageError(
                 f"--op applies to reducing primitives (allreduce, reduce, reducescatter); "
                 f"{name} moves data unchanged: drop --op"
@@ -332,8 +327,8 @@ def ddp(
       distbench ddp --strategies ddp,ddp-nocomm,grad-avg --bucket-mb 1,5,25 --params 10M
       distbench ddp --backend nccl --model transformer --width 512 --depth 6 --steps 50
     """
-    from distbench.ddp_options import DdpArgs, build_ddp_spec, resume_ddp_run
-    from distbench.ddp_table import render_ddp_table
+    from distbench.ddp_options import DdpArgs, build_ddp_spec
+    from distbench.resume import resume_run
 
     launch_args = LaunchArgs(
         backend=backend, device=device, world_sizes=world_sizes, out=out, label=label,
@@ -348,12 +343,12 @@ def ddp(
         avg_every=avg_every, seed=seed,
     )  # fmt: skip
     if resume is not None:
-        raise typer.Exit(resume_ddp_run(resume))
+        raise typer.Exit(resume_run(resume, "ddp"))
     launch = resolve_launch(launch_args, Machine.probe())
     workload = build_ddp_spec(ddp_args)
     run_dir = prepare_run_dir(launch_args.out, "ddp", launch.label, launch.node_rank)
     spec = RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
-    raise typer.Exit(execute(spec, title="ddp", render=render_ddp_table))
+    raise typer.Exit(execute(spec, title="ddp"))
 
 
 @app.command("report")

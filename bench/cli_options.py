@@ -9,6 +9,8 @@ from typing import Annotated, Any, get_args
 
 import typer
 
+from distbench.primitives.facts import ROOTED
+
 # Launch options (every command that starts torchrun).
 Backend = Annotated[str, typer.Option(help="gloo, nccl, or auto (nccl when GPUs are present).")]
 Device = Annotated[str, typer.Option(help="cpu, cuda, or auto (cuda for nccl).")]
@@ -263,10 +265,6 @@ def hidden(option: Any) -> Any:
     info = copy.copy(info)
     info.hidden = True
     return Annotated[base, info]
-
-
-ROOTED = ("broadcast", "reduce")
-"""Primitives that take --root."""
 
 
 def hidden_options(primitive: str) -> list[str]:

@@ -49,15 +49,6 @@ class Measured:
     """Harness time of the cross-rank reduction (outside the timed region)."""
 
 
-def plan_size(workload: CommSpec, world_size: int) -> int:
-    """Rows one launch of `workload` writes: the CLI's progress total."""
-    cases = sum(
-        get_primitive(name).case_count(world_size, workload.root, workload.options)
-        for name in workload.primitives
-    )
-    return cases * len(workload.dtypes) * len(workload.modes) * len(workload.sizes)
-
-
 def ranks_label(ranks: tuple[int, ...]) -> str:
     """(0, 1, 2, 3) -> '0-3'; a non-contiguous set is listed with ';'."""
     if ranks and list(ranks) == list(range(ranks[0], ranks[-1] + 1)):

@@ -6,10 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from distbench.ddp_spec import DEFAULT_SHAPE, MODELS, STRATEGIES, DdpSpec
-from distbench.ddp_table import render_ddp_table
 from distbench.models import parse_param_count, width_for_params
 from distbench.parse import UsageError, parse_choice, parse_int, parse_list
-from distbench.resume import load_resumable, resume_run
 
 
 @dataclass(frozen=True)
@@ -97,14 +95,3 @@ def build_ddp_spec(args: DdpArgs) -> DdpSpec:
         avg_every=parse_int(args.avg_every, "--avg-every"),
         seed=parse_int(args.seed, "--seed", minimum=0),
     )
-
-
-def resume_ddp_run(path_text: str) -> int:
-    """`distbench ddp --resume DIR`: continue an interrupted ddp run with its own spec."""
-    spec, _ = load_resumable(path_text)
-    if spec.kind != "ddp":
-        raise UsageError(
-            f"--resume {path_text}: that is not a ddp run: resume it with the command that "
-            "started it"
-        )
-    return resume_run(path_text, None, render_ddp_table)

@@ -1,5 +1,5 @@
 """The `ddp` workload: which model, which strategies, how many steps. A frozen dataclass the CLI
-builds and every rank reads from spec.json (kind `ddp` in spec.WORKLOADS).
+builds and every rank reads from spec.json (kind `ddp` in workloads.WORKLOADS).
 
 Pure Python: the CLI imports it without torch.
 """

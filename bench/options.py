@@ -13,6 +13,7 @@ from distbench.multinode import Nodes, resolve_nodes
 from distbench.parse import (
     BACKENDS,
     DEVICES,
+    DTYPE_BYTES,
     OPS,
     UsageError,
     build_size_ladder,
@@ -106,14 +107,12 @@ def resolve_sizes(
 
 
 def check_dtypes(dtypes: list[str], op: str, sizes: list[int]) -> None:
-    import torch
-
     for dtype in dtypes:
         if op == "avg" and dtype in INT_DTYPES:
             raise UsageError(
                 f"--op avg cannot reduce {dtype} (an integer type): use sum, or a float"
             )
-        itemsize = getattr(torch, dtype).itemsize
+        itemsize = DTYPE_BYTES[dtype]
         if min(sizes) < itemsize:
             raise UsageError(
                 f"size {min(sizes)} B is smaller than one {dtype} element ({itemsize} B): "

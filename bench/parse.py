@@ -12,6 +12,18 @@ import re
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64")
 """Dtypes that gloo and NCCL both reduce (int16, bool and float8 fail in gloo)."""
 
+DTYPE_BYTES = {
+    "float32": 4,
+    "float64": 8,
+    "float16": 2,
+    "bfloat16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "int32": 4,
+    "int64": 8,
+}
+"""Bytes per element (torch's itemsize), known without importing torch."""
+
 DTYPE_ALIASES = {
     "fp32": "float32",
     "float": "float32",

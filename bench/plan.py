@@ -1,10 +1,10 @@
 """Which launches a run makes and which world sizes each one measures; pure logic, no torch.
 
 Single node, default: one launch of the largest world size, the smaller ones measured on
-`new_group` subgroups of ranks 0..k-1 (workload kinds in SUBGROUP_KINDS only; the others get one
-launch per world size). `--separate-launches` restores one launch per world size. Several nodes:
-one launch of nnodes x nproc-per-node ranks, smaller world sizes on subgroups (other kinds
-measure the whole world only).
+`new_group` subgroups of ranks 0..k-1 (workload kinds whose registry entry says `subgroups` only;
+the others get one launch per world size). `--separate-launches` restores one launch per world
+size. Several nodes: one launch of nnodes x nproc-per-node ranks, smaller world sizes on
+subgroups (other kinds measure the whole world only).
 
 Measurement ids are `ws<N>/i<k>` (N the measured world size, k its index in the deterministic
 sweep), so a resumed run can skip exactly the measurements whose rows exist.
@@ -12,13 +12,10 @@ sweep), so a resumed run can skip exactly the measurements whose rows exist.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from distbench.spec import LaunchSpec
-
-SUBGROUP_KINDS: set[str] = {"comm"}
-"""Workload kinds whose runner measures on ctx.group, so one launch can serve several sizes."""
+from distbench.workloads import WORKLOADS
 
 
 @dataclass(frozen=True)
@@ -31,9 +28,10 @@ class PlannedLaunch:
 
 def uses_subgroups(launch: LaunchSpec, kind: str) -> bool:
     """Whether smaller world sizes are measured on subgroups of one launch."""
+    subgroups = WORKLOADS[kind].subgroups
     if launch.nnodes > 1:
-        return kind in SUBGROUP_KINDS
-    return not launch.separate_launches and kind in SUBGROUP_KINDS
+        return subgroups
+    return not launch.separate_launches and subgroups
 
 
 def launch_world_size(launch: LaunchSpec) -> int:
@@ -65,14 +63,3 @@ def measurement_id(world_size: int, index: int, tag: str = "") -> str:
     """The key joining a results row to its samples: `[tag]ws<N>/i<k>`, k counting the plan's
     cases in order (what --resume matches on)."""
     return f"{tag}ws{world_size}/i{index}"
-
-
-def done_counts(done: Iterable[str]) -> dict[int, int]:
-    """Finished measurements per world size, from their ids (`ws4/i7` counts for 4)."""
-    counts: dict[int, int] = {}
-    for measurement in done:
-        head = measurement.split("/", 1)[0]
-        if head.startswith("ws") and head[2:].isdigit():
-            size = int(head[2:])
-            counts[size] = counts.get(size, 0) + 1
-    return counts

@@ -10,12 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from distbench.cli_options import ROOTED
 from distbench.options import CommArgs, ResolvedLaunch, build_comm_spec
-from distbench.parse import UsageError, format_size, parse_int, parse_list
-from distbench.primitives import COMMANDS, PRIMITIVES, get_primitive
-from distbench.primitives.reduce_scatter import EMULATED
-from distbench.primitives.send_recv import DEFAULT_PATTERNS, PATTERNS
+from distbench.parse import DTYPE_BYTES, UsageError, format_size, parse_int, parse_list
+from distbench.primitives.facts import COMMANDS, DEFAULT_PATTERNS, FACTS, PATTERNS, ROOTED
 from distbench.spec import CommSpec
 
 """Primitives that take --root."""
@@ -90,11 +87,11 @@ def parse_window(text: str) -> int:
 def parse_primitives(text: str) -> tuple[str, ...]:
     """'allreduce,sendrecv' (command names) or torch names ('all_reduce'), or 'all'."""
     if text.strip().lower() == "all":
-        return tuple(PRIMITIVES)
+        return tuple(FACTS)
     names = []
     for item in parse_list(text, "primitives", example="allreduce,broadcast"):
         value = item.lower().replace("-", "")
-        name = COMMANDS.get(value) or (value if value in PRIMITIVES else None)
+        name = COMMANDS.get(value) or (value if value in FACTS else None)
         if value == "ddp":
             raise UsageError(
                 "ddp is a training workload, not a primitive: run it with distbench ddp, "
@@ -173,15 +170,13 @@ def check_counts(
 ) -> str | None:
     """Refuse sizes that leave a rank no element; return one note when gather-type primitives
     round a size down to n whole 16-byte chunks (METHOD: say so when rounding), else None."""
-    import torch
-
     rounded: dict[str, str] = {}  # primitive -> first example
     for name in primitives:
-        prim = get_primitive(name)
+        facts = FACTS[name]
         for n in world_sizes:
             for dtype in dtypes:
-                torch_dtype = getattr(torch, dtype)
-                step = prim.count_multiple(n, torch_dtype) * torch_dtype.itemsize
+                itemsize = DTYPE_BYTES[dtype]
+                step = facts.count_multiple(n, itemsize) * itemsize
                 if min(sizes) < step:
                     raise UsageError(
                         f"size {min(sizes)} B leaves a rank no {dtype} element in {name} at "
@@ -210,11 +205,12 @@ def build_workload(
     note = check_counts(primitives, workload.sizes, workload.dtypes, launch.world_sizes)
     if note:
         print(note, file=sys.stderr)
-    if "reduce_scatter" in primitives and launch.backend in EMULATED:
+    emulated = FACTS["reduce_scatter"].emulated
+    if "reduce_scatter" in primitives and launch.backend in emulated:
         print(
             f"note: {launch.backend} has no reduce-scatter: torch runs reduce_scatter_tensor there "
             "as an all_reduce of the whole input plus a copy, so those rows (pattern "
-            f"{EMULATED[launch.backend]}) time that, not a reduce-scatter",
+            f"{emulated[launch.backend]}) time that, not a reduce-scatter",
             file=sys.stderr,
         )
     return workload

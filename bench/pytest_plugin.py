@@ -244,7 +244,7 @@ def run_comm_benchmark(
     import torch
 
     from distbench.parse import parse_dtype, parse_size
-    from distbench.primitives import PRIMITIVES
+    from distbench.primitives.registry import PRIMITIVES
     from distbench.stats import algbw_gbps
     from distbench.timing import barrier, drain, max_over_ranks
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from distbench.collectors.sink import read_rows
 from distbench.parse import UsageError
 from distbench.run import execute
 from distbench.spec import SPEC_FILE, RunSpec, load_spec
-from distbench.table import render_table
+from distbench.workloads import WORKLOADS
 
 
 def finished_measurements(run_dir: Path) -> list[str]:
@@ -69,20 +68,17 @@ def load_resumable(path_text: str) -> tuple[RunSpec, dict[str, object]]:
     return spec, manifest
 
 
-def resume_run(
-    path_text: str,
-    primitive: str | None = None,
-    render: Callable[[list[dict[str, str]]], str] = render_table,
-) -> int:
-    """Continue the run in `path_text` with its own spec; return the exit code."""
+def resume_run(path_text: str, command: str | None = None) -> int:
+    """Continue the run in `path_text` with its own spec; return the exit code. `command`: the
+    primitive or workload whose command asked (None: a sweep, which resumes any kind)."""
     spec, manifest = load_resumable(path_text)
-    primitives = tuple(getattr(spec.workload, "primitives", ()))
-    if primitive is not None and primitive not in primitives:
-        started = ", ".join(primitives) or spec.kind
+    if command is not None and command not in WORKLOADS[spec.kind].resumed_by(spec.workload):
+        started = "not a ddp" if command == "ddp" else f"a {', '.join(primitives_of(spec))}"
         raise UsageError(
-            f"--resume {path_text}: that is a {started} run: resume it with the command that "
+            f"--resume {path_text}: that is {started} run: resume it with the command that "
             "started it"
         )
+    primitives = primitives_of(spec)
     run_dir = Path(path_text).resolve()
     done = finished_measurements(run_dir)
     dropped = drop_orphan_samples(run_dir, set(done))
@@ -101,5 +97,10 @@ def resume_run(
     manifest["status"] = "running"
     manifest["ended_utc"] = None
     print(f"resuming {run_dir}: {len(done)} measurements kept", file=sys.stderr)
-    title = "+".join(primitives) or spec.kind
-    return execute(replace(spec, launch=launch), title=title, render=render, manifest=manifest)
+    title = "+".join(primitives)
+    return execute(replace(spec, launch=launch), title=title, manifest=manifest)
+
+
+def primitives_of(spec: RunSpec) -> tuple[str, ...]:
+    """The primitives a comm run measures, or the workload kind (e.g. ('ddp',))."""
+    return tuple(getattr(spec.workload, "primitives", ())) or (spec.kind,)

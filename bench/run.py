@@ -8,7 +8,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
@@ -29,7 +29,7 @@ from distbench.launch import build_torchrun_command, run_launch
 from distbench.parse import UsageError
 from distbench.plan import measured_sizes, plan_launches
 from distbench.spec import RunSpec
-from distbench.table import render_table
+from distbench.workloads import WORKLOADS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -106,31 +106,12 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 def expected_rows(spec: RunSpec, world_size: int) -> int:
     """Rows one launch writes, for the progress bar: every world size it measures (subgroups),
     less the measurements a resumed run already has."""
-    counter = PLAN_SIZES[spec.kind]
+    counter = WORKLOADS[spec.kind].plan_size
     sizes = measured_sizes(spec.launch, spec.kind, world_size)
     total = sum(counter(spec.workload, size) for size in sizes)
     tag = str(getattr(spec.workload, "tag", ""))
     done = sum(1 for m in spec.launch.done if any(m.startswith(f"{tag}ws{k}/") for k in sizes))
     return max(0, total - done)
-
-
-def _comm_plan_size(workload: object, world_size: int) -> int:
-    from distbench.comm import plan_size
-
-    return plan_size(workload, world_size)
-
-
-def _ddp_plan_size(workload: object, world_size: int) -> int:
-    from distbench.ddp_spec import plan_size
-
-    return plan_size(workload, world_size)
-
-
-PLAN_SIZES: dict[str, Callable[[object, int], int]] = {
-    "comm": _comm_plan_size,
-    "ddp": _ddp_plan_size,
-}
-"""Workload kind -> rows per launch (other workloads register here)."""
 
 
 def launch_order(
@@ -162,7 +143,6 @@ def file_logs(run_dir: Path, backend: str) -> None:
 def execute(
     spec: RunSpec,
     title: str,
-    render: Callable[[list[dict[str, str]]], str] = render_table,
     more: Sequence[RunSpec] = (),
     manifest: dict[str, Any] | None = None,
 ) -> int:
@@ -216,7 +196,7 @@ def execute(
             write_manifest(run_dir, manifest)
             rows = read_rows(run_dir / RESULTS_CSV)[before:]
             if rows:
-                print(render(rows), flush=True)
+                print(WORKLOADS[spec.kind].render(rows), flush=True)
                 print(flush=True)
             elif spec.launch.nnodes > 1 and result.returncode == 0:
                 console.print(

@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from distbench.ddp_spec import DdpSpec
 from distbench.parse import BACKENDS, DEVICES, DTYPES, MODES, OPS, UsageError
+from distbench.primitives.facts import FACTS
 
 SPEC_FILE = "spec.json"
 
@@ -117,13 +117,23 @@ class CommSpec:
                 raise UsageError(f"{name} must be at least {minimum}, got {value}")
 
 
+def comm_plan_size(workload: CommSpec, world_size: int) -> int:
+    """Rows one launch of `workload` writes: the CLI's progress total."""
+    cases = sum(
+        FACTS[name].case_count(world_size, workload.root, workload.options)
+        for name in workload.primitives
+    )
+    return cases * len(workload.dtypes) * len(workload.modes) * len(workload.sizes)
+
+
 @dataclass(frozen=True)
 class RunSpec:
     """One run: a launch description plus the workload each launch executes."""
 
     launch: LaunchSpec
     workload: Any
-    """A CommSpec (or another workload dataclass with a `kind` registered in WORKLOADS)."""
+    """A CommSpec (or another workload dataclass with a `kind` registered in
+    workloads.WORKLOADS)."""
 
     @property
     def kind(self) -> str:
@@ -139,17 +149,15 @@ class RunSpec:
         return path
 
 
-WORKLOADS: dict[str, type] = {"comm": CommSpec, "ddp": DdpSpec}
-"""Workload kinds a spec file may hold; other workloads register here."""
-
-
 def _tuples(data: dict[str, Any]) -> dict[str, Any]:
     """JSON lists back to the tuples the frozen dataclasses declare."""
     return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
 
 
 def load_spec(path: Path) -> RunSpec:
+    from distbench.workloads import WORKLOADS  # it imports this module
+
     body = json.loads(Path(path).read_text())
-    workload_type = WORKLOADS[body["kind"]]
+    workload_type = WORKLOADS[body["kind"]].spec_type
     launch = LaunchSpec(**_tuples(body["launch"]))
     return RunSpec(launch=launch, workload=workload_type(**_tuples(body["workload"])))

@@ -22,17 +22,9 @@ import torch
 import torch.distributed as dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
-from distbench.comm import run_comm
-from distbench.ddp_runner import run_ddp
 from distbench.groups import run_world_sizes, share_done, start_heartbeat
-from distbench.primitives.base import Context
-from distbench.spec import RunSpec, load_spec
-
-RUNNERS: dict[str, Callable[[RunSpec, Context, Callable[[str], None]], None]] = {
-    "comm": run_comm,
-    "ddp": run_ddp,
-}
-"""Workload kind -> the function that runs it on every rank."""
+from distbench.spec import load_spec
+from distbench.workloads import WORKLOADS
 
 
 def log_path(run_dir: Path, world_size: int, rank: int) -> Path:
@@ -97,7 +89,8 @@ def main(argv: list[str] | None = None) -> None:
                 log(f"resuming: {len(spec.launch.done)} measurements already in results.csv")
             if rank != 0 and local_rank == 0 and spec.launch.nnodes > 1:
                 log(f"results are written by global rank 0 on {writer}, not on this node")
-            run_world_sizes(spec, RUNNERS[spec.kind], rank, world_size, device, log)
+            runner = WORKLOADS[spec.kind].load_runner()
+            run_world_sizes(spec, runner, rank, world_size, device, log)
             log("done")
         finally:
             dist.destroy_process_group()

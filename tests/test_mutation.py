@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from distbench.primitives import PRIMITIVES
+from distbench.primitives.registry import PRIMITIVES
 from tests.conftest import run_cli
 from tests.mutation.corrupt import BASIC, REDUCING
 from tests.mutation.driver import OPS

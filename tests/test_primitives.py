@@ -11,8 +11,9 @@ import torch
 
 from distbench.parse import UsageError
 from distbench.primitive_options import check_counts, parse_primitives, parse_root
-from distbench.primitives import COMMANDS, PRIMITIVES
-from distbench.primitives.base import Context, root_ranks
+from distbench.primitives.base import Context
+from distbench.primitives.facts import COMMANDS, root_ranks
+from distbench.primitives.registry import PRIMITIVES
 from tests.conftest import run_cli
 
 CPU = torch.device("cpu")

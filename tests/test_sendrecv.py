@@ -19,12 +19,8 @@ from distbench.primitive_options import (
     parse_window,
 )
 from distbench.primitives.base import Context
-from distbench.primitives.send_recv import (
-    SendRecv,
-    default_window,
-    pattern_cases,
-    resolve_pairs,
-)
+from distbench.primitives.facts import pattern_cases, resolve_pairs
+from distbench.primitives.send_recv import SendRecv, default_window
 from tests.conftest import run_cli
 
 

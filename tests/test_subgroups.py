@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from distbench.collectors.sink import read_rows
-from distbench.plan import PlannedLaunch, done_counts, measured_sizes, plan_launches
+from distbench.plan import PlannedLaunch, measured_sizes, plan_launches
 from distbench.spec import LaunchSpec
 
 TINY = ["--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1", "--trials", "2"]
@@ -91,7 +91,3 @@ def test_plan_multinode_is_one_launch() -> None:
     assert plan_launches(spec, "comm") == [PlannedLaunch(8, (2, 4, 8))]
     assert plan_launches(launch(nnodes=2, nproc_per_node=4, rdzv_endpoint="h:1", world_sizes=(8,)),
                          "ddp") == [PlannedLaunch(8, (8,))]  # fmt: skip
-
-
-def test_done_counts() -> None:
-    assert done_counts(["ws2/i0", "ws2/i1", "ws4/i0", "junk"]) == {2: 2, 4: 1}

@@ -14,7 +14,7 @@ from distbench.cli import run_cli as run_in_process
 from distbench.options import CommArgs
 from distbench.parse import UsageError
 from distbench.primitive_options import PrimitiveArgs
-from distbench.primitives import PRIMITIVES
+from distbench.primitives.registry import PRIMITIVES
 from distbench.run import execute
 from distbench.spec import CommSpec, LaunchSpec, RunSpec
 from distbench.sweep import load_config

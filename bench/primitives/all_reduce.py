@@ -16,7 +16,6 @@ from distbench.primitives.base import REDUCE_OPS, Case, Context, PrimitiveBase, 
 
 class AllReduce(PrimitiveBase):
     name = "all_reduce"
-    reduces = True
 
     def busbw_factor(self, world_size: int) -> float:
         return 2 * (world_size - 1) / world_size

@@ -13,6 +13,8 @@ from typing import Any, Protocol
 import torch
 import torch.distributed as dist
 
+from distbench.primitives.facts import FACTS, PrimitiveFacts
+
 REDUCE_OPS = {
     "sum": dist.ReduceOp.SUM,
     "prod": dist.ReduceOp.PRODUCT,
@@ -64,8 +66,11 @@ class Case:
 class Primitive(Protocol):
     name: str
     """torch's name, used in the primitive column."""
-    reduces: bool
-    """Whether --op applies."""
+
+    @property
+    def reduces(self) -> bool:
+        """Whether --op applies."""
+        ...
 
     def busbw_factor(self, world_size: int) -> float: ...
 
@@ -91,10 +96,6 @@ class Primitive(Protocol):
         ...
 
 
-CHUNK_ALIGN_BYTES = 16
-"""nccl-tests' alignment of a gather-type primitive's per-rank chunk."""
-
-
 def element_count(requested_bytes: int, dtype: torch.dtype, multiple: int = 1) -> int:
     """Whole elements in requested_bytes, rounded down to a multiple of `multiple` (for
     gather-type primitives: count_multiple, so every rank gets the same whole chunk)."""
@@ -102,26 +103,29 @@ def element_count(requested_bytes: int, dtype: torch.dtype, multiple: int = 1) -
     return count - count % multiple
 
 
-def root_ranks(root: str, world_size: int) -> list[int]:
-    """'all' -> every rank in turn; '2' -> [2]. The CLI has already checked the value."""
-    return list(range(world_size)) if root == "all" else [int(root)]
-
-
 class PrimitiveBase:
-    """The Protocol's defaults: one case per size, whole elements, busbw factor 1. A primitive
-    subclasses this (or GatherType) and overrides what differs, plus build_cases."""
+    """The Protocol's methods, from the primitive's facts (facts.py, shared with the CLI's
+    planning): a primitive subclasses this (or GatherType) and adds busbw_factor where it is not
+    1, plus build_cases."""
 
     name: str = ""
-    reduces: bool = False
+
+    @property
+    def facts(self) -> PrimitiveFacts:
+        return FACTS[self.name]
+
+    @property
+    def reduces(self) -> bool:
+        return self.facts.reduces
 
     def busbw_factor(self, world_size: int) -> float:
         return 1.0
 
     def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
-        return 1
+        return self.facts.case_count(world_size, root, options)
 
     def count_multiple(self, world_size: int, dtype: torch.dtype) -> int:
-        return 1
+        return self.facts.count_multiple(world_size, dtype.itemsize)
 
 
 class GatherType(PrimitiveBase):
@@ -136,12 +140,6 @@ class GatherType(PrimitiveBase):
     def busbw_factor(self, world_size: int) -> float:
         return (world_size - 1) / world_size
 
-    def count_multiple(self, world_size: int, dtype: torch.dtype) -> int:
-        return world_size * max(1, CHUNK_ALIGN_BYTES // dtype.itemsize)
-
 
 class Rooted(PrimitiveBase):
     """broadcast, reduce: one case per root (`--root all` rotates it), busbw factor 1."""
-
-    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
-        return len(root_ranks(root, world_size))

@@ -12,7 +12,8 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import Case, Context, Rooted, element_count, root_ranks
+from distbench.primitives.base import Case, Context, Rooted, element_count
+from distbench.primitives.facts import root_ranks
 
 
 class Broadcast(Rooted):

@@ -18,13 +18,12 @@ from distbench.primitives.base import (
     Context,
     Rooted,
     element_count,
-    root_ranks,
 )
+from distbench.primitives.facts import root_ranks
 
 
 class Reduce(Rooted):
     name = "reduce"
-    reduces = True
 
     def build_cases(
         self,

@@ -25,13 +25,10 @@ from distbench.primitives.base import REDUCE_OPS, Case, Context, GatherType, ele
 REDUCE_SCATTER: Callable[..., Any] = getattr(dist, "reduce_scatter_single", None) or (
     dist.reduce_scatter_tensor
 )
-EMULATED = {"gloo": "via_all_reduce"}
-"""Backends whose reduce_scatter_tensor is another collective in disguise -> pattern label."""
 
 
 class ReduceScatter(GatherType):
     name = "reduce_scatter"
-    reduces = True
 
     def build_cases(
         self,
@@ -60,7 +57,8 @@ class ReduceScatter(GatherType):
             REDUCE_SCATTER(out, data, op=reduce_op, group=ctx.group)
             return checkdata.wrong_reduced(out, n, op, start=ctx.rank * per_rank)
 
-        labels = {"pattern": EMULATED[ctx.backend]} if ctx.backend in EMULATED else {}
+        emulated = self.facts.emulated
+        labels = {"pattern": emulated[ctx.backend]} if ctx.backend in emulated else {}
         return [
             Case(
                 size_bytes=count * dtype.itemsize, count=count, run=run, check=check, labels=labels

@@ -1,4 +1,5 @@
-"""The registry of primitives: torch name -> implementation, and CLI command -> torch name."""
+"""The registry of primitives: torch name -> implementation (imports torch; their facts, which do
+not, are in facts.py)."""
 
 from __future__ import annotations
 
@@ -20,18 +21,3 @@ PRIMITIVES: dict[str, Primitive] = {
     "all_to_all": AllToAll(),
     "send_recv": SendRecv(),
 }
-
-COMMANDS: dict[str, str] = {
-    "allreduce": "all_reduce",
-    "broadcast": "broadcast",
-    "reduce": "reduce",
-    "allgather": "all_gather",
-    "reducescatter": "reduce_scatter",
-    "alltoall": "all_to_all",
-    "sendrecv": "send_recv",
-}
-"""CLI command name -> primitive name."""
-
-
-def get_primitive(name: str) -> Primitive:
-    return PRIMITIVES[name]

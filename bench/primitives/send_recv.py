@@ -23,9 +23,8 @@ import torch.distributed as dist
 
 from distbench.primitives import checkdata
 from distbench.primitives.base import Case, Context, PrimitiveBase, element_count
+from distbench.primitives.facts import pattern_cases
 
-PATTERNS = ("pingpong", "window", "ring")
-DEFAULT_PATTERNS = ("pingpong", "window")
 DEFAULT_WINDOW = 64
 """OSU osu_bw's window size, the default up to 1 MiB messages."""
 WINDOW_BYTES = 64 << 20
@@ -38,29 +37,8 @@ def default_window(size_bytes: int) -> int:
     return max(1, min(DEFAULT_WINDOW, WINDOW_BYTES // max(1, size_bytes)))
 
 
-def resolve_pairs(pairs: Any, world_size: int) -> list[tuple[int, int]]:
-    """'all' -> every ordered pair (n(n-1) of them); otherwise the [src, dst] pairs given."""
-    if pairs == "all":
-        return [(a, b) for a in range(world_size) for b in range(world_size) if a != b]
-    return [(int(a), int(b)) for a, b in (pairs or [(0, 1)])]
-
-
-def pattern_cases(world_size: int, options: dict[str, Any]) -> list[tuple[str, int, int]]:
-    """(pattern, src, dst) of each case of one size, in measuring order; ring: src = dst = -1."""
-    cases: list[tuple[str, int, int]] = []
-    for pattern in options.get("patterns", DEFAULT_PATTERNS):
-        if pattern == "ring":
-            cases.append((pattern, -1, -1))
-        else:
-            cases += [(pattern, a, b) for a, b in resolve_pairs(options.get("pairs"), world_size)]
-    return cases
-
-
 class SendRecv(PrimitiveBase):
     name = "send_recv"
-
-    def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
-        return len(pattern_cases(world_size, options))
 
     def build_cases(
         self,

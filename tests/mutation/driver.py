@@ -25,8 +25,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from distbench.primitives import PRIMITIVES
 from distbench.primitives.base import Case, Context
+from distbench.primitives.registry import PRIMITIVES
 from tests.mutation.corrupt import REDUCING, corrupted, mutations
 
 TIMEOUT_S = 500

@@ -1,0 +1,72 @@
+"""The one registry of workload kinds. Each kind names its spec dataclass (what spec.json holds),
+how many rows one launch writes, its terminal table, its rank-side runner and whether it measures
+on subgroups. The CLI process reads all of it without torch: the runner is a dotted path that only
+the worker imports. A new workload is one folder plus one line in WORKLOADS.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from distbench import ddp_spec, spec
+from distbench.ddp_table import render_ddp_table
+from distbench.table import render_table
+
+if TYPE_CHECKING:
+    from distbench.primitives.base import Context
+    from distbench.spec import RunSpec
+
+Runner = Callable[["RunSpec", "Context", Callable[[str], None]], None]
+"""What a workload runs on every rank: (spec, the group as this rank sees it, log)."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload kind, as every part of distbench needs to know it."""
+
+    kind: str
+    """The `kind` of spec.json and of the spec dataclass."""
+    spec_type: type
+    """The frozen dataclass of spec.json's `workload`."""
+    plan_size: Callable[[Any, int], int]
+    """Rows one launch of world size n writes (the CLI's progress total); torch-free."""
+    render: Callable[[Sequence[dict[str, str]]], str]
+    """The terminal table of its results.csv rows."""
+    runner: str
+    """`module:function` that runs it on every rank; imported by the worker only (torch)."""
+    subgroups: bool
+    """Whether the runner measures on ctx.group, so one launch serves several world sizes."""
+    resumed_by: Callable[[Any], tuple[str, ...]]
+    """The commands that may --resume a run of it (a run is resumed by the command that
+    started it)."""
+
+    def load_runner(self) -> Runner:
+        module, function = self.runner.split(":")
+        runner: Runner = getattr(importlib.import_module(module), function)
+        return runner
+
+
+WORKLOADS: dict[str, Workload] = {
+    "comm": Workload(
+        kind="comm",
+        spec_type=spec.CommSpec,
+        plan_size=spec.comm_plan_size,
+        render=render_table,
+        runner="distbench.comm:run_comm",
+        subgroups=True,
+        resumed_by=lambda workload: tuple(workload.primitives),
+    ),
+    "ddp": Workload(
+        kind="ddp",
+        spec_type=ddp_spec.DdpSpec,
+        plan_size=ddp_spec.plan_size,
+        render=render_ddp_table,
+        runner="distbench.ddp_runner:run_ddp",
+        subgroups=False,
+        resumed_by=lambda workload: ("ddp",),
+    ),
+}
+"""Workload kind -> everything about it; the only list of kinds."""
