@@ -25,7 +25,7 @@ import torch.distributed as dist
 from distbench.collectors.manifest import worker_env, worker_env_path
 from distbench.collectors.schema import RESULTS_CSV
 from distbench.collectors.sink import read_rows
-from distbench.launch import HEARTBEAT_S, heartbeat_path
+from distbench.launch.torchrun import HEARTBEAT_S, heartbeat_path
 from distbench.plan import measured_sizes
 from distbench.primitives.base import Context
 from distbench.spec import RunSpec

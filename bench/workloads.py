@@ -11,9 +11,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from distbench import ddp_spec, spec
-from distbench.ddp_table import render_ddp_table
-from distbench.table import render_table
+from distbench import spec
+from distbench.comm.table import render_table
+from distbench.ddp import spec as ddp_spec
+from distbench.ddp.table import render_ddp_table
 
 if TYPE_CHECKING:
     from distbench.primitives.base import Context
@@ -55,7 +56,7 @@ WORKLOADS: dict[str, Workload] = {
         spec_type=spec.CommSpec,
         plan_size=spec.comm_plan_size,
         render=render_table,
-        runner="distbench.comm:run_comm",
+        runner="distbench.comm.runner:run_comm",
         subgroups=True,
         resumed_by=lambda workload: tuple(workload.primitives),
     ),
@@ -64,7 +65,7 @@ WORKLOADS: dict[str, Workload] = {
         spec_type=ddp_spec.DdpSpec,
         plan_size=ddp_spec.plan_size,
         render=render_ddp_table,
-        runner="distbench.ddp_runner:run_ddp",
+        runner="distbench.ddp.runner:run_ddp",
         subgroups=False,
         resumed_by=lambda workload: ("ddp",),
     ),

@@ -29,7 +29,7 @@ def run_cli(
 def usage_error_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     """Run the CLI in-process on bad input; assert exit 2 and exactly one 'distbench: error:'
     line on stderr, and return that line."""
-    from distbench.cli import run_cli as run_in_process
+    from distbench.cli.app import run_cli as run_in_process
 
     code = run_in_process(argv)
     stderr = capsys.readouterr().err

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from distbench.cli import run_cli as run_in_process
+from distbench.cli.app import run_cli as run_in_process
 from tests.conftest import run_cli, usage_error_line
 
 CASES = [
@@ -96,7 +96,7 @@ def test_op_is_refused_where_nothing_is_reduced(capsys: pytest.CaptureFixture[st
 
 def test_the_cli_imports_torch_only_for_commands_that_measure() -> None:
     """`distbench --help`, compare, report and baseline start in a fraction of a second."""
-    code = "import sys, distbench.cli; print('torch' in sys.modules)"
+    code = "import sys, distbench.cli.app; print('torch' in sys.modules)"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from distbench.cli import run_cli
+from distbench.cli.app import run_cli
 from distbench.collectors.schema import (
     MANIFEST_JSON,
     MAX_OVER_RANKS,

@@ -16,9 +16,9 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from distbench.collectors.schema import DdpRow, SampleRow, column_names
-from distbench.ddp_runner import measure
-from distbench.ddp_spec import BUCKET_SWEPT, STRATEGIES, DdpSpec, StrategyRun
-from distbench.models import build_batches
+from distbench.ddp.models import build_batches
+from distbench.ddp.runner import measure
+from distbench.ddp.spec import BUCKET_SWEPT, STRATEGIES, DdpSpec, StrategyRun
 from distbench.primitives.base import Context
 from tests.conftest import run_cli, usage_error_line
 

@@ -9,9 +9,10 @@ import re
 import pytest
 import torch
 
-from distbench import ddp_metrics as m
 from distbench.collectors.schema import DdpRow, column_names
-from distbench.ddp_options import (
+from distbench.ddp import metrics as m
+from distbench.ddp.models import build_model, param_count, parse_param_count, width_for_params
+from distbench.ddp.options import (
     DdpArgs,
     build_ddp_spec,
     parse_bucket_mbs,
@@ -19,11 +20,10 @@ from distbench.ddp_options import (
     parse_window_steps,
     resolve_shape,
 )
-from distbench.ddp_spec import STRATEGIES, DdpSpec, StrategyRun, plan_size
-from distbench.ddp_table import render_ddp_table
-from distbench.models import build_model, param_count, parse_param_count, width_for_params
+from distbench.ddp.spec import STRATEGIES, DdpSpec, StrategyRun, plan_size
+from distbench.ddp.strategies import comm_bytes_per_step
+from distbench.ddp.table import render_ddp_table
 from distbench.parse import UsageError
-from distbench.strategies import comm_bytes_per_step
 
 
 def test_samples_per_s() -> None:

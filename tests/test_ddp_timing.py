@@ -17,13 +17,13 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from distbench import ddp_metrics
-from distbench.ddp_spec import DdpSpec, StrategyRun
-from distbench.ddp_steps import train
-from distbench.models import build_batches, build_model
+from distbench.ddp import metrics as ddp_metrics
+from distbench.ddp.models import build_batches, build_model
+from distbench.ddp.spec import DdpSpec, StrategyRun
+from distbench.ddp.steps import train
+from distbench.ddp.strategies import build_strategy
 from distbench.primitives.base import Context
 from distbench.stats import Stats
-from distbench.strategies import build_strategy
 from tests.conftest import run_cli
 
 WALL_CLOCK_TOLERANCE = 0.03

@@ -11,14 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from distbench import parse
-from distbench.multinode import (
-    first_host,
-    parse_endpoint,
-    parse_rdzv_id,
-    resolve_nodes,
-    slurm_nodes,
-)
-from distbench.options import (
+from distbench.cli.args import (
     CommArgs,
     LaunchArgs,
     Machine,
@@ -26,6 +19,13 @@ from distbench.options import (
     parse_timeout,
     resolve_launch,
     resolve_sizes,
+)
+from distbench.cli.multinode import (
+    first_host,
+    parse_endpoint,
+    parse_rdzv_id,
+    resolve_nodes,
+    slurm_nodes,
 )
 from distbench.parse import UsageError
 
@@ -182,7 +182,7 @@ def test_build_comm_spec(
 def primitive_parsers() -> list[Callable[[str], Any]]:
     """The primitive options' parsers, where that module exists (another issue's work)."""
     try:
-        from distbench import primitive_options as po
+        from distbench.comm import options as po
     except ImportError:
         return []
     names = ("parse_root", "parse_pairs", "parse_patterns", "parse_window", "parse_primitives")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from distbench.cli.args import LaunchArgs, Machine, resolve_launch
+from distbench.cli.multinode import Nodes, first_host, parse_endpoint, resolve_nodes, slurm_nodes
 from distbench.collectors.sink import read_rows
-from distbench.launch import build_torchrun_command
-from distbench.multinode import Nodes, first_host, parse_endpoint, resolve_nodes, slurm_nodes
-from distbench.options import LaunchArgs, Machine, resolve_launch
+from distbench.launch.torchrun import build_torchrun_command
 from distbench.parse import UsageError
 from distbench.spec import LaunchSpec
 
@@ -191,7 +191,7 @@ def test_resolve_launch_multinode_sizes() -> None:
 
 
 def test_a_node_that_never_came_is_a_rendezvous_timeout(tmp_path: Path) -> None:
-    from distbench.launch import describe_failure
+    from distbench.launch.torchrun import describe_failure
 
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "ws2-torchrun.log").write_text(

@@ -16,7 +16,7 @@ from typing import Any
 
 import typer.main
 
-from distbench.cli import app
+from distbench.cli.app import app
 from distbench.collectors.schema import DdpRow, ResultRow, SampleRow
 
 ROW_TYPES = (ResultRow, DdpRow, SampleRow)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from distbench.comm.options import check_counts, parse_primitives, parse_root
 from distbench.parse import UsageError
-from distbench.primitive_options import check_counts, parse_primitives, parse_root
 from distbench.primitives.base import Context
 from distbench.primitives.facts import COMMANDS, root_ranks
 from distbench.primitives.registry import PRIMITIVES

@@ -18,7 +18,7 @@ import matplotlib.image
 import numpy as np
 import pytest
 
-from distbench.cli import run_cli as run_in_process
+from distbench.cli.app import run_cli as run_in_process
 from distbench.reports.report import build_report
 from tests.bench_report import write_big_runs
 

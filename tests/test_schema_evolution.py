@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from distbench.cli import run_cli as run_in_process
+from distbench.cli.app import run_cli as run_in_process
 from distbench.collectors.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from distbench.cli import run_cli as run_in_process
-from distbench.parse import UsageError
-from distbench.primitive_options import (
+from distbench.cli.app import run_cli as run_in_process
+from distbench.comm.options import (
     PrimitiveArgs,
     build_primitive_options,
     parse_pairs,
     parse_patterns,
     parse_window,
 )
+from distbench.parse import UsageError
 from distbench.primitives.base import Context
 from distbench.primitives.facts import pattern_cases, resolve_pairs
 from distbench.primitives.send_recv import SendRecv, default_window

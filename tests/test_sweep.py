@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from distbench.cli import run_cli as run_in_process
-from distbench.options import CommArgs
+from distbench.cli.app import run_cli as run_in_process
+from distbench.cli.args import CommArgs
+from distbench.cli.sweep import load_config
+from distbench.comm.options import PrimitiveArgs
+from distbench.launch.run import execute
 from distbench.parse import UsageError
-from distbench.primitive_options import PrimitiveArgs
 from distbench.primitives.registry import PRIMITIVES
-from distbench.run import execute
 from distbench.spec import CommSpec, LaunchSpec, RunSpec
-from distbench.sweep import load_config
 from tests.conftest import run_cli
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "ci" / "sweep-example.toml"

@@ -17,10 +17,10 @@ from typing import Any
 
 import tomllib
 
-from distbench.options import CommArgs, LaunchArgs, Machine, build_launch_spec, resolve_launch
+from distbench.cli.args import CommArgs, LaunchArgs, Machine, build_launch_spec, resolve_launch
+from distbench.comm.options import PrimitiveArgs, build_workload, parse_primitives
+from distbench.launch.run import execute, file_logs, prepare_run_dir
 from distbench.parse import UsageError, parse_list
-from distbench.primitive_options import PrimitiveArgs, build_workload, parse_primitives
-from distbench.run import execute, file_logs, prepare_run_dir
 from distbench.spec import RunSpec
 
 LAUNCH_KEYS = ("device", "world_sizes", "label", "timeout")
@@ -186,7 +186,7 @@ def build_matrix_specs(matrix: SweepConfig, launch_args: LaunchArgs) -> list[Run
 
 def resume_sweep(path: str) -> int:
     """--resume of a sweep: one spec resumes like any run; several backends' specs do not."""
-    from distbench.resume import resume_run
+    from distbench.launch.resume import resume_run
 
     if any(Path(path).glob("spec-*.json")):
         raise UsageError(

@@ -25,7 +25,7 @@ from distbench.collectors.manifest import (
 )
 from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV
 from distbench.collectors.sink import read_rows
-from distbench.launch import build_torchrun_command, run_launch
+from distbench.launch.torchrun import build_torchrun_command, run_launch
 from distbench.parse import UsageError
 from distbench.plan import measured_sizes, plan_launches
 from distbench.spec import RunSpec

@@ -4,9 +4,9 @@
 
 (the CLI launches torchrun, which runs this through distbench.worker). Per strategy: a fresh
 model with the seeded initial weights, the same pre-made batches, `warmup` untimed steps, then
-`steps` timed ones in windows between barriers (ddp_steps). A step is zero_grad, forward, loss,
+`steps` timed ones in windows between barriers (ddp/steps.py). A step is zero_grad, forward, loss,
 backward, the strategy's communication and optimizer.step(); a window's step time is the slowest
-rank's window time / steps (what the job waits for). Rank 0 writes the rows (ddp_rows); rows wait
+rank's window time / steps (what the job waits for). Rank 0 writes the rows (ddp/rows.py); rows wait
 until the baselines they refer to (ddp, ddp-nocomm, ddp-nooverlap run first) are measured.
 """
 
@@ -23,8 +23,9 @@ from torch import nn
 
 from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, DdpRow, SampleRow
 from distbench.collectors.sink import CsvSink
-from distbench.comm import gather_samples
-from distbench.ddp_rows import (
+from distbench.comm.runner import gather_samples
+from distbench.ddp.models import build_batches, build_model
+from distbench.ddp.rows import (
     Trained,
     build_row,
     format_mb,
@@ -33,13 +34,12 @@ from distbench.ddp_rows import (
     step_rows,
     window_rows,
 )
-from distbench.ddp_spec import BASELINES, DdpSpec, StrategyRun
-from distbench.ddp_steps import Batch, train
-from distbench.models import build_batches, build_model
+from distbench.ddp.spec import BASELINES, DdpSpec, StrategyRun
+from distbench.ddp.steps import Batch, train
+from distbench.ddp.strategies import build_strategy
 from distbench.plan import measurement_id
 from distbench.primitives.base import Context
 from distbench.spec import RunSpec
-from distbench.strategies import build_strategy
 from distbench.timing import barrier, max_over_ranks
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from distbench.collectors.manifest import read_manifest, utc_now
 from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV
 from distbench.collectors.sink import read_rows
+from distbench.launch.run import execute
 from distbench.parse import UsageError
-from distbench.run import execute
 from distbench.spec import SPEC_FILE, RunSpec, load_spec
 from distbench.workloads import WORKLOADS
 

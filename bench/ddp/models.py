@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from distbench.ddp_spec import TRANSFORMER_HEADS, DdpSpec
+from distbench.ddp.spec import TRANSFORMER_HEADS, DdpSpec
 from distbench.parse import UsageError
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from distbench.options import CommArgs, ResolvedLaunch, build_comm_spec
+from distbench.cli.args import CommArgs, ResolvedLaunch, build_comm_spec
 from distbench.parse import DTYPE_BYTES, UsageError, format_size, parse_int, parse_list
 from distbench.primitives.facts import COMMANDS, DEFAULT_PATTERNS, FACTS, PATTERNS, ROOTED
 from distbench.spec import CommSpec

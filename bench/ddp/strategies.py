@@ -23,7 +23,7 @@ from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
 
-from distbench.ddp_spec import DDP_STRATEGIES, DdpSpec, StrategyRun
+from distbench.ddp.spec import DDP_STRATEGIES, DdpSpec, StrategyRun
 from distbench.primitives.base import Context
 
 

@@ -1,7 +1,7 @@
 """The derived columns of a `distbench ddp` row, as pure formulas.
 
 Every time is a MEAN step time in microseconds: the mean over windows of the slowest rank's window
-time / steps (ddp_steps), so mean x steps is the job's wall clock of its timed steps. A rate is work
+time / steps (ddp/steps.py): mean x steps is the job's wall clock of its timed steps. A rate is work
 over total time: with a periodic strategy (param-avg --avg-every K) the p50 may be a step that
 sends nothing, and a rate from it would describe a job that never communicates.
 

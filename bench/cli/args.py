@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from distbench.multinode import Nodes, resolve_nodes
+from distbench.cli.multinode import Nodes, resolve_nodes
 from distbench.parse import (
     BACKENDS,
     DEVICES,
@@ -137,7 +137,7 @@ class LaunchArgs:
     rdzv_id: str | None = None
     separate_launches: bool = False
     resume: str | None = None
-    """A run directory to continue (cli.py handles it before anything else is resolved)."""
+    """A run directory to continue (cli/app.py handles it before anything else is resolved)."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from distbench.table import format_bandwidth
+from distbench.comm.table import format_bandwidth
 
 COLUMNS = (
     ("strategy", 14),

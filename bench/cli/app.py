@@ -11,21 +11,21 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from distbench import cli_options as opt
-from distbench.options import (
+from distbench.cli import options as opt
+from distbench.cli.args import (
     CommArgs,
     LaunchArgs,
     Machine,
     build_launch_spec,
     resolve_launch,
 )
+from distbench.launch.run import EXIT_USAGE, execute, prepare_run_dir
 from distbench.parse import UsageError
 from distbench.primitives.facts import FACTS
-from distbench.run import EXIT_USAGE, execute, prepare_run_dir
 from distbench.spec import RunSpec
 
 if TYPE_CHECKING:
-    from distbench.primitive_options import PrimitiveArgs
+    from distbench.comm.options import PrimitiveArgs
 
 app = typer.Typer(
     name="distbench",
@@ -44,8 +44,8 @@ def run_collective(
     primitive_args: PrimitiveArgs | None = None,
 ) -> int:
     """Shared body of every primitive command: parse -> spec -> execute."""
-    from distbench.primitive_options import PrimitiveArgs, build_workload
-    from distbench.resume import resume_run
+    from distbench.comm.options import PrimitiveArgs, build_workload
+    from distbench.launch.resume import resume_run
 
     if launch_args.resume is not None:
         return resume_run(launch_args.resume, primitive)
@@ -120,8 +120,8 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
             trials=trials,
             check=check,
         )
-        from distbench.primitive_options import PrimitiveArgs
-        from distbench.sweep import run_sweep
+        from distbench.cli.sweep import run_sweep
+        from distbench.comm.options import PrimitiveArgs
 
         primitive_args = PrimitiveArgs(root, pairs, pattern, window, bidirectional)
         if name == "sweep":
@@ -327,8 +327,8 @@ def ddp(
       distbench ddp --strategies ddp,ddp-nocomm,grad-avg --bucket-mb 1,5,25 --params 10M
       distbench ddp --backend nccl --model transformer --width 512 --depth 6 --steps 50
     """
-    from distbench.ddp_options import DdpArgs, build_ddp_spec
-    from distbench.resume import resume_run
+    from distbench.ddp.options import DdpArgs, build_ddp_spec
+    from distbench.launch.resume import resume_run
 
     launch_args = LaunchArgs(
         backend=backend, device=device, world_sizes=world_sizes, out=out, label=label,
