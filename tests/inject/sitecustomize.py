@@ -3,10 +3,11 @@ product flag. Put this folder on PYTHONPATH and name the function and factor:
 
     PYTHONPATH=tests/inject DISTBENCH_TEST_SLOW=broadcast:1.25 bash ci/nightly.sh
 
-Every rank then sleeps (factor - 1) x the fastest call so far of that size (numel and dtype)
+Every rank then spins for (factor - 1) x the fastest call so far of that size (numel and dtype)
 after each torch.distributed.<name> call (gloo calls are synchronous), so every size of the
 primitive takes `factor` times as long. The fastest call, not this call's own time: that one
-includes waiting for the other ranks' sleeps, and would compound from call to call. Only
+includes waiting for the other ranks' extra time, and would compound from call to call. A spin,
+not time.sleep: on a loaded box a sleep of 200 us wakes up milliseconds late. Only
 `broadcast` is used by a single primitive (all_reduce also serves the harness's max-over-ranks and
 gloo's reduce_scatter), so it is the one to slow.
 """
@@ -36,7 +37,9 @@ if _SPEC and os.environ.get("RANK") is not None:  # torchrun workers only
         result = _REAL(*args, **kwargs)
         elapsed = time.perf_counter() - start
         fastest = _FASTEST[key] = min(elapsed, _FASTEST.get(key, elapsed))
-        time.sleep(_EXTRA * fastest)
+        until = time.perf_counter() + _EXTRA * fastest
+        while time.perf_counter() < until:
+            pass
         return result
 
     setattr(dist, _NAME, _slowed)
