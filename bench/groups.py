@@ -22,13 +22,16 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from distbench.collectors.manifest import worker_env, worker_env_path
-from distbench.collectors.schema import RESULTS_CSV
-from distbench.collectors.sink import read_rows
-from distbench.launch.torchrun import HEARTBEAT_S, heartbeat_path
+from distbench.collectors.manifest import worker_env
+from distbench.collectors.schema import heartbeat_path, worker_env_path
+from distbench.collectors.sink import finished_measurements
 from distbench.plan import measured_sizes
 from distbench.primitives.base import Context
 from distbench.spec import RunSpec
+
+HEARTBEAT_S = 1.0
+"""Every worker touches its heartbeat file this often (a thread: it beats while a collective
+blocks, and stops when the process is stopped or dead); the CLI's watchdog reads the file's age."""
 
 WAIT_TIMEOUT = timedelta(days=7)
 """How long ranks outside a subgroup may wait for its sweep (the heartbeat watchdog, not this,
@@ -105,9 +108,7 @@ def share_done(spec: RunSpec, rank: int) -> tuple[RunSpec, str]:
     the writer's host."""
     payload: list[object] = [None]
     if rank == 0:
-        rows = read_rows(Path(spec.launch.run_dir) / RESULTS_CSV)
-        done = tuple(dict.fromkeys(row["measurement"] for row in rows if row.get("measurement")))
-        payload = [(done, socket.gethostname())]
+        payload = [(finished_measurements(Path(spec.launch.run_dir)), socket.gethostname())]
     dist.broadcast_object_list(payload, src=0)
     shared = payload[0]
     assert isinstance(shared, tuple)

@@ -9,10 +9,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from distbench.collectors.schema import SPEC_JSON
 from distbench.parse import BACKENDS, DEVICES, DTYPES, MODES, OPS, UsageError
 from distbench.primitives.facts import FACTS
-
-SPEC_FILE = "spec.json"
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,7 @@ class RunSpec:
         return json.dumps(body, indent=2)
 
     def save(self, run_dir: Path) -> Path:
-        path = run_dir / SPEC_FILE
+        path = run_dir / SPEC_JSON
         path.write_text(self.to_json())
         return path
 

@@ -22,13 +22,10 @@ import torch
 import torch.distributed as dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
+from distbench.collectors.schema import rank_log_path
 from distbench.groups import run_world_sizes, share_done, start_heartbeat
 from distbench.spec import load_spec
 from distbench.workloads import WORKLOADS
-
-
-def log_path(run_dir: Path, world_size: int, rank: int) -> Path:
-    return run_dir / "logs" / f"ws{world_size}-rank{rank}.log"
 
 
 def redirect_output(path: Path) -> None:
@@ -68,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     world_size = int(os.environ["WORLD_SIZE"])
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     run_dir = Path(spec.launch.run_dir)
-    redirect_output(log_path(run_dir, world_size, rank))
+    redirect_output(rank_log_path(run_dir, world_size, rank))
     log = make_logger(rank)
     node = os.environ.get("GROUP_RANK", "0")  # torchrun's node rank
     log(

@@ -27,11 +27,6 @@ WORKER_ENV_EXTRA = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED")
 """Recorded from the workers too (torchrun sets OMP_NUM_THREADS=1 when it is unset)."""
 
 
-def worker_env_path(run_dir: Path, world_size: int) -> Path:
-    """Where global rank 0 of a launch leaves its environment for the CLI's manifest."""
-    return Path(run_dir) / "logs" / f"ws{world_size}-env.json"
-
-
 def worker_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The ENV_PREFIXES variables (plus WORKER_ENV_EXTRA) of a worker's environment, sorted.
     Per-rank variables (RANK, LOCAL_RANK, GROUP_RANK ...) are left out: they differ by rank."""

@@ -1,21 +1,59 @@
 """The columns of a run directory's CSV files: one dataclass per file, units in the names.
 
 Every run carries `SCHEMA_VERSION` in its manifest. Runs of every older version load: MIGRATIONS
-says, per version, which columns were added (with the value an older run gets), which were removed,
-and which kept their name but changed meaning. compare and report never set two numbers side by side
-across a changed meaning (`changed_meaning`); a run of a newer version is refused with one line.
+(migrations.py) says, per version, which columns were added (with the value an older run gets),
+which were removed, and which kept their name but changed meaning. compare and report never set
+two numbers side by side across a changed meaning (`changed_meaning`); a run of a newer version is
+refused with one line.
 docs/upgrading.md explains each version to users; CHANGELOG.md is the release log.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
+from pathlib import Path
 
 SCHEMA_VERSION = 2
 
+# ---- the run directory: every file name, here only -------------------------------------------
 RESULTS_CSV = "results.csv"
 SAMPLES_CSV = "samples.csv"
 MANIFEST_JSON = "manifest.json"
+SPEC_JSON = "spec.json"
+"""The RunSpec every rank reads; a sweep's other backends add spec-<backend>.json."""
+LOGS_DIR = "logs"
+"""Per launch of world size N: wsN-torchrun.log, wsN-rank<R>.log, wsN-rank<R>.alive (a running
+rank's heartbeat), wsN-env.json (global rank 0's environment)."""
+
+
+def backend_spec_path(run_dir: Path, backend: str) -> Path:
+    """The spec of a sweep's later backend (its first keeps SPEC_JSON)."""
+    return Path(run_dir) / f"spec-{backend}.json"
+
+
+def rank_log_path(run_dir: Path, world_size: int, rank: int) -> Path:
+    """A rank's stdout and stderr (C++ messages included)."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-rank{rank}.log"
+
+
+def heartbeat_path(run_dir: Path, world_size: int, rank: int) -> Path:
+    """A worker's heartbeat: its pid inside, its mtime renewed while it runs (groups.Heartbeat)."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-rank{rank}.alive"
+
+
+def torchrun_log_path(run_dir: Path, world_size: int) -> Path:
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-torchrun.log"
+
+
+def worker_env_path(run_dir: Path, world_size: int) -> Path:
+    """Where global rank 0 of a launch leaves its environment for the CLI's manifest."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-env.json"
+
+
+def node_dir(run_dir: Path, node_rank: int) -> Path:
+    """Where node K > 0 of a multi-node run keeps its spec, manifest and logs."""
+    return Path(run_dir) / f"node{node_rank}"
+
 
 # samples.csv: rank -1 holds the per-sample maximum over ranks, the input of every statistic.
 MAX_OVER_RANKS = -1
@@ -236,88 +274,3 @@ strategies of one comparison share (the report's compute/communication split gro
 def column_names(row_type: type) -> list[str]:
     """The CSV header of a row dataclass, in declaration order."""
     return [f.name for f in fields(row_type)]
-
-
-# ---- schema evolution -------------------------------------------------------------------------
-
-FILE_KINDS = ("comm", "ddp", "samples")
-"""comm: results.csv of ResultRow; ddp: results.csv of DdpRow; samples: samples.csv (SampleRow)."""
-
-
-@dataclass(frozen=True)
-class Migration:
-    """What changed from version - 1 to `version`, per file kind."""
-
-    version: int
-    summary: str
-    added: dict[tuple[str, str], str] = field(default_factory=dict)
-    """(kind, column) -> the value (as a CSV cell) that rows of older versions get."""
-    removed: tuple[tuple[str, str], ...] = ()
-    """(kind, column): dropped when an older run is read."""
-    changed: dict[tuple[str, str], str] = field(default_factory=dict)
-    """(kind, column) -> how its meaning changed: such a column is never compared across it."""
-
-
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "the first release"),
-    Migration(
-        2,
-        "measurement truth (#10): DDP steps timed in windows between barriers, rates from means, "
-        "honest labels",
-        added={
-            ("comm", "hosts"): "",
-            ("samples", "run_id"): "",
-            ("ddp", "window_steps"): "",
-            ("ddp", "comm_hidden_share"): "",
-        },
-        removed=(("ddp", "overlap"),),
-        changed={
-            **{
-                ("ddp", f"step_time_us_{stat}"): "the slowest rank's window of steps between "
-                "barriers / steps (v1: per-step maximum over unaligned ranks, 4-15 % high)"
-                for stat in ("p50", "mean", "min", "max", "p95", "p99", "std")
-            },
-            ("ddp", "samples"): "timed windows behind the statistics (v1: timed steps)",
-            ("ddp", "samples_per_s"): "from the mean step time (v1: from the p50)",
-            ("ddp", "scaling_efficiency"): "from mean step times (v1: from p50s)",
-            ("ddp", "comm_busbw_GBps"): "from mean step times; empty at world size 1 (v1: p50s)",
-            ("ddp", "comm_share"): "from mean step times; empty at world size 1 (v1: p50s)",
-            ("comm", "nnodes"): "the nodes the row's ranks span (v1: the launch's node count)",
-            ("comm", "time_us_p95"): "empty in throughput mode (v1: a percentile of trial means)",
-            ("comm", "time_us_p99"): "empty in throughput mode (v1: a percentile of trial means)",
-            ("comm", "algbw_GBps"): "empty at world size 1, where nothing moves",
-            ("comm", "busbw_GBps"): "empty at world size 1, where nothing moves",
-            ("comm", "timer"): "cuda_event+dispatch for CUDA latency rows (v1 called the same "
-            "measurement cuda_event)",
-        },
-    ),
-)
-"""One entry per version, oldest first; the last one is SCHEMA_VERSION."""
-
-
-def changed_meaning(kind: str, column: str, old_version: int, new_version: int) -> int | None:
-    """The newest version in (old, new] that changed `column`'s meaning for `kind`, else None."""
-    low, high = sorted((old_version, new_version))
-    found = [
-        m.version for m in MIGRATIONS if low < m.version <= high and (kind, column) in m.changed
-    ]
-    return max(found) if found else None
-
-
-def columns_at(kind: str, version: int) -> list[str]:
-    """The columns a file of `kind` had at `version` (every current column, minus those added
-    after it, plus those removed after it): what a run of that version must hold."""
-    current = column_names({"comm": ResultRow, "ddp": DdpRow, "samples": SampleRow}[kind])
-    later = [m for m in MIGRATIONS if m.version > version]
-    added = {c for m in later for (k, c) in m.added if k == kind}
-    removed = [c for m in later for (k, c) in m.removed if k == kind]
-    return [c for c in current if c not in added] + [c for c in removed if c not in current]
-
-
-def upgrade_columns(kind: str, version: int) -> tuple[dict[str, str], list[str]]:
-    """For a file of `kind` written at `version`: the columns to add with their values, and the
-    columns to drop, to read it as SCHEMA_VERSION."""
-    later = [m for m in MIGRATIONS if m.version > version]
-    added = {c: v for m in later for (k, c), v in m.added.items() if k == kind}
-    dropped = [c for m in later for (k, c) in m.removed if k == kind]
-    return added, dropped

@@ -11,7 +11,7 @@ from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Any
 
-from distbench.collectors.schema import column_names
+from distbench.collectors.schema import RESULTS_CSV, column_names
 
 
 def format_value(value: Any) -> Any:
@@ -75,3 +75,9 @@ def read_rows(path: Path) -> list[dict[str, str]]:
             return list(csv.DictReader(handle))
     except FileNotFoundError:
         return []
+
+
+def finished_measurements(run_dir: Path) -> tuple[str, ...]:
+    """Measurement ids with a row in the run's results.csv, in order: what a resumed run skips."""
+    rows = read_rows(Path(run_dir) / RESULTS_CSV)
+    return tuple(dict.fromkeys(row["measurement"] for row in rows if row.get("measurement")))

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from distbench.collectors.schema import changed_meaning
+from distbench.collectors.migrations import changed_meaning
 from distbench.parse import UsageError
 from distbench.reports.checks import Metric
 from distbench.reports.noise import null_level, rank_test

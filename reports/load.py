@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from distbench.collectors.migrations import columns_at, upgrade_columns
 from distbench.collectors.schema import (
     MANIFEST_JSON,
     MAX_OVER_RANKS,
@@ -27,8 +28,6 @@ from distbench.collectors.schema import (
     DdpRow,
     ResultRow,
     SampleRow,
-    columns_at,
-    upgrade_columns,
 )
 from distbench.parse import UsageError
 
@@ -176,7 +175,7 @@ def schema_version_of(manifest: dict[str, Any] | None) -> int:
 
 
 def upgrade_frame(frame: pd.DataFrame, kind: str, version: int) -> pd.DataFrame:
-    """Rows written at `version` as the current schema has them (schema.MIGRATIONS)."""
+    """Rows written at `version` as the current schema has them (migrations.MIGRATIONS)."""
     added, dropped = upgrade_columns(kind, version)
     frame = frame.drop(columns=[c for c in dropped if c in frame.columns])
     for column, value in added.items():

@@ -11,7 +11,7 @@ import torch
 
 from distbench.collectors.schema import DdpRow, column_names
 from distbench.ddp import metrics as m
-from distbench.ddp.models import build_model, param_count, parse_param_count, width_for_params
+from distbench.ddp.models import build_model
 from distbench.ddp.options import (
     DdpArgs,
     build_ddp_spec,
@@ -20,6 +20,7 @@ from distbench.ddp.options import (
     parse_window_steps,
     resolve_shape,
 )
+from distbench.ddp.params import param_count, parse_param_count, width_for_params
 from distbench.ddp.spec import STRATEGIES, DdpSpec, StrategyRun, plan_size
 from distbench.ddp.strategies import comm_bytes_per_step
 from distbench.ddp.table import render_ddp_table

@@ -12,16 +12,18 @@ from pathlib import Path
 import pytest
 
 from distbench.cli.app import run_cli as run_in_process
-from distbench.collectors.schema import (
+from distbench.collectors.migrations import (
     MIGRATIONS,
+    changed_meaning,
+    columns_at,
+    upgrade_columns,
+)
+from distbench.collectors.schema import (
     SCHEMA_VERSION,
     DdpRow,
     ResultRow,
     SampleRow,
-    changed_meaning,
     column_names,
-    columns_at,
-    upgrade_columns,
 )
 from distbench.reports.baselines import save_baseline
 from distbench.reports.load import load_runs

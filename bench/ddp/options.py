@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from distbench.ddp.models import parse_param_count, width_for_params
+from distbench.ddp.params import parse_param_count, width_for_params
 from distbench.ddp.spec import DEFAULT_SHAPE, MODELS, STRATEGIES, DdpSpec
 from distbench.parse import UsageError, parse_choice, parse_int, parse_list
 

@@ -15,18 +15,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from distbench.collectors.manifest import read_manifest, utc_now
-from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV
-from distbench.collectors.sink import read_rows
+from distbench.collectors.schema import SAMPLES_CSV, SPEC_JSON
+from distbench.collectors.sink import finished_measurements
 from distbench.launch.run import execute
 from distbench.parse import UsageError
-from distbench.spec import SPEC_FILE, RunSpec, load_spec
+from distbench.spec import RunSpec, load_spec
 from distbench.workloads import WORKLOADS
-
-
-def finished_measurements(run_dir: Path) -> list[str]:
-    """Measurement ids with a row in results.csv, in order."""
-    rows = read_rows(run_dir / RESULTS_CSV)
-    return list(dict.fromkeys(row["measurement"] for row in rows if row.get("measurement")))
 
 
 def drop_orphan_samples(run_dir: Path, done: set[str]) -> int:
@@ -52,13 +46,13 @@ def drop_orphan_samples(run_dir: Path, done: set[str]) -> int:
 
 def load_resumable(path_text: str) -> tuple[RunSpec, dict[str, object]]:
     run_dir = Path(path_text)
-    if not (run_dir / SPEC_FILE).is_file():
+    if not (run_dir / SPEC_JSON).is_file():
         raise UsageError(
-            f"--resume {run_dir}: no {SPEC_FILE} there: give the directory of an interrupted run"
+            f"--resume {run_dir}: no {SPEC_JSON} there: give the directory of an interrupted run"
         )
     try:
         manifest = read_manifest(run_dir)
-        spec = load_spec(run_dir / SPEC_FILE)
+        spec = load_spec(run_dir / SPEC_JSON)
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise UsageError(
             f"--resume {run_dir}: cannot read its spec or manifest ({error})"

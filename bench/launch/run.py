@@ -20,10 +20,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from distbench.collectors.manifest import (
     build_manifest,
     utc_now,
-    worker_env_path,
     write_manifest,
 )
-from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV
+from distbench.collectors.schema import (
+    LOGS_DIR,
+    MANIFEST_JSON,
+    RESULTS_CSV,
+    backend_spec_path,
+    node_dir,
+    worker_env_path,
+)
 from distbench.collectors.sink import read_rows
 from distbench.launch.torchrun import build_torchrun_command, run_launch
 from distbench.parse import UsageError
@@ -52,7 +58,7 @@ def prepare_run_dir(out: str | None, name: str, label: str, node_rank: int = -1)
     keeps its spec, manifest and logs in OUT/node<K>/; node 0 (global rank 0) writes OUT."""
     run_dir = Path(out) if out else default_run_dir(Path("results"), name, label)
     if node_rank > 0:
-        run_dir = run_dir / f"node{node_rank}"
+        run_dir = node_dir(run_dir, node_rank)
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"--out {run_dir} is a file: give a new directory for the run")
     other_nodes = re.compile(r"node\d+")  # their subdirectories may appear first
@@ -125,7 +131,7 @@ def launch_order(
         path = first_path
         if previous is not None:
             file_logs(Path(part.launch.run_dir), previous.launch.backend)
-            path = Path(part.launch.run_dir) / f"spec-{part.launch.backend}.json"
+            path = backend_spec_path(Path(part.launch.run_dir), part.launch.backend)
             path.write_text(part.to_json())
         for planned in plan_launches(part.launch, part.kind):
             yield part, path, planned.world_size
@@ -134,9 +140,9 @@ def launch_order(
 
 def file_logs(run_dir: Path, backend: str) -> None:
     """Move logs/*.log into logs/<backend>/ (a sweep over backends, before the next one)."""
-    target = run_dir / "logs" / backend
+    target = run_dir / LOGS_DIR / backend
     target.mkdir(parents=True, exist_ok=True)
-    for log in (run_dir / "logs").glob("*.log"):
+    for log in (run_dir / LOGS_DIR).glob("*.log"):
         log.rename(target / log.name)
 
 

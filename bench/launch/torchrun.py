@@ -19,16 +19,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from distbench.collectors.schema import RESULTS_CSV
+from distbench.collectors.schema import (
+    LOGS_DIR,
+    RESULTS_CSV,
+    rank_log_path,
+    torchrun_log_path,
+)
 from distbench.collectors.sink import count_rows
 from distbench.spec import LaunchSpec
 
 POLL_S = 0.2
 TERMINATE_GRACE_S = 5.0
 """After SIGTERM, how long torchrun gets to stop its workers before everything is SIGKILLed."""
-HEARTBEAT_S = 1.0
-"""Every worker touches its heartbeat file this often (a thread: it beats while a collective
-blocks, and stops when the process is stopped or dead)."""
 
 
 @dataclass(frozen=True)
@@ -85,19 +87,10 @@ def worker_env() -> dict[str, str]:
     return env
 
 
-def torchrun_log_path(run_dir: Path, world_size: int) -> Path:
-    return run_dir / "logs" / f"ws{world_size}-torchrun.log"
-
-
-def heartbeat_path(run_dir: Path, world_size: int, rank: int) -> Path:
-    """A worker's heartbeat: its pid inside, its mtime renewed every HEARTBEAT_S."""
-    return run_dir / "logs" / f"ws{world_size}-rank{rank}.alive"
-
-
 def heartbeats(run_dir: Path, world_size: int) -> dict[int, Path]:
     """rank -> heartbeat file, for the ranks of this node that are running now."""
     found = {}
-    for path in (run_dir / "logs").glob(f"ws{world_size}-rank*.alive"):
+    for path in (run_dir / LOGS_DIR).glob(f"ws{world_size}-rank*.alive"):
         rank = path.name.removeprefix(f"ws{world_size}-rank").removesuffix(".alive")
         if rank.isdigit():
             found[int(rank)] = path
@@ -218,7 +211,7 @@ def describe_silent(
     """Ranks that stopped responding: who, for how long, what they were measuring, their log."""
     parts = []
     for rank, age in silent:
-        path = run_dir / "logs" / f"ws{world_size}-rank{rank}.log"
+        path = rank_log_path(run_dir, world_size, rank)
         text = path.read_text(errors="replace") if path.exists() else ""
         parts.append(
             f"rank {rank} stopped responding (no heartbeat for {age:.0f} s, --timeout "
@@ -316,7 +309,7 @@ def describe_failure(run_dir: Path, world_size: int, returncode: int) -> str:
             f"the world-size-{world_size} group failed (torchrun exit code {returncode}); "
             f"see {torchrun_log}:\n{tail(torchrun_log, 15)}"
         )
-    logs = {rank: run_dir / "logs" / f"ws{world_size}-rank{rank}.log" for rank, _ in ranks}
+    logs = {rank: rank_log_path(run_dir, world_size, rank) for rank, _ in ranks}
     texts = {
         rank: path.read_text(errors="replace") if path.exists() else ""
         for rank, path in logs.items()

@@ -1,5 +1,5 @@
 """mkdocs hook: the per-version changes on docs/upgrading.md, generated from the one migration
-table, collectors/schema.py's MIGRATIONS, so the page and the loader can never disagree.
+table, collectors/migrations.py's MIGRATIONS, so the page and the loader can never disagree.
 
     python docs/hooks/migrations.py        # print the generated Markdown
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from distbench.collectors.schema import FILE_KINDS, MIGRATIONS, Migration
+from distbench.collectors.migrations import FILE_KINDS, MIGRATIONS, Migration
 
 PLACEHOLDER = "<!-- migrations -->"
 FILES = {"comm": "results.csv", "ddp": "results.csv (ddp)", "samples": "samples.csv"}
