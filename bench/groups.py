@@ -22,8 +22,9 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
+from distbench.collectors.machine import torch_facts
 from distbench.collectors.manifest import worker_env
-from distbench.collectors.schema import heartbeat_path, worker_env_path
+from distbench.collectors.schema import heartbeat_path, worker_env_path, worker_facts_path
 from distbench.collectors.sink import finished_measurements
 from distbench.plan import measured_sizes
 from distbench.primitives.base import Context
@@ -63,6 +64,14 @@ def gather_placement(ctx: Context) -> Placement:
     nodes: list[tuple[int, str] | None] = [None] * ctx.world_size
     dist.all_gather_object(nodes, mine, group=ctx.group)
     return placement_of([node for node in nodes if node is not None])
+
+
+def record_torch_facts(run_dir: Path, world_size: int) -> None:
+    """A node's local rank 0 writes what torch reports (GPU names, NCCL version) for the manifest:
+    the CLI process never imports torch."""
+    path = worker_facts_path(run_dir, world_size)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(torch_facts(), indent=2) + "\n")
 
 
 def record_worker_env(run_dir: Path, world_size: int) -> None:

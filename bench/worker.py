@@ -23,7 +23,7 @@ import torch.distributed as dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
 from distbench.collectors.schema import rank_log_path
-from distbench.groups import run_world_sizes, share_done, start_heartbeat
+from distbench.groups import record_torch_facts, run_world_sizes, share_done, start_heartbeat
 from distbench.spec import load_spec
 from distbench.workloads import WORKLOADS
 
@@ -75,6 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     heartbeat = start_heartbeat(run_dir, world_size, rank)
     try:
         device = bind_device(spec.launch.device, local_rank)
+        if local_rank == 0:
+            record_torch_facts(run_dir, world_size)  # the CLI never imports torch: it reads these
         dist.init_process_group(
             backend=spec.launch.backend,
             timeout=timedelta(seconds=spec.launch.timeout_s),

@@ -3,7 +3,9 @@ ends, so even a killed run says what it was and that it did not finish.
 
 `env` is the CLI's environment; `worker_env` is global rank 0's, as torchrun started it (with
 OMP_NUM_THREADS and the rendezvous variables torchrun sets), filled in after each launch and
-kept per launch in `launches`. `distbench_git_dirty` says whether the checkout had changes."""
+kept per launch in `launches`. `distbench_git_dirty` says whether the checkout had changes.
+The torch facts (torch, cuda, nccl, gpu_count, gpus) are known without torch when the run
+starts (collectors/machine.py) and completed from the ranks' own report after each launch."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from distbench.collectors.machine import installed_torch_facts
 from distbench.collectors.schema import MANIFEST_JSON, SCHEMA_VERSION
 
 ENV_PREFIXES = ("NCCL_", "GLOO_", "TORCH_", "CUDA_", "OMP_", "MASTER_", "SLURM_JOB", "DISTBENCH_")
@@ -91,26 +94,6 @@ def git_dirty(path: Path) -> bool | None:
     return None if out is None else bool(out.strip())
 
 
-def torch_facts() -> dict[str, Any]:
-    import torch
-
-    facts: dict[str, Any] = {
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "nccl": None,
-        "gpu_count": 0,
-        "gpus": [],
-    }
-    if torch.cuda.is_available():
-        facts["gpu_count"] = torch.cuda.device_count()
-        facts["gpus"] = [torch.cuda.get_device_name(i) for i in range(facts["gpu_count"])]
-        try:
-            facts["nccl"] = ".".join(str(part) for part in torch.cuda.nccl.version())
-        except (AttributeError, RuntimeError):
-            facts["nccl"] = None
-    return facts
-
-
 def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dict[str, Any]:
     import distbench
 
@@ -132,7 +115,7 @@ def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dic
         "cpu_model": cpu_model(),
         "cpu_cores": os.cpu_count(),
         "memory_bytes": memory_bytes(),
-        **torch_facts(),
+        **installed_torch_facts(os.environ),
         "env": worker_env(os.environ),
         "worker_env": None,
         "spec": spec,

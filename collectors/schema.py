@@ -23,7 +23,7 @@ SPEC_JSON = "spec.json"
 """The RunSpec every rank reads; a sweep's other backends add spec-<backend>.json."""
 LOGS_DIR = "logs"
 """Per launch of world size N: wsN-torchrun.log, wsN-rank<R>.log, wsN-rank<R>.alive (a running
-rank's heartbeat), wsN-env.json (global rank 0's environment)."""
+rank's heartbeat), wsN-env.json (global rank 0's environment), wsN-torch.json (torch's facts)."""
 
 
 def backend_spec_path(run_dir: Path, backend: str) -> Path:
@@ -48,6 +48,11 @@ def torchrun_log_path(run_dir: Path, world_size: int) -> Path:
 def worker_env_path(run_dir: Path, world_size: int) -> Path:
     """Where global rank 0 of a launch leaves its environment for the CLI's manifest."""
     return Path(run_dir) / LOGS_DIR / f"ws{world_size}-env.json"
+
+
+def worker_facts_path(run_dir: Path, world_size: int) -> Path:
+    """Where a node's local rank 0 leaves torch's own facts (GPU names, NCCL) for the manifest."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-torch.json"
 
 
 def node_dir(run_dir: Path, node_rank: int) -> Path:

@@ -4,12 +4,14 @@ value parsed, every impossible combination refused with one line (UsageError -> 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from distbench.cli.multinode import Nodes, resolve_nodes
+from distbench.collectors.machine import cuda_gpus
 from distbench.parse import (
     BACKENDS,
     DEVICES,
@@ -36,13 +38,18 @@ INT_DTYPES = ("int8", "uint8", "int32", "int64")
 
 @dataclass(frozen=True)
 class Machine:
-    """What this host offers, asked of torch once."""
+    """What this host offers, known without importing torch (collectors/machine.py) where the
+    installed torch and the driver tell; torch is asked only where they cannot (ROCm, no
+    /proc/driver/nvidia outside Linux)."""
 
     cuda_gpus: int
     nccl: bool
 
     @staticmethod
     def probe() -> Machine:
+        gpus = cuda_gpus(os.environ)
+        if gpus is not None:
+            return Machine(cuda_gpus=gpus, nccl=gpus > 0 and sys.platform == "linux")
         import torch
         import torch.distributed as dist
 

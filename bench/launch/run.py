@@ -29,6 +29,7 @@ from distbench.collectors.schema import (
     backend_spec_path,
     node_dir,
     worker_env_path,
+    worker_facts_path,
 )
 from distbench.collectors.sink import read_rows
 from distbench.launch.torchrun import build_torchrun_command, run_launch
@@ -97,10 +98,10 @@ def oversubscription_warning(spec: RunSpec, cores: int) -> str | None:
     )
 
 
-def read_worker_env(run_dir: Path, world_size: int) -> dict[str, str] | None:
-    """The environment global rank 0 recorded for this launch (groups.record_worker_env)."""
+def read_launch_json(path: Path) -> dict[str, Any] | None:
+    """What a launch's ranks left for the manifest (their environment, torch's facts), or None."""
     try:
-        return dict(json.loads(worker_env_path(run_dir, world_size).read_text()))
+        return dict(json.loads(path.read_text()))
     except (OSError, ValueError):
         return None
 
@@ -187,7 +188,8 @@ def execute(
                     spec_path,
                     lambda rows, task=task: progress.update(task, completed=rows),
                 )
-            env = read_worker_env(run_dir, world_size)
+            env = read_launch_json(worker_env_path(run_dir, world_size))
+            manifest.update(read_launch_json(worker_facts_path(run_dir, world_size)) or {})
             manifest["worker_env"] = env if env is not None else manifest.get("worker_env")
             manifest["launches"].append(
                 {
