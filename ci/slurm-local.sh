@@ -63,7 +63,7 @@ KillWait=5
 MinJobAge=30
 NodeName=n1 NodeHostname=$(hostname) NodeAddr=127.0.0.1 Port=16821 CPUs=$cpus State=UNKNOWN
 NodeName=n2 NodeHostname=$(hostname) NodeAddr=127.0.0.1 Port=16822 CPUs=$cpus State=UNKNOWN
-PartitionName=cpu Nodes=n1,n2 Default=YES MaxTime=60 State=UP OverSubscribe=NO
+PartitionName=cpu Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 EOF
     mkdir -p "$dir"/spool/n1 "$dir"/spool/n2
     # No cgroups: proctrack/linuxproc and task/none track processes without them (containers).
