@@ -8,17 +8,12 @@ Metrics know their direction: time up is worse, bandwidth and samples/s down are
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from distbench.parse import UsageError, format_size, parse_size
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 
 @dataclass(frozen=True)

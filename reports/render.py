@@ -10,7 +10,6 @@ import base64
 import html
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
@@ -188,7 +187,3 @@ def render_markdown(
         parts += ["## What could not be shown", ""] + [f"- {note}" for note in notes] + [""]
     parts += [f"_{footer}_", ""]
     return "\n".join(parts)
-
-
-def write_text(path: Path, text: str) -> None:
-    path.write_text(text, encoding="utf-8")

@@ -11,11 +11,10 @@ directory; measurement ids of the second backend on carry its name ('nccl/ws2/i0
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from distbench.cli.args import CommArgs, LaunchArgs, Machine, build_launch_spec, resolve_launch
 from distbench.comm.options import PrimitiveArgs, build_workload, parse_primitives

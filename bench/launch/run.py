@@ -9,7 +9,7 @@ import re
 import signal
 import sys
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -43,7 +43,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 def default_run_dir(base: Path, name: str, label: str) -> Path:
     """results/<UTC time>-<name>[-label], with -2, -3 ... if that second is taken."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     stem = f"{stamp}-{name}" + (f"-{label}" if label else "")
     candidate, n = base / stem, 1
     while candidate.exists():
