@@ -244,6 +244,7 @@ def run_comm_benchmark(
     import torch
 
     from distbench.parse import parse_dtype, parse_size
+    from distbench.primitives.base import CaseRequest
     from distbench.primitives.registry import PRIMITIVES
     from distbench.stats import algbw_gbps
     from distbench.timing import barrier, drain, max_over_ranks
@@ -253,7 +254,7 @@ def run_comm_benchmark(
     prim = PRIMITIVES[primitive]
     requested = size if isinstance(size, int) else parse_size(size)
     torch_dtype = getattr(torch, parse_dtype(dtype))
-    case = prim.build_cases(ctx, requested, torch_dtype, op, root)[0]
+    case = prim.build_cases(ctx, CaseRequest(requested, torch_dtype, op, root))[0]
     per_round = ops_per_round * case.ops_per_run  # messages one timed round completes
 
     def align() -> None:

@@ -33,7 +33,7 @@ from bare_allreduce import bare_allreduce_us
 
 from distbench.parse import parse_sizes
 from distbench.primitives import get_primitive
-from distbench.primitives.base import Context
+from distbench.primitives.base import CaseRequest, Context
 from distbench.timing import max_over_ranks, time_throughput
 
 
@@ -64,7 +64,7 @@ def main() -> int:
             f"{'paired':>7} {'A/A':>6}  verdict (paired ratio within ±{args.tolerance:.0%})"
         )
     for size in parse_sizes(args.sizes):
-        case = all_reduce.build_cases(ctx, size, torch.float32, "sum", "0")[0]
+        case = all_reduce.build_cases(ctx, CaseRequest(size, torch.float32, "sum", "0"))[0]
         tensor = torch.zeros(case.count)  # the bare loop's own buffer, same size
         loops: list[Callable[[], float]] = [
             lambda: bare_allreduce_us(tensor, args.iters),  # noqa: B023 (used in this iteration)

@@ -11,7 +11,7 @@ import torch
 
 from distbench.comm.options import check_counts, parse_primitives, parse_root
 from distbench.parse import UsageError
-from distbench.primitives.base import Context
+from distbench.primitives.base import CaseRequest, Context
 from distbench.primitives.facts import COMMANDS, root_ranks
 from distbench.primitives.registry import PRIMITIVES
 from tests.conftest import run_cli
@@ -81,13 +81,13 @@ def nccl_tests_chunk(requested_bytes: int, dtype: torch.dtype, n: int) -> int:
 def test_gather_type_size_is_n_whole_16_byte_chunks_as_nccl_tests(name: str) -> None:
     prim = PRIMITIVES[name]
     # 1K of float32 at 3 ranks: 256 elements / 3 = 85 -> 84 (16-byte chunks), 1008 bytes.
-    [case] = prim.build_cases(context(3), 1024, torch.float32, "sum", "0")
+    [case] = prim.build_cases(context(3), CaseRequest(1024, torch.float32, "sum", "0"))
     assert (case.size_bytes, case.count) == (1008, 252)
     # At 2 ranks nothing is rounded: the whole buffer is the size asked for.
-    [case] = prim.build_cases(context(2), 1024, torch.float32, "sum", "0")
+    [case] = prim.build_cases(context(2), CaseRequest(1024, torch.float32, "sum", "0"))
     assert (case.size_bytes, case.count) == (1024, 256)
     # bf16 at 3 ranks: 1000 B = 500 elements, 166 per rank -> 160 (8 per 16 bytes): 960 B.
-    [case] = prim.build_cases(context(3), 1000, torch.bfloat16, "sum", "0")
+    [case] = prim.build_cases(context(3), CaseRequest(1000, torch.bfloat16, "sum", "0"))
     assert (case.size_bytes, case.count) == (960, 480)
     assert prim.count_multiple(3, torch.float32) == 12
     assert prim.count_multiple(3, torch.int8) == 48
@@ -100,7 +100,7 @@ def test_gather_type_size_is_n_whole_16_byte_chunks_as_nccl_tests(name: str) -> 
                 chunk = nccl_tests_chunk(requested, dtype, n)
                 if chunk == 0:
                     continue  # the CLI refuses such sizes (check_counts)
-                [case] = prim.build_cases(context(n), requested, dtype, "sum", "0")
+                [case] = prim.build_cases(context(n), CaseRequest(requested, dtype, "sum", "0"))
                 assert case.count == n * chunk
                 assert case.size_bytes == n * chunk * dtype.itemsize
                 assert case.size_bytes % (16 * n) == 0
@@ -108,7 +108,7 @@ def test_gather_type_size_is_n_whole_16_byte_chunks_as_nccl_tests(name: str) -> 
 
 @pytest.mark.parametrize("name", ["all_reduce", "broadcast", "reduce", "send_recv"])
 def test_per_rank_size_is_one_buffer(name: str) -> None:
-    cases = PRIMITIVES[name].build_cases(context(3), 1024, torch.float32, "sum", "0")
+    cases = PRIMITIVES[name].build_cases(context(3), CaseRequest(1024, torch.float32, "sum", "0"))
     assert {(c.size_bytes, c.count) for c in cases} == {(1024, 256)}
     assert PRIMITIVES[name].count_multiple(3, torch.float32) == 1
 
@@ -116,11 +116,14 @@ def test_per_rank_size_is_one_buffer(name: str) -> None:
 @pytest.mark.parametrize("name", ["broadcast", "reduce"])
 def test_root_all_gives_one_case_per_root_sharing_a_buffer(name: str) -> None:
     prim = PRIMITIVES[name]
-    cases = prim.build_cases(context(3), 64, torch.float32, "sum", "all")
+    cases = prim.build_cases(context(3), CaseRequest(64, torch.float32, "sum", "all"))
     assert [c.labels["root"] for c in cases] == ["0", "1", "2"]
     assert prim.case_count(3, "all", {}) == 3
     assert prim.case_count(3, "2", {}) == 1
-    assert [c.labels["root"] for c in prim.build_cases(context(3), 64, torch.float32, "sum", "2")]
+    assert [
+        c.labels["root"]
+        for c in prim.build_cases(context(3), CaseRequest(64, torch.float32, "sum", "2"))
+    ]
     assert root_ranks("all", 4) == [0, 1, 2, 3]
     assert root_ranks("1", 4) == [1]
 

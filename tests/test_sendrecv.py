@@ -18,7 +18,7 @@ from distbench.comm.options import (
     parse_window,
 )
 from distbench.parse import UsageError
-from distbench.primitives.base import Context
+from distbench.primitives.base import CaseRequest, Context
 from distbench.primitives.facts import pattern_cases, resolve_pairs
 from distbench.primitives.send_recv import SendRecv, default_window
 from tests.conftest import run_cli
@@ -80,7 +80,7 @@ def test_the_default_window_keeps_a_window_under_64_mib() -> None:
         1,
         1,
     ]
-    cases = SendRecv().build_cases(context(2), 4 << 20, torch.uint8, "sum", "0", {})
+    cases = SendRecv().build_cases(context(2), CaseRequest(4 << 20, torch.uint8, "sum", "0", {}))
     assert [c.labels["pattern"] for c in cases] == ["pingpong", "window=16"]
 
 
@@ -88,7 +88,7 @@ def test_a_sample_is_scaled_to_one_message() -> None:
     """ping-pong: round trip / 2; a window of W: / W; bidirectional: / 2W (bytes both ways)."""
     prim = SendRecv()
     options = {"patterns": ["pingpong", "window", "ring"], "window": 16}
-    cases = prim.build_cases(context(2), 1024, torch.float32, "sum", "0", options)
+    cases = prim.build_cases(context(2), CaseRequest(1024, torch.float32, "sum", "0", options))
     assert [(c.labels["pattern"], c.ops_per_run) for c in cases] == [
         ("pingpong", 2),
         ("window=16", 16),
@@ -99,9 +99,8 @@ def test_a_sample_is_scaled_to_one_message() -> None:
         ("0", "1"),
         ("all", "next"),
     ]
-    bidir = prim.build_cases(
-        context(2), 8, torch.int8, "sum", "0", {"patterns": ["window"], "bidirectional": True}
-    )
+    options = {"patterns": ["window"], "bidirectional": True}
+    bidir = prim.build_cases(context(2), CaseRequest(8, torch.int8, "sum", "0", options))
     assert [(c.labels["pattern"], c.ops_per_run) for c in bidir] == [("bidir-window=64", 128)]
     assert {c.size_bytes for c in cases} == {1024}
 

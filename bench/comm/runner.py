@@ -24,7 +24,7 @@ from distbench.collectors.sink import CsvSink
 from distbench.groups import Placement, gather_placement
 from distbench.plan import measurement_id
 from distbench.primitives import get_primitive
-from distbench.primitives.base import Case, Context
+from distbench.primitives.base import Case, CaseRequest, Context
 from distbench.spec import CommSpec, RunSpec
 from distbench.stats import Stats, algbw_gbps
 from distbench.timing import TIMERS, max_over_ranks, sum_over_ranks, timer_name
@@ -174,9 +174,8 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
             if done.issuperset(ids):
                 continue  # finished before an interruption: allocate nothing
             dtype = getattr(torch, dtype_name)
-            cases = prim.build_cases(
-                ctx, requested, dtype, workload.op, workload.root, workload.options
-            )
+            request = CaseRequest(requested, dtype, workload.op, workload.root, workload.options)
+            cases = prim.build_cases(ctx, request)
             for measurement, case in zip(ids, cases, strict=True):
                 if measurement in done:
                     continue

@@ -15,7 +15,7 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import Case, Context, GatherType, element_count
+from distbench.primitives.base import Case, CaseRequest, Context, GatherType, element_count
 
 ALL_GATHER: Callable[..., Any] = getattr(dist, "all_gather_single", None) or (
     dist.all_gather_into_tensor
@@ -25,15 +25,8 @@ ALL_GATHER: Callable[..., Any] = getattr(dist, "all_gather_single", None) or (
 class AllGather(GatherType):
     name = "all_gather"
 
-    def build_cases(
-        self,
-        ctx: Context,
-        requested_bytes: int,
-        dtype: torch.dtype,
-        op: str,
-        root: str,
-        options: dict[str, Any] | None = None,
-    ) -> list[Case]:
+    def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
+        requested_bytes, dtype = request.requested_bytes, request.dtype
         n = ctx.world_size
         count = element_count(requested_bytes, dtype, self.count_multiple(n, dtype))
         per_rank = count // n

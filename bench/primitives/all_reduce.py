@@ -5,13 +5,18 @@ size_bytes is one rank's buffer; busbw factor 2(n-1)/n (nccl-tests, src/all_redu
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import REDUCE_OPS, Case, Context, PrimitiveBase, element_count
+from distbench.primitives.base import (
+    REDUCE_OPS,
+    Case,
+    CaseRequest,
+    Context,
+    PrimitiveBase,
+    element_count,
+)
 
 
 class AllReduce(PrimitiveBase):
@@ -20,15 +25,8 @@ class AllReduce(PrimitiveBase):
     def busbw_factor(self, world_size: int) -> float:
         return 2 * (world_size - 1) / world_size
 
-    def build_cases(
-        self,
-        ctx: Context,
-        requested_bytes: int,
-        dtype: torch.dtype,
-        op: str,
-        root: str,
-        options: dict[str, Any] | None = None,
-    ) -> list[Case]:
+    def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
+        requested_bytes, dtype, op = request.requested_bytes, request.dtype, request.op
         count = element_count(requested_bytes, dtype)
         # Zeros stay zero under every op: no overflow, no denormals, whatever the iteration count.
         buffer = torch.zeros(count, dtype=dtype, device=ctx.device)

@@ -7,27 +7,18 @@ src/alltoall.cu). Tensor API: all_to_all_single with equal splits.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import Case, Context, GatherType, element_count
+from distbench.primitives.base import Case, CaseRequest, Context, GatherType, element_count
 
 
 class AllToAll(GatherType):
     name = "all_to_all"
 
-    def build_cases(
-        self,
-        ctx: Context,
-        requested_bytes: int,
-        dtype: torch.dtype,
-        op: str,
-        root: str,
-        options: dict[str, Any] | None = None,
-    ) -> list[Case]:
+    def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
+        requested_bytes, dtype = request.requested_bytes, request.dtype
         n = ctx.world_size
         count = element_count(requested_bytes, dtype, self.count_multiple(n, dtype))
         chunk = count // n

@@ -44,6 +44,21 @@ class Context:
         return [self.device.index or 0] if self.device.type == "cuda" else None
 
 
+@dataclass(frozen=True)
+class CaseRequest:
+    """What one size of the sweep asks a primitive for (build_cases' one argument)."""
+
+    requested_bytes: int
+    """The size asked for (nccl-tests' convention per primitive; gather types round it down)."""
+    dtype: torch.dtype
+    op: str = "sum"
+    """The reduction, for primitives that reduce."""
+    root: str = "0"
+    """broadcast's and reduce's root rank, or 'all' to rotate it."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """CommSpec.options: send/recv patterns, pairs, window."""
+
+
 @dataclass
 class Case:
     """One prepared measurement: buffers allocated, nothing timed yet."""
@@ -83,16 +98,8 @@ class Primitive(Protocol):
         chunks, as nccl-tests)."""
         ...
 
-    def build_cases(
-        self,
-        ctx: Context,
-        requested_bytes: int,
-        dtype: torch.dtype,
-        op: str,
-        root: str,
-        options: dict[str, Any] | None = None,
-    ) -> list[Case]:
-        """The cases of one size; `options` is CommSpec.options (send/recv pairs, window ...)."""
+    def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
+        """The cases of one size of the sweep."""
         ...
 
 

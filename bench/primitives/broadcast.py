@@ -6,28 +6,19 @@ gives one case per root, all sharing one buffer.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import Case, Context, Rooted, element_count
+from distbench.primitives.base import Case, CaseRequest, Context, Rooted, element_count
 from distbench.primitives.facts import root_ranks
 
 
 class Broadcast(Rooted):
     name = "broadcast"
 
-    def build_cases(
-        self,
-        ctx: Context,
-        requested_bytes: int,
-        dtype: torch.dtype,
-        op: str,
-        root: str,
-        options: dict[str, Any] | None = None,
-    ) -> list[Case]:
+    def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
+        requested_bytes, dtype, root = request.requested_bytes, request.dtype, request.root
         count = element_count(requested_bytes, dtype)
         buffer = torch.zeros(count, dtype=dtype, device=ctx.device)
         return [self._case(ctx, buffer, count, src) for src in root_ranks(root, ctx.world_size)]

@@ -6,8 +6,6 @@ one case per root, all sharing one buffer. Only the root's result is defined, so
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 import torch.distributed as dist
 
@@ -15,6 +13,7 @@ from distbench.primitives import checkdata
 from distbench.primitives.base import (
     REDUCE_OPS,
     Case,
+    CaseRequest,
     Context,
     Rooted,
     element_count,
@@ -25,15 +24,13 @@ from distbench.primitives.facts import root_ranks
 class Reduce(Rooted):
     name = "reduce"
 
-    def build_cases(
-        self,
-        ctx: Context,
-        requested_bytes: int,
-        dtype: torch.dtype,
-        op: str,
-        root: str,
-        options: dict[str, Any] | None = None,
-    ) -> list[Case]:
+    def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
+        requested_bytes, dtype, op, root = (
+            request.requested_bytes,
+            request.dtype,
+            request.op,
+            request.root,
+        )
         count = element_count(requested_bytes, dtype)
         # Zeros stay zero under every op: no overflow, no denormals, whatever the iteration count.
         buffer = torch.zeros(count, dtype=dtype, device=ctx.device)

@@ -20,7 +20,14 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import REDUCE_OPS, Case, Context, GatherType, element_count
+from distbench.primitives.base import (
+    REDUCE_OPS,
+    Case,
+    CaseRequest,
+    Context,
+    GatherType,
+    element_count,
+)
 
 REDUCE_SCATTER: Callable[..., Any] = getattr(dist, "reduce_scatter_single", None) or (
     dist.reduce_scatter_tensor
@@ -30,15 +37,8 @@ REDUCE_SCATTER: Callable[..., Any] = getattr(dist, "reduce_scatter_single", None
 class ReduceScatter(GatherType):
     name = "reduce_scatter"
 
-    def build_cases(
-        self,
-        ctx: Context,
-        requested_bytes: int,
-        dtype: torch.dtype,
-        op: str,
-        root: str,
-        options: dict[str, Any] | None = None,
-    ) -> list[Case]:
+    def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
+        requested_bytes, dtype, op = request.requested_bytes, request.dtype, request.op
         n = ctx.world_size
         count = element_count(requested_bytes, dtype, self.count_multiple(n, dtype))
         per_rank = count // n

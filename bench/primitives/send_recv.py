@@ -22,7 +22,7 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import Case, Context, PrimitiveBase, element_count
+from distbench.primitives.base import Case, CaseRequest, Context, PrimitiveBase, element_count
 from distbench.primitives.facts import pattern_cases
 
 DEFAULT_WINDOW = 64
@@ -40,16 +40,8 @@ def default_window(size_bytes: int) -> int:
 class SendRecv(PrimitiveBase):
     name = "send_recv"
 
-    def build_cases(
-        self,
-        ctx: Context,
-        requested_bytes: int,
-        dtype: torch.dtype,
-        op: str,
-        root: str,
-        options: dict[str, Any] | None = None,
-    ) -> list[Case]:
-        options = options or {}
+    def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
+        requested_bytes, dtype, options = request.requested_bytes, request.dtype, request.options
         count = element_count(requested_bytes, dtype)
         buffers = Buffers(
             send=torch.zeros(count, dtype=dtype, device=ctx.device),

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from distbench.primitives.base import Case, Context
+from distbench.primitives.base import Case, CaseRequest, Context
 from distbench.primitives.registry import PRIMITIVES
 from tests.mutation.corrupt import REDUCING, corrupted, mutations
 
@@ -71,7 +71,9 @@ def cases(ctx: Context) -> Iterator[tuple[str, str, str, Case]]:
                 dtype = getattr(torch, dtype_name)
                 options = send_recv_options(n) if primitive == "send_recv" else [{}]
                 for option in options:
-                    built = prim.build_cases(ctx, n * CHUNK_BYTES, dtype, op, root, option)
+                    built = prim.build_cases(
+                        ctx, CaseRequest(n * CHUNK_BYTES, dtype, op, root, option)
+                    )
                     for case in built:
                         labels = ",".join(f"{k}={v}" for k, v in sorted(case.labels.items()))
                         reduced = f"/{op}" if primitive in REDUCING else ""
