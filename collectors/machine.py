@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import importlib.metadata
 import importlib.util
 import re
 import sys
@@ -40,8 +39,10 @@ def torch_build() -> dict[str, str | None]:
                 facts[key] = None if value is None else str(value)
         break
     if facts["torch"] is None:
-        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
-            facts["torch"] = importlib.metadata.version("torch")
+        from importlib import metadata  # ~30 ms: only when version.py says nothing
+
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            facts["torch"] = metadata.version("torch")
     return facts
 
 
