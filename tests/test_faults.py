@@ -1,5 +1,5 @@
 """Faults reproduced for real on 2-rank gloo groups: a worker killed, a worker stopped (SIGSTOP),
-the CLI interrupted (SIGINT, SIGTERM) and resumed. Plus the pure parts of launch/torchrun.py."""
+the CLI interrupted (SIGINT, SIGTERM) and resumed. Plus the pure parts of launch/diagnose.py."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from distbench.collectors.sink import read_rows
-from distbench.launch.torchrun import describe_failure, failed_ranks, position
+from distbench.launch.diagnose import describe_failure, failed_ranks, position
 
 # Enough measurements (11 sizes) of enough ops that a fault lands mid-sweep.
 SWEEP = ["--backend", "gloo", "--min-size", "1K", "--max-size", "1M", "--factor", "2"]

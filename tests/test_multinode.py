@@ -191,7 +191,7 @@ def test_resolve_launch_multinode_sizes() -> None:
 
 
 def test_a_node_that_never_came_is_a_rendezvous_timeout(tmp_path: Path) -> None:
-    from distbench.launch.torchrun import describe_failure
+    from distbench.launch.diagnose import describe_failure
 
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "ws2-torchrun.log").write_text(

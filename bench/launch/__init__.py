@@ -1,2 +1,3 @@
 """The launcher, CLI process only and torch-free: run.py (a run from start to finish),
-torchrun.py (one torchrun launch, its heartbeat watchdog and failure diagnosis), resume.py."""
+torchrun.py (one torchrun launch and its heartbeat watchdog), diagnose.py (why a launch failed),
+resume.py (--resume)."""
