@@ -22,6 +22,7 @@ from typing import Any
 
 from distbench.collectors.machine import installed_torch_facts
 from distbench.collectors.schema import MANIFEST_JSON, SCHEMA_VERSION
+from distbench.parse import UsageError
 
 ENV_PREFIXES = ("NCCL_", "GLOO_", "TORCH_", "CUDA_", "OMP_", "MASTER_", "SLURM_JOB", "DISTBENCH_")
 """Environment variables that change how a run behaves: the manifest records those set."""
@@ -131,5 +132,26 @@ def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def read_manifest(run_dir: Path) -> dict[str, Any]:
-    return dict(json.loads((Path(run_dir) / MANIFEST_JSON).read_text()))
+def read_manifest(run_dir: Path) -> dict[str, Any] | None:
+    """manifest.json, or None when missing; a run of a newer schema version is refused."""
+    path = run_dir / MANIFEST_JSON
+    if not path.exists():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{path} is not readable JSON: {error}") from None
+    if not isinstance(manifest, dict):
+        raise UsageError(f"{path} is not a distbench manifest: expected a JSON object")
+    version = manifest.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise UsageError(
+            f"{path} has schema version {version!r}, not a distbench schema version (1.."
+            f"{SCHEMA_VERSION}): it is not a distbench manifest"
+        )
+    if version > SCHEMA_VERSION:
+        raise UsageError(
+            f"{path} was written by a newer distbench (schema v{version}); this one reads up to "
+            f"v{SCHEMA_VERSION}: upgrade distbench (pip install -U distbench) to read it"
+        )
+    return manifest

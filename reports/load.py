@@ -11,13 +11,13 @@ shown (no samples.csv, no manifest, a run without rows) become notes the report 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from distbench.collectors.manifest import read_manifest
 from distbench.collectors.migrations import columns_at, upgrade_columns
 from distbench.collectors.schema import (
     MANIFEST_JSON,
@@ -142,31 +142,6 @@ def convert_numeric(frame: pd.DataFrame, columns: list[str], path: Path) -> pd.D
             )
         frame[column] = values
     return frame
-
-
-def read_manifest(run_dir: Path) -> dict[str, Any] | None:
-    """manifest.json, or None when missing; a run of a newer schema version is refused."""
-    path = run_dir / MANIFEST_JSON
-    if not path.exists():
-        return None
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(f"{path} is not readable JSON: {error}") from None
-    if not isinstance(manifest, dict):
-        raise UsageError(f"{path} is not a distbench manifest: expected a JSON object")
-    version = manifest.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise UsageError(
-            f"{path} has schema version {version!r}, not a distbench schema version (1.."
-            f"{SCHEMA_VERSION}): it is not a distbench manifest"
-        )
-    if version > SCHEMA_VERSION:
-        raise UsageError(
-            f"{path} was written by a newer distbench (schema v{version}); this one reads up to "
-            f"v{SCHEMA_VERSION}: upgrade distbench (pip install -U distbench) to read it"
-        )
-    return manifest
 
 
 def schema_version_of(manifest: dict[str, Any] | None) -> int:

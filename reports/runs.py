@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from distbench.collectors.manifest import read_manifest
 from distbench.collectors.schema import (
     COMM_CASE_COLUMNS,
     DDP_CASE_COLUMNS,
@@ -34,7 +35,6 @@ from distbench.parse import UsageError
 from distbench.reports.load import (
     convert_numeric,
     numeric_columns,
-    read_manifest,
     read_results_text,
     read_samples,
     schema_version_of,

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from distbench.collectors.manifest import read_manifest, utc_now
-from distbench.collectors.schema import SAMPLES_CSV, SPEC_JSON
+from distbench.collectors.schema import MANIFEST_JSON, SAMPLES_CSV, SPEC_JSON
 from distbench.collectors.sink import finished_measurements
 from distbench.launch.run import execute
 from distbench.parse import UsageError
@@ -53,10 +53,14 @@ def load_resumable(path_text: str) -> tuple[RunSpec, dict[str, object]]:
     try:
         manifest = read_manifest(run_dir)
         spec = load_spec(run_dir / SPEC_JSON)
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, UsageError) as error:
         raise UsageError(
             f"--resume {run_dir}: cannot read its spec or manifest ({error})"
         ) from None
+    if manifest is None:
+        raise UsageError(
+            f"--resume {run_dir}: cannot read its spec or manifest (no {MANIFEST_JSON})"
+        )
     if manifest.get("status") == "completed":
         raise UsageError(f"--resume {run_dir}: that run completed; nothing is left to measure")
     return spec, manifest
