@@ -52,9 +52,9 @@ def test_planning_imports_no_torch(tmp_path: Path) -> None:
     assert not torch_imported(
         f"""
         from pathlib import Path
-        from distbench.cli.args import CommArgs, LaunchArgs, Machine, build_launch_spec
-        from distbench.cli.args import resolve_launch
+        from distbench.cli.args import LaunchArgs, Machine, build_launch_spec, resolve_launch
         from distbench.collectors.manifest import build_manifest, write_manifest
+        from distbench.comm.args import CommArgs
         from distbench.comm.options import PrimitiveArgs, build_workload
         from distbench.ddp.options import DdpArgs, build_ddp_spec
         from distbench.launch.run import expected_rows, launch_order, prepare_run_dir

@@ -11,15 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from distbench import parse
-from distbench.cli.args import (
-    CommArgs,
-    LaunchArgs,
-    Machine,
-    build_comm_spec,
-    parse_timeout,
-    resolve_launch,
-    resolve_sizes,
-)
+from distbench.cli.args import LaunchArgs, Machine, parse_timeout, resolve_launch
 from distbench.cli.multinode import (
     first_host,
     parse_endpoint,
@@ -27,6 +19,7 @@ from distbench.cli.multinode import (
     resolve_nodes,
     slurm_nodes,
 )
+from distbench.comm.args import CommArgs, build_comm_spec, resolve_sizes
 from distbench.parse import UsageError
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from distbench.cli.app import run_cli as run_in_process
-from distbench.cli.args import CommArgs
 from distbench.cli.sweep import load_config
+from distbench.comm.args import CommArgs
 from distbench.comm.options import PrimitiveArgs
 from distbench.launch.run import execute
 from distbench.parse import UsageError

@@ -13,12 +13,12 @@ import typer
 
 from distbench.cli import options as opt
 from distbench.cli.args import (
-    CommArgs,
     LaunchArgs,
     Machine,
     build_launch_spec,
     resolve_launch,
 )
+from distbench.comm.args import CommArgs
 from distbench.launch.run import EXIT_USAGE, execute, prepare_run_dir
 from distbench.parse import UsageError
 from distbench.primitives.facts import FACTS

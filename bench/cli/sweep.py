@@ -16,7 +16,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from distbench.cli.args import CommArgs, LaunchArgs, Machine, build_launch_spec, resolve_launch
+from distbench.cli.args import LaunchArgs, Machine, build_launch_spec, resolve_launch
+from distbench.comm.args import CommArgs
 from distbench.comm.options import PrimitiveArgs, build_workload, parse_primitives
 from distbench.launch.run import execute, file_logs, prepare_run_dir
 from distbench.parse import UsageError, parse_list

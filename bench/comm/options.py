@@ -10,12 +10,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from distbench.cli.args import CommArgs, ResolvedLaunch, build_comm_spec
-from distbench.parse import DTYPE_BYTES, UsageError, format_size, parse_int, parse_list
+from distbench.cli.args import ResolvedLaunch
+from distbench.comm.args import CommArgs, build_comm_spec
+from distbench.parse import (
+    DTYPE_BYTES,
+    UsageError,
+    format_size,
+    parse_int,
+    parse_list,
+)
 from distbench.primitives.facts import COMMANDS, DEFAULT_PATTERNS, FACTS, PATTERNS, ROOTED
 from distbench.spec import CommSpec
 
-"""Primitives that take --root."""
 MAX_WINDOW = 1024
 
 
