@@ -3,7 +3,7 @@ per decision rule, the share of unchanged nights that fail (A/A) and of nights w
 25 % slower that fail naming it (A/B). Not a timed test: the figures behind compare's defaults.
 
     for i in $(seq -w 1 12); do                # >= 10 independent launches of one config
-        distbench sweep --config ci/sweep-gate-data.toml --out results/gate/L$i
+        distbench sweep --config ci/sweep-nightly-cpu.toml --out results/gate/L$i
     done
     python ci/bench_gate.py results/gate                       # the table (docs)
     python ci/bench_gate.py results/gate --export tests/data/gate-launches.json

@@ -11,7 +11,7 @@
 # trials differ by an exact rank test after Benjamini-Hochberg, and a neighbouring size agrees.
 # Without --config and --threshold(s) it gates ci/sweep-nightly-cpu.toml on the fastest trial
 # (--metric time_us_min) against ci/thresholds-nightly-cpu.toml, per-row thresholds measured from
-# 13 launches on a shared 2-core box (ci/bench_gate.py): there it failed 0 of 100 replayed
+# 13 launches on a shared 2-core box (ci/bench_gate.py): there it failed 0 of 200 replayed
 # unchanged nights. That box's launches differ by 2-10x, so only slowdowns of ~4x and more are
 # caught there; regenerate the thresholds on your own box (docs: the nightly gate).
 #

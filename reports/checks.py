@@ -138,7 +138,7 @@ class Check:
 
 
 def parse_check(text: str) -> Check:
-    """'5%', 'median:5%', 'busbw_GBps:10%', 'time_us_p50:20'."""
+    """'5%', 'median:5%', 'busbw_GBps:10%', 'time_us_p50:20us' (a bare number is refused)."""
     metric_text, sep, threshold_text = text.rpartition(":")
     metric = parse_metric(metric_text) if sep else None
     return Check(metric, parse_threshold(threshold_text))

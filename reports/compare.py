@@ -104,7 +104,8 @@ class Comparison:
 
 def row_units(base: Row, cur: Row) -> str:
     unit = cur.unit if cur.unit == base.unit else f"{base.unit}/{cur.unit}"
-    return f"{len(base.units_us)} vs {len(cur.units_us)} {unit}s"
+    plural = unit if " " in unit else f"{unit}s"  # a reason ("v1 DDP samples are ..."), not a noun
+    return f"{len(base.units_us)} vs {len(cur.units_us)} {plural}"
 
 
 def judge(baseline: Row, current: Row, metric: Metric, rule: GateRule) -> RowVerdict:

@@ -47,7 +47,10 @@ def chance_line(comparison: Comparison) -> str:
         f"p <= {rule.alpha:g} on unchanged code"
     )
     if rule.fdr:
-        line += f"; Benjamini-Hochberg keeps the chance of any false alarm <= {rule.alpha:.0%}"
+        line += (
+            f"; Benjamini-Hochberg on: on unchanged code the chance of any false alarm stays "
+            f"<= {rule.alpha:.0%}, otherwise the expected share of false alarms among the flagged"
+        )
     return line
 
 
