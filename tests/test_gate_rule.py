@@ -121,7 +121,9 @@ def test_benjamini_hochberg_across_the_rows(tmp_path: Path) -> None:
     assert without.chance == pytest.approx(20 * 12 / 252)  # 5 vs 5: P(p <= 0.05) = 12/252
     text = render_text(with_bh)
     assert "chance alone: 0.95 of 20 tested rows would reach p <= 0.05" in text
-    assert "Benjamini-Hochberg on: on unchanged code the chance of any false alarm stays <= 5%" in text
+    assert (
+        "Benjamini-Hochberg on: on unchanged code the chance of any false alarm stays <= 5%" in text
+    )
 
 
 def test_the_verdict_comes_first_and_notes_are_grouped(tmp_path: Path) -> None:
