@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from distbench.collectors.machine import installed_torch_facts
+from distbench.collectors.scheduler import scheduler_facts
 from distbench.collectors.schema import MANIFEST_JSON, SCHEMA_VERSION
 from distbench.parse import UsageError
 
@@ -119,6 +120,7 @@ def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dic
         **installed_torch_facts(os.environ),
         "env": worker_env(os.environ),
         "worker_env": None,
+        "scheduler": scheduler_facts(os.environ),
         "spec": spec,
         "launches": [],
     }

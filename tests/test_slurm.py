@@ -110,6 +110,13 @@ def test_two_nodes_write_rows_of_both_and_gate_against_their_own_baseline(
     assert {(r["nnodes"], r["world_size"], r["ranks"]) for r in found} == {("2", "2", "0-1")}
     assert all(len(r["hosts"].split("+")) == 2 for r in found)
     assert (run / "compare.md").exists()  # the gate ran on node 0's run directory
+    scheduler = json.loads((run / "manifest.json").read_text())["scheduler"]
+    assert scheduler["name"] == "slurm"
+    assert (scheduler["nodelist"], scheduler["nnodes"], scheduler["partition"]) == (
+        "n[1-2]",
+        "2",
+        "cpu",
+    )
 
 
 def test_a_gpu_config_on_cpu_nodes_is_refused_before_anything_runs(tmp_path: Path) -> None:
