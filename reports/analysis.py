@@ -3,8 +3,7 @@ the key tables (summary, model fit, runs compared, DDP, send/recv pairs). pandas
 
 A *source* is what runs are compared by: the label when the runs carry different labels, else the
 host when they ran on different hosts, else the run itself. The first source (in the order the run
-directories were given) is the baseline of every comparison.
-"""
+directories were given) is the baseline of every comparison."""
 
 from __future__ import annotations
 
@@ -20,6 +19,7 @@ from distbench.parse import UsageError, format_size
 from distbench.reports.fit import fit_groups
 from distbench.reports.load import Loaded
 from distbench.reports.pairs import is_pair_row
+from distbench.reports.versions import version_keys
 
 # Every grouping of rows below is one of these keys, all derived from the schema's case columns:
 # rows that differ in any of them (gloo on CPU and on CUDA, one node and two) never merge.
@@ -197,7 +197,8 @@ def comm_ratios(lines: pd.DataFrame) -> pd.DataFrame:
     sources = list(lines["source"].cat.categories) if len(lines) else []
     if len(sources) < 2:
         return pd.DataFrame()
-    p50 = lines.groupby(["source", *COMM_KEY], observed=True)["time_us_p50"].median().reset_index()
+    by = ["source", *COMM_KEY, *version_keys(lines)]
+    p50 = lines.groupby(by, observed=True)["time_us_p50"].median().reset_index()
     base = p50[p50["source"] == sources[0]].drop(columns="source")
     others = p50[p50["source"] != sources[0]]
     matched = others.merge(base, on=COMM_KEY, suffixes=("", "_base"))
@@ -234,9 +235,8 @@ def ddp_ratios(ddp: pd.DataFrame) -> pd.DataFrame:
     sources = list(ddp["source"].cat.categories) if len(ddp) else []
     if len(sources) < 2:
         return pd.DataFrame()
-    p50 = (
-        ddp.groupby(["source", *DDP_KEY], observed=True)["step_time_us_p50"].median().reset_index()
-    )
+    by = ["source", *DDP_KEY, *version_keys(ddp)]
+    p50 = ddp.groupby(by, observed=True)["step_time_us_p50"].median().reset_index()
     base = p50[p50["source"] == sources[0]].drop(columns="source")
     matched = p50[p50["source"] != sources[0]].merge(base, on=DDP_KEY, suffixes=("", "_base"))
     matched["speedup"] = matched["step_time_us_p50_base"] / matched["step_time_us_p50"]

@@ -257,7 +257,10 @@ def load_runs(paths: list[Path]) -> Loaded:
 
 
 def concat_rows(runs: list[RunData], row_type: type) -> pd.DataFrame:
-    frames = [run.rows.assign(run=run.name, argument=run.argument) for run in runs]
+    frames = [
+        run.rows.assign(run=run.name, argument=run.argument, schema_version=run.schema_version)
+        for run in runs
+    ]
     if not frames:
         return pd.DataFrame(columns=[*[f.name for f in fields(row_type)], "run", "argument"])
     return pd.concat(frames, ignore_index=True)

@@ -39,6 +39,7 @@ from distbench.reports.sections import (
     section_pairs,
     titled,
 )
+from distbench.reports.versions import drop_changed_meaning
 
 SOURCES = ("auto", "label", "host", "run")
 COMPARED_FIELDS = {"host", "platform", "CPU", "memory", "GPUs", "python", "torch", "CUDA", "NCCL"}
@@ -136,6 +137,8 @@ def section_compare(comm: pd.DataFrame, ddp: pd.DataFrame, notes: list[str]) -> 
         return []
     baseline = sources[0]
     ratios = an.comm_ratios(lines) if len(lines) else pd.DataFrame()
+    ratios, changed = drop_changed_meaning(ratios, "comm", "time_us_p50")
+    notes += changed
     tables: list[TableOut] = []
     figures: list[FigureOut] = []
     if len(ratios):
@@ -179,6 +182,8 @@ def section_compare(comm: pd.DataFrame, ddp: pd.DataFrame, notes: list[str]) -> 
             f"runs compared: no measurement of {baseline} (same case and size) is in another run"
         )
     ddp_ratios = an.ddp_ratios(ddp) if len(ddp) else pd.DataFrame()
+    ddp_ratios, changed = drop_changed_meaning(ddp_ratios, "ddp", "step_time_us_p50")
+    notes += changed
     if len(ddp_ratios):
         ddp_table = display(
             ddp_ratios.sort_values(["source", "world_size", "strategy"]),

@@ -118,3 +118,34 @@ def test_version_flag_names_the_schema(capsys: pytest.CaptureFixture[str]) -> No
     assert capsys.readouterr().out.strip() == (
         f"distbench {__version__} (results schema v{SCHEMA_VERSION})"
     )
+
+
+def as_v2_ddp_run(source: Path, target: Path) -> Path:
+    """A copy of a v1 ddp run relabelled as schema v2 (its columns upgraded as v2 writes them)."""
+    import pandas as pd
+
+    shutil.copytree(source, target)
+    rows = pd.read_csv(target / "results.csv", dtype=str, keep_default_na=False)
+    rows = rows.drop(columns=["overlap"]).assign(window_steps="1", comm_hidden_share="")
+    rows[column_names(DdpRow)].to_csv(target / "results.csv", index=False)
+    samples = pd.read_csv(target / "samples.csv", dtype=str, keep_default_na=False)
+    samples.assign(run_id="")[column_names(SampleRow)].to_csv(target / "samples.csv", index=False)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["schema_version"] = 2
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    return target
+
+
+def test_report_never_draws_a_speedup_across_a_changed_meaning(tmp_path: Path) -> None:
+    """cluster-a's v1 ddp steps against a v2 run: no DDP speedup, a note naming the column and
+    both versions; communication rows (whose time_us_p50 kept its meaning) still compare."""
+    v2 = as_v2_ddp_run(DATA / "cluster-b" / "ddp", tmp_path / "cluster-b-v2" / "ddp")
+    shutil.copytree(DATA / "cluster-b" / "allreduce", tmp_path / "cluster-b-v2" / "allreduce")
+    out = tmp_path / "report"
+    argv = ["report", str(DATA / "cluster-a"), str(v2.parent), "--out", str(out)]
+    assert run_in_process(argv) == 0
+    text = (out / "report.md").read_text()
+    assert "step_time_us_p50's definition changed in v2" in text
+    assert "schema v1, the others v2" in text
+    assert "DDP step-time speedup over" not in text
+    assert "Speedup over cluster-a" in text

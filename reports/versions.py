@@ -1,0 +1,46 @@
+"""The report's side of schema evolution: a speedup is never drawn between two rows whose compared
+column changed meaning between the schema versions of their runs (collectors/migrations.py). Such
+pairs leave the comparison, and a note says which column, which versions and how many rows.
+
+    kept, notes = drop_changed_meaning(ratios, "ddp", "step_time_us_p50")
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+
+from distbench.collectors.migrations import changed_meaning
+
+VERSION = "schema_version"
+"""The column load.concat_rows adds: the schema version of the run each row came from."""
+
+
+def version_keys(frame: pd.DataFrame) -> list[str]:
+    """[VERSION] when the rows carry their run's schema version: rows of two versions are then
+    kept apart when matched, so drop_changed_meaning can judge each pair."""
+    return [VERSION] if VERSION in frame.columns else []
+
+
+def drop_changed_meaning(
+    matched: pd.DataFrame, kind: str, column: str
+) -> tuple[pd.DataFrame, list[str]]:
+    """Rows of `matched` (a merge with `{VERSION}` and `{VERSION}_base` columns) whose `column`
+    means the same in both versions, and one note per (version pair) that was dropped."""
+    base_col = f"{VERSION}_base"
+    if matched.empty or VERSION not in matched or base_col not in matched:
+        return matched, []
+    versions = list(zip(matched[base_col].astype(int), matched[VERSION].astype(int), strict=True))
+    changed = [changed_meaning(kind, column, base, cur) for base, cur in versions]
+    keep = pd.Series([c is None for c in changed], index=matched.index)
+    notes = []
+    dropped = Counter(pair for pair, gone in zip(versions, changed, strict=True) if gone)
+    for (base, cur), count in sorted(dropped.items()):
+        where = changed_meaning(kind, column, base, cur)
+        notes.append(
+            f"{count} {kind} row(s) not compared: {column}'s definition changed in v{where} "
+            f"(the baseline's runs are schema v{base}, the others v{cur}); compare runs of one "
+            "version, or re-measure the older one"
+        )
+    return matched[keep].reset_index(drop=True), notes
