@@ -24,7 +24,12 @@ import torch.distributed as dist
 
 from distbench.collectors.machine import torch_facts
 from distbench.collectors.manifest import worker_env
-from distbench.collectors.schema import heartbeat_path, worker_env_path, worker_facts_path
+from distbench.collectors.schema import (
+    heartbeat_path,
+    rank_map_path,
+    worker_env_path,
+    worker_facts_path,
+)
 from distbench.collectors.sink import finished_measurements
 from distbench.plan import measured_sizes
 from distbench.primitives.base import Context
@@ -57,13 +62,20 @@ def placement_of(nodes: list[tuple[int, str]]) -> Placement:
     return Placement(nnodes=len(by_node), hosts="+".join(by_node.values()))
 
 
-def gather_placement(ctx: Context) -> Placement:
+def gather_placement(ctx: Context, run_dir: Path | None = None) -> Placement:
     """Every member's node (torchrun's GROUP_RANK) and host, gathered over the group: a subgroup
-    of ranks that all sit on node 0 spans one node, whatever the launch's --nnodes."""
+    of ranks that all sit on node 0 spans one node, whatever the launch's --nnodes. With
+    `run_dir`, rank 0 writes the map (rank -> node, host) for the failure diagnosis."""
     mine = (int(os.environ.get("GROUP_RANK", "0")), socket.gethostname())
     nodes: list[tuple[int, str] | None] = [None] * ctx.world_size
     dist.all_gather_object(nodes, mine, group=ctx.group)
-    return placement_of([node for node in nodes if node is not None])
+    found = [node for node in nodes if node is not None]
+    if run_dir is not None and ctx.rank == 0:
+        path = rank_map_path(run_dir, ctx.world_size)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ranks = {str(rank): {"node": node, "host": host} for rank, (node, host) in enumerate(found)}
+        path.write_text(json.dumps(ranks) + "\n")
+    return placement_of(found)
 
 
 def record_torch_facts(run_dir: Path, world_size: int) -> None:

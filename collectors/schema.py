@@ -50,6 +50,12 @@ def worker_env_path(run_dir: Path, world_size: int) -> Path:
     return Path(run_dir) / LOGS_DIR / f"ws{world_size}-env.json"
 
 
+def rank_map_path(run_dir: Path, world_size: int) -> Path:
+    """Where global rank 0 leaves every rank's node and host of a group: a failure can then name
+    the ranks and hosts on the other nodes."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-ranks.json"
+
+
 def worker_facts_path(run_dir: Path, world_size: int) -> Path:
     """Where a node's local rank 0 leaves torch's own facts (GPU names, NCCL) for the manifest."""
     return Path(run_dir) / LOGS_DIR / f"ws{world_size}-torch.json"

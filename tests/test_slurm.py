@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -199,6 +200,8 @@ def test_a_node_killed_mid_run_is_named_and_finished_rows_are_kept(tmp_path: Pat
     assert "ExitCode=3:0" in job_record, job_record + text[-3000:]  # 3: the benchmark failed
     assert "srun: error: n2: task 1: Killed" in text  # Slurm names the node that died
     assert "a peer's connection dropped" in text  # node 0's distbench says why it stopped
+    host = socket.gethostname()  # both "nodes" run on this host
+    assert f"the group's ranks on other nodes: rank 1 on node 1 (host {host})" in text, text
     assert f"every finished row is kept in {out}" in text
     assert len(rows(out)) >= kept_before
     manifest = json.loads((out / "manifest.json").read_text())

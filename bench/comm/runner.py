@@ -161,7 +161,7 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     run_id = spec.launch.run_id
     results = CsvSink(run_dir / RESULTS_CSV, ResultRow) if writer else None
     samples = CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=run_id) if writer else None
-    placement = gather_placement(ctx)
+    placement = gather_placement(ctx, run_dir)
     local: list[SampleRow] = []  # this rank's raw samples, gathered once at the end
     done = set(spec.launch.done)  # a resumed run skips the measurements it already has
     index = 0

@@ -4,11 +4,12 @@ ended (torchrun's summary and exit codes), and the tail of its log; or which ran
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 from pathlib import Path
 
-from distbench.collectors.schema import rank_log_path, torchrun_log_path
+from distbench.collectors.schema import rank_log_path, rank_map_path, torchrun_log_path
 
 
 def describe_silent(
@@ -98,6 +99,27 @@ PEER_LOST = re.compile(r"Connection (reset|closed) by peer")
 """gloo's words when the rank at the other end of a pair went away first."""
 
 
+def other_nodes(run_dir: Path, world_size: int, rank: int) -> str:
+    """The ranks and hosts of the group that sat on other nodes than `rank`, from the map rank 0
+    wrote at the start (groups.gather_placement): where to look when a peer went away."""
+    try:
+        ranks = json.loads(rank_map_path(run_dir, world_size).read_text())
+        mine = ranks[str(rank)]["node"]
+        away: dict[tuple[int, str], list[str]] = {}
+        for other, where in ranks.items():
+            if where["node"] != mine:
+                away.setdefault((where["node"], where["host"]), []).append(other)
+    except (OSError, ValueError, KeyError, TypeError):
+        away = {}
+    if not away:
+        return "with several nodes, see the other nodes' output"
+    listed = "; ".join(
+        f"rank{'s' if len(r) > 1 else ''} {','.join(r)} on node {node} (host {host})"
+        for (node, host), r in sorted(away.items())
+    )
+    return f"the group's ranks on other nodes: {listed}: see that node's output"
+
+
 def describe_failure(run_dir: Path, world_size: int, returncode: int) -> str:
     """The failed rank torchrun saw first: how it ended, what it was measuring, its log and the
     log's tail; then one line for each rank that went down with it."""
@@ -137,7 +159,7 @@ def describe_failure(run_dir: Path, world_size: int, returncode: int) -> str:
             if PEER_LOST.search(current_attempt(text)):
                 why = (
                     " because a peer's connection dropped (another rank died or was stopped first;"
-                    " with several nodes, see the other nodes' output)"
+                    f" {other_nodes(run_dir, world_size, rank)})"
                 )
             parts.append(
                 f"rank {rank} failed ({how}) {position(text)}{why}; its log: {path}\n{tail(path)}"
