@@ -50,28 +50,35 @@ def require_slurm() -> None:
         pytest.skip(reason)
 
 
-def sbatch(tmp_path: Path, nodes: int, name: str, **settings: str) -> tuple[int, str, Path]:
-    """Submit the shipped batch script, wait for it; (exit code, its output, run directory)."""
-    out = tmp_path / name
+def sbatch_command(tmp_path: Path, nodes: int, name: str, **settings: str) -> list[str]:
+    """`sbatch` of the shipped batch script on `nodes` nodes, its output in NAME.out, its run in
+    NAME; `settings` are exported to the job over the test's defaults."""
     exports = {
         "CONFIG": str(CPU_CONFIG),
         "DISTBENCH_BASELINES": str(tmp_path / "baselines"),
-        "OUT": str(out),
+        "OUT": str(tmp_path / name),
         "OMP_NUM_THREADS": "1",
         **settings,
     }
-    log = tmp_path / f"{name}.out"
     export = "ALL," + ",".join(f"{k}={v}" for k, v in exports.items())
+    log = tmp_path / f"{name}.out"
+    return ["sbatch", f"-N{nodes}", "-o", str(log), f"--export={export}", str(SBATCH)]
+
+
+def sbatch(tmp_path: Path, nodes: int, name: str, **settings: str) -> tuple[int, str, Path]:
+    """Submit the shipped batch script, wait for it; (exit code, its output, run directory)."""
+    command = sbatch_command(tmp_path, nodes, name, **settings)
     done = subprocess.run(
-        ["sbatch", "-W", f"-N{nodes}", "-o", str(log), f"--export={export}", str(SBATCH)],
+        [command[0], "-W", *command[1:]],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
+    log = tmp_path / f"{name}.out"
     text = log.read_text() if log.exists() else done.stderr
-    return done.returncode, text, out
+    return done.returncode, text, tmp_path / name
 
 
 def rows(run_dir: Path) -> list[dict[str, str]]:
@@ -168,12 +175,9 @@ def test_a_node_killed_mid_run_is_named_and_finished_rows_are_kept(tmp_path: Pat
         .replace("trials = 12", "trials = 20")
     )
     out, log = tmp_path / "killed", tmp_path / "killed.out"
-    exports = (
-        f"ALL,CONFIG={config},BOOTSTRAP=1,OUT={out},OMP_NUM_THREADS=1,"
-        f"DISTBENCH_BASELINES={tmp_path / 'baselines'}"
-    )
+    command = sbatch_command(tmp_path, 2, "killed", CONFIG=str(config), BOOTSTRAP="1")
     submitted = subprocess.run(
-        ["sbatch", "--parsable", "-N2", "-o", str(log), f"--export={exports}", str(SBATCH)],
+        [command[0], "--parsable", *command[1:]],
         cwd=REPO, capture_output=True, text=True, check=True,
     )  # fmt: skip
     job = submitted.stdout.strip().split(";")[0]
