@@ -1,4 +1,5 @@
-"""Worker-side machinery around a workload: the heartbeat the CLI watches, the resume hand-off, and
+"""Worker-side machinery around a workload: the device binding and the join of torchrun's world
+(the worker's and the pytest plugin's), the heartbeat the CLI watches, the resume hand-off, and
 world-size sweeps on subgroups of one launch.
 
 Subgroups: for each measured world size k (ascending), every rank calls `new_group(ranks 0..k-1)`
@@ -44,6 +45,25 @@ WAIT_TIMEOUT = timedelta(days=7)
 catches a stopped member)."""
 
 Runner = Callable[[RunSpec, Context, Callable[[str], None]], None]
+
+
+def bind_device(device_type: str, local_rank: int) -> torch.device:
+    """cuda: the GPU of this rank's LOCAL_RANK, made current; cpu: the host."""
+    if device_type == "cuda":
+        device = torch.device("cuda", local_rank)
+        torch.cuda.set_device(device)
+        return device
+    return torch.device("cpu")
+
+
+def join_world(backend: str, device: torch.device, timeout_s: float) -> None:
+    """Join torchrun's world (its env:// rendezvous). On CUDA the group is bound to this rank's
+    GPU (device_id), so NCCL sets up its communicator eagerly on the right device."""
+    dist.init_process_group(
+        backend=backend,
+        timeout=timedelta(seconds=timeout_s),
+        device_id=device if device.type == "cuda" else None,
+    )
 
 
 @dataclass(frozen=True)

@@ -143,27 +143,22 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.fixture(scope="session")
 def dist_context() -> Iterator[Context]:
     """The torchrun group, joined once per session and torn down at its end. Backend: nccl with
-    GPUs, else gloo ($DISTBENCH_BACKEND overrides); each rank uses the GPU of its LOCAL_RANK."""
+    GPUs, else gloo ($DISTBENCH_BACKEND overrides); the device and the join are the worker's
+    (groups.bind_device: each rank uses the GPU of its LOCAL_RANK; groups.join_world)."""
     if torchrun_rank() is None:
         pytest.skip(TORCHRUN_HINT)
-    from datetime import timedelta
-
     import torch
     import torch.distributed as dist
 
+    from distbench.groups import bind_device, join_world
     from distbench.primitives.base import Context
 
     backend = os.environ.get("DISTBENCH_BACKEND") or (
         "nccl" if torch.cuda.is_available() else "gloo"
     )
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    device = torch.device("cuda", local_rank) if backend == "nccl" else torch.device("cpu")
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
-    timeout = timedelta(seconds=float(os.environ.get("DISTBENCH_TIMEOUT", "300")))
-    dist.init_process_group(
-        backend=backend, timeout=timeout, device_id=device if device.type == "cuda" else None
-    )
+    device = bind_device("cuda" if backend == "nccl" else "cpu", local_rank)
+    join_world(backend, device, float(os.environ.get("DISTBENCH_TIMEOUT", "300")))
     try:
         world_size = dist.get_world_size()
         yield Context(
@@ -176,6 +171,33 @@ def dist_context() -> Iterator[Context]:
         )
     finally:
         dist.destroy_process_group()
+
+
+@dataclass(frozen=True)
+class CommRequest:
+    """One comm_benchmark call: the fixture's arguments, in this order and with these defaults."""
+
+    primitive: str = "all_reduce"
+    """A name in the primitive registry (primitives/registry.py)."""
+    size: str | int = "1M"
+    """Bytes asked for: an int, or text such as '64K' (parse_size)."""
+    dtype: str = "float32"
+    op: str = "sum"
+    """The reduction, for primitives that reduce."""
+    root: str = "0"
+    """broadcast's and reduce's root rank, or 'all' to rotate it."""
+    rounds: int = 20
+    """Timed rounds, fixed: pytest-benchmark's calibration would differ between ranks."""
+    warmup_rounds: int = 5
+    ops_per_round: int = 1
+    """Calls of the case in one timed round."""
+
+    def __post_init__(self) -> None:
+        from distbench.primitives.registry import PRIMITIVES
+
+        if self.primitive not in PRIMITIVES:
+            choices = ", ".join(PRIMITIVES)
+            raise ValueError(f"unknown primitive {self.primitive!r}: choose from {choices}")
 
 
 @dataclass(frozen=True)
@@ -196,65 +218,36 @@ CommBenchmark = Callable[..., CommResult]
 
 @pytest.fixture
 def comm_benchmark(benchmark: Any, dist_context: Context) -> CommBenchmark:
-    """Time one primitive under pytest-benchmark on every rank of the group:
+    """Time one primitive under pytest-benchmark on every rank of the group (the arguments are
+    CommRequest's):
 
     def test_all_reduce(comm_benchmark):
         result = comm_benchmark("all_reduce", size="1M", rounds=50)
     """
 
-    def measure(
-        primitive: str = "all_reduce",
-        size: str | int = "1M",
-        dtype: str = "float32",
-        op: str = "sum",
-        root: str = "0",
-        rounds: int = 20,
-        warmup_rounds: int = 5,
-        ops_per_round: int = 1,
-    ) -> CommResult:
-        return run_comm_benchmark(
-            benchmark,
-            dist_context,
-            primitive,
-            size,
-            dtype,
-            op,
-            root,
-            rounds,
-            warmup_rounds,
-            ops_per_round,
-        )
+    def measure(*args: Any, **kwargs: Any) -> CommResult:
+        return run_comm_benchmark(benchmark, dist_context, CommRequest(*args, **kwargs))
 
     return measure
 
 
-def run_comm_benchmark(
-    benchmark: Any,
-    ctx: Context,
-    primitive: str,
-    size: str | int,
-    dtype: str,
-    op: str,
-    root: str,
-    rounds: int,
-    warmup_rounds: int,
-    ops_per_round: int,
-) -> CommResult:
+def run_comm_benchmark(benchmark: Any, ctx: Context, request: CommRequest) -> CommResult:
     """The body of comm_benchmark: build the case, pedantic rounds, slowest rank, extra_info."""
     import torch
 
     from distbench.parse import parse_dtype, parse_size
     from distbench.primitives.base import CaseRequest
     from distbench.primitives.registry import PRIMITIVES
+    from distbench.ranks import max_over_ranks
     from distbench.stats import algbw_gbps
-    from distbench.timing import barrier, drain, max_over_ranks
+    from distbench.timing import barrier, drain
 
-    if primitive not in PRIMITIVES:
-        raise ValueError(f"unknown primitive {primitive!r}: choose from {', '.join(PRIMITIVES)}")
-    prim = PRIMITIVES[primitive]
+    prim = PRIMITIVES[request.primitive]
+    size, op = request.size, request.op
     requested = size if isinstance(size, int) else parse_size(size)
-    torch_dtype = getattr(torch, parse_dtype(dtype))
-    case = prim.build_cases(ctx, CaseRequest(requested, torch_dtype, op, root))[0]
+    torch_dtype = getattr(torch, parse_dtype(request.dtype))
+    case = prim.build_cases(ctx, CaseRequest(requested, torch_dtype, op, request.root))[0]
+    ops_per_round = request.ops_per_round  # a local: target() is timed
     per_round = ops_per_round * case.ops_per_run  # messages one timed round completes
 
     def align() -> None:
@@ -266,7 +259,11 @@ def run_comm_benchmark(
         drain(ctx.device)  # the host clock stops only after the GPU finished
 
     benchmark.pedantic(
-        target, setup=align, rounds=rounds, warmup_rounds=warmup_rounds, iterations=1
+        target,
+        setup=align,
+        rounds=request.rounds,
+        warmup_rounds=request.warmup_rounds,
+        iterations=1,
     )
     factor = prim.busbw_factor(ctx.world_size)
     metadata = getattr(benchmark, "stats", None)
@@ -279,10 +276,12 @@ def run_comm_benchmark(
             delattr(stats, cached)  # drop statistics computed from the per-rank times
         median_s = float(stats.median)
     algbw = algbw_gbps(case.size_bytes, median_s * 1e6) if median_s == median_s else 0.0
-    result = CommResult(primitive, case.size_bytes, ctx.world_size, median_s, algbw, algbw * factor)
+    result = CommResult(
+        request.primitive, case.size_bytes, ctx.world_size, median_s, algbw, algbw * factor
+    )
     benchmark.extra_info.update(
         {
-            "primitive": primitive,
+            "primitive": request.primitive,
             "size_bytes": case.size_bytes,
             "world_size": ctx.world_size,
             "backend": ctx.backend,

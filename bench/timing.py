@@ -58,31 +58,78 @@ def barrier(ctx: Context) -> None:
     drain(ctx.device)
 
 
+class Clock:
+    """Marks on this rank's timeline: the one clock of every timed region (the comm loops below,
+    DDP's steps in ddp/steps.py).
+
+    cuda: a CUDA event recorded on the current stream at each mark. The GPU passes it once the
+    work enqueued before it is done, so the marks are read after `time_call`'s wait or a drain.
+    cpu: time.perf_counter_ns at each mark; the ops between marks have returned complete (gloo's
+    collectives on CPU finish before they return).
+    """
+
+    def __init__(self, device: torch.device) -> None:
+        self.cuda = device.type == "cuda"
+        self.events: list[torch.cuda.Event] = []
+        self.host_ns: list[int] = []
+
+    def mark(self) -> None:
+        if self.cuda:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            self.events.append(event)
+        else:
+            self.host_ns.append(time.perf_counter_ns())
+
+    def time_call(self, run: Callable[[], None]) -> None:
+        """Mark, run(), mark, and wait until the GPU has passed the second mark. Both events are
+        made first and the clock is read inline, not through mark(): nothing of the harness but
+        the call itself lies between the marks."""
+        if self.cuda:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            run()
+            end.record()
+            end.synchronize()
+            self.events += [start, end]
+        else:
+            begin = time.perf_counter_ns()
+            run()
+            end_ns = time.perf_counter_ns()
+            self.host_ns += [begin, end_ns]
+
+    def elapsed_us(self) -> float:
+        """Time from the first mark to the last (us)."""
+        if self.cuda:
+            return self.events[0].elapsed_time(self.events[-1]) * 1e3
+        return (self.host_ns[-1] - self.host_ns[0]) / 1e3
+
+    def intervals_us(self) -> list[float]:
+        """Time between consecutive marks (us)."""
+        if self.cuda:
+            pairs = zip(self.events, self.events[1:], strict=False)
+            return [start.elapsed_time(end) * 1e3 for start, end in pairs]
+        return [(b - a) / 1e3 for a, b in zip(self.host_ns, self.host_ns[1:], strict=False)]
+
+
 def time_throughput(
     ctx: Context, run: Callable[[], None], iters: int, warmup: int, trials: int
 ) -> list[float]:
     """Per-trial average time of one op in microseconds, `trials` samples."""
+
+    def run_iters() -> None:  # one call per trial around the loop: the clock sees ~50 ns / iters
+        for _ in range(iters):
+            run()
+
     for _ in range(warmup):
         run()
     drain(ctx.device)
     samples = []
-    cuda = ctx.device.type == "cuda"
     for _ in range(trials):
         barrier(ctx)
-        if cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(iters):
-                run()
-            end.record()
-            end.synchronize()
-            elapsed_us = start.elapsed_time(end) * 1e3
-        else:
-            begin = time.perf_counter_ns()
-            for _ in range(iters):
-                run()
-            elapsed_us = (time.perf_counter_ns() - begin) / 1e3
-        samples.append(elapsed_us / iters)
+        clock = Clock(ctx.device)
+        clock.time_call(run_iters)
+        samples.append(clock.elapsed_us() / iters)
     return samples
 
 
@@ -94,41 +141,15 @@ def time_latency(
         run()
     drain(ctx.device)
     samples: list[float] = []
-    cuda = ctx.device.type == "cuda"
     for _ in range(trials):
-        events = []
+        clocks = []
         for _ in range(iters):
             barrier(ctx)
-            if cuda:
-                start = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
-                start.record()
-                run()
-                end.record()
-                end.synchronize()
-                events.append((start, end))
-            else:
-                begin = time.perf_counter_ns()
-                run()
-                samples.append((time.perf_counter_ns() - begin) / 1e3)
-        samples.extend(start.elapsed_time(end) * 1e3 for start, end in events)
+            clock = Clock(ctx.device)
+            clock.time_call(run)
+            clocks.append(clock)
+        samples.extend(clock.elapsed_us() for clock in clocks)  # read once the trial is done
     return samples
 
 
 TIMERS = {"throughput": time_throughput, "latency": time_latency}
-
-
-def max_over_ranks(ctx: Context, samples: list[float]) -> list[float]:
-    """Per-sample maximum over the ranks of the group: what a training step waits for.
-    One all_reduce, whatever the world size."""
-    device = ctx.device if ctx.backend == "nccl" else torch.device("cpu")
-    tensor = torch.tensor(samples, dtype=torch.float64, device=device)  # [samples]
-    dist.all_reduce(tensor, op=dist.ReduceOp.MAX, group=ctx.group)
-    return [float(x) for x in tensor.cpu().tolist()]
-
-
-def sum_over_ranks(ctx: Context, value: int) -> int:
-    device = ctx.device if ctx.backend == "nccl" else torch.device("cpu")
-    tensor = torch.tensor([value], dtype=torch.int64, device=device)
-    dist.all_reduce(tensor, op=dist.ReduceOp.SUM, group=ctx.group)
-    return int(tensor.item())

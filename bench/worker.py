@@ -15,15 +15,20 @@ import socket
 import sys
 import time
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 
-import torch
 import torch.distributed as dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
 from distbench.collectors.schema import rank_log_path
-from distbench.groups import record_torch_facts, run_world_sizes, share_done, start_heartbeat
+from distbench.groups import (
+    bind_device,
+    join_world,
+    record_torch_facts,
+    run_world_sizes,
+    share_done,
+    start_heartbeat,
+)
 from distbench.spec import load_spec
 from distbench.workloads import WORKLOADS
 
@@ -48,15 +53,6 @@ def make_logger(rank: int) -> Callable[[str], None]:
     return log
 
 
-def bind_device(device_type: str, local_rank: int) -> torch.device:
-    """cuda: the GPU of this rank's LOCAL_RANK, made current; cpu: the host."""
-    if device_type == "cuda":
-        device = torch.device("cuda", local_rank)
-        torch.cuda.set_device(device)
-        return device
-    return torch.device("cpu")
-
-
 @record
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
@@ -77,11 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         device = bind_device(spec.launch.device, local_rank)
         if local_rank == 0:
             record_torch_facts(run_dir, world_size)  # the CLI never imports torch: it reads these
-        dist.init_process_group(
-            backend=spec.launch.backend,
-            timeout=timedelta(seconds=spec.launch.timeout_s),
-            device_id=device if device.type == "cuda" else None,
-        )
+        join_world(spec.launch.backend, device, spec.launch.timeout_s)
         try:
             spec, writer = share_done(spec, rank)
             if spec.launch.done:

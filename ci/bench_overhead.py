@@ -34,7 +34,8 @@ from bare_allreduce import bare_allreduce_us
 from distbench.parse import parse_sizes
 from distbench.primitives import get_primitive
 from distbench.primitives.base import CaseRequest, Context
-from distbench.timing import max_over_ranks, time_throughput
+from distbench.ranks import max_over_ranks
+from distbench.timing import time_throughput
 
 
 def main() -> int:

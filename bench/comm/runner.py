@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-import torch.distributed as dist
 
 from distbench.collectors.schema import (
     MAX_OVER_RANKS,
@@ -25,9 +24,10 @@ from distbench.groups import Placement, gather_placement
 from distbench.plan import measurement_id
 from distbench.primitives import get_primitive
 from distbench.primitives.base import Case, CaseRequest, Context
+from distbench.ranks import gather_samples, max_over_ranks, ranks_label, sum_over_ranks
 from distbench.spec import CommSpec, RunSpec
 from distbench.stats import Stats, algbw_gbps
-from distbench.timing import TIMERS, max_over_ranks, sum_over_ranks, timer_name
+from distbench.timing import TIMERS, timer_name
 
 
 class WrongResults(RuntimeError):
@@ -47,13 +47,6 @@ class Measured:
     wrong: int
     aggregate_us: float = 0.0
     """Harness time of the cross-rank reduction (outside the timed region)."""
-
-
-def ranks_label(ranks: tuple[int, ...]) -> str:
-    """(0, 1, 2, 3) -> '0-3'; a non-contiguous set is listed with ';'."""
-    if ranks and list(ranks) == list(range(ranks[0], ranks[-1] + 1)):
-        return f"{ranks[0]}-{ranks[-1]}" if len(ranks) > 1 else str(ranks[0])
-    return ";".join(str(r) for r in ranks)
 
 
 def measure(ctx: Context, case: Case, workload: CommSpec, mode: str) -> Measured:
@@ -214,14 +207,3 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
         for sink in (results, samples):
             if sink is not None:
                 sink.close()
-
-
-def gather_samples(ctx: Context, local: list[SampleRow], sink: CsvSink | None) -> None:
-    """Every rank's raw samples to rank 0, in one collective at the end of the sweep."""
-    gathered: list[list[SampleRow] | None] = [None] * ctx.world_size if ctx.rank == 0 else []
-    dist.gather_object(
-        local, gathered if ctx.rank == 0 else None, dst=ctx.global_ranks[0], group=ctx.group
-    )
-    if sink is not None:
-        for rows in gathered:
-            sink.write(rows or [])

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from distbench.collectors.schema import MAX_OVER_RANKS, RESULTS_CSV, DdpRow, SampleRow
 from distbench.collectors.sink import read_rows
-from distbench.comm.runner import ranks_label
 from distbench.ddp import metrics
 from distbench.ddp.spec import DDP_STRATEGIES, HIDDEN_SHARE_REFERENCE, DdpSpec, StrategyRun
 from distbench.ddp.steps import Timed
 from distbench.ddp.strategies import comm_bytes_per_step
 from distbench.primitives.base import Context
+from distbench.ranks import ranks_label
 from distbench.spec import RunSpec
 from distbench.stats import Stats
 from distbench.timing import timer_name

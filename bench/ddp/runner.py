@@ -23,7 +23,6 @@ from torch import nn
 
 from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, DdpRow, SampleRow
 from distbench.collectors.sink import CsvSink
-from distbench.comm.runner import gather_samples
 from distbench.ddp.models import build_batches, build_model
 from distbench.ddp.rows import (
     Trained,
@@ -39,8 +38,9 @@ from distbench.ddp.steps import Batch, train
 from distbench.ddp.strategies import build_strategy
 from distbench.plan import measurement_id
 from distbench.primitives.base import Context
+from distbench.ranks import gather_samples, max_over_ranks
 from distbench.spec import RunSpec
-from distbench.timing import barrier, max_over_ranks
+from distbench.timing import barrier
 
 
 def flat_params(model: nn.Module) -> torch.Tensor:

@@ -13,7 +13,6 @@ so its steps add up exactly to its windows): its own wall clock of the timed ste
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,7 +20,8 @@ import torch
 from torch import nn
 
 from distbench.primitives.base import Context
-from distbench.timing import barrier, drain, max_over_ranks
+from distbench.ranks import max_over_ranks
+from distbench.timing import Clock, barrier, drain
 
 Batch = tuple[torch.Tensor, torch.Tensor]
 
@@ -46,31 +46,6 @@ class Timed:
         return [t / self.window_steps for t in self.max_window_us]
 
 
-class StepClock:
-    """Marks at step boundaries: CUDA events on the current stream, or the host clock (the CPU
-    step has returned complete: gloo's collectives on CPU finish before they return)."""
-
-    def __init__(self, device: torch.device) -> None:
-        self.cuda = device.type == "cuda"
-        self.events: list[torch.cuda.Event] = []
-        self.host_ns: list[int] = []
-
-    def mark(self) -> None:
-        if self.cuda:
-            event = torch.cuda.Event(enable_timing=True)
-            event.record()
-            self.events.append(event)
-        else:
-            self.host_ns.append(time.perf_counter_ns())
-
-    def intervals_us(self) -> list[float]:
-        """Time between consecutive marks (us); read after a drain."""
-        if self.cuda:
-            pairs = zip(self.events, self.events[1:], strict=False)
-            return [start.elapsed_time(end) * 1e3 for start, end in pairs]
-        return [(b - a) / 1e3 for a, b in zip(self.host_ns, self.host_ns[1:], strict=False)]
-
-
 def train(
     strategy_module: nn.Module,
     after_backward: Callable[[], None],
@@ -92,7 +67,7 @@ def train(
         if timed and (step - warmup) % window_steps == 0:
             drain(ctx.device)  # the previous window's (or warm-up's) work is finished
             barrier(ctx)  # and every rank starts this window together, outside the clock
-            clock = StepClock(ctx.device)
+            clock = Clock(ctx.device)  # a mark at every step boundary of the window
             clock.mark()
         optimizer.zero_grad()
         loss = loss_fn(strategy_module(x), y)

@@ -90,7 +90,7 @@ def run(ctx: Context) -> dict[str, int]:
                 continue  # no integer avg (the CLI refuses it)
             with corrupted(primitive, mutation, ctx):
                 local[f"{name}/{mutation}"] = case.check()
-    # Summed over ranks as the product sums each check (timing.sum_over_ranks), in one call.
+    # Summed over ranks as the product sums each check (ranks.sum_over_ranks), in one call.
     total = torch.tensor(list(local.values()), dtype=torch.int64)
     dist.all_reduce(total, group=ctx.group)
     return dict(zip(local, total.tolist(), strict=True))
