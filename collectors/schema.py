@@ -251,8 +251,8 @@ COMM_CASE_COLUMNS = (
     "dst",
     "pattern",
 )
-"""What a communication row measured, apart from its size: rows of two runs (compare, report)
-match on these and size_bytes."""
+"""What a communication row measured, apart from its size (COMM_MATCH_KEY adds the size): the
+report's lines over sizes are these."""
 
 DDP_CASE_COLUMNS = (
     "strategy",
@@ -269,7 +269,7 @@ DDP_CASE_COLUMNS = (
     "static_graph",
     "avg_every",
 )
-"""What a DDP row measured: rows of two runs match on these."""
+"""What a DDP row measured (DDP_MATCH_KEY is these and `primitive`)."""
 
 DDP_STRATEGY_COLUMNS = (
     "strategy",
@@ -280,6 +280,20 @@ DDP_STRATEGY_COLUMNS = (
 )
 """The DDP_CASE_COLUMNS that describe the strategy; the others are the configuration that the
 strategies of one comparison share (the report's compute/communication split groups on those)."""
+
+# ---- the match keys: the one definition of "the same case" in compare and report -------------
+COMM_MATCH_KEY = (*COMM_CASE_COLUMNS, "size_bytes")
+"""Communication rows of two runs (compare), or of two sources and repeated runs (report), are
+one case when they agree on every one of these columns."""
+
+DDP_MATCH_KEY = ("primitive", *DDP_CASE_COLUMNS)
+"""The same for DDP rows. `primitive` is always `ddp` there, so it tells no two DDP rows apart; it
+is in the key so that a DDP row names itself as a communication row does (compare's
+`ddp n=2 strategy=ddp`)."""
+
+DDP_CONFIG_COLUMNS = tuple(c for c in DDP_MATCH_KEY if c not in DDP_STRATEGY_COLUMNS)
+"""DDP_MATCH_KEY without the strategy: the configuration whose strategies the report sets side by
+side (one compute/communication split per configuration)."""
 
 
 def column_names(row_type: type) -> list[str]:

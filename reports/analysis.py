@@ -12,8 +12,9 @@ import pandas as pd
 
 from distbench.collectors.schema import (
     COMM_CASE_COLUMNS,
-    DDP_CASE_COLUMNS,
-    DDP_STRATEGY_COLUMNS,
+    COMM_MATCH_KEY,
+    DDP_CONFIG_COLUMNS,
+    DDP_MATCH_KEY,
 )
 from distbench.parse import UsageError, format_size
 from distbench.reports.fit import fit_groups
@@ -21,19 +22,16 @@ from distbench.reports.load import Loaded
 from distbench.reports.pairs import is_pair_row
 from distbench.reports.versions import version_keys
 
-# Every grouping of rows below is one of these keys, all derived from the schema's case columns:
+# Every grouping below is one of these keys, derived from the schema's match keys (compare's too):
 # rows that differ in any of them (gloo on CPU and on CUDA, one node and two) never merge.
-COMM_CASE = list(COMM_CASE_COLUMNS)
-COMM_KEY = [*COMM_CASE, "size_bytes"]
-CASE = ["source", *COMM_CASE]
+CASE = ["source", *COMM_CASE_COLUMNS]
 """A line of the report's tables: a source's measurements of one case over sizes."""
 SCALING_LINE = [c for c in CASE if c not in ("world_size", "nnodes")]
 """A line of the scaling figure: a case without its x axis (world size) and the node count,
 which grows with the world size in a several-node launch (where it does not follow from the world
 size, the line is split by it)."""
-DDP_KEY = list(DDP_CASE_COLUMNS)
-DDP_CONFIG = ["source", *(c for c in DDP_KEY if c not in DDP_STRATEGY_COLUMNS)]
-"""What the strategies of one compute/communication split share."""
+DDP_CONFIG = ["source", *DDP_CONFIG_COLUMNS]
+"""What the strategies of one compute/communication split share: DDP_MATCH_KEY less strategy."""
 SERIES_LABELS = {
     "device": "{}",
     "nnodes": "{} node(s)",
@@ -88,7 +86,7 @@ def check_common(loaded: Loaded, paths: list[str]) -> None:
     owners: dict[tuple[object, ...], set[int]] = {}
     # Sizes are left out: two ladders that never meet still overlay in the figures (the
     # comparison then says no size matched).
-    for frame, key in ((loaded.comm, COMM_CASE), (loaded.ddp, DDP_KEY)):
+    for frame, key in ((loaded.comm, list(COMM_CASE_COLUMNS)), (loaded.ddp, list(DDP_MATCH_KEY))):
         if not len(frame):
             continue
         kind = "ddp" if frame is loaded.ddp else "comm"
@@ -197,11 +195,11 @@ def comm_ratios(lines: pd.DataFrame) -> pd.DataFrame:
     sources = list(lines["source"].cat.categories) if len(lines) else []
     if len(sources) < 2:
         return pd.DataFrame()
-    by = ["source", *COMM_KEY, *version_keys(lines)]
+    by = ["source", *COMM_MATCH_KEY, *version_keys(lines)]
     p50 = lines.groupby(by, observed=True)["time_us_p50"].median().reset_index()
     base = p50[p50["source"] == sources[0]].drop(columns="source")
     others = p50[p50["source"] != sources[0]]
-    matched = others.merge(base, on=COMM_KEY, suffixes=("", "_base"))
+    matched = others.merge(base, on=list(COMM_MATCH_KEY), suffixes=("", "_base"))
     if matched.empty:
         return matched
     matched["speedup"] = matched["time_us_p50_base"] / matched["time_us_p50"]
@@ -235,10 +233,12 @@ def ddp_ratios(ddp: pd.DataFrame) -> pd.DataFrame:
     sources = list(ddp["source"].cat.categories) if len(ddp) else []
     if len(sources) < 2:
         return pd.DataFrame()
-    by = ["source", *DDP_KEY, *version_keys(ddp)]
+    by = ["source", *DDP_MATCH_KEY, *version_keys(ddp)]
     p50 = ddp.groupby(by, observed=True)["step_time_us_p50"].median().reset_index()
     base = p50[p50["source"] == sources[0]].drop(columns="source")
-    matched = p50[p50["source"] != sources[0]].merge(base, on=DDP_KEY, suffixes=("", "_base"))
+    matched = p50[p50["source"] != sources[0]].merge(
+        base, on=list(DDP_MATCH_KEY), suffixes=("", "_base")
+    )
     matched["speedup"] = matched["step_time_us_p50_base"] / matched["step_time_us_p50"]
     matched["source"] = matched["source"].astype(str)
     return matched

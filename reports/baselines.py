@@ -22,6 +22,7 @@ from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV, SAMPLES_CSV
 from distbench.collectors.sink import count_rows
 from distbench.parse import UsageError
 from distbench.reports.runs import find_results, load_run, read_manifest_file
+from distbench.tables import render_rows
 
 STORE_ENV = "DISTBENCH_BASELINES"
 DEFAULT_STORE = "baselines"
@@ -146,12 +147,7 @@ def render_baselines(store: Path, baselines: list[Baseline]) -> str:
     lines = [
         (b.name, b.saved_utc, str(b.rows), b.run_id, b.host, b.torch, b.git_sha) for b in baselines
     ]
-    widths = [max(len(c) for c in column) for column in zip(header, *lines, strict=True)]
-    out = [f"baselines in {store}:"]
-    out += [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in [header, *lines]
-    ]
-    return "\n".join(out)
+    return "\n".join([f"baselines in {store}:", *render_rows(header, lines, numeric=("rows",))])
 
 
 def resolve_run(text: str, store: Path) -> Path:

@@ -1,6 +1,8 @@
 """A Comparison as a terminal table, Markdown (the CI job summary) or JSON. The verdict comes
 first: the status and counts, what chance alone would give, the regressed and missing rows; then
-the rule, every row, and the row notes grouped by reason (one line per reason, not per row)."""
+the rule, every row, and the row notes grouped by reason (one line per reason, not per row).
+Numbers and the terminal tables are every table's (distbench.tables): the metric with
+METRIC_DIGITS significant digits, plain text as wide as the table."""
 
 from __future__ import annotations
 
@@ -16,9 +18,14 @@ from distbench.reports.compare import (
     Comparison,
     RowVerdict,
 )
+from distbench.tables import format_number, render_rows
 
 FIRST_MISSING = 5
 """Missing rows named in the verdict; the full table lists them all."""
+METRIC_DIGITS = 4
+"""Significant digits of a row's baseline and current value, as the HTML report prints them."""
+NUMBER_COLUMNS = ("#", "size", "baseline", "current", "ratio", "worse_by", "threshold", "p", "q")
+"""Right-aligned in the terminal table."""
 NAME_KEYS = ("strategy", "pattern", "op", "root", "src", "dst", "mode", "backend", "device")
 
 
@@ -116,19 +123,11 @@ def _cell(name: str, value: str) -> str:
     return value or "-"
 
 
-def _number(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if math.isinf(value):
-        return "inf"
-    return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.0f}"
-
-
 def _worse(row: RowVerdict) -> str:
     if row.worse_by is None:
         return "-"
     unit = "%" if row.threshold.endswith("%") else ""
-    return f"{row.worse_by:+.1f}{unit}"
+    return format_number(row.worse_by, "+.1f") + unit
 
 
 def table(
@@ -139,18 +138,17 @@ def table(
     header += ["baseline", "current", "ratio", "worse_by", "threshold", "p", "q", "verdict"]
     lines = []
     for number, row in zip(numbers, rows, strict=True):
-        ratio = row.ratio
         lines.append(
             [
                 str(number),
                 *(_cell(n, row.key.get(n, "")) for n in shown),
-                _number(row.baseline),
-                _number(row.current),
-                f"{ratio:.3f}" if ratio is not None and math.isfinite(ratio) else "-",
+                format_number(row.baseline, METRIC_DIGITS),
+                format_number(row.current, METRIC_DIGITS),
+                format_number(row.ratio, ".3f", infinite="-"),
                 _worse(row),
                 row.threshold or "-",
-                f"{row.p_value:.3g}" if row.p_value is not None else "-",
-                f"{row.q_value:.3g}" if row.q_value is not None else "-",
+                format_number(row.p_value, ".3g"),
+                format_number(row.q_value, ".3g"),
                 row.verdict,
             ]
         )
@@ -158,10 +156,7 @@ def table(
 
 
 def _text_table(header: list[str], lines: list[list[str]]) -> list[str]:
-    widths = [max(len(c) for c in column) for column in zip(header, *lines, strict=True)]
-    out = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True))]
-    out += ["  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)) for cells in lines]
-    return out
+    return render_rows(header, lines, NUMBER_COLUMNS)
 
 
 def units_line(comparison: Comparison) -> str:

@@ -127,20 +127,29 @@ def check_field_counts(path: Path) -> None:
         raise UsageError(f"{path} is truncated or damaged: line {line} has too few fields")
 
 
+def numbers_of(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
+    """A column of strings as numbers; an empty cell is NaN, any other non-number is an error."""
+    values = pd.to_numeric(frame[column], errors="coerce")
+    bad = values.isna() & (frame[column].str.strip() != "")
+    if bad.any():
+        index = int(bad.to_numpy().nonzero()[0][0])
+        raise UsageError(
+            f"{path} line {index + 2}: column {column} holds "
+            f"'{frame[column].iloc[index]}', not a number"
+        )
+    return values
+
+
+def check_numeric(frame: pd.DataFrame, columns: list[str], path: Path) -> None:
+    """Refuse a non-number in `columns`, leaving the cells as they are (compare keeps strings)."""
+    for column in (c for c in columns if c in frame.columns):
+        numbers_of(frame, column, path)
+
+
 def convert_numeric(frame: pd.DataFrame, columns: list[str], path: Path) -> pd.DataFrame:
-    """Numbers from strings; an empty cell is NaN, any other non-number is an error."""
-    for column in columns:
-        if column not in frame.columns:
-            continue
-        values = pd.to_numeric(frame[column], errors="coerce")
-        bad = values.isna() & (frame[column].str.strip() != "")
-        if bad.any():
-            index = int(bad.to_numpy().nonzero()[0][0])
-            raise UsageError(
-                f"{path} line {index + 2}: column {column} holds "
-                f"'{frame[column].iloc[index]}', not a number"
-            )
-        frame[column] = values
+    """Numbers from strings, in place; an empty cell is NaN, any other non-number is an error."""
+    for column in (c for c in columns if c in frame.columns):
+        frame[column] = numbers_of(frame, column, path)
     return frame
 
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import base64
 import html
-import math
 from dataclasses import dataclass, field
 
 import pandas as pd
 
-from distbench.parse import format_significant
+from distbench import tables
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
@@ -77,16 +76,12 @@ class Section:
 
 
 def format_number(value: object, digits: int = 4) -> str:
-    """`digits` significant digits, no exponent and no thousands separator (as every distbench
-    table: parse.format_significant); an empty cell (NaN) is '—'."""
+    """A report cell: `digits` significant digits as every distbench table prints them
+    (distbench.tables.format_number), an empty cell (NaN) '—', an infinity '∞'; text as it is."""
     if value is None or isinstance(value, str):
         return value or ""
     number = float(value)  # type: ignore[arg-type]
-    if math.isnan(number):
-        return "—"
-    if math.isinf(number):
-        return "∞"
-    return format_significant(number, digits)
+    return tables.format_number(number, digits, empty="—", infinite="∞")
 
 
 def html_table(table: TableOut) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from distbench.collectors.schema import COMM_CASE_COLUMNS, DDP_CASE_COLUMNS
+from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
 from distbench.reports.load import Loaded
 
 
@@ -46,8 +46,8 @@ def keep_one_row_per_case(loaded: Loaded) -> None:
     """report's side of the rule, once sources are assigned: one row per source and case, from
     the run that started last; a note in `loaded.notes` names the runs."""
     order = {run.name: run_order(run.manifest, run.path) for run in loaded.runs}
-    comm_key = ["source", *COMM_CASE_COLUMNS, "size_bytes"]
+    comm_key = ["source", *COMM_MATCH_KEY]
     loaded.comm, comm_note = keep_last_repeats(loaded.comm, comm_key, order, "communication")
-    ddp_key = ["source", *DDP_CASE_COLUMNS]
+    ddp_key = ["source", *DDP_MATCH_KEY]
     loaded.ddp, ddp_note = keep_last_repeats(loaded.ddp, ddp_key, order, "DDP")
     loaded.notes += [note for note in (comm_note, ddp_note) if note]

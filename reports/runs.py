@@ -25,27 +25,21 @@ import pandas as pd
 
 from distbench.collectors.manifest import read_manifest
 from distbench.collectors.schema import (
-    COMM_CASE_COLUMNS,
-    DDP_CASE_COLUMNS,
+    COMM_MATCH_KEY,
+    DDP_MATCH_KEY,
     RESULTS_CSV,
     SCHEMA_VERSION,
     DdpRow,
 )
 from distbench.parse import UsageError
 from distbench.reports.load import (
-    convert_numeric,
+    check_numeric,
     numeric_columns,
     read_results_text,
     read_samples,
     schema_version_of,
 )
 from distbench.reports.repeats import run_order
-
-COMM_KEY = (*COMM_CASE_COLUMNS, "size_bytes")
-"""Columns that say what a communication row measured: rows of two runs match on all of them."""
-
-DDP_KEY = ("primitive", *DDP_CASE_COLUMNS)
-"""The same for DDP training-step rows (results.csv with a `strategy` column)."""
 
 DDP_WINDOWS_SINCE = 2
 """The schema version from which a DDP sample is a window of steps between barriers (#10)."""
@@ -147,9 +141,9 @@ def load_run(path: Path) -> Run:
     repeated: set[Path] = set()
     for run_dir in run_dirs:
         row_type, frame = read_results_text(run_dir, versions[run_dir])
-        convert_numeric(frame.copy(), numeric_columns(row_type), run_dir / RESULTS_CSV)
+        check_numeric(frame, numeric_columns(row_type), run_dir / RESULTS_CSV)
         kind = "ddp" if row_type is DdpRow else "comm"
-        key_columns = DDP_KEY if kind == "ddp" else COMM_KEY
+        key_columns = DDP_MATCH_KEY if kind == "ddp" else COMM_MATCH_KEY
         units = load_units(run_dir, kind, versions[run_dir])
         name = str(run_dir.relative_to(path)) if run_dir != path else path.name
         for record in frame.to_dict(orient="records"):

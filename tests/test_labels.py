@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from distbench import tables
 from distbench.collectors.manifest import git_dirty, worker_env
 from distbench.collectors.schema import SAMPLES_CSV, SampleRow
 from distbench.collectors.sink import CsvSink, read_rows
@@ -85,6 +86,41 @@ def test_report_numbers_have_no_thousands_separator() -> None:
     assert format_number(0.00001234) == "0.00001234"  # was '1.234e-05'
     assert format_number(float("nan")) == "—"
     assert format_number(float("inf")) == "∞"
+
+
+@pytest.mark.parametrize(
+    ("value", "spec", "text"),
+    [
+        ("0.0002048", tables.BANDWIDTH_DIGITS, "0.0002048"),  # a CSV cell, significant digits
+        ("5000.0", ".2f", "5000.00"),
+        (123456.7, ".1f", "123456.7"),  # no thousands separator
+        (12.5, 4, "12.50"),
+        (9999.7, 4, "10000"),  # '.4g' said 1e+04
+        (0.0, ".3g", "0"),
+        ("", ".2f", "-"),  # the column does not apply
+        (None, 4, "-"),
+        (float("nan"), 4, "-"),
+        (float("inf"), 4, "inf"),
+        ("N/A", 4, "N/A"),  # not a number: as it is
+    ],
+)
+def test_one_number_formatter(value: float | str | None, spec: int | str, text: str) -> None:
+    assert tables.format_number(value, spec) == text
+
+
+def test_tables_are_plain_ascii_as_wide_as_their_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A narrow terminal or a forced colour changes nothing: no escape codes, nothing wrapped or
+    cut, markup-like text printed as it is."""
+    monkeypatch.setenv("COLUMNS", "20")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    wide = "x" * 150
+    lines = tables.render_rows(["name", "value"], [[wide, "1.5"], ["[b]y", "12"]], ["value"])
+    assert lines == [
+        "name" + " " * 148 + "value",
+        "-" * 157,
+        wide + "    1.5",
+        "[b]y" + " " * 151 + "12",
+    ]
 
 
 def comm_cells(**changes: str) -> dict[str, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +17,7 @@ import pytest
 
 from distbench.collectors.schema import (
     COMM_CASE_COLUMNS,
+    DDP_MATCH_KEY,
     MANIFEST_JSON,
     MAX_OVER_RANKS,
     RESULTS_CSV,
@@ -28,8 +30,11 @@ from distbench.collectors.sink import CsvSink
 from distbench.reports import analysis as an
 from distbench.reports.load import load_runs
 from distbench.reports.pairs import split_matrix_rows
+from distbench.reports.repeats import keep_one_row_per_case
 from distbench.reports.report import build_report
+from distbench.reports.runs import load_run
 from distbench.stats import Stats
+from tests.test_compare import SEPARATED, SEPARATED_SLOWER, ddp_row, write_run
 
 SIZES = [1024, 16384, 262144, 1048576, 4194304]
 # (device, nnodes) -> (alpha µs, beta GB/s): CUDA tensors over gloo pay a copy, so they differ
@@ -156,3 +161,31 @@ def test_report_of_canned_rows_with_empty_cells(tmp_path: Path) -> None:
     assert len(one_rank) == 1 and "—" in one_rank[0]  # no busbw at world size 1
     assert "| α µs | α from sizes | β GB/s | β from sizes |" in text
     assert "1K–16K" in text and "1M–4M" in text
+
+
+def test_compare_and_report_agree_on_which_ddp_rows_are_one_case(tmp_path: Path) -> None:
+    """One match key (schema.DDP_MATCH_KEY) in both: a repeated DDP case is one row, the later one,
+    in compare and in report; rows that differ in any key column stay apart in both."""
+    rows = [
+        ddp_row("ddp", SEPARATED, 0),
+        ddp_row("ddp-nocomm", SEPARATED, 1),
+        replace(ddp_row("ddp", SEPARATED, 2), static_graph="True"),
+        replace(ddp_row("param-avg", SEPARATED, 3), bucket_mb="", avg_every="4"),
+        ddp_row("ddp", SEPARATED_SLOWER, 4),  # row 0's case again: the later row counts
+    ]
+    run = write_run(tmp_path / "run", [(row, [row.step_time_us_p50]) for row in rows])
+    compared = load_run(run)
+    assert all({c for c, _ in key} == {"kind", *DDP_MATCH_KEY} for key in compared.rows)
+    by_compare = {
+        tuple(v for c, v in key if c != "kind"): float(row.values["step_time_us_p50"])
+        for key, row in compared.rows.items()
+    }
+    loaded = load_runs([run])
+    an.assign_sources(loaded)
+    keep_one_row_per_case(loaded)  # what build_report does
+    kept = loaded.ddp[[*DDP_MATCH_KEY, "step_time_us_p50"]].itertuples(index=False)
+    by_report = {tuple(str(v) for v in row[:-1]): float(row[-1]) for row in kept}
+    assert len(by_compare) == 4 and by_report == by_compare
+    assert by_compare[tuple(str(getattr(rows[4], c)) for c in DDP_MATCH_KEY)] == pytest.approx(
+        rows[4].step_time_us_p50
+    )

@@ -1,16 +1,16 @@
 """nccl-tests-like tables for the terminal, from results.csv rows (strings, as csv reads them).
 
-Bandwidths keep BANDWIDTH_DIGITS significant digits (0.00512 GB/s, not 0.000), times two
-decimals; no number carries a thousands separator. An empty cell (a bandwidth at world size 1,
-where nothing moves) prints as '-'."""
+The layout is nccl-tests' own (fixed-width columns, a `#` header); the numbers are every table's
+(distbench.tables.format_number): bandwidths keep BANDWIDTH_DIGITS significant digits (0.00512
+GB/s, not 0.000), times two decimals, no thousands separator. An empty cell (a bandwidth at world
+size 1, where nothing moves) prints as '-'."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from distbench.parse import format_significant, format_size
-
-BANDWIDTH_DIGITS = 4
+from distbench.parse import format_size
+from distbench.tables import BANDWIDTH_DIGITS, format_number
 
 COLUMNS = (
     ("size", 10),
@@ -25,25 +25,6 @@ COLUMNS = (
 )
 
 
-def _number(text: str, digits: int = 2) -> str:
-    """Fixed decimals; '-' for an empty cell."""
-    if not text:
-        return "-"
-    try:
-        return f"{float(text):.{digits}f}"
-    except ValueError:
-        return text
-
-
-def format_bandwidth(text: str) -> str:
-    """GB/s with BANDWIDTH_DIGITS significant digits; '-' for an empty cell."""
-    try:
-        value = float(text)
-    except ValueError:
-        return text or "-"
-    return format_significant(value, BANDWIDTH_DIGITS) if value == value else "-"
-
-
 def render_table(rows: Sequence[dict[str, str]]) -> str:
     """One table per (primitive, world size) group of rows, in the order given."""
     groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
@@ -55,7 +36,7 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
         header = (
             f"# {primitive}  backend={backend}  device={device}  world_size={world_size}  "
             f"timer={timer}  time=p50 of max over ranks  busbw factor="
-            f"{float(group[0]['busbw_factor']):.3g}"
+            f"{format_number(group[0]['busbw_factor'], '.3g')}"
         )
         if world_size == "1":
             header += "\n# world size 1: nothing moves between ranks, so no bandwidth (-)"
@@ -74,9 +55,9 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
                 row["dtype"],
                 row["op"] or "-",
                 row["mode"],
-                _number(row["time_us_p50"]),
-                format_bandwidth(row["algbw_GBps"]),
-                format_bandwidth(row["busbw_GBps"]),
+                format_number(row["time_us_p50"], ".2f"),
+                format_number(row["algbw_GBps"], BANDWIDTH_DIGITS),
+                format_number(row["busbw_GBps"], BANDWIDTH_DIGITS),
                 wrong,
             ] + [row.get(name, "") for name in extra]
             lines.append("".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))

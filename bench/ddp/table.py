@@ -1,33 +1,44 @@
-"""The terminal table of `distbench ddp`, from results.csv rows (strings, as csv reads them)."""
+"""The terminal table of `distbench ddp`, from results.csv rows (strings, as csv reads them): a
+`# ddp ...` line naming the configuration, then a plain-text table (distbench.tables) per model and
+world size. '-' marks a column that does not apply to the row (an empty cell)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from distbench.comm.table import format_bandwidth
+from distbench.tables import BANDWIDTH_DIGITS, format_number, render_rows
 
-COLUMNS = (
-    ("strategy", 14),
-    ("bucket_mb", 10),
-    ("step_us", 12),
-    ("samples/s", 12),
-    ("scaling", 9),
-    ("comm_MB", 9),
-    ("busbw_GBps", 11),
-    ("comm_share", 11),
-    ("comm_hidden", 12),
-    ("max_param_diff", 15),
+HEADER = (
+    "strategy",
+    "bucket_mb",
+    "step_us",
+    "samples/s",
+    "scaling",
+    "comm_MB",
+    "busbw_GBps",
+    "comm_share",
+    "comm_hidden",
+    "max_param_diff",
 )
+TEXT_COLUMNS = ("strategy",)
+"""Left-aligned; every other column holds a number."""
 
 
-def _number(text: str, fmt: str) -> str:
-    """A CSV cell formatted, or '-' where the column does not apply (empty cell)."""
-    if not text:
-        return "-"
-    try:
-        return format(float(text), fmt)
-    except ValueError:
-        return text
+def row_cells(row: dict[str, str]) -> list[str]:
+    """One results.csv row as the table's cells, in HEADER order."""
+    mb = row["comm_bytes_per_step"]
+    return [
+        row["strategy"] + (f" K={row['avg_every']}" if row["avg_every"] else ""),
+        row["bucket_mb"] or "-",
+        format_number(row["step_time_us_mean"], ".1f"),
+        format_number(row["samples_per_s"], ".1f"),
+        format_number(row["scaling_efficiency"], ".3f"),
+        format_number(int(mb) / 1e6 if mb else None, ".3f"),
+        format_number(row["comm_busbw_GBps"], BANDWIDTH_DIGITS),
+        format_number(row["comm_share"], ".3f"),
+        format_number(row["comm_hidden_share"], ".3f"),
+        format_number(row["max_param_diff"], ".3g"),
+    ]
 
 
 def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
@@ -45,23 +56,7 @@ def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
             f"timer={first['timer']}  step=mean of the slowest rank's windows of "
             f"{first['window_steps']} steps"
         )
-        names = [name for name, _ in COLUMNS]
-        widths = [width for _, width in COLUMNS]
-        lines = [header, "#" + "".join(n.rjust(w) for n, w in zip(names, widths, strict=True))[1:]]
-        for row in group:
-            mb = row["comm_bytes_per_step"]
-            cells = [
-                row["strategy"] + (f" K={row['avg_every']}" if row["avg_every"] else ""),
-                row["bucket_mb"] or "-",
-                _number(row["step_time_us_mean"], ".1f"),
-                _number(row["samples_per_s"], ".1f"),
-                _number(row["scaling_efficiency"], ".3f"),
-                _number(str(int(mb) / 1e6) if mb else "", ".3f"),
-                format_bandwidth(row["comm_busbw_GBps"]),
-                _number(row["comm_share"], ".3f"),
-                _number(row["comm_hidden_share"], ".3f"),
-                _number(row["max_param_diff"], ".3g"),
-            ]
-            lines.append("".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))
-        blocks.append("\n".join(lines))
+        numeric = [name for name in HEADER if name not in TEXT_COLUMNS]
+        lines = render_rows(HEADER, (row_cells(row) for row in group), numeric)
+        blocks.append("\n".join([header, *lines]))
     return "\n\n".join(blocks)
