@@ -239,5 +239,6 @@ def test_render_table() -> None:
     assert re.search(r"# ddp  model=mlp params=199,?946  batch=32/rank", text)
     assert "step=mean of the slowest rank's windows of 2 steps" in text
     assert text.splitlines()[1].split()[-2:] == ["comm_hidden", "max_param_diff"]
-    cells = text.splitlines()[2].split()  # the step column is the mean, not the p50
+    assert set(text.splitlines()[2]) == {"-"}  # the rule under the header
+    cells = text.splitlines()[3].split()  # the step column is the mean, not the p50
     assert cells == ["ddp", "25", "2250.0", "28444.5", "-", "0.800", "-", "0.693", "0.418", "0"]
