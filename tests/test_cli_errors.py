@@ -49,13 +49,23 @@ def test_bad_input_is_one_line_and_exit_2(
 
 
 def test_bad_input_through_the_installed_command(tmp_path: Path) -> None:
-    """The same path in a fresh interpreter, as a user's shell runs it: no traceback."""
+    """The same path in a fresh interpreter, as a user's shell runs it: no traceback. The
+    option's parser refused the value, so the line names the option and where its help is."""
     result = run_cli("allreduce", "--sizes", "1X", cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "distbench: error: '1X' has an unknown unit 'X': use a number of bytes with an optional "
-        "K, M or G suffix (binary: 1K = 1024), e.g. 64M"
+        "distbench: error: Invalid value for '--sizes': '1X' has an unknown unit 'X': use a "
+        "number of bytes with an optional K, M or G suffix (binary: 1K = 1024), e.g. 64M "
+        "(see 'distbench allreduce --help')"
     ]
+
+
+def test_a_message_that_names_its_option_is_not_prefixed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert usage_error_line(["allreduce", "--iters", "0"], capsys) == (
+        "distbench: error: --iters must be at least 1, got 0 (see 'distbench allreduce --help')"
+    )
 
 
 def test_unwritable_out(tmp_path: Path) -> None:

@@ -52,26 +52,33 @@ def test_planning_imports_no_torch(tmp_path: Path) -> None:
     assert not torch_imported(
         f"""
         from pathlib import Path
-        from distbench.cli.args import LaunchArgs, Machine, build_launch_spec, resolve_launch
+        from distbench.cli.args import LaunchArgs, Machine, resolve_launch
+        from distbench.cli.options import parse_group
+        from distbench.cli.run import build_specs
         from distbench.collectors.manifest import build_manifest, write_manifest
         from distbench.comm.args import CommArgs
         from distbench.comm.options import PrimitiveArgs, build_workload
         from distbench.ddp.options import DdpArgs, build_ddp_spec
-        from distbench.launch.run import expected_rows, launch_order, prepare_run_dir
+        from distbench.launch.run import expected_rows, launch_order
         from distbench.launch.torchrun import build_torchrun_command
         from distbench.spec import RunSpec
 
-        launch = resolve_launch(LaunchArgs(backend="gloo", world_sizes="2,3"), Machine.probe())
-        comm = CommArgs(sizes="1K,64K", dtype="float32,bfloat16")
-        workload = build_workload(("all_gather",), comm, PrimitiveArgs(), launch)
-        run_dir = prepare_run_dir({str(tmp_path / "run")!r}, "all_gather", "", -1)
-        spec = RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
+        args = parse_group(LaunchArgs, {{"backend": "gloo", "world_sizes": "2,3"}})
+        launch = resolve_launch(args, Machine.probe())
+        comm = parse_group(CommArgs, {{"sizes": "1K,64K", "dtype": "float32,bfloat16"}})
+
+        def build(launch):
+            return build_workload(("all_gather",), comm, PrimitiveArgs(), launch)
+
+        [spec] = build_specs([launch], build, {str(tmp_path / "run")!r}, "all_gather")
+        run_dir = Path(spec.launch.run_dir)
         path = spec.save(run_dir)
         write_manifest(run_dir, build_manifest("id", ["distbench"], {{}}))
         for part, spec_path, world_size in launch_order(spec, path, ()):
             assert expected_rows(part, world_size) == 8
             build_torchrun_command(part.launch, world_size, spec_path)
-        ddp = RunSpec(launch=spec.launch, workload=build_ddp_spec(DdpArgs(params="1M")))
+        ddp_args = parse_group(DdpArgs, {{"params": "1M"}})
+        ddp = RunSpec(launch=spec.launch, workload=build_ddp_spec(ddp_args))
         assert expected_rows(ddp, 2) > 0
         """
     )

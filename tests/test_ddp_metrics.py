@@ -127,11 +127,11 @@ def test_parsers() -> None:
             parse_bucket_mbs(bad)
     with pytest.raises(UsageError, match="unknown strategy 'fsdp'"):
         parse_strategies("ddp,fsdp")
-    assert resolve_shape("mlp", None, None, None) == (256, 4)
-    assert resolve_shape("transformer", None, None, None) == (128, 2)
-    assert resolve_shape("mlp", None, "2", "1M") == (width_for_params("mlp", 2, 10**6), 2)
+    assert resolve_shape(DdpArgs()) == (256, 4)
+    assert resolve_shape(DdpArgs(model="transformer")) == (128, 2)
+    assert resolve_shape(DdpArgs(depth=2, params=10**6)) == (width_for_params("mlp", 2, 10**6), 2)
     with pytest.raises(UsageError, match="either --params or --width"):
-        resolve_shape("mlp", "64", None, "1M")
+        resolve_shape(DdpArgs(width=64, params=10**6))
 
 
 def test_build_ddp_spec_defaults() -> None:
@@ -161,10 +161,10 @@ def test_window_steps_option() -> None:
     for bad in ("0", "-2", "x", ""):
         with pytest.raises(UsageError):
             parse_window_steps(bad)
-    spec = build_ddp_spec(DdpArgs(steps="12", window_steps="3"))
+    spec = build_ddp_spec(DdpArgs(steps=12, window_steps=3))
     assert (spec.window_steps, spec.window_length()) == (3, 3)
     with pytest.raises(UsageError, match=r"--window-steps 5 does not divide --steps 12 .*1, 2, 3"):
-        build_ddp_spec(DdpArgs(steps="12", window_steps="5"))
+        build_ddp_spec(DdpArgs(steps=12, window_steps=5))
     with pytest.raises(UsageError, match="--window-steps 30 does not divide --steps 20"):
         DdpSpec(steps=20, window_steps=30)
 

@@ -1,5 +1,6 @@
 """Every parser and option resolver, fuzzed: whatever the user types, nothing but UsageError (one
-clear line, exit 2) may escape, and what is accepted is valid."""
+clear line, exit 2) may escape, and what is accepted is valid. Text reaches the resolvers as the
+command line sends it: through each option's parser (parse_group), then resolved."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from distbench import parse
 from distbench.cli.args import LaunchArgs, Machine, parse_timeout, resolve_launch
+from distbench.cli.compare import CompareOptions
 from distbench.cli.multinode import (
     first_host,
     parse_endpoint,
@@ -19,7 +21,11 @@ from distbench.cli.multinode import (
     resolve_nodes,
     slurm_nodes,
 )
+from distbench.cli.options import options_of, parse_fields, parse_group
+from distbench.cli.sweep import SweepArgs
 from distbench.comm.args import CommArgs, build_comm_spec, resolve_sizes
+from distbench.comm.options import PrimitiveArgs
+from distbench.ddp.options import DdpArgs
 from distbench.parse import UsageError
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -74,7 +80,11 @@ def test_size_ladder(low: int, high: int, factor: int) -> None:
 @FUZZ
 @given(maybe, maybe, maybe, maybe)
 def test_resolve_sizes(sizes: str | None, low: str | None, high: str | None, f: str | None) -> None:
-    only_usage_errors(resolve_sizes, sizes, low, high, f, "gloo")
+    def resolve() -> list[int]:
+        typed = {"sizes": sizes, "min_size": low, "max_size": high, "factor": f}
+        return resolve_sizes(parse_group(CommArgs, typed), "gloo")
+
+    only_usage_errors(resolve)
 
 
 @FUZZ
@@ -97,7 +107,14 @@ def test_multinode_parsers(endpoint: str, rdzv_id: str) -> None:
 def test_resolve_nodes(
     nnodes: str | None, rank: str | None, nproc: str | None, ep: str | None, rid: str | None
 ) -> None:
-    only_usage_errors(resolve_nodes, nnodes, rank, nproc, ep, rid, {})
+    def resolve() -> object:
+        typed = {"nnodes": nnodes, "node_rank": rank, "nproc_per_node": nproc}
+        args = parse_group(LaunchArgs, {**typed, "rdzv_endpoint": ep, "rdzv_id": rid})
+        return resolve_nodes(
+            args.nnodes, args.node_rank, args.nproc_per_node, args.rdzv_endpoint, args.rdzv_id, {}
+        )
+
+    only_usage_errors(resolve)
 
 
 @FUZZ
@@ -122,16 +139,16 @@ def test_resolve_launch(
     endpoint: str | None,
     machine: Machine,
 ) -> None:
-    args = LaunchArgs(
-        backend=backend,
-        device=device,
-        world_sizes=world_sizes,
-        timeout=timeout,
-        nnodes=nnodes,
-        nproc_per_node=nproc,
-        rdzv_endpoint=endpoint,
-    )
-    only_usage_errors(resolve_launch, args, machine, {})
+    typed = {
+        "backend": backend,
+        "device": device,
+        "world_sizes": world_sizes,
+        "timeout": timeout,
+        "nnodes": nnodes,
+        "nproc_per_node": nproc,
+        "rdzv_endpoint": endpoint,
+    }
+    only_usage_errors(lambda: resolve_launch(parse_group(LaunchArgs, typed), machine, {}))
 
 
 @FUZZ
@@ -145,13 +162,13 @@ def test_resolve_launch(
 def test_resolve_launch_near_valid(
     backend: str, world_sizes: str | None, nproc_sizes: str, nnodes: str | None, machine: Machine
 ) -> None:
-    args = LaunchArgs(
-        backend=backend,
-        world_sizes=world_sizes or nproc_sizes,
-        nnodes=nnodes,
-        rdzv_endpoint="h:1" if nnodes else None,
-    )
-    only_usage_errors(resolve_launch, args, machine, {})
+    typed = {
+        "backend": backend,
+        "world_sizes": world_sizes or nproc_sizes,
+        "nnodes": nnodes,
+        "rdzv_endpoint": "h:1" if nnodes else None,
+    }
+    only_usage_errors(lambda: resolve_launch(parse_group(LaunchArgs, typed), machine, {}))
 
 
 @FUZZ
@@ -168,8 +185,33 @@ def test_build_comm_spec(
     trials: str,
 ) -> None:
     launch = resolve_launch(LaunchArgs(backend="gloo"), Machine(0, False), {})
-    args = CommArgs(sizes, low, high, None, dtype, op, mode, iters, warmup, trials)
-    only_usage_errors(build_comm_spec, ("all_reduce",), args, launch)
+    names = ("sizes", "min_size", "max_size", "dtype", "op", "mode", "iters", "warmup", "trials")
+    typed = dict(
+        zip(names, (sizes, low, high, dtype, op, mode, iters, warmup, trials), strict=True)
+    )
+    only_usage_errors(
+        lambda: build_comm_spec(("all_reduce",), parse_group(CommArgs, typed), launch)
+    )
+
+
+OPTIONS = [
+    (group, name)
+    for group in (LaunchArgs, CommArgs, PrimitiveArgs, SweepArgs, DdpArgs, CompareOptions)
+    for name, opt in options_of(group).items()
+    if opt.parse is not None
+]
+
+
+@pytest.mark.parametrize(("group", "name"), OPTIONS, ids=lambda x: getattr(x, "__name__", x))
+def test_every_option_parser(group: type, name: str) -> None:
+    """Each option's parser, as typer calls it on the command line."""
+
+    @FUZZ
+    @given(anything)
+    def fuzz(text: str) -> None:
+        only_usage_errors(parse_fields, group, {name: text})
+
+    fuzz()
 
 
 def primitive_parsers() -> list[Callable[[str], Any]]:

@@ -7,12 +7,14 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from distbench.cli.args import LaunchArgs, Machine, resolve_launch
 from distbench.cli.multinode import Nodes, first_host, parse_endpoint, resolve_nodes, slurm_nodes
+from distbench.cli.options import parse_group
 from distbench.collectors.sink import read_rows
 from distbench.launch.torchrun import build_torchrun_command
 from distbench.parse import UsageError
@@ -92,30 +94,39 @@ def test_static_rendezvous_node0_writes_send_recv_pairs_across_nodes(tmp_path: P
 
 def test_resolve_nodes_defaults_to_one_node() -> None:
     assert resolve_nodes(None, None, None, None, None, {}) == Nodes()
-    assert resolve_nodes(None, None, "4", None, None, {}) == Nodes(nproc_per_node=4)
+    assert resolve_nodes(None, None, 4, None, None, {}) == Nodes(nproc_per_node=4)
 
 
 def test_resolve_nodes_multinode() -> None:
-    nodes = resolve_nodes("2", None, "8", "node01:29500", None, {})
+    nodes = resolve_nodes(2, None, 8, "node01:29500", None, {})
     assert nodes == Nodes(2, -1, 8, "node01:29500", "distbench")
-    assert resolve_nodes("4", "3", None, "10.0.0.1:1", "job7", {}).node_rank == 3
+    assert resolve_nodes(4, 3, None, "10.0.0.1:1", "job7", {}).node_rank == 3
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("2", None, None, None, None), "needs --rdzv-endpoint"),
-        (("2", "2", None, "h:1", None), "must be below --nnodes"),
-        ((None, None, None, "h:1", None), "add --nnodes"),
-        (("2", None, None, "h", None), "not HOST:PORT"),
-        (("2", None, None, "h:70000", None), "valid port"),
-        (("2", None, None, "h:1", "a b"), "--rdzv-id"),
-        (("0", None, None, None, None), "--nnodes must be at least 1"),
+        ({"nnodes": "2"}, "needs --rdzv-endpoint"),
+        ({"nnodes": "2", "node_rank": "2", "rdzv_endpoint": "h:1"}, "must be below --nnodes"),
+        ({"rdzv_endpoint": "h:1"}, "add --nnodes"),
+        ({"nnodes": "2", "rdzv_endpoint": "h"}, "not HOST:PORT"),
+        ({"nnodes": "2", "rdzv_endpoint": "h:70000"}, "valid port"),
+        ({"nnodes": "2", "rdzv_endpoint": "h:1", "rdzv_id": "a b"}, "--rdzv-id"),
+        ({"nnodes": "0"}, "--nnodes must be at least 1"),
     ],
 )
-def test_resolve_nodes_refuses(args: tuple[str | None, ...], message: str) -> None:
+def test_resolve_nodes_refuses(args: dict[str, str], message: str) -> None:
+    """As typed: each option's parser, then the nodes they name."""
     with pytest.raises(UsageError, match=message):
-        resolve_nodes(*args, {})
+        typed = parse_group(LaunchArgs, args)
+        resolve_nodes(
+            typed.nnodes,
+            typed.node_rank,
+            typed.nproc_per_node,
+            typed.rdzv_endpoint,
+            typed.rdzv_id,
+            {},
+        )
 
 
 def test_parse_endpoint() -> None:
@@ -136,9 +147,7 @@ SLURM = {
 
 def test_slurm_allocation_implies_the_options() -> None:
     assert slurm_nodes(SLURM) == Nodes(4, 2, None, "gpu07:29500", "4242")
-    assert resolve_nodes(None, None, "8", None, None, SLURM) == Nodes(
-        4, 2, 8, "gpu07:29500", "4242"
-    )
+    assert resolve_nodes(None, None, 8, None, None, SLURM) == Nodes(4, 2, 8, "gpu07:29500", "4242")
     assert slurm_nodes({**SLURM, "SLURM_NNODES": "1"}) is None
     assert slurm_nodes({k: v for k, v in SLURM.items() if k != "SLURM_STEP_ID"}) is None
     with pytest.raises(UsageError, match="ntasks-per-node=1"):
@@ -179,15 +188,15 @@ def test_torchrun_command_single_node_c10d_and_static() -> None:
 
 def test_resolve_launch_multinode_sizes() -> None:
     machine = Machine(cuda_gpus=0, nccl=False)
-    args = LaunchArgs(backend="gloo", nnodes="2", rdzv_endpoint="h:1", nproc_per_node="2")
+    args = LaunchArgs(backend="gloo", nnodes=2, rdzv_endpoint="h:1", nproc_per_node=2)
     launch = resolve_launch(args, machine, env={})
     assert (launch.world_sizes, launch.nproc_per_node, launch.nnodes) == ([4], 2, 2)
-    subgroups = resolve_launch(LaunchArgs(**{**args.__dict__, "world_sizes": "1,2"}), machine, {})
+    subgroups = resolve_launch(replace(args, world_sizes=(1, 2)), machine, {})
     assert subgroups.world_sizes == [1, 2]
     with pytest.raises(UsageError, match="exceeds"):
-        resolve_launch(LaunchArgs(**{**args.__dict__, "world_sizes": "8"}), machine, {})
+        resolve_launch(replace(args, world_sizes=(8,)), machine, {})
     with pytest.raises(UsageError, match="separate-launches needs one node"):
-        resolve_launch(LaunchArgs(**{**args.__dict__, "separate_launches": True}), machine, {})
+        resolve_launch(replace(args, separate_launches=True), machine, {})
 
 
 def test_a_node_that_never_came_is_a_rendezvous_timeout(tmp_path: Path) -> None:

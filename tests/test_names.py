@@ -2,9 +2,11 @@
 one set of choices everywhere, a column that several files hold has one type, and an option
 named like a column (`--batch-size` and `batch_size`) has the column's type.
 
-Today most options arrive as text that distbench.parse converts, so their declared type says
-nothing: such an option matches any column type. Once an option declares its type (an int, a
-Choice), the test holds it to the column's."""
+Options are fields of the option groups (cli/options.py): whole numbers declare int, choices
+their values, flags bool, and the test holds those to the column's type. Options whose text a
+distbench parser reads (sizes, comma lists) declare str, which says nothing: such an option
+matches any column type. That a declared type is the truth is checked against the group's field
+(an option declaring int fills an int field)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,14 @@ from typing import Any
 import typer.main
 
 from distbench.cli.app import app
+from distbench.cli.args import LaunchArgs
+from distbench.cli.compare import CompareOptions
+from distbench.cli.options import flag_of, options_of
+from distbench.cli.sweep import SweepArgs
 from distbench.collectors.schema import DdpRow, ResultRow, SampleRow
+from distbench.comm.args import CommArgs
+from distbench.comm.options import PrimitiveArgs
+from distbench.ddp.options import DdpArgs
 
 ROW_TYPES = (ResultRow, DdpRow, SampleRow)
 TEXT = "str"
@@ -29,6 +38,8 @@ ALLOWED: dict[str, str] = {
     "it empty",
     "--static-graph ~ column static_graph": "same meaning: the column holds the flag's value as "
     "text because manual strategies, which have no DDP flags, leave it empty",
+    "--avg-every ~ column avg_every": "same meaning: the column holds param-avg's K as text "
+    "because the other strategies, which average nothing, leave it empty",
 }
 """Known collisions that keep their names, each with the reason. Keep it short."""
 
@@ -129,3 +140,27 @@ def test_no_name_carries_two_meanings() -> None:
     assert not new, "one name, two meanings:\n" + "\n".join(f"{k}: {v}" for k, v in new.items())
     stale = set(ALLOWED) - set(collisions)
     assert not stale, f"no longer collide, remove from ALLOWED: {sorted(stale)}"
+
+
+GROUPS = (LaunchArgs, CommArgs, PrimitiveArgs, SweepArgs, DdpArgs, CompareOptions)
+
+
+def test_a_declared_type_is_the_fields_type() -> None:
+    """An option that declares int, float or bool fills a field of that type (None aside), so
+    what --help and the checks above read is what the command gets."""
+    wrong = []
+    for group in GROUPS:
+        hints = typing.get_type_hints(group)
+        for name, opt in options_of(group).items():
+            if opt.cli_type in (int, float, bool):
+                field_types = set(typing.get_args(hints[name])) - {type(None)} or {hints[name]}
+                if field_types != {opt.cli_type}:
+                    wrong.append(f"{group.__name__}.{name}: declares {opt.cli_type.__name__}")
+    assert not wrong, wrong
+
+
+def test_every_group_field_is_an_option_of_its_commands() -> None:
+    """The walk above sees the groups: each field is an option of a command that takes it."""
+    seen = {opt for _, opt, _ in walk_options(typer.main.get_command(app))}
+    flags = {flag_of(name, opt) for group in GROUPS for name, opt in options_of(group).items()}
+    assert flags <= seen, sorted(flags - seen)

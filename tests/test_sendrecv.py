@@ -106,7 +106,7 @@ def test_a_sample_is_scaled_to_one_message() -> None:
 
 
 def test_options_are_checked_against_the_world_sizes() -> None:
-    args = PrimitiveArgs(pairs="all", pattern="pingpong,window", window="8", bidirectional=True)
+    args = PrimitiveArgs(pairs="all", pattern=["pingpong", "window"], window=8, bidirectional=True)
     root, options = build_primitive_options(["send_recv"], args, [2, 3])
     assert root == "0"
     assert options == {
@@ -117,13 +117,13 @@ def test_options_are_checked_against_the_world_sizes() -> None:
     }
     assert build_primitive_options(["send_recv"], PrimitiveArgs(), [2])[1]["window"] is None
     with pytest.raises(UsageError, match="names rank 2, which world size 2 lacks"):
-        build_primitive_options(["send_recv"], PrimitiveArgs(pairs="0:2"), [2, 3])
+        build_primitive_options(["send_recv"], PrimitiveArgs(pairs=[[0, 2]]), [2, 3])
     with pytest.raises(UsageError, match="two ranks or more"):
         build_primitive_options(["send_recv"], PrimitiveArgs(), [1])
     with pytest.raises(UsageError, match="--window applies to --pattern window"):
-        build_primitive_options(["send_recv"], PrimitiveArgs(pattern="ring", window="4"), [2])
+        build_primitive_options(["send_recv"], PrimitiveArgs(pattern=["ring"], window=4), [2])
     with pytest.raises(UsageError, match="--pairs applies to sendrecv only"):
-        build_primitive_options(["all_reduce"], PrimitiveArgs(pairs="0:1"), [2])
+        build_primitive_options(["all_reduce"], PrimitiveArgs(pairs=[[0, 1]]), [2])
 
 
 ERRORS = [

@@ -39,9 +39,11 @@ def test_config_reads_like_the_command_line(tmp_path: Path) -> None:
     config = load_config(path)
     assert config.backends == ("gloo",)
     assert config.primitives == ("all_reduce", "send_recv")
-    assert config.launch == {"world_sizes": "2,3"}
-    assert config.comm == CommArgs(sizes="1K,4096", dtype="float32,bf16", iters="3", check=True)
-    assert config.primitive_args == PrimitiveArgs(pattern="ring")
+    assert config.launch == {"world_sizes": (2, 3)}
+    assert config.comm == CommArgs(
+        sizes=(1024, 4096), dtype=("float32", "bfloat16"), iters=3, check=True
+    )
+    assert config.primitive_args == PrimitiveArgs(pattern=["ring"])
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,9 @@
 """The `distbench` command, run in the CLI process only and torch-free: app.py (the commands),
-options.py (every option, defined once), args.py (what was typed, resolved against the machine),
-sweep.py and multinode.py (config files and several nodes). It builds a RunSpec and hands it to
-launch/."""
+options.py (how an option group becomes a command's options), args.py (the launch options,
+resolved against the machine), compare.py (the gate's options and commands), sweep.py and
+multinode.py (config files and several nodes), run.py (resume, or resolve -> run directory ->
+RunSpec -> launch/). The comm and ddp option groups live with their workloads (comm/args.py,
+comm/options.py, ddp/options.py)."""
 
 from distbench.cli.app import main
 

@@ -1,31 +1,32 @@
-"""The `distbench` command: parse what the user typed, build a RunSpec, hand it to run.execute.
+"""The `distbench` command: each command takes its option groups (cli/options.py with_groups),
+builds the workload and hands it to cli/run.py run_workload.
 
-Every primitive command shares one option set (built by add_collective_command), so they all
-take the same flags, write the same rows and refuse bad input the same way: one line, exit 2.
+Every primitive command shares one option set (add_collective_command), so they all take the
+same flags, write the same rows and refuse bad input the same way: one line, exit 2.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import fields
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from distbench.cli import options as opt
-from distbench.cli.args import (
-    LaunchArgs,
-    Machine,
-    build_launch_spec,
-    resolve_launch,
-)
-from distbench.comm.args import CommArgs
-from distbench.launch.run import EXIT_USAGE, execute, prepare_run_dir
+from distbench.cli.args import LaunchArgs, ResolvedLaunch
+from distbench.cli.compare import baseline_app, compare
+from distbench.cli.options import with_groups
+from distbench.cli.run import run_workload
+from distbench.cli.sweep import SweepArgs, run_sweep
+from distbench.comm.args import CommArgs, check_op
+from distbench.comm.options import PrimitiveArgs, build_workload, hidden_options
+from distbench.ddp.options import DdpArgs, build_ddp_spec
+from distbench.launch.run import EXIT_USAGE
 from distbench.parse import UsageError
-from distbench.primitives.facts import FACTS
-from distbench.spec import RunSpec
+from distbench.spec import CommSpec
 
 if TYPE_CHECKING:
-    from distbench.comm.options import PrimitiveArgs
+    from distbench.ddp.spec import DdpSpec
 
 app = typer.Typer(
     name="distbench",
@@ -37,108 +38,33 @@ app = typer.Typer(
 )
 
 
-def run_collective(
-    primitive: str,
-    launch_args: LaunchArgs,
-    comm_args: CommArgs,
-    primitive_args: PrimitiveArgs | None = None,
-) -> int:
-    """Shared body of every primitive command: parse -> spec -> execute."""
-    from distbench.comm.options import PrimitiveArgs, build_workload
-    from distbench.launch.resume import resume_run
-
-    if launch_args.resume is not None:
-        return resume_run(launch_args.resume, primitive)
-    launch = resolve_launch(launch_args, Machine.probe())
-    workload = build_workload((primitive,), comm_args, primitive_args or PrimitiveArgs(), launch)
-    run_dir = prepare_run_dir(launch_args.out, primitive, launch.label, launch.node_rank)
-    spec = RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
-    return execute(spec, title=primitive)
-
-
 def add_collective_command(name: str, primitive: str, summary: str, examples: str) -> None:
-    """Register `distbench <name>` for one primitive with the shared option set."""
+    """Register `distbench <name>` for one primitive (or sweep) with the shared option groups;
+    options that do not apply to the primitive are left out of its --help."""
 
+    sweep_only = [] if name == "sweep" else [f.name for f in fields(SweepArgs)]
+
+    @with_groups(
+        [*hidden_options(primitive), *sweep_only],
+        sweep=SweepArgs,
+        comm=CommArgs,
+        specific=PrimitiveArgs,
+        launch=LaunchArgs,
+    )
     def command(
-        sizes: opt.Sizes = None,
-        backend: opt.Backend = "auto",
-        device: opt.Device = "auto",
-        world_sizes: opt.WorldSizes = None,
-        min_size: opt.MinSize = None,
-        max_size: opt.MaxSize = None,
-        factor: opt.Factor = None,
-        dtype: opt.Dtype = "float32",
-        op: opt.Op = None,
-        mode: opt.Mode = "throughput",
-        iters: opt.Iters = "20",
-        warmup: opt.Warmup = "5",
-        trials: opt.Trials = "5",
-        check: opt.Check = False,
-        out: opt.Out = None,
-        label: opt.Label = "",
-        timeout: opt.Timeout = "300",
-        nnodes: opt.Nnodes = None,
-        node_rank: opt.NodeRank = None,
-        nproc_per_node: opt.NprocPerNode = None,
-        rdzv_endpoint: opt.RdzvEndpoint = None,
-        rdzv_id: opt.RdzvId = None,
-        separate_launches: opt.SeparateLaunches = False,
-        resume: opt.Resume = None,
-        root: opt.Root = None,
-        pairs: opt.Pairs = None,
-        pattern: opt.Pattern = None,
-        window: opt.Window = None,
-        bidirectional: opt.Bidirectional = False,
-        primitives: opt.Primitives = None,
-        config: opt.Config = None,
+        sweep: SweepArgs, comm: CommArgs, specific: PrimitiveArgs, launch: LaunchArgs
     ) -> None:
-        launch_args = LaunchArgs(
-            backend=backend,
-            device=device,
-            world_sizes=world_sizes,
-            out=out,
-            label=label,
-            timeout=timeout,
-            nnodes=nnodes,
-            node_rank=node_rank,
-            nproc_per_node=nproc_per_node,
-            rdzv_endpoint=rdzv_endpoint,
-            rdzv_id=rdzv_id,
-            separate_launches=separate_launches,
-            resume=resume,
-        )
-        comm_args = CommArgs(
-            sizes=sizes,
-            min_size=min_size,
-            max_size=max_size,
-            factor=factor,
-            dtype=dtype,
-            op=op or "sum",
-            mode=mode,
-            iters=iters,
-            warmup=warmup,
-            trials=trials,
-            check=check,
-        )
-        from distbench.cli.sweep import run_sweep
-        from distbench.comm.options import PrimitiveArgs
-
-        primitive_args = PrimitiveArgs(root, pairs, pattern, window, bidirectional)
         if name == "sweep":
-            raise typer.Exit(run_sweep(primitives, config, launch_args, comm_args, primitive_args))
-        if primitives is not None or config is not None:
-            flag = "--primitives" if primitives is not None else "--config"
-            raise UsageError(f"{flag} applies to distbench sweep only")
-        if op is not None and not FACTS[primitive].reduces:
-            raise UsageError(
-                f"--op applies to reducing primitives (allreduce, reduce, reducescatter); "
-                f"{name} moves data unchanged: drop --op"
-            )
-        raise typer.Exit(run_collective(primitive, launch_args, comm_args, primitive_args))
+            raise typer.Exit(run_sweep(sweep, launch, comm, specific))
+        sweep.refuse_outside_sweep()
+        check_op(primitive, comm.op)
+
+        def build(resolved: ResolvedLaunch) -> CommSpec:
+            return build_workload((primitive,), comm, specific, resolved)
+
+        raise typer.Exit(run_workload(launch, primitive, build, resumed_by=primitive))
 
     command.__doc__ = f"{summary}\n\n\b\nExamples:\n{examples}"
-    for param in opt.hidden_options(primitive):  # options that do not apply stay out of --help
-        command.__annotations__[param] = opt.hidden(opt.PRIMITIVE_OPTIONS[param])
     app.command(name)(command)
 
 
@@ -202,123 +128,13 @@ add_collective_command(
     "  distbench sweep --primitives all --world-sizes 2,3 --check\n"
     "  distbench sweep --config ci/sweep-example.toml --out results/nightly",
 )
-
-
-@app.command("compare")
-def compare(
-    baseline: Annotated[str, typer.Argument(help="Run directory or saved baseline name.")],
-    current: Annotated[str, typer.Argument(help="Run directory (or baseline name).")],
-    metric: opt.Metric = "time_us_p50",
-    threshold: opt.Threshold = "5%",
-    thresholds: opt.ThresholdsFile = None,
-    alpha: opt.Alpha = "0.05",
-    noise_test: opt.NoiseTest = True,
-    output_format: opt.CompareFormat = "table",
-    store: opt.Store = None,
-    save: opt.CompareSave = None,
-    fdr: opt.Fdr = True,
-    min_samples: opt.MinSamples = "5",
-    adjacent: opt.Adjacent = True,
-    allow_missing: opt.AllowMissing = False,
-) -> None:
-    """Compare two runs row by row. Exit 0 pass, 1 a row regressed (past its threshold, past the
-    noise, at two adjacent sizes), 4 rows of the baseline are missing, 2 bad input.
-
-    \b
-    Examples:
-      distbench compare results/monday results/tuesday
-      distbench compare nightly results/today --threshold busbw:10% --format markdown
-      distbench compare nightly results/today --thresholds ci/thresholds-example.toml
-      distbench compare nightly results/today --save verdict.md --save verdict.json
-    """
-    from distbench.reports.gate import CompareArgs, run_compare
-
-    args = CompareArgs(
-        baseline, current, metric, threshold, thresholds, alpha, output_format, store, noise_test,
-        tuple(save or ()), fdr, min_samples, adjacent, allow_missing,
-    )  # fmt: skip
-    code, text = run_compare(args)
-    print(text)
-    raise typer.Exit(code)
-
-
-baseline_app = typer.Typer(
-    help="Save, list and delete named baselines for distbench compare.", no_args_is_help=True
-)
+app.command("compare")(compare)
 app.add_typer(baseline_app, name="baseline")
 
 
-@baseline_app.command("save")
-def baseline_save(
-    run_dir: Annotated[str, typer.Argument(help="The run directory to pin.")],
-    name: Annotated[str, typer.Option(help="Baseline name, e.g. nightly or a100-torch2.13.")],
-    store: opt.Store = None,
-    force: opt.Force = False,
-) -> None:
-    """Copy a run's results, samples and manifest into the baseline store.
-
-    \b
-    Example:
-      distbench baseline save results/20261129T020000Z-sweep --name nightly
-    """
-    from distbench.reports.gate import run_baseline_save
-
-    print(run_baseline_save(run_dir, name, store, force))
-
-
-@baseline_app.command("delete")
-def baseline_delete(
-    name: Annotated[str, typer.Argument(help="The baseline to remove from the store.")],
-    store: opt.Store = None,
-) -> None:
-    """Remove a saved baseline from the store.
-
-    \b
-    Example:
-      distbench baseline delete nightly-old
-    """
-    from distbench.reports.gate import run_baseline_delete
-
-    print(run_baseline_delete(name, store))
-
-
-@baseline_app.command("list")
-def baseline_list(store: opt.Store = None) -> None:
-    """List the saved baselines."""
-    from distbench.reports.gate import run_baseline_list
-
-    print(run_baseline_list(store))
-
-
 @app.command("ddp")
-def ddp(
-    backend: opt.Backend = "auto",
-    device: opt.Device = "auto",
-    world_sizes: opt.WorldSizes = None,
-    model: opt.Model = "mlp",
-    width: opt.Width = None,
-    depth: opt.Depth = None,
-    params: opt.Params = None,
-    strategies: opt.Strategies = "all",
-    steps: opt.Steps = "20",
-    warmup: opt.WarmupSteps = "5",
-    window_steps: opt.WindowSteps = "auto",
-    batch_size: opt.BatchSize = "32",
-    bucket_mb: opt.BucketMb = "25",
-    gradient_as_bucket_view: opt.GradientAsBucketView = False,
-    static_graph: opt.StaticGraph = False,
-    avg_every: opt.AvgEvery = "1",
-    seed: opt.Seed = "0",
-    out: opt.Out = None,
-    label: opt.Label = "",
-    timeout: opt.Timeout = "300",
-    nnodes: opt.Nnodes = None,
-    node_rank: opt.NodeRank = None,
-    nproc_per_node: opt.NprocPerNode = None,
-    rdzv_endpoint: opt.RdzvEndpoint = None,
-    rdzv_id: opt.RdzvId = None,
-    resume: opt.Resume = None,
-) -> None:
+@with_groups(ddp=DdpArgs, launch=LaunchArgs)
+def ddp(ddp: DdpArgs, launch: LaunchArgs) -> None:
     """Time whole training steps: DDP (buckets, hooks) versus manual gradient/parameter averaging.
 
     \b
@@ -327,32 +143,37 @@ def ddp(
       distbench ddp --strategies ddp,ddp-nocomm,grad-avg --bucket-mb 1,5,25 --params 10M
       distbench ddp --backend nccl --model transformer --width 512 --depth 6 --steps 50
     """
-    from distbench.ddp.options import DdpArgs, build_ddp_spec
-    from distbench.launch.resume import resume_run
 
-    launch_args = LaunchArgs(
-        backend=backend, device=device, world_sizes=world_sizes, out=out, label=label,
-        timeout=timeout, nnodes=nnodes, node_rank=node_rank, nproc_per_node=nproc_per_node,
-        rdzv_endpoint=rdzv_endpoint, rdzv_id=rdzv_id,
-    )  # fmt: skip
-    ddp_args = DdpArgs(
-        model=model, width=width, depth=depth, params=params, strategies=strategies,
-        steps=steps, warmup=warmup, window_steps=window_steps, batch_size=batch_size,
-        bucket_mb=bucket_mb,
-        gradient_as_bucket_view=gradient_as_bucket_view, static_graph=static_graph,
-        avg_every=avg_every, seed=seed,
-    )  # fmt: skip
-    if resume is not None:
-        raise typer.Exit(resume_run(resume, "ddp"))
-    launch = resolve_launch(launch_args, Machine.probe())
-    workload = build_ddp_spec(ddp_args)
-    run_dir = prepare_run_dir(launch_args.out, "ddp", launch.label, launch.node_rank)
-    spec = RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
-    raise typer.Exit(execute(spec, title="ddp"))
+    def build(_: ResolvedLaunch) -> DdpSpec:
+        return build_ddp_spec(ddp)
+
+    raise typer.Exit(run_workload(launch, "ddp", build, resumed_by="ddp"))
+
+
+ReportRuns = Annotated[
+    list[str],
+    typer.Argument(
+        help="Run directories, or folders of them (searched recursively).", metavar="RUN_DIR"
+    ),
+]
+ReportOut = Annotated[
+    str | None,
+    typer.Option(
+        "--out",
+        help="Report folder [default: RUN_DIR/report for one argument, ./report for several].",
+    ),
+]
+ReportBy = Annotated[
+    str,
+    typer.Option(
+        "--by",
+        help="Compare runs by label, host or run [default auto: label, else host, else run].",
+    ),
+]
 
 
 @app.command("report")
-def report(run_dirs: opt.ReportRuns, out: opt.ReportOut = None, by: opt.ReportBy = "auto") -> None:
+def report(run_dirs: ReportRuns, out: ReportOut = None, by: ReportBy = "auto") -> None:
     """Figures and tables from run directories: report.html (one self-contained page), report.md
     and PNGs; several runs (labels, hosts, clusters) are compared side by side.
 

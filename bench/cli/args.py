@@ -1,5 +1,7 @@
-"""From what the user typed to a validated RunSpec: 'auto' resolved against this machine, every
-value parsed, every impossible combination refused with one line (UsageError -> exit 2)."""
+"""The launch options (LaunchArgs: backend, device, world sizes, run directory, label, timeout,
+nodes, resume), each parsed by its option, then resolved against each other and this machine:
+'auto' made concrete, every impossible combination refused with one line (UsageError -> exit 2),
+and the LaunchSpec built."""
 
 from __future__ import annotations
 
@@ -8,17 +10,12 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from distbench.cli.multinode import Nodes, resolve_nodes
+from distbench.cli.multinode import Nodes, parse_endpoint, parse_rdzv_id, resolve_nodes
+from distbench.cli.options import choice, flag, integer, text
 from distbench.collectors.machine import cuda_gpus
-from distbench.parse import (
-    BACKENDS,
-    DEVICES,
-    UsageError,
-    parse_choice,
-    parse_label,
-    parse_world_sizes,
-)
+from distbench.parse import BACKENDS, DEVICES, UsageError, parse_label, parse_world_sizes
 from distbench.spec import LaunchSpec
 
 
@@ -47,78 +44,8 @@ class Machine:
         return ["gloo", "nccl"] if self.nccl else ["gloo"]
 
 
-def resolve_backend(text: str, machine: Machine) -> str:
-    backend = parse_choice(text, BACKENDS, "backend")
-    if backend == "auto":
-        return "nccl" if machine.nccl else "gloo"
-    if backend == "nccl" and not machine.nccl:
-        raise UsageError(
-            "--backend nccl needs CUDA GPUs and a CUDA build of torch; this machine has none. "
-            f"Available here: {', '.join(machine.backends)} (e.g. --backend gloo)"
-        )
-    return backend
-
-
-def resolve_device(text: str, backend: str, machine: Machine) -> str:
-    device = parse_choice(text, DEVICES, "device")
-    if device == "auto":
-        return "cuda" if backend == "nccl" else "cpu"
-    if device == "cuda" and machine.cuda_gpus == 0:
-        raise UsageError("--device cuda needs a CUDA GPU; this machine has none: use --device cpu")
-    if backend == "nccl" and device == "cpu":
-        raise UsageError(
-            "--backend nccl moves GPU memory only: use --device cuda, or --backend gloo"
-        )
-    return device
-
-
-def resolve_world_sizes(text: str | None, backend: str, device: str, machine: Machine) -> list[int]:
-    if text is None:
-        return [machine.cuda_gpus] if backend == "nccl" else [2]
-    sizes = parse_world_sizes(text)
-    if device == "cuda" and max(sizes) > machine.cuda_gpus:
-        raise UsageError(
-            f"world size {max(sizes)} needs {max(sizes)} GPUs (one per rank) but this machine has "
-            f"{machine.cuda_gpus}: use --world-sizes up to {machine.cuda_gpus}"
-        )
-    return sizes
-
-
-@dataclass(frozen=True)
-class LaunchArgs:
-    """Options of every command that launches process groups, as typed (strings until parsed)."""
-
-    backend: str = "auto"
-    device: str = "auto"
-    world_sizes: str | None = None
-    out: str | None = None
-    label: str = ""
-    timeout: str = "300"
-    nnodes: str | None = None
-    node_rank: str | None = None
-    nproc_per_node: str | None = None
-    rdzv_endpoint: str | None = None
-    rdzv_id: str | None = None
-    separate_launches: bool = False
-    resume: str | None = None
-    """A run directory to continue (cli/app.py handles it before anything else is resolved)."""
-
-
-@dataclass(frozen=True)
-class ResolvedLaunch:
-    """LaunchArgs parsed and checked against this machine."""
-
-    backend: str
-    device: str
-    world_sizes: list[int]
-    label: str
-    timeout_s: float
-    nnodes: int = 1
-    node_rank: int = -1
-    nproc_per_node: int = 0
-    rdzv_endpoint: str = ""
-    rdzv_id: str = ""
-    separate_launches: bool = False
+MAX_TIMEOUT_S = 1e7
+"""About 116 days: beyond it timedelta overflows and nobody waits anyway."""
 
 
 def parse_timeout(text: str) -> float:
@@ -133,24 +60,139 @@ def parse_timeout(text: str) -> float:
     return timeout_s
 
 
-MAX_TIMEOUT_S = 1e7
-"""About 116 days: beyond it timedelta overflows and nobody waits anyway."""
+@dataclass(frozen=True)
+class LaunchArgs:
+    """Options of every command that launches process groups: where and how they run. Each value
+    is parsed by its option; resolve_launch checks them against each other and this machine."""
+
+    backend: Annotated[
+        str, choice("gloo, nccl, or auto (nccl when GPUs are present).", BACKENDS, "backend")
+    ] = "auto"
+    device: Annotated[str, choice("cpu, cuda, or auto (cuda for nccl).", DEVICES, "device")] = (
+        "auto"
+    )
+    world_sizes: Annotated[
+        tuple[int, ...] | None,
+        text(
+            "Ranks per launch, e.g. 2,4 [default: local GPUs for nccl, 2 for gloo].",
+            lambda value: tuple(parse_world_sizes(value)),
+        ),
+    ] = None
+    out: Annotated[str | None, text("New run directory [default: results/<UTC time>-<name>].")] = (
+        None
+    )
+    label: Annotated[
+        str,
+        text(
+            "Free label stored in every row and the directory name.",
+            lambda value: parse_label(value) if value else "",
+        ),
+    ] = ""
+    timeout: Annotated[
+        float,
+        text(
+            "Seconds a rank may stay silent or a collective stuck before the run fails.",
+            parse_timeout,
+        ),
+    ] = 300.0
+    nnodes: Annotated[
+        int | None,
+        integer("Nodes in the run; run the same command on each [default: 1, or Slurm's]."),
+    ] = None
+    node_rank: Annotated[
+        int | None,
+        integer("This node's rank; fixes node 0 as the writer [default: c10d assigns].", 0),
+    ] = None
+    nproc_per_node: Annotated[
+        int | None,
+        integer("Ranks per node [default: local GPUs for cuda, 1 for cpu on several nodes]."),
+    ] = None
+    rdzv_endpoint: Annotated[
+        str | None, text("HOST:PORT of the rendezvous, the same on every node.", parse_endpoint)
+    ] = None
+    rdzv_id: Annotated[
+        str | None, text("Rendezvous id, the same on every node.", parse_rdzv_id)
+    ] = None
+    separate_launches: Annotated[
+        bool,
+        flag(
+            "One torchrun launch per world size instead of subgroups of the largest.",
+            "--separate-launches",
+        ),
+    ] = False
+    resume: Annotated[
+        str | None,
+        text("Continue the interrupted run in this directory (its spec, its options)."),
+    ] = None
+
+
+@dataclass(frozen=True)
+class ResolvedLaunch:
+    """LaunchArgs checked against each other and this machine, 'auto' resolved."""
+
+    backend: str
+    device: str
+    world_sizes: list[int]
+    label: str
+    timeout_s: float
+    nnodes: int = 1
+    node_rank: int = -1
+    nproc_per_node: int = 0
+    rdzv_endpoint: str = ""
+    rdzv_id: str = ""
+    separate_launches: bool = False
+
+
+def resolve_backend(backend: str, machine: Machine) -> str:
+    if backend == "auto":
+        return "nccl" if machine.nccl else "gloo"
+    if backend == "nccl" and not machine.nccl:
+        raise UsageError(
+            "--backend nccl needs CUDA GPUs and a CUDA build of torch; this machine has none. "
+            f"Available here: {', '.join(machine.backends)} (e.g. --backend gloo)"
+        )
+    return backend
+
+
+def resolve_device(device: str, backend: str, machine: Machine) -> str:
+    if device == "auto":
+        return "cuda" if backend == "nccl" else "cpu"
+    if device == "cuda" and machine.cuda_gpus == 0:
+        raise UsageError("--device cuda needs a CUDA GPU; this machine has none: use --device cpu")
+    if backend == "nccl" and device == "cpu":
+        raise UsageError(
+            "--backend nccl moves GPU memory only: use --device cuda, or --backend gloo"
+        )
+    return device
+
+
+def resolve_world_sizes(
+    sizes: tuple[int, ...] | None, backend: str, device: str, machine: Machine
+) -> list[int]:
+    if sizes is None:
+        return [machine.cuda_gpus] if backend == "nccl" else [2]
+    if device == "cuda" and max(sizes) > machine.cuda_gpus:
+        raise UsageError(
+            f"world size {max(sizes)} needs {max(sizes)} GPUs (one per rank) but this machine has "
+            f"{machine.cuda_gpus}: use --world-sizes up to {machine.cuda_gpus}"
+        )
+    return list(sizes)
 
 
 def resolve_node_sizes(
-    text: str | None, nodes: Nodes, backend: str, device: str, machine: Machine
+    sizes: tuple[int, ...] | None, nodes: Nodes, backend: str, device: str, machine: Machine
 ) -> tuple[list[int], int]:
     """(world sizes, ranks per node; 0 on one node, where the launch size is the world size)."""
     if nodes.nnodes == 1:
         nproc = nodes.nproc_per_node
-        default = str(nproc) if nproc else None
-        sizes = resolve_world_sizes(text or default, backend, device, machine)
-        if nproc and max(sizes) != nproc:
+        default = (nproc,) if nproc else None
+        world_sizes = resolve_world_sizes(sizes or default, backend, device, machine)
+        if nproc and max(world_sizes) != nproc:
             raise UsageError(
                 f"on one node --nproc-per-node is the largest world size: give --world-sizes up to "
-                f"{nproc}, or --nproc-per-node {max(sizes)}"
+                f"{nproc}, or --nproc-per-node {max(world_sizes)}"
             )
-        return sizes, 0
+        return world_sizes, 0
     nproc = nodes.nproc_per_node or (machine.cuda_gpus if device == "cuda" else 1)
     if device == "cuda" and nproc > machine.cuda_gpus:
         raise UsageError(
@@ -158,13 +200,13 @@ def resolve_node_sizes(
             f"{machine.cuda_gpus}: use --nproc-per-node up to {machine.cuda_gpus}"
         )
     total = nodes.nnodes * nproc
-    sizes = parse_world_sizes(text) if text else [total]
-    if max(sizes) > total:
+    world_sizes = list(sizes) if sizes else [total]
+    if max(world_sizes) > total:
         raise UsageError(
-            f"world size {max(sizes)} exceeds --nnodes {nodes.nnodes} x --nproc-per-node {nproc}"
-            f" = {total} ranks: use --world-sizes up to {total}"
+            f"world size {max(world_sizes)} exceeds --nnodes {nodes.nnodes} x --nproc-per-node "
+            f"{nproc} = {total} ranks: use --world-sizes up to {total}"
         )
-    return sizes, nproc
+    return world_sizes, nproc
 
 
 def resolve_launch(
@@ -190,8 +232,8 @@ def resolve_launch(
         backend=backend,
         device=device,
         world_sizes=world_sizes,
-        label=parse_label(args.label) if args.label else "",
-        timeout_s=parse_timeout(args.timeout),
+        label=args.label,
+        timeout_s=args.timeout,
         nnodes=nodes.nnodes,
         node_rank=nodes.node_rank,
         nproc_per_node=nproc,

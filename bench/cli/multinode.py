@@ -1,4 +1,5 @@
-"""Multi-node options: parsed from what the user typed, or derived from a Slurm allocation.
+"""Multi-node options: their parsers (LaunchArgs in cli/args.py declares them), and the nodes they
+name, or a Slurm allocation implies.
 
 Every node runs the same distbench command; torchrun's rendezvous joins them:
 
@@ -93,28 +94,29 @@ def slurm_nodes(env: Mapping[str, str]) -> Nodes | None:
 
 
 def resolve_nodes(
-    nnodes: str | None,
-    node_rank: str | None,
-    nproc_per_node: str | None,
+    nnodes: int | None,
+    node_rank: int | None,
+    nproc_per_node: int | None,
     rdzv_endpoint: str | None,
     rdzv_id: str | None,
     env: Mapping[str, str],
 ) -> Nodes:
-    """The multi-node options as typed, else as Slurm implies, else one node."""
-    nproc = parse_int(nproc_per_node, "--nproc-per-node") if nproc_per_node else None
+    """The multi-node options (parsed by their options), else as Slurm implies, else one node."""
     if nnodes is None and node_rank is None and rdzv_endpoint is None:
         derived = slurm_nodes(env)
         if derived is not None:
-            rdzv = parse_rdzv_id(rdzv_id) if rdzv_id else derived.rdzv_id
-            return Nodes(derived.nnodes, derived.node_rank, nproc, derived.rdzv_endpoint, rdzv)
-    count = parse_int(nnodes, "--nnodes") if nnodes else 1
-    rank = parse_int(node_rank, "--node-rank", minimum=0) if node_rank is not None else -1
+            rdzv = rdzv_id or derived.rdzv_id
+            return Nodes(
+                derived.nnodes, derived.node_rank, nproc_per_node, derived.rdzv_endpoint, rdzv
+            )
+    count = nnodes or 1
+    rank = node_rank if node_rank is not None else -1
     if count == 1:
         if rdzv_endpoint is not None or rank > 0:
             raise UsageError(
                 "--rdzv-endpoint and --node-rank join several nodes: add --nnodes N (N >= 2)"
             )
-        return Nodes(nproc_per_node=nproc)
+        return Nodes(nproc_per_node=nproc_per_node)
     if rank >= count:
         raise UsageError(f"--node-rank {rank} must be below --nnodes {count}")
     if rdzv_endpoint is None:
@@ -125,7 +127,7 @@ def resolve_nodes(
     return Nodes(
         nnodes=count,
         node_rank=rank,
-        nproc_per_node=nproc,
-        rdzv_endpoint=parse_endpoint(rdzv_endpoint),
-        rdzv_id=parse_rdzv_id(rdzv_id) if rdzv_id is not None else "distbench",
+        nproc_per_node=nproc_per_node,
+        rdzv_endpoint=rdzv_endpoint,
+        rdzv_id=rdzv_id if rdzv_id is not None else "distbench",
     )

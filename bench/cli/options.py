@@ -1,280 +1,223 @@
-"""The CLI's options, defined once: every command that launches groups lists the launch options,
-every primitive command the comm options. All values arrive as strings and are parsed by
-distbench.parse, so a bad value gets distbench's one-line error rather than a framework box."""
+"""Options defined once. Every option is a field of a frozen dataclass group (LaunchArgs, CommArgs,
+PrimitiveArgs, SweepArgs, DdpArgs, CompareOptions) whose annotation carries an `Opt`: its help,
+its flags and the parser that turns what was typed into the field's value.
+
+    @app.command("ddp")
+    @with_groups(ddp=DdpArgs, launch=LaunchArgs)
+    def ddp(ddp: DdpArgs, launch: LaunchArgs) -> None: ...
+
+`with_groups` lays the groups' fields out as the command's options (typer reads the signature)
+and calls the command with the groups built; `parse_group` builds a group from text (a sweep file,
+a test) through the same parsers. So a value is parsed once, by its option's parser, and a bad
+one is one line and exit 2 (cli/app.py's run_cli prints it).
+
+Typer (>= 0.26) vendors click and takes no click types (no `click_type=`): what it takes instead
+is used here, an int with `min`/`max` (click's IntRange; --help shows the range), a Literal of
+the choices (click's Choice) and `parser=` for the rest (a ParamType's `convert`), each calling
+distbench.parse's functions.
+"""
 
 from __future__ import annotations
 
-import copy
-from typing import Annotated, Any, get_args
+import functools
+import inspect
+import sys
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import MISSING, dataclass, fields
+from typing import Annotated, Any, Literal, TypeVar, get_origin, get_type_hints
 
 import typer
 
-from distbench.primitives.facts import ROOTED
+from distbench.parse import UsageError, parse_choice, parse_int
 
-# Launch options (every command that starts torchrun).
-Backend = Annotated[str, typer.Option(help="gloo, nccl, or auto (nccl when GPUs are present).")]
-Device = Annotated[str, typer.Option(help="cpu, cuda, or auto (cuda for nccl).")]
-WorldSizes = Annotated[
-    str | None,
-    typer.Option(help="Ranks per launch, e.g. 2,4 [default: local GPUs for nccl, 2 for gloo]."),
-]
-Out = Annotated[
-    str | None, typer.Option(help="New run directory [default: results/<UTC time>-<name>].")
-]
-Label = Annotated[str, typer.Option(help="Free label stored in every row and the directory name.")]
-Timeout = Annotated[
-    str,
-    typer.Option(help="Seconds a rank may stay silent or a collective stuck before the run fails."),
-]
-Nnodes = Annotated[
-    str | None,
-    typer.Option(help="Nodes in the run; run the same command on each [default: 1, or Slurm's]."),
-]
-NodeRank = Annotated[
-    str | None,
-    typer.Option(help="This node's rank; fixes node 0 as the writer [default: c10d assigns]."),
-]
-NprocPerNode = Annotated[
-    str | None,
-    typer.Option(help="Ranks per node [default: local GPUs for cuda, 1 for cpu on several nodes]."),
-]
-RdzvEndpoint = Annotated[
-    str | None, typer.Option(help="HOST:PORT of the rendezvous, the same on every node.")
-]
-RdzvId = Annotated[str | None, typer.Option(help="Rendezvous id, the same on every node.")]
-SeparateLaunches = Annotated[
-    bool,
-    typer.Option(
-        "--separate-launches",
-        help="One torchrun launch per world size instead of subgroups of the largest.",
-    ),
-]
-Resume = Annotated[
-    str | None,
-    typer.Option(help="Continue the interrupted run in this directory (its spec, its options)."),
-]
-
-# Communication options (every primitive command and sweep).
-Sizes = Annotated[
-    str | None,
-    typer.Option(
-        "--sizes", "-s", help="Comma list, binary suffixes K/M/G (1K = 1024 B), e.g. 1K,1M,64M."
-    ),
-]
-MinSize = Annotated[str | None, typer.Option(help="Ladder start [default 1K].")]
-MaxSize = Annotated[str | None, typer.Option(help="Ladder end [default 64M on gloo, 1G on nccl].")]
-Factor = Annotated[str | None, typer.Option(help="Ladder step factor [default 4].")]
-Dtype = Annotated[
-    str,
-    typer.Option(
-        help="float32, bfloat16, float16, float64, int8, uint8, int32, int64; a comma list sweeps."
-    ),
-]
-Op = Annotated[
-    str | None,
-    typer.Option(
-        help="Reduction: sum, prod, max, min, avg [default sum]; reducing primitives only."
-    ),
-]
-Mode = Annotated[
-    str, typer.Option(help="throughput (back-to-back ops), latency (each op isolated), or both.")
-]
-Iters = Annotated[str, typer.Option(help="Ops per timed trial (latency: samples per trial).")]
-Warmup = Annotated[str, typer.Option(help="Untimed ops before each measurement.")]
-Trials = Annotated[str, typer.Option(help="Timed trials per measurement.")]
-Check = Annotated[bool, typer.Option("--check", help="Verify results bit-exactly after timing.")]
-
-# Training-step options (distbench ddp).
-Model = Annotated[str, typer.Option(help="mlp or transformer (synthetic data, seeded).")]
-Width = Annotated[
-    str | None, typer.Option(help="Hidden width / d_model [default: 256 mlp, 128 transformer].")
-]
-Depth = Annotated[
-    str | None, typer.Option(help="Layers (mlp: Linear layers) [default: 4 mlp, 2 transformer].")
-]
-Params = Annotated[
-    str | None,
-    typer.Option(help="Target parameter count, decimal K/M/G (e.g. 10M): picks the width."),
-]
-Strategies = Annotated[
-    str,
-    typer.Option(
-        help="Comma list or 'all': ddp, ddp-nocomm, ddp-nooverlap, ddp-bf16, ddp-fp16, grad-avg, "
-        "grad-avg-flat, param-avg."
-    ),
-]
-Steps = Annotated[str, typer.Option(help="Timed training steps per strategy.")]
-WarmupSteps = Annotated[str, typer.Option("--warmup", help="Untimed steps before the timed ones.")]
-WindowSteps = Annotated[
-    str,
-    typer.Option(
-        help="Timed steps per window between barriers; a window is one sample (the slowest "
-        "rank's window / steps). 'auto': at least 10 windows (20 steps: windows of 2)."
-    ),
-]
-BatchSize = Annotated[str, typer.Option(help="Samples per rank per step.")]
-BucketMb = Annotated[
-    str, typer.Option(help="DDP bucket_cap_mb; a comma list sweeps it, e.g. 1,5,25.")
-]
-GradientAsBucketView = Annotated[
-    bool, typer.Option("--gradient-as-bucket-view", help="DDP gradient_as_bucket_view=True.")
-]
-StaticGraph = Annotated[bool, typer.Option("--static-graph", help="DDP static_graph=True.")]
-AvgEvery = Annotated[
-    str, typer.Option(help="param-avg: average parameters every K optimizer steps (1 = every).")
-]
-Seed = Annotated[str, typer.Option(help="Seed of the initial weights and the data.")]
-
-# Compare and baseline options (distbench compare, distbench baseline ...).
-Metric = Annotated[
-    str,
-    typer.Option(
-        help="time_us_p50 (median), time_us_mean/min/max/p95/p99, busbw_GBps, algbw_GBps, "
-        "samples_per_s (DDP)."
-    ),
-]
-Threshold = Annotated[
-    str,
-    typer.Option(
-        help="How much worse counts: 5% (of the baseline) or an amount with its unit (20us, "
-        "2GB/s); METRIC:5% also picks the metric (median:5%). A bare number is refused."
-    ),
-]
-ThresholdsFile = Annotated[
-    str | None,
-    typer.Option("--thresholds", help="TOML file of per-primitive / size-band thresholds."),
-]
-Alpha = Annotated[
-    str, typer.Option(help="Significance of the rank test that separates a change from noise.")
-]
-NoiseTest = Annotated[
-    bool,
-    typer.Option("--noise-test/--no-noise-test", help="Require the samples to differ (rank test)."),
-]
-CompareFormat = Annotated[
-    str, typer.Option("--format", help="table, markdown (CI job summaries) or json.")
-]
-Store = Annotated[
-    str | None,
-    typer.Option(help="Baseline folder [default: $DISTBENCH_BASELINES, else ./baselines]."),
-]
-Fdr = Annotated[
-    bool,
-    typer.Option(
-        "--fdr/--no-fdr",
-        help="Benjamini-Hochberg across the rows: alpha bounds the false discovery rate, not "
-        "each row's p.",
-    ),
-]
-MinSamples = Annotated[
-    str,
-    typer.Option(
-        help="Independent samples (trials; DDP windows) per side below which the rank test does "
-        "not vote and the threshold alone decides."
-    ),
-]
-Adjacent = Annotated[
-    bool,
-    typer.Option(
-        "--adjacent/--any-size",
-        help="A regression must show at two adjacent sizes of a case (one size: unconfirmed).",
-    ),
-]
-AllowMissing = Annotated[
-    bool,
-    typer.Option(
-        "--allow-missing",
-        help="Rows of the baseline missing from the current run do not fail (else exit 4).",
-    ),
-]
-Force = Annotated[bool, typer.Option("--force", help="Replace a baseline of that name.")]
-CompareSave = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--save",
-        help="Also write the verdict to FILE (.md markdown, .json, else table); repeatable.",
-    ),
-]
-
-# Report options (distbench report).
-ReportRuns = Annotated[
-    list[str],
-    typer.Argument(
-        help="Run directories, or folders of them (searched recursively).", metavar="RUN_DIR"
-    ),
-]
-ReportOut = Annotated[
-    str | None,
-    typer.Option(
-        "--out",
-        help="Report folder [default: RUN_DIR/report for one argument, ./report for several].",
-    ),
-]
-ReportBy = Annotated[
-    str,
-    typer.Option(
-        "--by",
-        help="Compare runs by label, host or run [default auto: label, else host, else run].",
-    ),
-]
-
-# Primitive-specific options (issue 3): shown by --help only on the commands they apply to.
-Root = Annotated[
-    str | None,
-    typer.Option(help="broadcast/reduce root rank, or 'all' to measure every root in turn [0]."),
-]
-Pairs = Annotated[
-    str | None,
-    typer.Option(help="sendrecv pairs SRC:DST (comma list), or 'all' ordered pairs [0:1]."),
-]
-Pattern = Annotated[
-    str | None,
-    typer.Option(help="sendrecv: pingpong, window, ring (comma list, or all) [pingpong,window]."),
-]
-Window = Annotated[
-    str | None,
-    typer.Option(help="sendrecv: messages in flight per window [64; above 1M, 64M / size]."),
-]
-Bidirectional = Annotated[
-    bool,
-    typer.Option("--bidirectional", help="sendrecv window: both ranks send at once (osu_bibw)."),
-]
-Primitives = Annotated[
-    str | None,
-    typer.Option(help="sweep: comma list of commands, e.g. allreduce,broadcast,sendrecv, or all."),
-]
-Config = Annotated[
-    str | None,
-    typer.Option(help="sweep: a TOML matrix of backends, world sizes, primitives, sizes, dtypes."),
-]
-PRIMITIVE_OPTIONS = {
-    "root": Root,
-    "pairs": Pairs,
-    "pattern": Pattern,
-    "window": Window,
-    "bidirectional": Bidirectional,
-    "primitives": Primitives,
-    "config": Config,
-}
-"""Parameter name -> option, for hiding the ones a command does not take."""
+G = TypeVar("G")
+Parser = Callable[[str, str], Any]
+"""(text, flag) -> the field's value; raises UsageError with one line."""
 
 
-def hidden(option: Any) -> Any:
-    """The same option, left out of --help (it is still parsed, and refused with one line)."""
-    base, info = get_args(option)
-    info = copy.copy(info)
-    info.hidden = True
-    return Annotated[base, info]
+@dataclass(frozen=True)
+class Opt:
+    """One option: what --help says about it and how its text becomes the field's value."""
+
+    help: str
+    parse: Parser | None = None
+    """None: typer's value is the field's (a flag, a path, free text)."""
+    cli_type: Any = str
+    """What the option declares to typer, --help and tests/test_names.py: str for text that
+    `parse` reads, int with its range, a Literal of the choices, bool for a flag."""
+    decls: tuple[str, ...] = ()
+    """The flags, where they are not --<field-name>."""
+    minimum: int | None = None
+    maximum: int | None = None
+    """The range --help shows; `parse` enforces it."""
+    default_text: str | None = None
+    """The default as one would type it, where the field's default does not read as one."""
 
 
-def hidden_options(primitive: str) -> list[str]:
-    """Parameters that `distbench <command> --help` leaves out for a primitive (torch name, or
-    `sweep`): those that do not apply to it. Torch-free, so `distbench --help` stays fast."""
-    if primitive == "sweep":
-        return []
-    hidden = ["primitives", "config"]
-    if primitive not in ROOTED:
-        hidden.append("root")
-    if primitive != "send_recv":
-        hidden += ["pairs", "pattern", "window", "bidirectional"]
-    return hidden
+def text(
+    help: str,
+    parse: Callable[[str], Any] | None = None,
+    *decls: str,
+    default_text: str | None = None,
+) -> Opt:
+    """An option whose text `parse` reads (None: the text itself)."""
+    parser = None if parse is None else (lambda value, _flag: parse(value))
+    return Opt(help, parser, str, decls, default_text=default_text)
+
+
+def integer(
+    help: str,
+    minimum: int = 1,
+    maximum: int | None = None,
+    parse: Callable[[str], int] | None = None,
+) -> Opt:
+    """A whole number from `minimum` (and up to `maximum`, which `parse` then checks)."""
+    if parse is None:
+        return Opt(help, lambda value, flag: parse_int(value, flag, minimum), int, (), minimum)
+    return Opt(help, lambda value, _flag: parse(value), int, (), minimum, maximum)
+
+
+def choice(help: str, choices: tuple[str, ...], what: str) -> Opt:
+    """One of `choices`, case-insensitive."""
+    return Opt(help, lambda value, _flag: parse_choice(value, choices, what), Literal[choices])
+
+
+def flag(help: str, *decls: str) -> Opt:
+    """An on/off switch; `decls` such as '--fdr/--no-fdr' name both ways."""
+    return Opt(help, None, bool, decls)
+
+
+class OptionValueError(typer.BadParameter):
+    """A value its option's parser refused: the parser's line as it is where it names the option,
+    else after click's "Invalid value for '--flag':"."""
+
+    def format_message(self) -> str:
+        hint = str(self.param_hint or "")
+        return self.message if hint.strip("'") in self.message else super().format_message()
+
+
+def flag_of(name: str, opt: Opt) -> str:
+    """The option's long flag: its first declared one, else --<field-name>."""
+    first = opt.decls[0].split("/")[0] if opt.decls else ""
+    return first if first.startswith("--") else "--" + name.replace("_", "-")
+
+
+def convert(parse: Parser, flag: str) -> Callable[[str], Any]:
+    """The typer parser of an option: a UsageError becomes click's error, so run_cli prints it
+    with the command's --help hint."""
+
+    def parse_typed(value: str) -> Any:
+        try:
+            return parse(value, flag)
+        except UsageError as error:
+            raise OptionValueError(str(error), param_hint=f"'{flag}'") from None
+
+    return parse_typed
+
+
+def as_text(value: Any) -> Any:
+    """A field's default as one would type it, which the option's parser then reads: tuples
+    joined with commas (an empty one: None), whole floats without '.0'; None and flags as they
+    are."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, tuple):
+        return ",".join(as_text(item) for item in value) or None
+    return format(value, "g") if isinstance(value, float) else str(value)
+
+
+@functools.cache
+def options_of(group: type) -> dict[str, Opt]:
+    """Field name -> Opt of a group (each field's annotation carries one)."""
+    # The module as globals: a lambda in an annotation then sees the module's names.
+    module = vars(sys.modules[group.__module__])
+    hints = get_type_hints(group, globalns=module, include_extras=True)
+    found = {}
+    for field in fields(group):
+        opts = [m for m in getattr(hints[field.name], "__metadata__", ()) if isinstance(m, Opt)]
+        assert len(opts) == 1, f"{group.__name__}.{field.name} needs one Opt in its annotation"
+        found[field.name] = opts[0]
+    return found
+
+
+def typer_parameter(name: str, opt: Opt, default: Any, hidden: bool) -> inspect.Parameter:
+    """The field as typer reads a command parameter: Annotated[type, typer.Option(...)]."""
+    info = typer.Option(
+        *opt.decls,
+        help=opt.help,
+        hidden=hidden,
+        min=opt.minimum,
+        max=opt.maximum,
+        parser=None if opt.parse is None else convert(opt.parse, flag_of(name, opt)),
+    )
+    shown = as_text(default) if opt.default_text is None else opt.default_text
+    return inspect.Parameter(
+        name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=shown,
+        annotation=Annotated[opt.cli_type, info],
+    )
+
+
+def group_parameters(group: type, hidden: Collection[str]) -> list[inspect.Parameter]:
+    defaults = {f.name: f.default for f in fields(group)}
+    assert MISSING not in defaults.values(), f"every option of {group.__name__} needs a default"
+    return [
+        typer_parameter(name, opt, defaults[name], name in hidden)
+        for name, opt in options_of(group).items()
+    ]
+
+
+def with_groups(hidden: Collection[str] = (), **groups: type) -> Callable[..., Callable[..., Any]]:
+    """Decorate a command whose keyword `key` takes a group: its fields become the command's
+    options (`hidden` ones parsed but left out of --help) and the command gets the group built."""
+
+    def wrap(command: Callable[..., Any]) -> Callable[..., Any]:
+        params = inspect.signature(command, eval_str=True).parameters.values()
+        own = [p for p in params if p.name not in groups]
+        options = [p for group in groups.values() for p in group_parameters(group, hidden)]
+        names = [p.name for p in (*own, *options)]
+        assert len(names) == len(set(names)), f"{command.__name__}: an option name twice"
+
+        @functools.wraps(command)
+        def run(**values: Any) -> Any:
+            built: dict[str, Any] = {
+                key: build_group(group, values) for key, group in groups.items()
+            }
+            return command(**values, **built)
+
+        run.__signature__ = inspect.Signature([*own, *options])  # type: ignore[attr-defined]
+        run.__annotations__ = {}  # typer reads the signature's
+        return run
+
+    return wrap
+
+
+def build_group(group: type, values: dict[str, Any]) -> Any:
+    """The group from typer's values of its fields (taken out of `values`); a repeatable
+    option's values as the tuple a frozen group holds."""
+    typed = {}
+    for name, opt in options_of(group).items():
+        value = values.pop(name)
+        typed[name] = tuple(value or ()) if get_origin(opt.cli_type) is list else value
+    return group(**typed)
+
+
+def parse_fields(group: type, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Values of some of a group's fields, each text through its option's parser (what typer
+    would have made of it on the command line); other values as they are."""
+    options = options_of(group)
+    parsed = {}
+    for name, value in values.items():
+        opt = options[name]
+        parsed[name] = (
+            opt.parse(value, flag_of(name, opt))
+            if isinstance(value, str) and opt.parse is not None
+            else value
+        )
+    return parsed
+
+
+def parse_group(group: type[G], values: Mapping[str, Any]) -> G:
+    """A group from text, as the command line would build it; fields not given keep defaults."""
+    return group(**parse_fields(group, values))

@@ -5,8 +5,9 @@ matrix (backends x world sizes x primitives x sizes x dtypes) from a TOML file:
     distbench sweep --config ci/sweep-example.toml --out results/nightly
 
 A config file holds the same options as the command line, with the same names ('-' or '_'),
-lists as TOML arrays, plus `backends`. Every backend runs its launches into the one run
-directory; measurement ids of the second backend on carry its name ('nccl/ws2/i0').
+lists as TOML arrays, plus `backends`; each value goes through its option's parser. Every backend
+runs its launches into the one run directory; measurement ids of the second backend on carry its
+name ('nccl/ws2/i0').
 """
 
 from __future__ import annotations
@@ -14,14 +15,15 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from distbench.cli.args import LaunchArgs, Machine, build_launch_spec, resolve_launch
+from distbench.cli.args import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
+from distbench.cli.options import parse_fields, parse_group, text
+from distbench.cli.run import build_specs, run_specs, run_workload
 from distbench.comm.args import CommArgs
 from distbench.comm.options import PrimitiveArgs, build_workload, parse_primitives
-from distbench.launch.run import execute, file_logs, prepare_run_dir
 from distbench.parse import UsageError, parse_list
-from distbench.spec import RunSpec
+from distbench.spec import CommSpec, RunSpec
 
 LAUNCH_KEYS = ("device", "world_sizes", "label", "timeout")
 COMM_KEYS = tuple(f.name for f in fields(CommArgs))
@@ -30,12 +32,36 @@ ALIASES = {"dtypes": "dtype", "modes": "mode", "patterns": "pattern", "backend":
 
 
 @dataclass(frozen=True)
+class SweepArgs:
+    """sweep's own options: what to measure. Every primitive command takes them too (hidden), so
+    that giving one there is refused with one line."""
+
+    primitives: Annotated[
+        tuple[str, ...] | None,
+        text(
+            "sweep: comma list of commands, e.g. allreduce,broadcast,sendrecv, or all.",
+            parse_primitives,
+        ),
+    ] = None
+    config: Annotated[
+        str | None,
+        text("sweep: a TOML matrix of backends, world sizes, primitives, sizes, dtypes."),
+    ] = None
+
+    def refuse_outside_sweep(self) -> None:
+        if self.primitives is not None or self.config is not None:
+            flag = "--primitives" if self.primitives is not None else "--config"
+            raise UsageError(f"{flag} applies to distbench sweep only")
+
+
+@dataclass(frozen=True)
 class SweepConfig:
-    """A sweep file, as the command-line strings it stands for."""
+    """A sweep file, its values parsed as the command line's."""
 
     backends: tuple[str, ...]
     primitives: tuple[str, ...]
-    launch: dict[str, str]
+    launch: dict[str, Any]
+    """The file's launch options (LAUNCH_KEYS), which the command line's override."""
     comm: CommArgs
     primitive_args: PrimitiveArgs
 
@@ -55,8 +81,9 @@ def _as_text(key: str, value: Any) -> str | bool:
     raise UsageError(f"sweep config: '{key}' has a value of the wrong kind: {value!r}")
 
 
-def load_config(path: Path) -> SweepConfig:
-    """Read and check a sweep file: unknown keys and malformed TOML are one-line UsageErrors."""
+def read_config(path: Path) -> dict[str, str | bool]:
+    """A sweep file's keys (normalized) and values as typed; unknown keys and malformed TOML
+    are one-line UsageErrors."""
     try:
         body = tomllib.loads(path.read_text())
     except FileNotFoundError:
@@ -66,7 +93,7 @@ def load_config(path: Path) -> SweepConfig:
     except tomllib.TOMLDecodeError as error:
         raise UsageError(f"--config {path} is not valid TOML: {error}") from None
     known = ("backends", "primitives", *LAUNCH_KEYS, *COMM_KEYS, *PRIMITIVE_KEYS)
-    values: dict[str, Any] = {}
+    values: dict[str, str | bool] = {}
     for raw_key, raw_value in body.items():
         key = raw_key.replace("-", "_")
         key = ALIASES.get(key, key)
@@ -77,63 +104,63 @@ def load_config(path: Path) -> SweepConfig:
         values[key] = _as_text(key, raw_value)
     if "primitives" not in values:
         raise UsageError(f"--config {path} needs 'primitives', e.g. primitives = [\"allreduce\"]")
-    backends = parse_list(str(values.get("backends", "auto")), "backends", example="gloo,nccl")
-    return SweepConfig(
-        backends=tuple(dict.fromkeys(b.lower() for b in backends)),
-        primitives=parse_primitives(str(values["primitives"])),
-        launch={k: str(values[k]) for k in LAUNCH_KEYS if k in values},
-        comm=CommArgs(**{k: values[k] for k in COMM_KEYS if k in values}),
-        primitive_args=PrimitiveArgs(**{k: values[k] for k in PRIMITIVE_KEYS if k in values}),
-    )
+    return values
+
+
+def load_config(path: Path) -> SweepConfig:
+    """Read a sweep file and parse its values; a bad one is one line naming the file."""
+    values = read_config(path)
+    try:
+        backends = parse_list(str(values.get("backends", "auto")), "backends", example="gloo,nccl")
+        return SweepConfig(
+            backends=tuple(
+                dict.fromkeys(parse_fields(LaunchArgs, {"backend": b})["backend"] for b in backends)
+            ),
+            primitives=parse_primitives(str(values["primitives"])),
+            launch=parse_fields(LaunchArgs, {k: values[k] for k in LAUNCH_KEYS if k in values}),
+            comm=parse_group(CommArgs, {k: values[k] for k in COMM_KEYS if k in values}),
+            primitive_args=parse_group(
+                PrimitiveArgs, {k: values[k] for k in PRIMITIVE_KEYS if k in values}
+            ),
+        )
+    except UsageError as error:
+        raise UsageError(f"--config {path}: {error}") from None
 
 
 def run_sweep(
-    primitives: str | None,
-    config: str | None,
-    launch_args: LaunchArgs,
-    comm_args: CommArgs,
-    primitive_args: PrimitiveArgs,
+    sweep: SweepArgs, launch_args: LaunchArgs, comm_args: CommArgs, primitive_args: PrimitiveArgs
 ) -> int:
     """`distbench sweep`: --primitives with the command line's options, or --config FILE."""
-    if launch_args.resume is not None:
-        return resume_sweep(launch_args.resume)
-    if config is None:
-        if primitives is None:
-            raise UsageError(
-                "sweep needs --primitives (e.g. --primitives allreduce,broadcast,sendrecv) or "
-                "--config FILE.toml"
-            )
-        names = parse_primitives(primitives)
-        launch = resolve_launch(launch_args, Machine.probe())
-        workload = build_workload(names, comm_args, primitive_args, launch)
-        run_dir = prepare_run_dir(launch_args.out, "sweep", launch.label, launch.node_rank)
-        spec = RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
-        return execute(spec, title="sweep")
-    refuse_mixed_options(primitives, launch_args, comm_args, primitive_args)
-    matrix = load_config(Path(config))
-    return run_matrix(matrix, launch_args, config)
+    if launch_args.resume is None and sweep.config is not None:
+        refuse_mixed_options(sweep, comm_args, primitive_args)
+        return run_matrix(load_config(Path(sweep.config)), launch_args, sweep.config)
+    if launch_args.resume is None and sweep.primitives is None:
+        raise UsageError(
+            "sweep needs --primitives (e.g. --primitives allreduce,broadcast,sendrecv) or "
+            "--config FILE.toml"
+        )
+    names = sweep.primitives or ()
+
+    def build(launch: ResolvedLaunch) -> CommSpec:
+        return build_workload(names, comm_args, primitive_args, launch)
+
+    return run_workload(launch_args, "sweep", build, resumed_by=None)
 
 
 def refuse_mixed_options(
-    primitives: str | None,
-    launch_args: LaunchArgs,
-    comm_args: CommArgs,
-    primitive_args: PrimitiveArgs,
+    sweep: SweepArgs, comm_args: CommArgs, primitive_args: PrimitiveArgs
 ) -> None:
     """With --config the file says what is measured: of the command line's options only the
     launch options (where and how it runs: --backend, --device, --world-sizes, --out, --label,
     --timeout, the multi-node ones) may go with it, and they override the file."""
-    given = ["--primitives"] if primitives is not None else []
-    given += [
-        "--" + f.name.replace("_", "-")
-        for f in fields(CommArgs)
-        if getattr(comm_args, f.name) != getattr(CommArgs(), f.name)
-    ]
-    given += [
-        "--" + f.name.replace("_", "-")
-        for f in fields(PrimitiveArgs)
-        if getattr(primitive_args, f.name) != getattr(PrimitiveArgs(), f.name)
-    ]
+    given = ["--primitives"] if sweep.primitives is not None else []
+    for group in (comm_args, primitive_args):
+        default = type(group)()
+        given += [
+            "--" + f.name.replace("_", "-")
+            for f in fields(group)
+            if getattr(group, f.name) != getattr(default, f.name)
+        ]
     if given:
         raise UsageError(
             f"{given[0]} cannot be combined with --config: put it in the config file "
@@ -147,10 +174,7 @@ def run_matrix(matrix: SweepConfig, launch_args: LaunchArgs, source: str = "conf
         specs = build_matrix_specs(matrix, launch_args)
     except UsageError as error:
         raise UsageError(f"--config {source}: {error}") from None
-    code = execute(specs[0], title="sweep", more=specs[1:])
-    if len(specs) > 1 and code == 0:
-        file_logs(Path(specs[-1].launch.run_dir), specs[-1].launch.backend)
-    return code
+    return run_specs(specs, "sweep")
 
 
 def build_matrix_specs(matrix: SweepConfig, launch_args: LaunchArgs) -> list[RunSpec]:
@@ -170,27 +194,10 @@ def build_matrix_specs(matrix: SweepConfig, launch_args: LaunchArgs) -> list[Run
     resolved = [launch.backend for launch in launches]
     if len(set(resolved)) < len(resolved):
         raise UsageError(f"backends {resolved} name one backend twice")
-    workloads = [
-        build_workload(matrix.primitives, matrix.comm, matrix.primitive_args, launch)
-        for launch in launches
-    ]
-    run_dir = prepare_run_dir(launch_args.out, "sweep", launches[0].label, launches[0].node_rank)
-    return [
-        RunSpec(
-            launch=build_launch_spec(launch, run_dir),
-            workload=replace(workload, tag="" if index == 0 else f"{launch.backend}/"),
-        )
-        for index, (launch, workload) in enumerate(zip(launches, workloads, strict=True))
-    ]
+    first = resolved[0]
 
+    def build(launch: ResolvedLaunch) -> CommSpec:
+        workload = build_workload(matrix.primitives, matrix.comm, matrix.primitive_args, launch)
+        return replace(workload, tag="" if launch.backend == first else f"{launch.backend}/")
 
-def resume_sweep(path: str) -> int:
-    """--resume of a sweep: one spec resumes like any run; several backends' specs do not."""
-    from distbench.launch.resume import resume_run
-
-    if any(Path(path).glob("spec-*.json")):
-        raise UsageError(
-            f"--resume {path}: a sweep over several backends cannot be resumed; run its config "
-            "again with a new --out"
-        )
-    return resume_run(path)
+    return build_specs(launches, build, launch_args.out, "sweep")

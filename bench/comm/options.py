@@ -1,5 +1,6 @@
 """Options that only some primitives take (--root, --pairs, --pattern, --window,
---bidirectional, --primitives), parsed and checked against the world sizes of the run: each bad
+--bidirectional): PrimitiveArgs, each value parsed by its option, then checked against the
+primitives and world sizes of the run, and which of them --help shows for a primitive. Each bad
 value is one UsageError line (exit 2) before anything is launched."""
 
 from __future__ import annotations
@@ -8,9 +9,10 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from distbench.cli.args import ResolvedLaunch
+from distbench.cli.options import flag, integer, text
 from distbench.comm.args import CommArgs, build_comm_spec
 from distbench.parse import (
     DTYPE_BYTES,
@@ -23,17 +25,6 @@ from distbench.primitives.facts import COMMANDS, DEFAULT_PATTERNS, FACTS, PATTER
 from distbench.spec import CommSpec
 
 MAX_WINDOW = 1024
-
-
-@dataclass(frozen=True)
-class PrimitiveArgs:
-    """The primitive-specific options, as typed (None: not given)."""
-
-    root: str | None = None
-    pairs: str | None = None
-    pattern: str | None = None
-    window: str | None = None
-    bidirectional: bool = False
 
 
 def parse_root(text: str) -> str:
@@ -111,6 +102,53 @@ def parse_primitives(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+@dataclass(frozen=True)
+class PrimitiveArgs:
+    """The primitive-specific options (None: not given). Every primitive command takes them all,
+    so one that does not apply is refused with one line; --help shows only those that apply."""
+
+    root: Annotated[
+        str | None,
+        text("broadcast/reduce root rank, or 'all' to measure every root in turn [0].", parse_root),
+    ] = None
+    pairs: Annotated[
+        str | list[list[int]] | None,
+        text("sendrecv pairs SRC:DST (comma list), or 'all' ordered pairs [0:1].", parse_pairs),
+    ] = None
+    pattern: Annotated[
+        list[str] | None,
+        text(
+            "sendrecv: pingpong, window, ring (comma list, or all) [pingpong,window].",
+            parse_patterns,
+        ),
+    ] = None
+    window: Annotated[
+        int | None,
+        integer(
+            "sendrecv: messages in flight per window [64; above 1M, 64M / size].",
+            maximum=MAX_WINDOW,
+            parse=parse_window,
+        ),
+    ] = None
+    bidirectional: Annotated[
+        bool,
+        flag("sendrecv window: both ranks send at once (osu_bibw).", "--bidirectional"),
+    ] = False
+
+
+def hidden_options(primitive: str) -> list[str]:
+    """The PrimitiveArgs that `distbench <command> --help` leaves out for a primitive (torch
+    name, or `sweep`, which shows them all): those that do not apply to it."""
+    if primitive == "sweep":
+        return []
+    hidden = []
+    if primitive not in ROOTED:
+        hidden.append("root")
+    if primitive != "send_recv":
+        hidden += ["pairs", "pattern", "window", "bidirectional"]
+    return hidden
+
+
 def build_primitive_options(
     primitives: Sequence[str], args: PrimitiveArgs, world_sizes: Sequence[int]
 ) -> tuple[str, dict[str, Any]]:
@@ -120,7 +158,7 @@ def build_primitive_options(
     if args.root is not None:
         if not any(name in ROOTED for name in primitives):
             raise UsageError("--root applies to broadcast and reduce only")
-        root = parse_root(args.root)
+        root = args.root
         if root != "all" and int(root) >= smallest:
             raise UsageError(
                 f"--root {root} is not a rank at world size {smallest}: use a rank below "
@@ -147,8 +185,8 @@ def build_sendrecv_options(args: PrimitiveArgs, world_sizes: Sequence[int]) -> d
     smallest = min(world_sizes)
     if smallest < 2:
         raise UsageError("sendrecv needs two ranks or more: use --world-sizes 2 or larger")
-    patterns = parse_patterns(args.pattern) if args.pattern else list(DEFAULT_PATTERNS)
-    pairs = parse_pairs(args.pairs) if args.pairs else [[0, 1]]
+    patterns = args.pattern or list(DEFAULT_PATTERNS)
+    pairs = args.pairs or [[0, 1]]
     if args.pairs is not None and patterns == ["ring"]:
         raise UsageError("--pairs applies to --pattern pingpong and window (ring uses every rank)")
     for src, dst in pairs if isinstance(pairs, list) else []:
@@ -158,12 +196,12 @@ def build_sendrecv_options(args: PrimitiveArgs, world_sizes: Sequence[int]) -> d
                 f"lacks: use ranks below {smallest}, or --pairs all"
             )
     if (args.window is not None or args.bidirectional) and "window" not in patterns:
-        flag = "--window" if args.window is not None else "--bidirectional"
-        raise UsageError(f"{flag} applies to --pattern window: add window to --pattern")
+        given = "--window" if args.window is not None else "--bidirectional"
+        raise UsageError(f"{given} applies to --pattern window: add window to --pattern")
     return {
         "patterns": patterns,
         "pairs": pairs,
-        "window": parse_window(args.window) if args.window else None,  # None: by size
+        "window": args.window,  # None: by size
         "bidirectional": args.bidirectional,
     }
 

@@ -1,33 +1,15 @@
-"""`distbench ddp`'s own options, as typed (strings), and the DdpSpec built from them: every value
-parsed, every bad one refused with one line (UsageError -> exit 2)."""
+"""`distbench ddp`'s own options (DdpArgs), each value parsed by its option, and the DdpSpec built
+from them: every bad value refused with one line (UsageError -> exit 2)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
+from distbench.cli.options import choice, flag, integer, text
 from distbench.ddp.params import parse_param_count, width_for_params
 from distbench.ddp.spec import DEFAULT_SHAPE, MODELS, STRATEGIES, DdpSpec
 from distbench.parse import UsageError, parse_choice, parse_int, parse_list
-
-
-@dataclass(frozen=True)
-class DdpArgs:
-    """The ddp command's workload options, as typed."""
-
-    model: str = "mlp"
-    width: str | None = None
-    depth: str | None = None
-    params: str | None = None
-    strategies: str = ",".join(STRATEGIES)
-    steps: str = "20"
-    warmup: str = "5"
-    window_steps: str = "auto"
-    batch_size: str = "32"
-    bucket_mb: str = "25"
-    gradient_as_bucket_view: bool = False
-    static_graph: bool = False
-    avg_every: str = "1"
-    seed: str = "0"
 
 
 def parse_strategies(text: str) -> list[str]:
@@ -62,36 +44,92 @@ def parse_window_steps(text: str) -> int:
     return parse_int(text, "--window-steps")
 
 
-def resolve_shape(
-    model: str, width: str | None, depth: str | None, params: str | None
-) -> tuple[int, int]:
+@dataclass(frozen=True)
+class DdpArgs:
+    """The ddp command's workload options."""
+
+    model: Annotated[
+        str, choice("mlp or transformer (synthetic data, seeded).", MODELS, "model")
+    ] = "mlp"
+    width: Annotated[
+        int | None, integer("Hidden width / d_model [default: 256 mlp, 128 transformer].")
+    ] = None
+    depth: Annotated[
+        int | None, integer("Layers (mlp: Linear layers) [default: 4 mlp, 2 transformer].")
+    ] = None
+    params: Annotated[
+        int | None,
+        text(
+            "Target parameter count, decimal K/M/G (e.g. 10M): picks the width.",
+            parse_param_count,
+        ),
+    ] = None
+    strategies: Annotated[
+        tuple[str, ...],
+        text(
+            "Comma list or 'all': ddp, ddp-nocomm, ddp-nooverlap, ddp-bf16, ddp-fp16, grad-avg, "
+            "grad-avg-flat, param-avg.",
+            lambda value: tuple(parse_strategies(value)),
+            default_text="all",
+        ),
+    ] = STRATEGIES
+    steps: Annotated[int, integer("Timed training steps per strategy.")] = 20
+    warmup: Annotated[int, integer("Untimed steps before the timed ones.", minimum=0)] = 5
+    window_steps: Annotated[
+        int,
+        text(
+            "Timed steps per window between barriers; a window is one sample (the slowest "
+            "rank's window / steps). 'auto': at least 10 windows (20 steps: windows of 2).",
+            parse_window_steps,
+            default_text="auto",
+        ),
+    ] = 0
+    """0: auto (DdpSpec picks the length)."""
+    batch_size: Annotated[int, integer("Samples per rank per step.")] = 32
+    bucket_mb: Annotated[
+        tuple[float, ...],
+        text(
+            "DDP bucket_cap_mb; a comma list sweeps it, e.g. 1,5,25.",
+            lambda value: tuple(parse_bucket_mbs(value)),
+        ),
+    ] = (25.0,)
+    gradient_as_bucket_view: Annotated[
+        bool, flag("DDP gradient_as_bucket_view=True.", "--gradient-as-bucket-view")
+    ] = False
+    static_graph: Annotated[bool, flag("DDP static_graph=True.", "--static-graph")] = False
+    avg_every: Annotated[
+        int, integer("param-avg: average parameters every K optimizer steps (1 = every).")
+    ] = 1
+    seed: Annotated[int, integer("Seed of the initial weights and the data.", minimum=0)] = 0
+
+
+def resolve_shape(args: DdpArgs) -> tuple[int, int]:
     """(width, depth): as given, or the model's default, or the width that comes closest to
     --params at the given (or default) depth."""
-    default_width, default_depth = DEFAULT_SHAPE[model]
-    layers = parse_int(depth, "--depth") if depth is not None else default_depth
-    if params is not None:
-        if width is not None:
+    default_width, default_depth = DEFAULT_SHAPE[args.model]
+    layers = args.depth or default_depth
+    if args.params is not None:
+        if args.width is not None:
             raise UsageError("give either --params or --width, not both (--params picks the width)")
-        return width_for_params(model, layers, parse_param_count(params)), layers
-    return (parse_int(width, "--width") if width is not None else default_width), layers
+        return width_for_params(args.model, layers, args.params), layers
+    return args.width or default_width, layers
 
 
 def build_ddp_spec(args: DdpArgs) -> DdpSpec:
-    """The ddp workload, every value parsed and checked."""
-    model = parse_choice(args.model, MODELS, "model")
-    width, depth = resolve_shape(model, args.width, args.depth, args.params)
+    """The ddp workload, the model's shape resolved."""
+    width, depth = resolve_shape(args)
     return DdpSpec(
-        strategies=tuple(parse_strategies(args.strategies)),
-        model=model,
+        strategies=args.strategies,
+        model=args.model,
         width=width,
         depth=depth,
-        batch_size=parse_int(args.batch_size, "--batch-size"),
-        steps=parse_int(args.steps, "--steps"),
-        warmup=parse_int(args.warmup, "--warmup", minimum=0),
-        window_steps=parse_window_steps(args.window_steps),
-        bucket_mbs=tuple(parse_bucket_mbs(args.bucket_mb)),
+        batch_size=args.batch_size,
+        steps=args.steps,
+        warmup=args.warmup,
+        window_steps=args.window_steps,
+        bucket_mbs=args.bucket_mb,
         gradient_as_bucket_view=args.gradient_as_bucket_view,
         static_graph=args.static_graph,
-        avg_every=parse_int(args.avg_every, "--avg-every"),
-        seed=parse_int(args.seed, "--seed", minimum=0),
+        avg_every=args.avg_every,
+        seed=args.seed,
     )

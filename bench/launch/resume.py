@@ -68,7 +68,13 @@ def load_resumable(path_text: str) -> tuple[RunSpec, dict[str, object]]:
 
 def resume_run(path_text: str, command: str | None = None) -> int:
     """Continue the run in `path_text` with its own spec; return the exit code. `command`: the
-    primitive or workload whose command asked (None: a sweep, which resumes any kind)."""
+    primitive or workload whose command asked (None: a sweep, which resumes any kind). Every
+    command's --resume comes here (cli/run.py run_workload)."""
+    if any(Path(path_text).glob("spec-*.json")):
+        raise UsageError(
+            f"--resume {path_text}: a sweep over several backends cannot be resumed; run its "
+            "config again with a new --out"
+        )
     spec, manifest = load_resumable(path_text)
     if command is not None and command not in WORKLOADS[spec.kind].resumed_by(spec.workload):
         started = "not a ddp" if command == "ddp" else f"a {', '.join(primitives_of(spec))}"

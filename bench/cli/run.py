@@ -1,0 +1,54 @@
+"""From the built option groups to a finished run, the one sequence every measuring command
+(the primitives, sweep, ddp) shares: --resume continues that run; otherwise the launch options
+are resolved against this machine, the workload built, the run directory made, and the RunSpec
+executed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from distbench.cli.args import (
+    LaunchArgs,
+    Machine,
+    ResolvedLaunch,
+    build_launch_spec,
+    resolve_launch,
+)
+from distbench.launch.resume import resume_run
+from distbench.launch.run import execute, file_logs, prepare_run_dir
+from distbench.spec import RunSpec
+
+BuildWorkload = Callable[[ResolvedLaunch], Any]
+"""The workload (a CommSpec, a DdpSpec ...) for one resolved launch."""
+
+
+def run_workload(args: LaunchArgs, title: str, build: BuildWorkload, resumed_by: str | None) -> int:
+    """Resume, or resolve -> build -> run directory -> RunSpec -> execute; the exit code.
+    `title`: the run directory's name part and the progress bar's; `resumed_by`: the primitive
+    or workload whose command this is (None: sweep, which resumes any run)."""
+    if args.resume is not None:
+        return resume_run(args.resume, resumed_by)
+    launch = resolve_launch(args, Machine.probe())
+    return run_specs(build_specs([launch], build, args.out, title), title)
+
+
+def build_specs(
+    launches: Sequence[ResolvedLaunch], build: BuildWorkload, out: str | None, title: str
+) -> list[RunSpec]:
+    """One RunSpec per launch (a sweep matrix: one per backend), all in one new run directory."""
+    workloads = [build(launch) for launch in launches]
+    run_dir = prepare_run_dir(out, title, launches[0].label, launches[0].node_rank)
+    return [
+        RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
+        for launch, workload in zip(launches, workloads, strict=True)
+    ]
+
+
+def run_specs(specs: Sequence[RunSpec], title: str) -> int:
+    """Execute the specs one after another into their run directory; the exit code."""
+    code = execute(specs[0], title=title, more=specs[1:])
+    if len(specs) > 1 and code == 0:
+        file_logs(Path(specs[-1].launch.run_dir), specs[-1].launch.backend)
+    return code
