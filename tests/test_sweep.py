@@ -108,13 +108,24 @@ def test_resume_of_a_sweep_over_several_backends_is_refused(
     assert "no spec.json there" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('backends = ["gloo"]\nsizes = ["1Q"]\n', "'1Q' has an unknown unit"),
+        ('backends = ["mpi"]\n', "unknown backend 'mpi'"),
+        ("world_sizes = [0]\n", "a world size must be at least 1"),
+        ("window = 5000\n", "--window 5000 is too large"),
+        ('mode = "fast"\n', "unknown mode 'fast'"),
+    ],
+)
 def test_config_value_errors_name_the_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, text: str, message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = write(tmp_path, 'backends = ["gloo"]\nprimitives = ["allreduce"]\nsizes = ["1Q"]\n')
+    """A file's values go through the command line's option parsers."""
+    path = write(tmp_path, f'primitives = ["allreduce"]\n{text}')
     code = run_in_process(["sweep", "--config", str(path), "--out", str(tmp_path / "run")])
     assert code == 2
-    assert f"--config {path}: '1Q' has an unknown unit" in capsys.readouterr().err
+    assert f"--config {path}: {message}" in capsys.readouterr().err
 
 
 @pytest.mark.slow
