@@ -43,7 +43,7 @@ class Opt:
     parse: Parser | None = None
     """None: typer's value is the field's (a flag, a path, free text)."""
     cli_type: Any = str
-    """What the option declares to typer, --help and tests/test_names.py: str for text that
+    """What the option declares to typer, --help and tests/cli/test_names.py: str for text that
     `parse` reads, int with its range, a Literal of the choices, bool for a flag."""
     decls: tuple[str, ...] = ()
     """The flags, where they are not --<field-name>."""

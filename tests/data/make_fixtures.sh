@@ -5,7 +5,7 @@
 # fixtures small; results.csv, samples.csv and manifest.json are what distbench report reads.
 set -euo pipefail
 # cluster-a and cluster-b are FROZEN: they are the schema-v1 runs of distbench 0.1.0, and
-# tests/test_schema_evolution.py proves they still load (checksums in v1-frozen.sha256). Never
+# tests/collectors/test_schema_evolution.py proves they still load (checksums in v1-frozen.sha256). Never
 # rewrite them: this script writes new fixtures under the folder given as $1 (default: new-fixtures).
 cd "$(dirname "$0")"
 out=${1:-new-fixtures}

@@ -50,7 +50,7 @@ from distbench.reports.compare import (
 from distbench.reports.runs import load_run
 from distbench.stats import Stats, algbw_gbps
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 SEPARATED = [100.0, 101.0, 102.0, 103.0, 104.0]
 SEPARATED_SLOWER = [120.0, 121.0, 122.0, 123.0, 125.0]  # +20 %, no overlap

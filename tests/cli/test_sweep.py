@@ -20,7 +20,7 @@ from distbench.primitives.registry import PRIMITIVES
 from distbench.spec import CommSpec, LaunchSpec, RunSpec
 from tests.conftest import run_cli
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "ci" / "sweep-example.toml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "ci" / "sweep-example.toml"
 
 
 def write(tmp_path: Path, text: str) -> Path:

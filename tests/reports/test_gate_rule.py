@@ -31,7 +31,7 @@ from distbench.reports.load import load_runs
 from distbench.reports.repeats import keep_last_repeats, keep_one_row_per_case
 from distbench.reports.runs import load_run
 from tests.conftest import usage_error_line
-from tests.test_compare import (
+from tests.reports.test_compare import (
     SEPARATED,
     SEPARATED_SLOWER,
     WIDE,
@@ -43,7 +43,7 @@ from tests.test_compare import (
     write_run,
 )
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 SIZES = (1024, 65536, 1 << 20)
 
 

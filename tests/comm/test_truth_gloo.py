@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from distbench.collectors.sink import read_rows
-from tests.test_multinode import free_port, run_nodes
+from tests.launch.test_multinode import free_port, run_nodes
 
 TINY = ["--backend", "gloo", "--iters", "3", "--warmup", "1", "--trials", "2", "--timeout", "60"]
 

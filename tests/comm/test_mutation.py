@@ -1,7 +1,7 @@
 """Mutation tests: `--check` reports wrong > 0 whenever the real collective's result is corrupted
-(tests/mutation/corrupt.py), for every primitive, op and mutation, on real gloo groups of 2, 3, 4
+(tests/comm/mutation/corrupt.py), for every primitive, op and mutation, on real gloo groups of 2, 3, 4
 and 8 ranks, and 0 when nothing is corrupted. One process group per world size runs every case
-(tests/mutation/driver.py). Then once through the CLI: a rotated all_reduce makes
+(tests/comm/mutation/driver.py). Then once through the CLI: a rotated all_reduce makes
 `distbench allreduce --check` report the wrong elements and exit 1."""
 
 from __future__ import annotations
@@ -17,18 +17,18 @@ import pytest
 
 from distbench.primitives.registry import PRIMITIVES
 from tests.conftest import run_cli
-from tests.mutation.corrupt import BASIC, REDUCING
-from tests.mutation.driver import OPS
+from tests.comm.mutation.corrupt import BASIC, REDUCING
+from tests.comm.mutation.driver import OPS
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def launch_driver(world_size: int, tmp_path: Path) -> dict[str, int]:
     """One gloo group of `world_size` ranks runs every case; {case: wrong summed over ranks}."""
     out = tmp_path / "wrong.json"
     result = subprocess.run(
-        [sys.executable, "-m", "tests.mutation.driver", str(world_size), str(out)],
+        [sys.executable, "-m", "tests.comm.mutation.driver", str(world_size), str(out)],
         cwd=ROOT,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
         capture_output=True,
@@ -59,7 +59,7 @@ def test_check_catches_every_mutation(world_size: int, tmp_path: Path) -> None:
 
 
 SITECUSTOMIZE = '''
-"""Injected by tests/test_mutation.py: every worker's all_reduce rotates its result by 8."""
+"""Injected by tests/comm/test_mutation.py: every worker's all_reduce rotates its result by 8."""
 import os
 
 if "LOCAL_RANK" in os.environ:  # a worker, not the CLI or torchrun's agent

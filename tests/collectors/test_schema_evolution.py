@@ -30,7 +30,7 @@ from distbench.reports.load import load_runs
 from distbench.reports.runs import load_run
 from tests.conftest import usage_error_line
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 V1_RUNS = sorted(p for cluster in ("cluster-a", "cluster-b") for p in (DATA / cluster).iterdir())
 
 

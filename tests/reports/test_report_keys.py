@@ -34,7 +34,7 @@ from distbench.reports.repeats import keep_one_row_per_case
 from distbench.reports.report import build_report
 from distbench.reports.runs import load_run
 from distbench.stats import Stats
-from tests.test_compare import SEPARATED, SEPARATED_SLOWER, ddp_row, write_run
+from tests.reports.test_compare import SEPARATED, SEPARATED_SLOWER, ddp_row, write_run
 
 SIZES = [1024, 16384, 262144, 1048576, 4194304]
 # (device, nnodes) -> (alpha µs, beta GB/s): CUDA tensors over gloo pay a copy, so they differ

@@ -3,7 +3,7 @@ slurmd, n1 and n2, on this host). .ci/run brings the cluster up and sets DISTBEN
 so there these tests fail rather than skip; elsewhere they skip when no Slurm answers.
 
     bash ci/slurm-local.sh up
-    SLURM_CONF=/tmp/distbench-slurm/slurm.conf pytest tests/test_slurm.py
+    SLURM_CONF=/tmp/distbench-slurm/slurm.conf pytest tests/launch/test_slurm.py
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SBATCH = REPO / "ci" / "slurm-nightly.sbatch"
 CPU_CONFIG = REPO / "ci" / "sweep-slurm-cpu.toml"
 

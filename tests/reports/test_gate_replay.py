@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "gate-launches.json"
 DDP_DATA = ROOT / "tests" / "data" / "gate-launches-ddp.json"
 

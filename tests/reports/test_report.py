@@ -22,7 +22,7 @@ from distbench.cli.app import run_cli as run_in_process
 from distbench.reports.report import build_report
 from tests.bench_report import write_big_runs
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 CLUSTERS = [DATA / "cluster-a", DATA / "cluster-b"]
 CHROMIUM = Path("/usr/bin/chromium")
 FIGURES = {
