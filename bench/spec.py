@@ -91,6 +91,19 @@ class CommSpec:
     tag: str = ""
     """Prefix of measurement ids when one run directory holds several specs (a sweep matrix's
     other backends, e.g. 'nccl/'), keeping them unique; empty otherwise."""
+    iters_auto: bool = False
+    """--iters auto: each case's iterations chosen so that a trial lasts about trial_time_ms
+    (OSU-style; `iters` is then unused, each row's iters column holds the chosen count)."""
+    trial_time_ms: float = 50.0
+    """--trial-time: what one trial should last under iters_auto."""
+    precision: float = 0.0
+    """--precision as a share (0.02: 2 %): trials are added until the p50's 95 % confidence
+    interval is within +-precision of it, or max_trials or budget_s is reached; 0: exactly
+    `trials` trials."""
+    max_trials: int = 50
+    """--max-trials: under precision, at most this many trials per measurement (--trials too)."""
+    budget_s: float = 10.0
+    """--budget: under precision, no trial is added after this many seconds of a measurement."""
 
     kind = "comm"
 
@@ -114,6 +127,10 @@ class CommSpec:
         ):
             if value < minimum:
                 raise UsageError(f"{name} must be at least {minimum}, got {value}")
+        if not 0 <= self.precision < 1 or self.max_trials < 1 or self.budget_s <= 0:
+            raise UsageError("--precision, --max-trials and --budget must be positive")
+        if self.trial_time_ms <= 0:
+            raise UsageError(f"--trial-time must be positive, got {self.trial_time_ms} ms")
 
 
 def comm_plan_size(workload: CommSpec, world_size: int) -> int:

@@ -112,44 +112,54 @@ class Clock:
         return [(b - a) / 1e3 for a, b in zip(self.host_ns, self.host_ns[1:], strict=False)]
 
 
-def time_throughput(
-    ctx: Context, run: Callable[[], None], iters: int, warmup: int, trials: int
-) -> list[float]:
-    """Per-trial average time of one op in microseconds, `trials` samples."""
+def warm_up(ctx: Context, run: Callable[[], None], warmup: int) -> None:
+    """`warmup` untimed ops, then a drain: the first timed op finds nothing in flight."""
+    for _ in range(warmup):
+        run()
+    drain(ctx.device)
+
+
+def trial_throughput(ctx: Context, run: Callable[[], None], iters: int) -> list[float]:
+    """One trial: barrier, `iters` ops back to back, one drain; one sample, the average time of
+    one op in microseconds."""
 
     def run_iters() -> None:  # one call per trial around the loop: the clock sees ~50 ns / iters
         for _ in range(iters):
             run()
 
-    for _ in range(warmup):
-        run()
-    drain(ctx.device)
-    samples = []
-    for _ in range(trials):
+    barrier(ctx)
+    clock = Clock(ctx.device)
+    clock.time_call(run_iters)
+    return [clock.elapsed_us() / iters]
+
+
+def trial_latency(ctx: Context, run: Callable[[], None], iters: int) -> list[float]:
+    """One trial: `iters` ops, each after a barrier and timed alone; `iters` samples (us)."""
+    clocks = []
+    for _ in range(iters):
         barrier(ctx)
         clock = Clock(ctx.device)
-        clock.time_call(run_iters)
-        samples.append(clock.elapsed_us() / iters)
-    return samples
+        clock.time_call(run)
+        clocks.append(clock)
+    return [clock.elapsed_us() for clock in clocks]  # read once the trial is done
+
+
+TRIALS = {"throughput": trial_throughput, "latency": trial_latency}
+"""mode -> one trial of it. The runner warms up once, then runs trials until it has enough
+(a fixed --trials, or until --precision is met: comm/precision.py)."""
+
+
+def time_throughput(
+    ctx: Context, run: Callable[[], None], iters: int, warmup: int, trials: int
+) -> list[float]:
+    """Per-trial average time of one op in microseconds, `trials` samples."""
+    warm_up(ctx, run, warmup)
+    return [t for _ in range(trials) for t in trial_throughput(ctx, run, iters)]
 
 
 def time_latency(
     ctx: Context, run: Callable[[], None], iters: int, warmup: int, trials: int
 ) -> list[float]:
     """Time of each op on its own in microseconds, `trials * iters` samples (trial-major)."""
-    for _ in range(warmup):
-        run()
-    drain(ctx.device)
-    samples: list[float] = []
-    for _ in range(trials):
-        clocks = []
-        for _ in range(iters):
-            barrier(ctx)
-            clock = Clock(ctx.device)
-            clock.time_call(run)
-            clocks.append(clock)
-        samples.extend(clock.elapsed_us() for clock in clocks)  # read once the trial is done
-    return samples
-
-
-TIMERS = {"throughput": time_throughput, "latency": time_latency}
+    warm_up(ctx, run, warmup)
+    return [t for _ in range(trials) for t in trial_latency(ctx, run, iters)]

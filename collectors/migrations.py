@@ -60,6 +60,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             "measurement cuda_event)",
         },
     ),
+    Migration(
+        3,
+        "precision-driven measurement (#14 §2): the p50's confidence interval, the trials run, "
+        "whether --precision was met",
+        added={
+            ("comm", "ci_low_us"): "",
+            ("comm", "ci_high_us"): "",
+            ("comm", "trials_run"): "",
+            ("comm", "converged"): "",
+        },
+    ),
 )
 """One entry per version, oldest first; the last one is SCHEMA_VERSION."""
 

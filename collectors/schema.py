@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # ---- the run directory: every file name, here only -------------------------------------------
 RESULTS_CSV = "results.csv"
@@ -23,7 +23,9 @@ SPEC_JSON = "spec.json"
 """The RunSpec every rank reads; a sweep's other backends add spec-<backend>.json."""
 LOGS_DIR = "logs"
 """Per launch of world size N: wsN-torchrun.log, wsN-rank<R>.log, wsN-rank<R>.alive (a running
-rank's heartbeat), wsN-env.json (global rank 0's environment), wsN-torch.json (torch's facts)."""
+rank's heartbeat), wsN-env.json (global rank 0's environment), wsN-torch.json (torch's facts),
+wsN-progress.log (global rank 0's `<unix time> begin <measurement> <what>` lines, which the CLI's
+progress display reads)."""
 
 
 def backend_spec_path(run_dir: Path, backend: str) -> Path:
@@ -39,6 +41,12 @@ def rank_log_path(run_dir: Path, world_size: int, rank: int) -> Path:
 def heartbeat_path(run_dir: Path, world_size: int, rank: int) -> Path:
     """A worker's heartbeat: its pid inside, its mtime renewed while it runs (groups.Heartbeat)."""
     return Path(run_dir) / LOGS_DIR / f"ws{world_size}-rank{rank}.alive"
+
+
+def progress_path(run_dir: Path, world_size: int) -> Path:
+    """Where global rank 0 announces each measurement as it starts (groups.announce_measurements);
+    the CLI shows the running one from it."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-progress.log"
 
 
 def torchrun_log_path(run_dir: Path, world_size: int) -> Path:
@@ -133,6 +141,17 @@ class ResultRow:
     hosts: str = ""
     """The hosts the row's ranks ran on, `+`-separated, one per node in node order (so two
     loopback "nodes" of one machine read `h+h`) (v2; empty in v1 runs)."""
+    ci_low_us: float = float("nan")
+    """Low end of the 95 % confidence interval of time_us_p50: the order-statistic (binomial)
+    interval of a median, over the same samples; empty below 6 samples (v3; empty before)."""
+    ci_high_us: float = float("nan")
+    """High end of that interval (v3; empty before)."""
+    trials_run: int = 0
+    """Trials actually run: `trials` without --precision, as many as it took with it (v3; empty
+    before, when every row ran exactly `trials`)."""
+    converged: str = ""
+    """With --precision: true when the interval came within +-precision of the p50, false when
+    --max-trials or --budget ended the measurement first; empty without --precision (v3)."""
 
 
 @dataclass(frozen=True)
@@ -255,29 +274,14 @@ COMM_CASE_COLUMNS = (
 report's lines over sizes are these."""
 
 DDP_CASE_COLUMNS = (
-    "strategy",
-    "backend",
-    "device",
-    "world_size",
-    "nnodes",
-    "model",
-    "params",
-    "dtype",
-    "batch_size",
-    "bucket_mb",
-    "gradient_as_bucket_view",
-    "static_graph",
-    "avg_every",
-)
+    "strategy", "backend", "device", "world_size", "nnodes", "model", "params", "dtype",
+    "batch_size", "bucket_mb", "gradient_as_bucket_view", "static_graph", "avg_every",
+)  # fmt: skip
 """What a DDP row measured (DDP_MATCH_KEY is these and `primitive`)."""
 
 DDP_STRATEGY_COLUMNS = (
-    "strategy",
-    "bucket_mb",
-    "gradient_as_bucket_view",
-    "static_graph",
-    "avg_every",
-)
+    "strategy", "bucket_mb", "gradient_as_bucket_view", "static_graph", "avg_every",
+)  # fmt: skip
 """The DDP_CASE_COLUMNS that describe the strategy; the others are the configuration that the
 strategies of one comparison share (the report's compute/communication split groups on those)."""
 

@@ -21,7 +21,7 @@ from distbench.reports.baselines import (
 )
 from distbench.reports.checks import Thresholds, load_thresholds, parse_check, parse_metric
 from distbench.reports.compare import GateRule, compare_runs
-from distbench.reports.compare_render import RENDERERS
+from distbench.reports.compare_render import RENDERERS, ci_band_notes
 from distbench.reports.runs import load_run
 
 FORMATS = tuple(RENDERERS)
@@ -93,6 +93,7 @@ def run_compare(args: CompareArgs) -> tuple[int, str]:
     base_run = load_run(resolve_run(args.baseline, store_path))
     cur_run = load_run(resolve_run(args.current, store_path))
     comparison = compare_runs(base_run, cur_run, chosen, rule)
+    comparison.notes.extend(ci_band_notes(comparison, base_run, cur_run))
     for name in args.save:
         path = Path(name)
         try:

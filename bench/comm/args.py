@@ -4,6 +4,8 @@ bad value is one line (exit 2)."""
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -15,12 +17,69 @@ from distbench.parse import (
     UsageError,
     build_size_ladder,
     parse_dtypes,
+    parse_int,
     parse_modes,
     parse_size,
     parse_sizes,
 )
 from distbench.primitives.facts import FACTS
 from distbench.spec import CommSpec
+
+AUTO = "auto"
+MAX_PRECISION_PERCENT = 50.0
+"""--precision above this is not a precision (a CI of +-100 % says nothing)."""
+DURATION_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
+_DURATION_RE = re.compile(r"^\s*(-?[0-9]*\.?[0-9]+(?:e-?[0-9]+)?)\s*([a-z]*)\s*$")
+
+
+def parse_iters(text: str) -> int | str:
+    """A whole number of ops per trial, or 'auto' (a trial lasts about --trial-time)."""
+    value = text.strip().lower()
+    if value == AUTO:
+        return AUTO
+    if not (value.isascii() and value.lstrip("-").isdigit()) or len(value) > 9:
+        raise UsageError(
+            f"--iters '{text}' is neither a number of ops nor auto: use e.g. --iters 20, or "
+            "--iters auto (each size gets as many ops as fill --trial-time)"
+        )
+    return parse_int(value, "--iters")
+
+
+def parse_precision(text: str) -> float:
+    """'2%' -> 0.02: the half-width of the p50's 95 % CI that ends a measurement."""
+    value = text.strip()
+    hint = "give a percentage of the p50, e.g. --precision 2%"
+    if not value.endswith("%"):
+        raise UsageError(f"--precision '{text}' has no %: {hint}")
+    try:
+        percent = float(value[:-1])
+    except ValueError:
+        raise UsageError(f"--precision '{text}' is not a percentage: {hint}") from None
+    if not 0 < percent <= MAX_PRECISION_PERCENT or not math.isfinite(percent):
+        raise UsageError(
+            f"--precision {value} is out of range: use more than 0% and at most "
+            f"{MAX_PRECISION_PERCENT:g}%, e.g. --precision 2%"
+        )
+    return percent / 100
+
+
+def parse_duration(text: str, flag: str, unit: str) -> float:
+    """A positive duration in seconds: a number with us, ms or s, or a bare number in `unit`."""
+    match = _DURATION_RE.match(text.lower())
+    units = ", ".join(DURATION_UNITS)
+    example = "50ms" if unit == "ms" else "10s"
+    if match is None or match.group(2) not in ("", *DURATION_UNITS):
+        raise UsageError(
+            f"{flag} '{text}' is not a duration: give a number with {units} (a bare number is "
+            f"in {unit}), e.g. {flag} {example}"
+        )
+    seconds = float(match.group(1)) * DURATION_UNITS[match.group(2) or unit]
+    if not 0 < seconds < 86400:
+        raise UsageError(
+            f"{flag} {text.strip()} must be positive (and under a day), e.g. {example}"
+        )
+    return seconds
+
 
 DEFAULT_LADDER = {"gloo": (1 << 10, 64 << 20, 4), "nccl": (1 << 10, 1 << 30, 4)}
 """--min-size, --max-size, --factor when no sizes are given: laptop-sized on gloo."""
@@ -68,9 +127,44 @@ class CommArgs:
             lambda value: tuple(parse_modes(value)),
         ),
     ] = ("throughput",)
-    iters: Annotated[int, integer("Ops per timed trial (latency: samples per trial).")] = 20
+    iters: Annotated[
+        int | str,
+        text(
+            "Ops per timed trial (latency: samples per trial), or auto: per size, as many as "
+            "fill --trial-time (OSU-style).",
+            parse_iters,
+        ),
+    ] = 20
     warmup: Annotated[int, integer("Untimed ops before each measurement.", minimum=0)] = 5
-    trials: Annotated[int, integer("Timed trials per measurement.")] = 5
+    trials: Annotated[
+        int, integer("Timed trials per measurement (with --precision: the first ones).")
+    ] = 5
+    precision: Annotated[
+        float | None,
+        text(
+            "Add trials until the p50's 95% confidence interval is within +-P of it, e.g. 2%; "
+            "or until --max-trials or --budget (column converged says which).",
+            parse_precision,
+        ),
+    ] = None
+    max_trials: Annotated[
+        int | None, integer("With --precision: most trials per measurement [50].")
+    ] = None
+    budget: Annotated[
+        float | None,
+        text(
+            "With --precision: no trial is added after this long per measurement, e.g. 10s "
+            "[10s; a bare number is seconds].",
+            lambda value: parse_duration(value, "--budget", "s"),
+        ),
+    ] = None
+    trial_time: Annotated[
+        float | None,
+        text(
+            "With --iters auto: what one trial should last, e.g. 50ms [50ms; a bare number is ms].",
+            lambda value: parse_duration(value, "--trial-time", "ms"),
+        ),
+    ] = None
     check: Annotated[bool, flag("Verify results bit-exactly after timing.", "--check")] = False
 
 
@@ -123,10 +217,32 @@ def build_comm_spec(
         dtypes=args.dtype,
         op=op,
         modes=args.mode,
-        iters=args.iters,
         warmup=args.warmup,
         trials=args.trials,
         check=args.check,
         root=root,
         options=dict(options or {}),
+        **trial_settings(args),
     )
+
+
+def trial_settings(args: CommArgs) -> dict[str, Any]:
+    """CommSpec's iteration and trial fields; an option that needs another one is refused."""
+    if args.precision is None:
+        for flag, value in (("--max-trials", args.max_trials), ("--budget", args.budget)):
+            if value is not None:
+                raise UsageError(f"{flag} applies with --precision: add e.g. --precision 2%")
+    auto = args.iters == AUTO
+    if args.trial_time is not None and not auto:
+        raise UsageError("--trial-time applies to --iters auto: add --iters auto")
+    defaults = CommSpec(primitives=("all_reduce",), sizes=(1,))
+    return {
+        "iters": defaults.iters if auto else int(args.iters),
+        "iters_auto": auto,
+        "trial_time_ms": defaults.trial_time_ms
+        if args.trial_time is None
+        else args.trial_time * 1e3,
+        "precision": args.precision or 0.0,
+        "max_trials": args.max_trials or defaults.max_trials,
+        "budget_s": defaults.budget_s if args.budget is None else args.budget,
+    }

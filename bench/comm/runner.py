@@ -20,14 +20,15 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.collectors.sink import CsvSink
+from distbench.comm.precision import Trials, choose_iters, run_trials
 from distbench.groups import Placement, gather_placement
 from distbench.plan import measurement_id
 from distbench.primitives import get_primitive
 from distbench.primitives.base import Case, CaseRequest, Context
-from distbench.ranks import gather_samples, max_over_ranks, ranks_label, sum_over_ranks
+from distbench.ranks import gather_samples, ranks_label, sum_over_ranks
 from distbench.spec import CommSpec, RunSpec
 from distbench.stats import Stats, algbw_gbps
-from distbench.timing import TIMERS, timer_name
+from distbench.timing import TRIALS, timer_name, warm_up
 
 
 class WrongResults(RuntimeError):
@@ -40,26 +41,21 @@ class Measured:
 
     case: Case
     mode: str
-    local_us: list[float]
-    """This rank's samples."""
-    max_us: list[float]
-    """Per-sample maximum over ranks (identical on every rank)."""
+    iters: int
+    """Ops per trial: --iters, or the count --iters auto chose for this case."""
+    trials: Trials
     wrong: int
-    aggregate_us: float = 0.0
-    """Harness time of the cross-rank reduction (outside the timed region)."""
 
 
 def measure(ctx: Context, case: Case, workload: CommSpec, mode: str) -> Measured:
-    timer = TIMERS[mode]
-    timed = timer(ctx, case.run, workload.iters, workload.warmup, workload.trials)
-    local = [t / case.ops_per_run for t in timed]  # per message (ping-pong, windows)
-    begin = time.perf_counter_ns()
-    maxed = max_over_ranks(ctx, local)
-    aggregate_us = (time.perf_counter_ns() - begin) / 1e3
+    trial = TRIALS[mode]
+    warm_up(ctx, case.run, workload.warmup)
+    iters = workload.iters
+    if workload.iters_auto:
+        iters = choose_iters(ctx, case.run, trial, workload.trial_time_ms / 1e3)
+    trials = run_trials(ctx, case.run, trial, iters, workload, case.ops_per_run)
     wrong = sum_over_ranks(ctx, case.check()) if workload.check else -1
-    return Measured(
-        case=case, mode=mode, local_us=local, max_us=maxed, wrong=wrong, aggregate_us=aggregate_us
-    )
+    return Measured(case=case, mode=mode, iters=iters, trials=trials, wrong=wrong)
 
 
 def build_row(
@@ -76,7 +72,9 @@ def build_row(
     speed is no network's). In throughput mode p95/p99 are empty (stats.py says why)."""
     workload: CommSpec = spec.workload
     prim = get_primitive(primitive)
-    stats = Stats(tuple(result.max_us))
+    stats = Stats(tuple(result.trials.max_us))
+    ci_low, ci_high = stats.p50_ci()
+    converged = result.trials.converged
     factor = prim.busbw_factor(ctx.world_size)
     moves = ctx.world_size > 1
     algbw = algbw_gbps(result.case.size_bytes, stats.p50) if moves else math.nan
@@ -103,7 +101,7 @@ def build_row(
         pattern=labels.get("pattern", ""),
         mode=result.mode,
         timer=timer_name(ctx.device, result.mode),
-        iters=workload.iters,
+        iters=result.iters,
         warmup=workload.warmup,
         trials=workload.trials,
         samples=stats.n,
@@ -113,6 +111,10 @@ def build_row(
         busbw_factor=factor,
         wrong=result.wrong,
         hosts=placement.hosts,
+        ci_low_us=ci_low,
+        ci_high_us=ci_high,
+        trials_run=result.trials.trials_run,
+        converged="" if converged is None else str(converged).lower(),
     )
 
 
@@ -175,7 +177,8 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                 log(f"begin {measurement} {primitive} {dtype_name} {mode} size={case.size_bytes}")
                 result = measure(ctx, case, workload, mode)
                 rank = ctx.global_ranks[ctx.rank]
-                local += sample_rows(measurement, rank, mode, workload.trials, result.local_us)
+                run = result.trials
+                local += sample_rows(measurement, rank, mode, run.trials_run, run.local_us)
                 begin = time.perf_counter_ns()
                 if results is not None and samples is not None:
                     row = build_row(
@@ -183,14 +186,13 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                     )
                     # samples first: the row commits the measurement (--resume)
                     samples.write(
-                        sample_rows(
-                            measurement, MAX_OVER_RANKS, mode, workload.trials, result.max_us
-                        )
+                        sample_rows(measurement, MAX_OVER_RANKS, mode, run.trials_run, run.max_us)
                     )
                     results.write([row])
                 write_us = (time.perf_counter_ns() - begin) / 1e3
                 log(
-                    f"end {measurement} aggregate_us={result.aggregate_us:.0f} "
+                    f"end {measurement} iters={result.iters} trials={run.trials_run} "
+                    f"converged={run.converged} aggregate_us={run.aggregate_us:.0f} "
                     f"write_us={write_us:.0f}"
                 )
                 if result.wrong > 0:

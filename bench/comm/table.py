@@ -25,6 +25,25 @@ COLUMNS = (
 )
 
 
+WIDTHS = {"pattern": 17, "trials": 7, "ci_pct": 8, "converged": 10}
+"""Widths of the columns shown only when some row has them (6 otherwise)."""
+
+
+def cell(row: dict[str, str], name: str) -> str:
+    """An extra column's cell; ci_pct is the CI's larger half-width in % of the p50, e.g. +-1.8."""
+    if name == "trials":
+        return row.get("trials_run") or row.get("trials", "")
+    if name != "ci_pct":
+        return row.get(name, "")
+    try:
+        p50, low, high = (float(row[k]) for k in ("time_us_p50", "ci_low_us", "ci_high_us"))
+    except (KeyError, ValueError):
+        return "-"
+    if not (p50 > 0 and low == low and high == high):  # NaN: too few samples for an interval
+        return "-"
+    return "+-" + format_number(max(p50 - low, high - p50) / p50 * 100, ".1f")
+
+
 def render_table(rows: Sequence[dict[str, str]]) -> str:
     """One table per (primitive, world size) group of rows, in the order given."""
     groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
@@ -43,9 +62,11 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
         extra = [
             name for name in ("root", "src", "dst", "pattern") if any(r.get(name) for r in group)
         ]
+        precise = any(r.get("converged") for r in group)  # --precision: how far each row got
+        extra += ["trials", "ci_pct", "converged"] if precise else []
         names = [name for name, _ in COLUMNS] + extra
         # pattern holds e.g. 'bidir-window=64'
-        widths = [width for _, width in COLUMNS] + [17 if n == "pattern" else 6 for n in extra]
+        widths = [width for _, width in COLUMNS] + [WIDTHS.get(n, 6) for n in extra]
         lines = [header, "#" + "".join(n.rjust(w) for n, w in zip(names, widths, strict=True))[1:]]
         for row in group:
             wrong = row["wrong"] if row["wrong"] != "-1" else "N/A"
@@ -59,7 +80,13 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
                 format_number(row["algbw_GBps"], BANDWIDTH_DIGITS),
                 format_number(row["busbw_GBps"], BANDWIDTH_DIGITS),
                 wrong,
-            ] + [row.get(name, "") for name in extra]
+            ] + [cell(row, name) for name in extra]
             lines.append("".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))
+        short = sum(1 for row in group if row.get("converged") == "false")
+        if short:
+            lines.append(
+                f"# {short} of {len(group)} rows did not reach --precision: --max-trials or "
+                "--budget ended them first (converged=false; ci_pct is what they reached)"
+            )
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)

@@ -1,0 +1,223 @@
+"""--precision, --max-trials, --budget, --iters auto and --trial-time (#14 §2): the p50's
+confidence interval (exact numbers), every new option's bad input (one line, exit 2), and real
+2- and 3-rank gloo runs: one that converges, one that cannot, every rank running the same number
+of trials, and auto iterations that give a small message more ops than a large one."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+import distbench.cli.app  # noqa: F401  (first: comm.args imports cli.args, whose package imports it)
+from distbench.comm.args import parse_duration, parse_iters, parse_precision
+from distbench.comm.table import render_table
+from distbench.parse import UsageError
+from distbench.stats import Stats, median_ci_ranks
+from tests.conftest import run_cli, usage_error_line
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+# ---- the interval ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n", "ranks"),
+    [(5, None), (6, (1, 6)), (9, (2, 8)), (10, (2, 9)), (20, (6, 15)), (100, (40, 61))],
+)
+def test_median_interval_ranks_match_the_binomial_tables(
+    n: int, ranks: tuple[int, int] | None
+) -> None:
+    """The published order-statistic ranks for a 95 % interval of the median (e.g. n = 20:
+    the 6th and 15th values; n = 100: 40th and 61st)."""
+    assert median_ci_ranks(n) == ranks
+
+
+@pytest.mark.parametrize("n", [6, 7, 12, 31, 64, 200])
+def test_median_interval_is_the_narrowest_with_95_percent_coverage(n: int) -> None:
+    k, high = median_ci_ranks(n) or (0, 0)
+    assert high == n + 1 - k
+
+    def coverage(k: int) -> float:  # P(x_(k) <= median <= x_(n+1-k)) = 1 - 2 P(B <= k-1)
+        return 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2**n
+
+    assert coverage(k) >= 0.95
+    assert coverage(k + 1) < 0.95  # one rank further in loses the coverage
+
+
+def test_stats_interval_and_half_width() -> None:
+    stats = Stats((10.0, 12.0, 9.0, 11.0, 30.0, 10.5, 9.5, 10.2, 10.8, 9.9))  # n = 10: 2nd, 9th
+    assert stats.p50_ci() == (9.5, 12.0)
+    assert stats.p50 == pytest.approx(10.35)
+    assert stats.ci_half_width() == pytest.approx((12.0 - 10.35) / 10.35)
+    few = Stats((1.0, 2.0, 3.0, 4.0, 5.0))
+    assert all(math.isnan(x) for x in few.p50_ci())
+    assert few.ci_half_width() == math.inf
+
+
+# ---- the options' parsers and bad input --------------------------------------------------------
+
+
+def test_parsers() -> None:
+    assert parse_precision("2%") == pytest.approx(0.02)
+    assert parse_precision(" 0.5 % ".strip()) == pytest.approx(0.005)
+    assert parse_iters("auto") == "auto"
+    assert parse_iters("AUTO") == "auto"
+    assert parse_iters("40") == 40
+    assert parse_duration("50ms", "--trial-time", "ms") == pytest.approx(0.05)
+    assert parse_duration("50", "--trial-time", "ms") == pytest.approx(0.05)
+    assert parse_duration("2.5s", "--budget", "s") == pytest.approx(2.5)
+    assert parse_duration("10", "--budget", "s") == pytest.approx(10)
+    with pytest.raises(UsageError, match="has no %"):
+        parse_precision("2")
+
+
+BAD = [
+    (["--precision", "0"], "--precision '0' has no %"),
+    (["--precision", "0%"], "--precision 0% is out of range"),
+    (["--precision", "2"], "--precision '2' has no %: give a percentage of the p50"),
+    (["--precision", "two%"], "--precision 'two%' is not a percentage"),
+    (["--precision", "80%"], "--precision 80% is out of range"),
+    (["--precision", "2%", "--max-trials", "0"], "--max-trials must be at least 1, got 0"),
+    (["--precision", "2%", "--budget", "-1"], "--budget -1 must be positive"),
+    (["--precision", "2%", "--budget", "soon"], "--budget 'soon' is not a duration"),
+    (["--iters", "autox"], "--iters 'autox' is neither a number of ops nor auto"),
+    (["--iters", "0"], "--iters must be at least 1, got 0"),
+    (["--iters", "auto", "--trial-time", "0"], "--trial-time 0 must be positive"),
+    (["--iters", "auto", "--trial-time", "5 min"], "--trial-time '5 min' is not a duration"),
+    (["--max-trials", "9"], "--max-trials applies with --precision"),
+    (["--budget", "5s"], "--budget applies with --precision"),
+    (["--trial-time", "20ms"], "--trial-time applies to --iters auto: add --iters auto"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD)
+@pytest.mark.parametrize("command", ["allreduce", "sendrecv"])
+def test_bad_input_is_one_line_and_exit_2(
+    command: str, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = usage_error_line([command, "--backend", "gloo", "--sizes", "1K", *args], capsys)
+    assert message in line
+
+
+def test_sweep_file_keys_go_through_the_same_parsers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "sweep.toml"
+    config.write_text('primitives = ["allreduce"]\nsizes = ["1K"]\nprecision = "2"\n')
+    line = usage_error_line(["sweep", "--config", str(config)], capsys)
+    assert f"--config {config}: --precision '2' has no %" in line
+    config.write_text('primitives = ["allreduce"]\nsizes = ["1K"]\niters = "autox"\n')
+    line = usage_error_line(["sweep", "--config", str(config)], capsys)
+    assert "--iters 'autox' is neither" in line
+
+
+def test_table_says_which_rows_did_not_converge() -> None:
+    row = {
+        "primitive": "all_reduce", "backend": "gloo", "device": "cpu", "world_size": "2",
+        "timer": "perf_counter", "busbw_factor": "1", "size_bytes": "1024", "count": "256",
+        "dtype": "float32", "op": "sum", "mode": "throughput", "time_us_p50": "100",
+        "algbw_GBps": "0.01", "busbw_GBps": "0.01", "wrong": "-1", "trials": "5",
+        "trials_run": "9", "ci_low_us": "95", "ci_high_us": "110", "converged": "false",
+    }  # fmt: skip
+    ok = {**row, "size_bytes": "4096", "converged": "true", "ci_high_us": "101"}
+    text = render_table([row, ok])
+    assert re.search(r"\s9\s+\+-10\.0\s+false$", text.splitlines()[2])
+    assert re.search(r"\s9\s+\+-5\.0\s+true$", text.splitlines()[3])
+    assert "1 of 2 rows did not reach --precision" in text
+    assert "did not reach" not in render_table([ok])
+
+
+# ---- real gloo runs ----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_loose_precision_converges(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = run_cli(
+        "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,64K",
+        "--iters", "20", "--warmup", "2", "--trials", "3", "--precision", "50%",
+        "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    rows = read_csv(out / "results.csv")
+    assert [r["converged"] for r in rows] == ["true", "true"]
+    for row in rows:
+        runs = int(row["trials_run"])
+        assert 6 <= runs <= 50  # an interval exists from 6 samples; --max-trials' default
+        assert int(row["samples"]) == runs and row["trials"] == "3"
+        low, p50, high = (float(row[k]) for k in ("ci_low_us", "time_us_p50", "ci_high_us"))
+        assert low <= p50 <= high
+        assert max(p50 - low, high - p50) <= 0.5 * p50
+    assert "did not reach --precision" not in result.stdout
+
+
+@pytest.mark.slow
+def test_unreachable_precision_says_so(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = run_cli(
+        "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K",
+        "--iters", "5", "--warmup", "1", "--precision", "0.01%", "--max-trials", "3",
+        "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    [row] = read_csv(out / "results.csv")
+    assert (row["converged"], row["trials_run"], row["samples"]) == ("false", "3", "3")
+    assert row["ci_low_us"] == row["ci_high_us"] == ""  # 3 samples hold no 95 % interval
+    assert "1 of 1 rows did not reach --precision" in result.stdout
+    assert re.search(r"\s3\s+-\s+false$", result.stdout, re.MULTILINE)
+
+
+@pytest.mark.slow
+def test_every_rank_runs_the_trials_rank_0_decides(tmp_path: Path) -> None:
+    """--budget ends each measurement on rank 0's clock; the other ranks' clocks differ, so only
+    the broadcast decision keeps them in step. Each rank logs its own trial count ('end ...
+    trials=N') and keeps its own samples (gathered to samples.csv by rank): all must agree."""
+    out = tmp_path / "run"
+    result = run_cli(
+        "sweep", "--primitives", "allreduce,broadcast", "--backend", "gloo",
+        "--world-sizes", "3", "--sizes", "1K,256K", "--iters", "2", "--warmup", "1",
+        "--precision", "0.01%", "--max-trials", "10000", "--budget", "0.3s",
+        "--mode", "throughput,latency", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    rows = {r["measurement"]: r for r in read_csv(out / "results.csv")}
+    assert len(rows) == 8
+    logged: dict[str, set[int]] = {}
+    for rank in range(3):
+        log = (out / "logs" / f"ws3-rank{rank}.log").read_text()
+        for measurement, trials in re.findall(r"end (\S+) iters=\d+ trials=(\d+)", log):
+            logged.setdefault(measurement, set()).add(int(trials))
+    samples = read_csv(out / "samples.csv")
+    for measurement, row in rows.items():
+        assert row["converged"] == "false"
+        assert logged[measurement] == {int(row["trials_run"])}, measurement
+        mine = [s for s in samples if s["measurement"] == measurement]
+        per_rank = {rank: {s["trial"] for s in mine if s["rank"] == rank} for rank in "012"}
+        per_rank["-1"] = {s["trial"] for s in mine if s["rank"] == "-1"}
+        assert {len(t) for t in per_rank.values()} == {int(row["trials_run"])}, measurement
+    assert len({r["trials_run"] for r in rows.values()}) > 1  # the budget, not a fixed count
+
+
+@pytest.mark.slow
+def test_auto_iters_gives_small_messages_more_ops(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = run_cli(
+        "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,4M",
+        "--iters", "auto", "--trial-time", "40ms", "--warmup", "1", "--trials", "3",
+        "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    small, large = read_csv(out / "results.csv")
+    assert int(small["iters"]) > int(large["iters"]) >= 1
+    assert small["converged"] == large["converged"] == ""  # no --precision
+    assert small["trials_run"] == "3"
+    # a trial holds about --trial-time of ops: the 4M trial's ops within a few x of 40 ms
+    assert 0.01 < int(large["iters"]) * float(large["time_us_p50"]) / 1e6 < 0.2
