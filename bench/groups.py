@@ -15,6 +15,7 @@ import json
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -141,6 +142,22 @@ class Heartbeat:
 
 def start_heartbeat(run_dir: Path, world_size: int, rank: int) -> Heartbeat:
     return Heartbeat(heartbeat_path(run_dir, world_size, rank))
+
+
+def announce_measurements(log: Callable[[str], None], path: Path) -> Callable[[str], None]:
+    """Global rank 0's log, which also appends each `begin <measurement> <what>` line that a
+    runner logs as a measurement starts to `path` (`<unix time> begin ...`): the CLI shows the
+    running measurement from it at once, however long it takes (a 1G all_reduce: minutes). One
+    short append between measurements, outside every timed region."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def log_and_announce(message: str) -> None:
+        log(message)
+        if message.startswith("begin "):
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(f"{time.time():.3f} {message}\n")
+
+    return log_and_announce
 
 
 def share_done(spec: RunSpec, rank: int) -> tuple[RunSpec, str]:

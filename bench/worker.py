@@ -20,8 +20,9 @@ from pathlib import Path
 import torch.distributed as dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
-from distbench.collectors.schema import rank_log_path
+from distbench.collectors.schema import progress_path, rank_log_path
 from distbench.groups import (
+    announce_measurements,
     bind_device,
     join_world,
     record_torch_facts,
@@ -63,6 +64,8 @@ def main(argv: list[str] | None = None) -> None:
     run_dir = Path(spec.launch.run_dir)
     redirect_output(rank_log_path(run_dir, world_size, rank))
     log = make_logger(rank)
+    if rank == 0:  # rank 0 of every measured group (subgroups are ranks 0..k-1)
+        log = announce_measurements(log, progress_path(run_dir, world_size))
     node = os.environ.get("GROUP_RANK", "0")  # torchrun's node rank
     log(
         f"start pid={os.getpid()} world_size={world_size} local_rank={local_rank} "

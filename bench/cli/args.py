@@ -124,6 +124,12 @@ class LaunchArgs:
         str | None,
         text("Continue the interrupted run in this directory (its spec, its options)."),
     ] = None
+    quiet: Annotated[
+        bool,
+        flag(
+            "No progress (the running measurement, i of N, ETA); the tables still print.", "--quiet"
+        ),
+    ] = False
 
 
 @dataclass(frozen=True)

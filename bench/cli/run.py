@@ -29,9 +29,9 @@ def run_workload(args: LaunchArgs, title: str, build: BuildWorkload, resumed_by:
     `title`: the run directory's name part and the progress bar's; `resumed_by`: the primitive
     or workload whose command this is (None: sweep, which resumes any run)."""
     if args.resume is not None:
-        return resume_run(args.resume, resumed_by)
+        return resume_run(args.resume, resumed_by, quiet=args.quiet)
     launch = resolve_launch(args, Machine.probe())
-    return run_specs(build_specs([launch], build, args.out, title), title)
+    return run_specs(build_specs([launch], build, args.out, title), title, quiet=args.quiet)
 
 
 def build_specs(
@@ -46,9 +46,10 @@ def build_specs(
     ]
 
 
-def run_specs(specs: Sequence[RunSpec], title: str) -> int:
-    """Execute the specs one after another into their run directory; the exit code."""
-    code = execute(specs[0], title=title, more=specs[1:])
+def run_specs(specs: Sequence[RunSpec], title: str, quiet: bool = False) -> int:
+    """Execute the specs one after another into their run directory; the exit code. `quiet`:
+    no progress display (--quiet)."""
+    code = execute(specs[0], title=title, more=specs[1:], quiet=quiet)
     if len(specs) > 1 and code == 0:
         file_logs(Path(specs[-1].launch.run_dir), specs[-1].launch.backend)
     return code

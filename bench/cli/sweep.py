@@ -174,7 +174,7 @@ def run_matrix(matrix: SweepConfig, launch_args: LaunchArgs, source: str = "conf
         specs = build_matrix_specs(matrix, launch_args)
     except UsageError as error:
         raise UsageError(f"--config {source}: {error}") from None
-    return run_specs(specs, "sweep")
+    return run_specs(specs, "sweep", quiet=launch_args.quiet)
 
 
 def build_matrix_specs(matrix: SweepConfig, launch_args: LaunchArgs) -> list[RunSpec]:

@@ -66,10 +66,11 @@ def load_resumable(path_text: str) -> tuple[RunSpec, dict[str, object]]:
     return spec, manifest
 
 
-def resume_run(path_text: str, command: str | None = None) -> int:
+def resume_run(path_text: str, command: str | None = None, quiet: bool = False) -> int:
     """Continue the run in `path_text` with its own spec; return the exit code. `command`: the
-    primitive or workload whose command asked (None: a sweep, which resumes any kind). Every
-    command's --resume comes here (cli/run.py run_workload)."""
+    primitive or workload whose command asked (None: a sweep, which resumes any kind); `quiet`:
+    no progress display. Every command's --resume comes here (cli/run.py run_workload). The
+    tables it prints are the whole run's, the kept rows with the new ones."""
     if any(Path(path_text).glob("spec-*.json")):
         raise UsageError(
             f"--resume {path_text}: a sweep over several backends cannot be resumed; run its "
@@ -102,7 +103,7 @@ def resume_run(path_text: str, command: str | None = None) -> int:
     manifest["ended_utc"] = None
     print(f"resuming {run_dir}: {len(done)} measurements kept", file=sys.stderr)
     title = "+".join(primitives)
-    return execute(replace(spec, launch=launch), title=title, manifest=manifest)
+    return execute(replace(spec, launch=launch), title=title, manifest=manifest, quiet=quiet)
 
 
 def primitives_of(spec: RunSpec) -> tuple[str, ...]:

@@ -1,5 +1,7 @@
 """A run from start to finish: make its directory, write spec and manifest, launch one group per
-world size with a progress bar, print the tables, and close the manifest with the run's status."""
+world size while launch/progress.py shows the running measurement and prints each primitive's
+table, close the manifest with the run's status, and after Ctrl-C print the kept rows and the
+command that continues them (launch/rerun.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ from types import FrameType
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from distbench.collectors.manifest import (
     build_manifest,
@@ -32,7 +33,9 @@ from distbench.collectors.schema import (
     worker_facts_path,
 )
 from distbench.collectors.sink import read_rows
-from distbench.launch.torchrun import build_torchrun_command, run_launch
+from distbench.launch.progress import Render, RunProgress, choose_mode
+from distbench.launch.rerun import held_run_error, resumable, resume_command, shown_path
+from distbench.launch.torchrun import LaunchResult, build_torchrun_command, run_launch
 from distbench.parse import UsageError
 from distbench.plan import measured_sizes, plan_launches
 from distbench.spec import RunSpec
@@ -64,9 +67,7 @@ def prepare_run_dir(out: str | None, name: str, label: str, node_rank: int = -1)
         raise UsageError(f"--out {run_dir} is a file: give a new directory for the run")
     other_nodes = re.compile(r"node\d+")  # their subdirectories may appear first
     if run_dir.is_dir() and any(not other_nodes.fullmatch(p.name) for p in run_dir.iterdir()):
-        raise UsageError(
-            f"--out {run_dir} already holds files; runs are never overwritten: give a new directory"
-        )
+        raise held_run_error(run_dir)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         probe = run_dir / ".write-test"
@@ -152,9 +153,11 @@ def execute(
     title: str,
     more: Sequence[RunSpec] = (),
     manifest: dict[str, Any] | None = None,
+    quiet: bool = False,
 ) -> int:
     """Run every launch of `spec`, then of `more` (same run directory, e.g. other backends of a
-    sweep); return the process exit code. `manifest`: a resumed run's, kept and extended."""
+    sweep); return the process exit code. `manifest`: a resumed run's, kept and extended (its
+    tables are printed whole, kept rows included); `quiet`: no progress (--quiet), tables only."""
     run_dir = Path(spec.launch.run_dir)
     spec_path = first_path = spec.save(run_dir)
     if manifest is None:
@@ -165,76 +168,33 @@ def execute(
     warning = oversubscription_warning(spec, cpu_cores())
     if warning:
         print(warning, file=sys.stderr, flush=True)
+    render = WORKLOADS[spec.kind].render
+    kept = read_rows(run_dir / RESULTS_CSV)
+    total = sum(planned_rows(part) for part in (spec, *more))
+    progress = RunProgress(run_dir, render, total, kept, choose_mode(quiet, console))
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     status, code = "completed", EXIT_OK
     try:
-        for spec, spec_path, world_size in launch_order(spec, first_path, more):  # noqa: B020
-            total = expected_rows(spec, world_size)
-            if total == 0 and spec.launch.done:
-                continue  # a resumed run finished this launch before
-            before = len(read_rows(run_dir / RESULTS_CSV))
-            with Progress(
-                TextColumn(f"{title} world_size={world_size}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=console,
-                transient=True,
-            ) as progress:
-                task = progress.add_task("measuring", total=total)
-                result = run_launch(
-                    spec.launch,
-                    world_size,
-                    spec_path,
-                    lambda rows, task=task: progress.update(task, completed=rows),
-                )
-            env = read_launch_json(worker_env_path(run_dir, world_size))
-            manifest.update(read_launch_json(worker_facts_path(run_dir, world_size)) or {})
-            manifest["worker_env"] = env if env is not None else manifest.get("worker_env")
-            manifest["launches"].append(
-                {
-                    "world_size": world_size,
-                    "backend": spec.launch.backend,
-                    "returncode": result.returncode,
-                    "rows": result.rows,
-                    "command": build_torchrun_command(spec.launch, world_size, spec_path),
-                    "worker_env": env,
-                }
-            )
-            write_manifest(run_dir, manifest)
-            rows = read_rows(run_dir / RESULTS_CSV)[before:]
-            if rows:
-                print(WORKLOADS[spec.kind].render(rows), flush=True)
-                print(flush=True)
-            elif spec.launch.nnodes > 1 and result.returncode == 0:
-                console.print(
-                    "this node did not hold global rank 0: the rows are in the run directory "
-                    "of the node that did (its host is in this node's logs)",
-                    markup=False,
-                    highlight=False,
-                )
-            wrong = [row for row in rows if int(row.get("wrong", "-1") or -1) > 0]
-            if wrong:
-                status, code = "wrong_results", EXIT_FAILED
-                first = wrong[0]
-                console.print(
-                    f"error: --check found {first['wrong']} wrong elements in {first['primitive']} "
-                    f"{first['dtype']} size={first['size_bytes']} at world size {world_size}: "
-                    "these results are not correct",
-                    markup=False,
-                    highlight=False,
-                )
-                break
-            if result.failure:
-                status, code = "failed", EXIT_FAILED
-                # soft_wrap: no newlines inside the log paths of the message
-                console.print(
-                    f"error: {result.failure}", markup=False, highlight=False, soft_wrap=True
-                )
-                break
+        with progress:
+            for spec, spec_path, world_size in launch_order(spec, first_path, more):  # noqa: B020
+                remaining = expected_rows(spec, world_size)
+                if remaining == 0 and spec.launch.done:
+                    continue  # a resumed run finished this launch before
+                before = len(read_rows(run_dir / RESULTS_CSV))
+                measured = measured_sizes(spec.launch, spec.kind, world_size)
+                progress.start_launch(world_size, measured, remaining)
+                result = run_launch(spec.launch, world_size, spec_path, progress.poll)
+                progress.end_launch()
+                record_launch(manifest, spec, spec_path, world_size, result)
+                rows = read_rows(run_dir / RESULTS_CSV)[before:]
+                problem = launch_problem(spec, rows, result)
+                if problem is not None:
+                    status, code = problem
+                    break
+            progress.flush()  # a resumed run's last kept table, when nothing was left to run
     except KeyboardInterrupt:
         status, code = "interrupted", EXIT_INTERRUPTED
-        console.print("interrupted: the process group was stopped; finished rows are kept")
+        report_interrupt(spec, run_dir, total, render)
     finally:
         signal.signal(signal.SIGTERM, previous)
         manifest["status"] = status
@@ -242,6 +202,88 @@ def execute(
         write_manifest(run_dir, manifest)
     print(f"run directory: {run_dir}  ({RESULTS_CSV}, samples.csv, {MANIFEST_JSON}, logs/)")
     return code
+
+
+def planned_rows(spec: RunSpec) -> int:
+    """Rows a whole run of `spec` writes, over all its launches (the progress total)."""
+    counter = WORKLOADS[spec.kind].plan_size
+    return sum(
+        counter(spec.workload, size)
+        for planned in plan_launches(spec.launch, spec.kind)
+        for size in planned.measured
+    )
+
+
+def record_launch(
+    manifest: dict[str, Any], spec: RunSpec, spec_path: Path, world_size: int, result: LaunchResult
+) -> None:
+    """Add a finished launch (its command, exit code, rows, the ranks' environment) to the
+    manifest and write it."""
+    run_dir = Path(spec.launch.run_dir)
+    env = read_launch_json(worker_env_path(run_dir, world_size))
+    manifest.update(read_launch_json(worker_facts_path(run_dir, world_size)) or {})
+    manifest["worker_env"] = env if env is not None else manifest.get("worker_env")
+    manifest["launches"].append(
+        {
+            "world_size": world_size,
+            "backend": spec.launch.backend,
+            "returncode": result.returncode,
+            "rows": result.rows,
+            "command": build_torchrun_command(spec.launch, world_size, spec_path),
+            "worker_env": env,
+        }
+    )
+    write_manifest(run_dir, manifest)
+
+
+def launch_problem(
+    spec: RunSpec, rows: Sequence[dict[str, str]], result: LaunchResult
+) -> tuple[str, int] | None:
+    """Print what ended a launch badly and return the run's (status, exit code); None if fine."""
+    console = Console(stderr=True)
+    if not rows and spec.launch.nnodes > 1 and result.returncode == 0:
+        console.print(
+            "this node did not hold global rank 0: the rows are in the run directory "
+            "of the node that did (its host is in this node's logs)",
+            markup=False,
+            highlight=False,
+        )
+    wrong = [row for row in rows if int(row.get("wrong", "-1") or -1) > 0]
+    if wrong:
+        first = wrong[0]
+        console.print(
+            f"error: --check found {first['wrong']} wrong elements in {first['primitive']} "
+            f"{first['dtype']} size={first['size_bytes']} at world size {result.world_size}: "
+            "these results are not correct",
+            markup=False,
+            highlight=False,
+        )
+        return "wrong_results", EXIT_FAILED
+    if result.failure:
+        # soft_wrap: no newlines inside the log paths of the message
+        console.print(f"error: {result.failure}", markup=False, highlight=False, soft_wrap=True)
+        return "failed", EXIT_FAILED
+    return None
+
+
+def report_interrupt(spec: RunSpec, run_dir: Path, total: int, render: Render) -> None:
+    """After Ctrl-C or SIGTERM: the table of every kept row and the command that continues."""
+    rows = read_rows(run_dir / RESULTS_CSV)
+    kept = len({row.get("measurement") for row in rows})
+    print(
+        f"interrupted: the process group was stopped; {kept} of {total} measurements are kept",
+        file=sys.stderr,
+        flush=True,
+    )
+    if rows:
+        print(f"kept rows ({kept} of {total} measurements):", flush=True)
+        print(render(rows), flush=True)
+        print(flush=True)
+    if resumable(run_dir):
+        line = f"to measure the rest: {resume_command(spec, shown_path(run_dir))}"
+    else:
+        line = "a sweep over several backends cannot be resumed: run it again with a new --out"
+    print(line, file=sys.stderr, flush=True)
 
 
 def _spec_body(spec: RunSpec) -> dict[str, object]:

@@ -124,11 +124,12 @@ def run_launch(
     launch: LaunchSpec,
     world_size: int,
     spec_path: Path,
-    on_progress: Callable[[int], None],
+    on_poll: Callable[[], None],
 ) -> LaunchResult:
     """Run one process group to completion, watching the workers' heartbeats: a rank silent for
     --timeout seconds (stopped, swapped out, wedged) ends the launch at once, named. Ctrl-C or
-    SIGTERM stops the group before the KeyboardInterrupt propagates."""
+    SIGTERM stops the group before the KeyboardInterrupt propagates. `on_poll` runs every
+    POLL_S (the progress display reads the rows and the running measurement)."""
     run_dir = Path(launch.run_dir)
     results = run_dir / RESULTS_CSV
     before = count_rows(results)
@@ -147,12 +148,8 @@ def run_launch(
             start_new_session=True,  # Ctrl-C reaches us; we stop torchrun deliberately
         )
         try:
-            seen = 0
             while not exited(proc, POLL_S):
-                rows = count_rows(results) - before
-                if rows != seen:
-                    seen = rows
-                    on_progress(rows)
+                on_poll()
                 silent = silent_ranks(run_dir, world_size, launch.timeout_s)
                 if silent:
                     failure = describe_silent(run_dir, world_size, silent, launch.timeout_s)
@@ -163,7 +160,6 @@ def run_launch(
     for left in heartbeats(run_dir, world_size).values():
         left.unlink(missing_ok=True)  # the workers are gone; a killed one leaves its file
     rows = count_rows(results) - before
-    on_progress(rows)
     if failure is None and proc.returncode != 0:
         failure = describe_failure(run_dir, world_size, proc.returncode)
     return LaunchResult(world_size, proc.returncode, rows, failure)

@@ -1,0 +1,64 @@
+"""How a run that did not finish goes on: the exact `distbench ... --resume DIR` line printed after
+Ctrl-C, and what `--out DIR` says when DIR already holds a run (continue it, or give a new one)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from distbench.collectors.manifest import read_manifest
+from distbench.collectors.schema import SPEC_JSON
+from distbench.parse import UsageError
+from distbench.primitives.facts import FACTS
+from distbench.spec import RunSpec, load_spec
+
+
+def resumable(run_dir: Path) -> bool:
+    """A sweep over several backends (spec-<backend>.json) cannot be resumed (resume.resume_run)."""
+    return not any(Path(run_dir).glob("spec-*.json"))
+
+
+def shown_path(run_dir: Path) -> str:
+    """The directory as the user would type it: relative below the working directory."""
+    relative = os.path.relpath(run_dir)
+    return relative if not relative.startswith("..") else str(run_dir)
+
+
+def resume_command(spec: RunSpec, run_dir: str) -> str:
+    """`distbench <command> --resume DIR`: a one-primitive run's own command (which may resume
+    it), `sweep` for several primitives, the workload's kind (`ddp`) otherwise."""
+    primitives = tuple(getattr(spec.workload, "primitives", ()))
+    if not primitives:
+        command = spec.kind
+    elif len(primitives) == 1 and primitives[0] in FACTS:
+        command = FACTS[primitives[0]].command
+    else:
+        command = "sweep"
+    return f"distbench {command} --resume {shlex.quote(run_dir)}"
+
+
+def held_run_error(run_dir: Path) -> UsageError:
+    """What --out says of a directory that holds files: for an unfinished run, the command that
+    continues it; for a completed one (or anything else), to give a new directory."""
+    refusal = f"--out {run_dir} already holds files"
+    new = "runs are never overwritten: give a new directory"
+    try:
+        manifest = read_manifest(run_dir)
+        spec = load_spec(run_dir / SPEC_JSON) if (run_dir / SPEC_JSON).is_file() else None
+    except (OSError, ValueError, KeyError, TypeError, UsageError):
+        manifest = spec = None
+    if manifest is None or spec is None:
+        return UsageError(f"{refusal}; {new}")
+    status = manifest.get("status")
+    if status in ("completed", "wrong_results"):
+        return UsageError(f"{refusal} of a {status.replace('_', ' ')} run; {new}")
+    if not resumable(run_dir):
+        return UsageError(
+            f"{refusal} of a sweep over several backends, which cannot be resumed; {new}"
+        )
+    what = {"interrupted": "an interrupted run", "failed": "a failed run"}.get(
+        str(status), "a run that has not finished (still running, or killed)"
+    )
+    command = resume_command(spec, str(run_dir))
+    return UsageError(f"{refusal} of {what}: continue it with `{command}`, or give a new directory")
