@@ -69,6 +69,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             ("comm", "ci_high_us"): "",
             ("comm", "trials_run"): "",
             ("comm", "converged"): "",
+            ("comm", "nccl_algo"): "",
+            ("comm", "nccl_proto"): "",
+            ("comm", "nccl_nchannels"): "",
         },
     ),
 )

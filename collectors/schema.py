@@ -11,68 +11,26 @@ docs/upgrading.md explains each version to users; CHANGELOG.md is the release lo
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from pathlib import Path
+
+# the run directory's names live in rundir.py; importers may take them from here
+from distbench.collectors.rundir import (  # noqa: F401
+    LOGS_DIR,
+    MANIFEST_JSON,
+    RESULTS_CSV,
+    SAMPLES_CSV,
+    SPEC_JSON,
+    backend_spec_path,
+    heartbeat_path,
+    node_dir,
+    progress_path,
+    rank_log_path,
+    rank_map_path,
+    torchrun_log_path,
+    worker_env_path,
+    worker_facts_path,
+)
 
 SCHEMA_VERSION = 3
-
-# ---- the run directory: every file name, here only -------------------------------------------
-RESULTS_CSV = "results.csv"
-SAMPLES_CSV = "samples.csv"
-MANIFEST_JSON = "manifest.json"
-SPEC_JSON = "spec.json"
-"""The RunSpec every rank reads; a sweep's other backends add spec-<backend>.json."""
-LOGS_DIR = "logs"
-"""Per launch of world size N: wsN-torchrun.log, wsN-rank<R>.log, wsN-rank<R>.alive (a running
-rank's heartbeat), wsN-env.json (global rank 0's environment), wsN-torch.json (torch's facts),
-wsN-progress.log (global rank 0's `<unix time> begin <measurement> <what>` lines, which the CLI's
-progress display reads)."""
-
-
-def backend_spec_path(run_dir: Path, backend: str) -> Path:
-    """The spec of a sweep's later backend (its first keeps SPEC_JSON)."""
-    return Path(run_dir) / f"spec-{backend}.json"
-
-
-def rank_log_path(run_dir: Path, world_size: int, rank: int) -> Path:
-    """A rank's stdout and stderr (C++ messages included)."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-rank{rank}.log"
-
-
-def heartbeat_path(run_dir: Path, world_size: int, rank: int) -> Path:
-    """A worker's heartbeat: its pid inside, its mtime renewed while it runs (groups.Heartbeat)."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-rank{rank}.alive"
-
-
-def progress_path(run_dir: Path, world_size: int) -> Path:
-    """Where global rank 0 announces each measurement as it starts (groups.announce_measurements);
-    the CLI shows the running one from it."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-progress.log"
-
-
-def torchrun_log_path(run_dir: Path, world_size: int) -> Path:
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-torchrun.log"
-
-
-def worker_env_path(run_dir: Path, world_size: int) -> Path:
-    """Where global rank 0 of a launch leaves its environment for the CLI's manifest."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-env.json"
-
-
-def rank_map_path(run_dir: Path, world_size: int) -> Path:
-    """Where global rank 0 leaves every rank's node and host of a group: a failure can then name
-    the ranks and hosts on the other nodes."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-ranks.json"
-
-
-def worker_facts_path(run_dir: Path, world_size: int) -> Path:
-    """Where a node's local rank 0 leaves torch's own facts (GPU names, NCCL) for the manifest."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-torch.json"
-
-
-def node_dir(run_dir: Path, node_rank: int) -> Path:
-    """Where node K > 0 of a multi-node run keeps its spec, manifest and logs."""
-    return Path(run_dir) / f"node{node_rank}"
-
 
 # samples.csv: rank -1 holds the per-sample maximum over ranks, the input of every statistic.
 MAX_OVER_RANKS = -1
@@ -152,6 +110,18 @@ class ResultRow:
     converged: str = ""
     """With --precision: true when the interval came within +-precision of the p50, false when
     --max-trials or --budget ended the measurement first; empty without --precision (v3)."""
+    nccl_algo: str = ""
+    """The algorithm NCCL chose (RING, TREE, NVLS, COLLNET_DIRECT ...), from its TUNING log with
+    --nccl-trace (whose logging stays on in the timed loop); empty on gloo, without it, or
+    when the log's format is unknown (v3)."""
+    nccl_proto: str = ""
+    """The protocol NCCL chose (LL, LL128, SIMPLE), as nccl_algo (v3)."""
+    nccl_nchannels: str = ""
+    """Channels NCCL used (channel{Lo..Hi}: Hi - Lo + 1), as nccl_algo; empty with NCCL's older
+    log lines, which do not print them (v3)."""
+    trial_order: str = "sequential"
+    """sequential (every trial of a measurement back to back) or interleaved (trial t of every
+    measurement of the launch in round t, --order interleaved); v3, sequential before."""
 
 
 @dataclass(frozen=True)
@@ -257,19 +227,9 @@ class DdpRow:
 
 
 COMM_CASE_COLUMNS = (
-    "primitive",
-    "backend",
-    "device",
-    "world_size",
-    "nnodes",
-    "dtype",
-    "op",
-    "mode",
-    "root",
-    "src",
-    "dst",
-    "pattern",
-)
+    "primitive", "backend", "device", "world_size", "nnodes", "dtype", "op", "mode", "root",
+    "src", "dst", "pattern",
+)  # fmt: skip
 """What a communication row measured, apart from its size (COMM_MATCH_KEY adds the size): the
 report's lines over sizes are these."""
 

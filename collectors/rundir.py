@@ -1,0 +1,63 @@
+"""The run directory's file names, here only (collectors/schema.py re-exports them): results,
+samples, manifest and spec at the top, per-launch files under logs/, node K's under node<K>/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+RESULTS_CSV = "results.csv"
+SAMPLES_CSV = "samples.csv"
+MANIFEST_JSON = "manifest.json"
+SPEC_JSON = "spec.json"
+"""The RunSpec every rank reads; a sweep's other backends add spec-<backend>.json."""
+LOGS_DIR = "logs"
+"""Per launch of world size N: wsN-torchrun.log, wsN-rank<R>.log, wsN-rank<R>.alive (a running
+rank's heartbeat), wsN-env.json (global rank 0's environment), wsN-torch.json (torch's facts),
+wsN-progress.log (global rank 0's `<unix time> begin <measurement> <what>` lines, which the CLI's
+progress display reads)."""
+
+
+def backend_spec_path(run_dir: Path, backend: str) -> Path:
+    """The spec of a sweep's later backend (its first keeps SPEC_JSON)."""
+    return Path(run_dir) / f"spec-{backend}.json"
+
+
+def rank_log_path(run_dir: Path, world_size: int, rank: int) -> Path:
+    """A rank's stdout and stderr (C++ messages included)."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-rank{rank}.log"
+
+
+def heartbeat_path(run_dir: Path, world_size: int, rank: int) -> Path:
+    """A worker's heartbeat: its pid inside, its mtime renewed while it runs (groups.Heartbeat)."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-rank{rank}.alive"
+
+
+def progress_path(run_dir: Path, world_size: int) -> Path:
+    """Where global rank 0 announces each measurement as it starts (groups.announce_measurements);
+    the CLI shows the running one from it."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-progress.log"
+
+
+def torchrun_log_path(run_dir: Path, world_size: int) -> Path:
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-torchrun.log"
+
+
+def worker_env_path(run_dir: Path, world_size: int) -> Path:
+    """Where global rank 0 of a launch leaves its environment for the CLI's manifest."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-env.json"
+
+
+def rank_map_path(run_dir: Path, world_size: int) -> Path:
+    """Where global rank 0 leaves every rank's node and host of a group: a failure can then name
+    the ranks and hosts on the other nodes."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-ranks.json"
+
+
+def worker_facts_path(run_dir: Path, world_size: int) -> Path:
+    """Where a node's local rank 0 leaves torch's own facts (GPU names, NCCL) for the manifest."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-torch.json"
+
+
+def node_dir(run_dir: Path, node_rank: int) -> Path:
+    """Where node K > 0 of a multi-node run keeps its spec, manifest and logs."""
+    return Path(run_dir) / f"node{node_rank}"
