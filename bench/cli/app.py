@@ -15,6 +15,7 @@ import typer
 
 from distbench.cli.args import LaunchArgs, ResolvedLaunch
 from distbench.cli.compare import baseline_app, compare
+from distbench.cli.history import history
 from distbench.cli.options import with_groups
 from distbench.cli.run import run_workload
 from distbench.cli.sweep import SweepArgs, run_sweep
@@ -129,6 +130,7 @@ add_collective_command(
     "  distbench sweep --config ci/sweep-example.toml --out results/nightly",
 )
 app.command("compare")(compare)
+app.command("history")(history)
 app.add_typer(baseline_app, name="baseline")
 
 
@@ -160,14 +162,17 @@ ReportOut = Annotated[
     str | None,
     typer.Option(
         "--out",
-        help="Report folder [default: RUN_DIR/report for one argument, ./report for several].",
+        help="Report folder; only files a report wrote there are replaced [default: "
+        "RUN_DIR-report next to one argument, ./report for several; never inside an input].",
     ),
 ]
 ReportBy = Annotated[
     str,
     typer.Option(
         "--by",
-        help="Compare runs by label, host or run [default auto: label, else host, else run].",
+        help="Compare runs by argument (each folder given), label, host or run [default auto: "
+        "the arguments when they share a case, else label, host, run; runs of different "
+        "things merge].",
     ),
 ]
 

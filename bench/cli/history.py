@@ -1,0 +1,109 @@
+"""`distbench history`: nightly runs as time series, with change points. Its options
+(HistoryOptions), parsed here without pandas or torch; the work is in distbench.reports.history,
+imported when the command runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Annotated
+
+import typer
+
+from distbench.cli.options import integer, text, with_groups
+from distbench.parse import UsageError
+
+
+def parse_min_change(value: str) -> float:
+    """'5%' -> 0.05: the smallest step reported, a percentage above 0 and below 100."""
+    hint = "give a percentage, e.g. --min-change 5%"
+    number = value.strip().removesuffix("%")
+    try:
+        percent = float(number)
+    except ValueError:
+        raise UsageError(f"--min-change '{value}' is not a percentage: {hint}") from None
+    if not value.strip().endswith("%") or not 0 < percent < 100:
+        raise UsageError(
+            f"--min-change '{value}' is not a percentage above 0 and below 100: {hint}"
+        )
+    return percent / 100.0
+
+
+def parse_cache(value: str) -> str:
+    """'off', or a file for the DuckDB cache (not a directory)."""
+    from pathlib import Path
+
+    if value.strip() == "":
+        raise UsageError(
+            "--cache '' names no file: give a file, e.g. --cache history.duckdb, or off"
+        )
+    if value != "off" and Path(value).is_dir():
+        raise UsageError(f"--cache '{value}' is a directory: give a file in it, or off")
+    return value
+
+
+def parse_glob(value: str) -> str:
+    if value.strip() == "":
+        raise UsageError(
+            "--glob '' matches nothing: give a pattern, e.g. --glob 'results/nightly-*'"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class HistoryOptions:
+    """history's options; reports.history.HistoryArgs takes them with the run directories."""
+
+    glob: Annotated[
+        str | None,
+        text(
+            "Runs whose directories match this pattern (quote it), instead of RUN_DIR.", parse_glob
+        ),
+    ] = None
+    out: Annotated[str, text("Folder for history.html, history.md and history.csv.")] = "history"
+    fail_on_regression: Annotated[
+        int | None,
+        integer("Exit 1 when a regressing change point falls within the last N runs."),
+    ] = None
+    min_change: Annotated[
+        float,
+        text(
+            "Smallest step reported, in percent of the level before it.",
+            parse_min_change,
+            default_text="5%",
+        ),
+    ] = 0.05
+    cache: Annotated[
+        str,
+        text(
+            "DuckDB file caching each run's points, or off "
+            "[default: $XDG_CACHE_HOME/distbench/history.duckdb].",
+            parse_cache,
+        ),
+    ] = ""
+
+
+@with_groups(options=HistoryOptions)
+def history(
+    run_dirs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Run directories, one per night (a sweep's folder is one run).", metavar="RUN_DIR"
+        ),
+    ] = None,
+    options: HistoryOptions = HistoryOptions(),
+) -> None:
+    """Many runs as time series: each case's median and bandwidth by night, the change points
+    where a level stepped and stayed, and the runs where they happened. Exit 1 with
+    --fail-on-regression N when a regression starts within the last N runs, 2 bad input.
+
+    \b
+    Examples:
+      distbench history --glob 'results/nightly-*'
+      distbench history results/nightly-* --fail-on-regression 3 --out history
+    """
+    from distbench.reports.history import HistoryArgs, run_history
+
+    typed = {f.name: getattr(options, f.name) for f in fields(options)}
+    code, output = run_history(HistoryArgs(run_dirs=tuple(run_dirs or ()), **typed))
+    print(output)
+    raise typer.Exit(code)

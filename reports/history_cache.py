@@ -1,0 +1,133 @@
+"""A cache of history points keyed by run directory, in one DuckDB file: the run directories stay
+the source of truth, and a run is read again (by the report's loader) whenever one of its files
+changed size or time, or the points' definition changed (POINTS_VERSION).
+
+    with PointCache.open(Path("~/.cache/distbench/history.duckdb")) as cache:
+        infos, points = cache.load([Path("results/nightly-1"), ...])
+
+A nightly history of 1,000 runs x 500 rows is read once; later runs of `history` read only the new
+nights and query the rest in one statement (docs/performance.md has the figures).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV, SCHEMA_VERSION
+from distbench.parse import UsageError
+from distbench.reports.history_load import RunInfo, empty_points, read_points
+
+POINTS_VERSION = 1
+"""Bump when read_points' output changes meaning: every cached run is read again."""
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (path VARCHAR PRIMARY KEY, fingerprint VARCHAR, name VARCHAR,
+    started_utc VARCHAR, git_sha VARCHAR, schema_version INTEGER);
+CREATE TABLE IF NOT EXISTS points (path VARCHAR, "case" VARCHAR, kind VARCHAR, key VARCHAR,
+    metric VARCHAR, value DOUBLE, low DOUBLE, high DOUBLE);
+"""
+
+
+def fingerprint(run_dir: Path) -> str:
+    """Size and modification time of every results.csv and manifest.json at or below the run,
+    plus the versions the points depend on: any rewrite of the run gives another fingerprint."""
+    parts = [f"points v{POINTS_VERSION} schema v{SCHEMA_VERSION}"]
+    for root, _dirs, files in sorted(os.walk(run_dir)):
+        for name in sorted(f for f in files if f in (RESULTS_CSV, MANIFEST_JSON)):
+            stat = os.stat(os.path.join(root, name))
+            parts.append(
+                f"{os.path.relpath(root, run_dir)}/{name}:{stat.st_size}:{stat.st_mtime_ns}"
+            )
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def read_uncached(paths: list[Path]) -> tuple[list[RunInfo], pd.DataFrame]:
+    """Every run read from disk (--cache off)."""
+    infos, frames = [], []
+    for path in paths:
+        info, points = read_points(path)
+        infos.append(info)
+        frames.append(points.assign(path=info.path))
+    return infos, concat(frames)
+
+
+def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    return pd.concat(frames, ignore_index=True) if frames else empty_points().assign(path="")
+
+
+class PointCache:
+    """The DuckDB file and the two tables in SCHEMA."""
+
+    def __init__(self, connection: Any) -> None:
+        self.db = connection
+
+    @staticmethod
+    @contextmanager
+    def open(path: Path) -> Iterator[PointCache]:
+        import duckdb
+
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            connection = duckdb.connect(str(path))
+        except (OSError, duckdb.Error) as error:
+            first = str(error).strip().splitlines()[0]
+            raise UsageError(
+                f"cannot open the history cache {path}: {first}; give --cache another file, "
+                "or --cache off"
+            ) from None
+        try:
+            connection.execute(SCHEMA)
+            yield PointCache(connection)
+        finally:
+            connection.close()
+
+    def load(self, paths: list[Path]) -> tuple[list[RunInfo], pd.DataFrame]:
+        """The runs' facts and points: cached where the fingerprint matches, else read and
+        stored (replacing the run's older entry)."""
+        db = self.db
+        wanted = {str(p.resolve()): (p, fingerprint(p)) for p in paths}
+        cached = dict(db.execute("SELECT path, fingerprint FROM runs").fetchall())
+        stale = [key for key, (_, fp) in wanted.items() if cached.get(key) != fp]
+        for key in stale:
+            info, points = read_points(wanted[key][0])
+            db.execute("DELETE FROM runs WHERE path = ?", [key])
+            db.execute("DELETE FROM points WHERE path = ?", [key])
+            row = {**asdict(info), "path": key}
+            db.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    key,
+                    wanted[key][1],
+                    row["name"],
+                    row["started_utc"],
+                    row["git_sha"],
+                    row["schema_version"],
+                ],
+            )
+            frame = points.assign(path=key)[
+                ["path", "case", "kind", "key", "metric", "value", "low", "high"]
+            ]
+            db.register("new_points", frame)
+            db.execute("INSERT INTO points SELECT * FROM new_points")
+            db.unregister("new_points")
+        keys = pd.DataFrame({"path": list(wanted)})
+        db.register("wanted", keys)
+        runs = db.execute("SELECT r.* FROM runs r JOIN wanted USING (path)").df()
+        points = db.execute("SELECT p.* FROM points p JOIN wanted USING (path)").df()
+        db.unregister("wanted")
+        by_path = {r.path: r for r in runs.itertuples(index=False)}
+        infos = [
+            RunInfo(
+                str(r.path), str(r.name), str(r.started_utc), str(r.git_sha), int(r.schema_version)
+            )
+            for r in (by_path[key] for key in wanted)
+        ]
+        return infos, points

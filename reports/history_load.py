@@ -1,0 +1,169 @@
+"""The points of a history: every case of every run as one number per metric, with that night's
+spread. Runs are read by the report's loader (reports/load.py: the checks, the schema upgrade of
+older versions) and a case measured twice in one run is taken from the sub-run that started last
+(reports/repeats.py run_order), as compare and report do.
+
+    points = read_points(Path("results/nightly-20261129"))
+
+A point is one (case, metric) of one run: `value` is the row's median (time_us_p50, or the DDP
+step_time_us_p50) or its bus bandwidth (busbw_GBps; DDP: samples_per_s), `low` and `high` the
+spread of that night's samples (time_us_min .. time_us_max, and the bandwidth at those times).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from distbench.collectors.manifest import read_manifest
+from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY, RESULTS_CSV
+from distbench.parse import UsageError, format_size
+from distbench.reports.load import read_results, schema_version_of
+from distbench.reports.repeats import run_order
+from distbench.reports.runs import find_results
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One series of a case: which column, whether larger is better, and its spread columns."""
+
+    name: str
+    kind: str
+    column: str
+    unit: str
+    higher_is_better: bool
+    low: str
+    """Column giving the spread's low end (for a rate: the time whose rate is the low end)."""
+    high: str
+
+
+METRICS = (
+    Metric("time_us_p50", "comm", "time_us_p50", "us", False, "time_us_min", "time_us_max"),
+    Metric("busbw_GBps", "comm", "busbw_GBps", "GB/s", True, "time_us_max", "time_us_min"),
+    Metric(
+        "step_time_us_p50",
+        "ddp",
+        "step_time_us_p50",
+        "us",
+        False,
+        "step_time_us_min",
+        "step_time_us_max",
+    ),
+    Metric(
+        "samples_per_s",
+        "ddp",
+        "samples_per_s",
+        "samples/s",
+        True,
+        "step_time_us_max",
+        "step_time_us_min",
+    ),
+)
+"""The two series of each row kind: its time and its rate. A rate's spread is the rate at the
+night's slowest and fastest sample (rate x p50 / time): the same samples, seen as a rate."""
+
+METRIC_BY_NAME = {m.name: m for m in METRICS}
+POINT_COLUMNS = ("case", "kind", "key", "metric", "value", "low", "high")
+"""A run's points; the run's own facts (path, start, revision, version) are on RunInfo."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One night: a run directory given to history (a sweep's folder counts as one night)."""
+
+    path: str
+    """The directory, resolved: what the cache keys on."""
+    name: str
+    started_utc: str
+    git_sha: str
+    schema_version: int
+    """The oldest schema version among its run directories."""
+
+    @property
+    def label(self) -> str:
+        """'2026-11-29 02235a9': the date and git revision the trend panels show."""
+        return f"{self.started_utc[:10] or '?'} {self.git_sha[:7] or '?'}".strip()
+
+
+def case_label(kind: str, values: dict[str, Any]) -> str:
+    """'all_reduce gloo cpu n=2 float32 sum throughput 1M': the match key, the empty cells out."""
+    if kind == "ddp":
+        skip = {"primitive", "world_size"}
+        parts = [f"ddp n={values['world_size']}"]
+        parts += [f"{c}={values[c]}" for c in DDP_MATCH_KEY if c not in skip and values[c] != ""]
+        return " ".join(parts)
+    parts = [str(values["primitive"]), f"n={values['world_size']}"]
+    for column in COMM_MATCH_KEY[1:]:
+        value = values[column]
+        if column in ("world_size", "size_bytes") or value in ("", None):
+            continue
+        parts.append(f"{column}={value}" if column in ("root", "src", "dst", "nnodes") else value)
+    return " ".join([*parts, format_size(int(values["size_bytes"]))])
+
+
+def points_of(kind: str, rows: pd.DataFrame) -> pd.DataFrame:
+    """One point per (row, metric of its kind); `key` is the match key as JSON (exact strings)."""
+    key_columns = list(DDP_MATCH_KEY if kind == "ddp" else COMM_MATCH_KEY)
+    records = rows[key_columns].astype(str).to_dict(orient="records")
+    keys = [json.dumps(r, separators=(",", ":")) for r in records]
+    cases = [case_label(kind, {str(k): v for k, v in r.items()}) for r in records]
+    frames = []
+    for metric in (m for m in METRICS if m.kind == kind):
+        value = rows[metric.column].astype(float)
+        low, high = rows[metric.low].astype(float), rows[metric.high].astype(float)
+        if metric.higher_is_better:  # a rate: the same samples' times as rates
+            p50 = rows[METRICS[0].column if kind == "comm" else METRICS[2].column].astype(float)
+            low, high = value * p50 / low, value * p50 / high
+        frames.append(
+            pd.DataFrame(
+                {
+                    "case": cases,
+                    "kind": kind,
+                    "key": keys,
+                    "metric": metric.name,
+                    "value": value.to_numpy(),
+                    "low": low.to_numpy(),
+                    "high": high.to_numpy(),
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def read_points(path: Path) -> tuple[RunInfo, pd.DataFrame]:
+    """One night's facts and points; UsageError for anything the report's loader refuses."""
+    if not path.is_dir():
+        raise UsageError(f"{path} is not a run directory (it does not exist or is a file)")
+    run_dirs = [results.parent for results in find_results(path)]
+    if not run_dirs:
+        raise UsageError(f"{path} holds no {RESULTS_CSV}: give run directories of nightly runs")
+    manifests = {d: read_manifest(d) for d in {path, *run_dirs}}
+    top = manifests[path] or next((m for d in run_dirs if (m := manifests[d])), None) or {}
+    run_dirs.sort(key=lambda d: run_order(manifests[d], d))  # the last to start wins a repeat
+    versions = [schema_version_of(manifests[d] or top) for d in run_dirs]
+    frames = []
+    for run_dir, version in zip(run_dirs, versions, strict=True):
+        kind, rows = read_results(run_dir, version)
+        if len(rows):
+            frames.append(points_of(kind, rows))
+    points = pd.concat(frames, ignore_index=True) if frames else empty_points()
+    points = points.drop_duplicates(["key", "metric"], keep="last").reset_index(drop=True)
+    started = [str(m.get("started_utc") or "") for m in manifests.values() if m]
+    info = RunInfo(
+        path=str(path.resolve()),
+        name=path.name,
+        started_utc=str(top.get("started_utc") or min(started, default="")),
+        git_sha=str(top.get("distbench_git_sha") or ""),
+        schema_version=min(versions),
+    )
+    return info, points
+
+
+def empty_points() -> pd.DataFrame:
+    return pd.DataFrame(
+        {c: pd.Series(dtype=float if c in POINT_COLUMNS[4:] else str) for c in POINT_COLUMNS}
+    )

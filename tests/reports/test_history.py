@@ -1,0 +1,275 @@
+"""`distbench history` (reports/history*.py, bench/cli/history.py): change points in synthetic
+nightly histories whose noise is this machine's (trials of real launches, tests/data/
+gate-launches.json, resampled per night by ci/bench_history.py), the frozen v1 runs, a series cut
+where a column changed meaning, the cache, and one line with exit 2 for bad input to every option.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pandas as pd
+import pytest
+
+from tests.conftest import usage_error_line
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data"
+NIGHTS, STEP_AT = 60, 40
+
+
+def bench_history() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_history", ROOT / "ci" / "bench_history.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_history"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def history(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    from distbench.cli.app import run_cli
+
+    code = run_cli(["history", *argv])
+    return code, capsys.readouterr().out
+
+
+def resolvable(points: pd.DataFrame) -> list[str]:
+    """Cases whose night-to-night spread before the step (robust sd of log p50) is below 0.07:
+    a 20 % step (0.18 in log) is then at least 2.6 sd, enough to place it within a night."""
+    before = points[(points["metric"] == "time_us_p50") & (points["run_index"] < STEP_AT)]
+    spread = before.groupby("case")["value"].agg(
+        lambda v: float((v.map(math.log) - v.map(math.log).median()).abs().median() * 1.4826)
+    )
+    return sorted(spread[spread < 0.07].index)
+
+
+def read_csv(out: Path) -> pd.DataFrame:
+    frame = pd.read_csv(out / "history.csv", keep_default_na=False)
+    runs = sorted(frame["run"].unique())
+    return frame.assign(run_index=frame["run"].map({r: i for i, r in enumerate(runs)}))
+
+
+def test_a_20_percent_step_is_found_at_its_night_and_fails_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench_history().build_history(tmp_path / "runs", NIGHTS, 108, STEP_AT, seed=3)
+    out = tmp_path / "history"
+    argv = ["--glob", str(tmp_path / "runs" / "nightly-*"), "--out", str(out)]
+    code, text = history(
+        [
+            *argv,
+            "--cache",
+            str(tmp_path / "c.duckdb"),
+            "--fail-on-regression",
+            str(NIGHTS - STEP_AT + 1),
+        ],
+        capsys,
+    )
+    assert code == 1, text
+    assert "history: FAIL" in text and "regression" in text
+    points = read_csv(out)
+    cases = resolvable(points)
+    assert len(cases) >= 20  # this machine's quieter rows
+    marked = points[(points["metric"] == "time_us_p50") & (points["change_point"] == "regression")]
+    found = {
+        c
+        for c in cases
+        if any(abs(i - STEP_AT) <= 1 for i in marked[marked["case"] == c]["run_index"])
+    }
+    assert len(found) >= 0.85 * len(cases), (len(found), len(cases))
+    # each change point names its run; before -> after is about +20 % (median over the cases)
+    lines = [
+        row
+        for row in text.splitlines()
+        if "time_us_p50" in row
+        and any(f"nightly-00{n}" in row for n in (STEP_AT - 1, STEP_AT, STEP_AT + 1))
+    ]
+    changes = sorted(float(row.split("%")[0].split()[-1]) for row in lines)
+    assert 15 < changes[len(changes) // 2] < 25, changes
+    # only the recent window gates: a step 20 nights back is older than the last 5 runs
+    code, text = history([*argv, "--cache", "off", "--fail-on-regression", "5"], capsys)
+    recent = points[(points["change_point"] == "regression") & (points["run_index"] >= NIGHTS - 5)]
+    assert code == (1 if len(recent) else 0), text
+    assert ("history: pass" in text) == recent.empty
+    html = (out / "history.html").read_text()
+    assert html.count("<figure>") == 108 and "<svg" in html and "2026-02-10 0000028" in html
+    assert (out / "history.md").read_text().startswith("# distbench history")
+
+
+def test_pure_noise_has_no_change_point_at_the_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench_history().build_history(tmp_path / "runs", NIGHTS, 108, None, seed=5)
+    code, text = history(
+        [
+            "--glob",
+            str(tmp_path / "runs" / "nightly-*"),
+            "--out",
+            str(tmp_path / "h"),
+            "--cache",
+            "off",
+            "--fail-on-regression",
+            str(NIGHTS),
+        ],
+        capsys,
+    )
+    assert code == 0, text
+    assert "0 change point(s)" in text
+    assert (read_csv(tmp_path / "h")["change_point"] == "").all()
+
+
+def test_a_gradual_drift_is_reported_as_steps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """+1 % a night for 60 nights (x1.8): no single step, yet the trend is reported as one or
+    more regressing change points on most resolvable cases (docs/history.md)."""
+    module = bench_history()
+    runs = tmp_path / "runs"
+    module.build_history(runs, NIGHTS, 108, None, seed=9)
+    for night, run_dir in enumerate(sorted(runs.iterdir())):
+        frame = pd.read_csv(run_dir / "results.csv", dtype=str, keep_default_na=False)
+        factor = 1.01**night
+        for column in ("time_us_p50", "time_us_mean", "time_us_min", "time_us_max"):
+            frame[column] = (frame[column].astype(float) * factor).map(repr)
+        for column in ("algbw_GBps", "busbw_GBps"):
+            frame[column] = (frame[column].astype(float) / factor).map(repr)
+        frame.to_csv(run_dir / "results.csv", index=False, lineterminator="\n")
+    code, _ = history(
+        ["--glob", str(runs / "nightly-*"), "--out", str(tmp_path / "h"), "--cache", "off"], capsys
+    )
+    assert code == 0
+    points = read_csv(tmp_path / "h")
+    marked = points[(points["metric"] == "time_us_p50") & (points["change_point"] != "")]
+    cases = [c for c in resolvable(points) if c in set(points["case"])]
+    assert set(marked["change_point"]) == {"regression"}
+    assert marked["case"].nunique() >= 0.8 * len(cases)
+
+
+def upgraded_copy(source: Path, target: Path, started: str) -> None:
+    """The frozen v1 run rewritten as the current schema writes it (columns upgraded by the
+    report's loader), started later: busbw_GBps changed meaning in v2, time_us_p50 did not."""
+    from distbench.collectors.schema import SCHEMA_VERSION
+    from distbench.reports.load import read_results_text
+
+    target.mkdir(parents=True)
+    _, frame = read_results_text(source)
+    frame.to_csv(target / "results.csv", index=False, lineterminator="\n")
+    manifest = json.loads((source / "manifest.json").read_text())
+    manifest.update(schema_version=SCHEMA_VERSION, started_utc=started)
+    (target / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_frozen_v1_runs_load_and_a_changed_meaning_cuts_the_series(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text = history(
+        [
+            str(DATA / "cluster-a"),
+            str(DATA / "cluster-b"),
+            "--out",
+            str(tmp_path / "v1"),
+            "--cache",
+            "off",
+        ],
+        capsys,
+    )
+    assert code == 0, text
+    frame = read_csv(tmp_path / "v1")
+    assert set(frame["run"]) == {"cluster-a", "cluster-b"} and set(frame["schema_version"]) == {1}
+    assert {"time_us_p50", "busbw_GBps", "step_time_us_p50", "samples_per_s"} <= set(
+        frame["metric"]
+    )
+
+    upgraded_copy(DATA / "cluster-a" / "allreduce", tmp_path / "new", "2027-01-01T00:00:00Z")
+    shutil.copytree(DATA / "cluster-a" / "allreduce", tmp_path / "old")
+    code, text = history(
+        [
+            str(tmp_path / "old"),
+            str(tmp_path / "new"),
+            "--out",
+            str(tmp_path / "h"),
+            "--cache",
+            "off",
+        ],
+        capsys,
+    )
+    assert code == 0
+    assert "busbw_GBps series cut at run new: definition changed in v2" in text
+    frame = read_csv(tmp_path / "h")
+    cut = frame.groupby("metric")["segment"].max()
+    assert cut["busbw_GBps"] == 1 and cut["time_us_p50"] == 0
+
+
+def test_the_cache_reads_a_run_again_when_it_changes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    bench_history().build_history(runs, 8, 4, None, seed=1)
+    argv = [
+        "--glob",
+        str(runs / "nightly-*"),
+        "--out",
+        str(tmp_path / "h"),
+        "--cache",
+        str(tmp_path / "c.duckdb"),
+    ]
+    assert history(argv, capsys)[0] == 0
+    first = read_csv(tmp_path / "h")
+    results = runs / "nightly-0007" / "results.csv"
+    frame = pd.read_csv(results, dtype=str, keep_default_na=False)
+    frame["time_us_p50"] = "12345.0"
+    frame.to_csv(results, index=False, lineterminator="\n")
+    assert history(argv, capsys)[0] == 0
+    second = read_csv(tmp_path / "h")
+    last = second[(second["run"] == "nightly-0007") & (second["metric"] == "time_us_p50")]
+    assert (last["value"] == 12345.0).all()
+    assert len(first) == len(second)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--glob", ""], "--glob '' matches nothing"),
+        (["--glob", "/nonexistent/nightly-*"], "matches no directory"),
+        (["--fail-on-regression", "0"], "--fail-on-regression must be at least 1"),
+        (["--fail-on-regression", "x"], "not a whole number"),
+        (["--min-change", "0%"], "above 0 and below 100"),
+        (["--min-change", "5"], "above 0 and below 100"),
+        (["--min-change", "abc"], "is not a percentage"),
+        (["--cache", ""], "names no file"),
+        (["--cache", "DIR"], "is a directory"),
+        (["--out", "FILE"], "is a file"),
+        ([], "at least two runs"),
+        (["RUN"], "at least two runs"),
+        (["RUN", "/nonexistent"], "/nonexistent is not a run directory"),
+        (["RUN", "EMPTY"], "holds no results.csv"),
+        (["RUN", "RUN2", "--glob", "x*"], "not both"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    argv: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "FILE").write_text("")
+    (tmp_path / "EMPTY").mkdir()
+    names = {
+        "RUN": str(DATA / "cluster-a"),
+        "RUN2": str(DATA / "cluster-b"),
+        "DIR": str(tmp_path),
+        "FILE": str(tmp_path / "FILE"),
+        "EMPTY": str(tmp_path / "EMPTY"),
+    }
+    full = ["history", *(names.get(a, a) for a in argv)]
+    if "--out" not in full:
+        full += ["--out", str(tmp_path / "h")]
+    if "--cache" not in full:
+        full += ["--cache", "off"]
+    if argv[:1] != ["RUN"] and "--glob" not in argv and argv[:1] != []:
+        full[1:1] = [str(DATA / "cluster-a"), str(DATA / "cluster-b")]
+    assert says in usage_error_line(full, capsys)
