@@ -1,6 +1,7 @@
 """Which scheduler ran the job, from the environment it gives the job's processes: Slurm (job id,
-node list, partition, the allocation's tasks and GPUs per node), Kubernetes (pod and namespace), or
-none. Recorded in manifest.json under `scheduler`, so a report can say where a number came from."""
+node list, partition, the allocation's tasks and GPUs per node), Kubernetes (pod, namespace, job,
+an Indexed Job's completion index and the node, as ci/k8s/jobset.yaml passes them), or none.
+Recorded in manifest.json under `scheduler`, so a report can say where a number came from."""
 
 from __future__ import annotations
 
@@ -34,5 +35,7 @@ def scheduler_facts(env: Mapping[str, str]) -> dict[str, Any]:
             "pod": env.get("HOSTNAME"),
             "namespace": env.get("POD_NAMESPACE"),
             "job_name": env.get("JOB_NAME") or env.get("JOBSET_NAME"),
+            "job_index": env.get("JOB_COMPLETION_INDEX"),
+            "node": env.get("NODE_NAME"),
         }
     return {"name": "none"}

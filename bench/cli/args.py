@@ -130,6 +130,10 @@ class LaunchArgs:
             "No progress (the running measurement, i of N, ETA); the tables still print.", "--quiet"
         ),
     ] = False
+    dry_run: Annotated[
+        bool,
+        flag("Check the options, print the launch plan and stop: nothing runs.", "--dry-run"),
+    ] = False
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,10 @@ from distbench.cli.args import (
     build_launch_spec,
     resolve_launch,
 )
+from distbench.cli.dryrun import plan_text
 from distbench.launch.resume import resume_run
 from distbench.launch.run import execute, file_logs, prepare_run_dir
+from distbench.parse import UsageError
 from distbench.spec import RunSpec
 
 BuildWorkload = Callable[[ResolvedLaunch], Any]
@@ -29,8 +31,13 @@ def run_workload(args: LaunchArgs, title: str, build: BuildWorkload, resumed_by:
     `title`: the run directory's name part and the progress bar's; `resumed_by`: the primitive
     or workload whose command this is (None: sweep, which resumes any run)."""
     if args.resume is not None:
+        if args.dry_run:
+            raise UsageError("--dry-run checks a new run's options: leave out --resume")
         return resume_run(args.resume, resumed_by, quiet=args.quiet)
     launch = resolve_launch(args, Machine.probe())
+    if args.dry_run:
+        print(plan_text(title, [launch], [build(launch)], args.out))
+        return 0
     return run_specs(build_specs([launch], build, args.out, title), title, quiet=args.quiet)
 
 

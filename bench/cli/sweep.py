@@ -133,6 +133,8 @@ def run_sweep(
     """`distbench sweep`: --primitives with the command line's options, or --config FILE."""
     if launch_args.resume is None and sweep.config is not None:
         refuse_mixed_options(sweep, comm_args, primitive_args)
+        if launch_args.dry_run:
+            raise UsageError("--dry-run takes --primitives, not --config, for now")
         return run_matrix(load_config(Path(sweep.config)), launch_args, sweep.config)
     if launch_args.resume is None and sweep.primitives is None:
         raise UsageError(

@@ -26,7 +26,14 @@ def test_slurm_job_facts_come_from_its_environment() -> None:
 
 def test_kubernetes_and_no_scheduler() -> None:
     pod = scheduler_facts({"KUBERNETES_SERVICE_HOST": "10.0.0.1", "HOSTNAME": "bench-0"})
-    assert pod == {"name": "kubernetes", "pod": "bench-0", "namespace": None, "job_name": None}
+    assert pod == {
+        "name": "kubernetes",
+        "pod": "bench-0",
+        "namespace": None,
+        "job_name": None,
+        "job_index": None,
+        "node": None,
+    }
     assert scheduler_facts({}) == {"name": "none"}
 
 
