@@ -26,6 +26,7 @@ import torch.distributed as dist
 
 from distbench.collectors.machine import torch_facts
 from distbench.collectors.manifest import worker_env
+from distbench.collectors.nodefacts import collect_node_facts, collect_rank_facts, merge_facts
 from distbench.collectors.schema import (
     heartbeat_path,
     rank_map_path,
@@ -105,6 +106,25 @@ def record_torch_facts(run_dir: Path, world_size: int) -> None:
     path = worker_facts_path(run_dir, world_size)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(torch_facts(), indent=2) + "\n")
+
+
+def share_node_facts(run_dir: Path, world_size: int, local_rank: int, device: torch.device) -> None:
+    """Each node's local rank 0 collects its node's facts, every rank where it sits; global rank 0
+    gathers them (one all_gather_object, before any measurement) and adds `nodes` and `ranks` to
+    the torch facts the CLI merges into manifest.json."""
+    node = int(os.environ.get("GROUP_RANK", "0"))
+    node_facts = None
+    if local_rank == 0:
+        node_facts = collect_node_facts(torch_facts()["nccl"], os.environ)
+    gpu = device.index if device.type == "cuda" else None
+    mine = (node, collect_rank_facts(local_rank, gpu), node_facts)
+    gathered: list[object] = [None] * dist.get_world_size()
+    dist.all_gather_object(gathered, mine)
+    if dist.get_rank() == 0:
+        path = worker_facts_path(run_dir, world_size)
+        facts = json.loads(path.read_text()) if path.exists() else torch_facts()
+        facts.update(merge_facts([item for item in gathered if isinstance(item, tuple)]))
+        path.write_text(json.dumps(facts, indent=2) + "\n")
 
 
 def record_worker_env(run_dir: Path, world_size: int) -> None:

@@ -104,6 +104,9 @@ class CommSpec:
     """--max-trials: under precision, at most this many trials per measurement (--trials too)."""
     budget_s: float = 10.0
     """--budget: under precision, no trial is added after this many seconds of a measurement."""
+    nccl_trace: bool = False
+    """--nccl-trace: workers log NCCL's TUNING lines; rows get nccl_algo, nccl_proto,
+    nccl_nchannels (comm/nccl_trace.py). Nothing is logged on gloo."""
 
     kind = "comm"
 

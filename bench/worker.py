@@ -21,6 +21,7 @@ import torch.distributed as dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
 from distbench.collectors.schema import progress_path, rank_log_path
+from distbench.comm.nccl_trace import enable_nccl_trace
 from distbench.groups import (
     announce_measurements,
     bind_device,
@@ -28,6 +29,7 @@ from distbench.groups import (
     record_torch_facts,
     run_world_sizes,
     share_done,
+    share_node_facts,
     start_heartbeat,
 )
 from distbench.spec import load_spec
@@ -76,7 +78,10 @@ def main(argv: list[str] | None = None) -> None:
         device = bind_device(spec.launch.device, local_rank)
         if local_rank == 0:
             record_torch_facts(run_dir, world_size)  # the CLI never imports torch: it reads these
+        if getattr(spec.workload, "nccl_trace", False):  # before NCCL reads NCCL_DEBUG
+            enable_nccl_trace(run_dir, world_size, rank)
         join_world(spec.launch.backend, device, spec.launch.timeout_s)
+        share_node_facts(run_dir, world_size, local_rank, device)  # manifest: nodes, ranks
         try:
             spec, writer = share_done(spec, rank)
             if spec.launch.done:

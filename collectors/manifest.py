@@ -26,6 +26,7 @@ from distbench.collectors.schema import MANIFEST_JSON, SCHEMA_VERSION
 from distbench.parse import UsageError
 
 ENV_PREFIXES = ("NCCL_", "GLOO_", "TORCH_", "CUDA_", "OMP_", "MASTER_", "SLURM_JOB", "DISTBENCH_")
+ENV_PREFIXES += ("UCX_", "FI_", "MLX5_")  # the network stacks under NCCL's plugins (#12 §2)
 """Environment variables that change how a run behaves: the manifest records those set."""
 
 WORKER_ENV_EXTRA = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED")

@@ -166,6 +166,14 @@ class CommArgs:
         ),
     ] = None
     check: Annotated[bool, flag("Verify results bit-exactly after timing.", "--check")] = False
+    nccl_trace: Annotated[
+        bool,
+        flag(
+            "Run the workers with NCCL_DEBUG=INFO (TUNING) and record the algorithm, protocol "
+            "and channels NCCL chose per row; timed with logging on; empty on gloo.",
+            "--nccl-trace",
+        ),
+    ] = False
 
 
 def check_op(primitive: str, op: str | None) -> None:
@@ -220,6 +228,7 @@ def build_comm_spec(
         warmup=args.warmup,
         trials=args.trials,
         check=args.check,
+        nccl_trace=args.nccl_trace,
         root=root,
         options=dict(options or {}),
         **trial_settings(args),

@@ -20,6 +20,7 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.collectors.sink import CsvSink
+from distbench.comm.nccl_trace import open_trace
 from distbench.comm.precision import Trials, choose_iters, run_trials
 from distbench.groups import Placement, gather_placement
 from distbench.plan import measurement_id
@@ -157,6 +158,7 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     results = CsvSink(run_dir / RESULTS_CSV, ResultRow) if writer else None
     samples = CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=run_id) if writer else None
     placement = gather_placement(ctx, run_dir)
+    trace = open_trace(workload.nccl_trace, run_dir)  # --nccl-trace: NCCL's choice per row
     local: list[SampleRow] = []  # this rank's raw samples, gathered once at the end
     done = set(spec.launch.done)  # a resumed run skips the measurements it already has
     index = 0
@@ -188,7 +190,7 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                     samples.write(
                         sample_rows(measurement, MAX_OVER_RANKS, mode, run.trials_run, run.max_us)
                     )
-                    results.write([row])
+                    results.write([trace.fill(row)])
                 write_us = (time.perf_counter_ns() - begin) / 1e3
                 log(
                     f"end {measurement} iters={result.iters} trials={run.trials_run} "

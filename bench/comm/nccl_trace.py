@@ -1,0 +1,196 @@
+"""Which algorithm, protocol and channels NCCL chose, from its own log (`--nccl-trace`).
+
+With `--nccl-trace` every worker runs with NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,TUNING and
+NCCL_DEBUG_FILE=RUN/logs/ws<N>-nccl-rank<R>.log, set before the process group (and so NCCL) starts.
+The rank 0 of each NCCL communicator then logs one TUNING line per collective call, host side, as
+the call is enqueued. Two formats (enum numbers in older releases, names in newer ones):
+
+    NCCL INFO AllReduce: 4096 Bytes -> Algo 1 proto 2 time 12.300000
+    NCCL INFO AllReduce: 4096 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..3}
+
+The second is `INFO(NCCL_TUNING, "%s: %ld Bytes -> Algo %s proto %s channel{Lo..Hi}={%d..%d}")`
+in src/enqueue.cc of NCCL 2.2x (seen at commit 5067397 of NVIDIA/nccl); its byte count is one
+rank's count x type size. Older releases printed enum numbers and, for all_gather and
+reduce_scatter, the whole buffer's bytes: both sizes are matched. Lines of another shape are
+ignored, so an unknown format leaves the columns empty and the run goes on.
+
+Logging stays on for the whole launch (NCCL reads NCCL_DEBUG once): rows with nccl_algo filled
+were timed with tracing on, one short file write per call. Global rank 0, which writes the rows,
+is rank 0 of every measured group (subgroups are ranks 0..k-1), so its file has every line.
+Nothing is logged on gloo: the columns stay empty there. Not yet run on a GPU: re-check both
+formats and the enum tables below on a GPU node (ci/gpu-smoke.sh).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from distbench.collectors.rundir import LOGS_DIR
+from distbench.collectors.schema import ResultRow
+
+TRACE_ENV = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,TUNING"}
+"""What --nccl-trace sets for the workers (NCCL_DEBUG_FILE too, one file per rank)."""
+
+FUNCTIONS = {
+    "all_reduce": "AllReduce",
+    "broadcast": "Broadcast",
+    "reduce": "Reduce",
+    "all_gather": "AllGather",
+    "reduce_scatter": "ReduceScatter",
+}
+"""torch's primitive -> NCCL's function name in the TUNING line (send/recv and all_to_all are
+point-to-point in NCCL: they log no algorithm)."""
+
+GATHER_TYPE = ("all_gather", "reduce_scatter")
+
+# NCCL's enums (src/include/devcomm.h, later device.h), in the order each release defines them:
+# NCCL_ALGO_TREE=0, RING=1, COLLNET_DIRECT=2 (COLLNET before 2.14), COLLNET_CHAIN=3 (2.14+),
+# NVLS=4 (2.17+), NVLS_TREE=5 (2.19+), PAT=6 (2.23+); NCCL_PROTO_LL=0, LL128=1, SIMPLE=2 (all).
+# torch 2.4-2.13 ship NCCL 2.20-2.27. Written from the documented order, not read from a
+# loaded library: re-check on a GPU node against the NCCL version torch reports.
+ALGOS_BY_VERSION: tuple[tuple[tuple[int, int], tuple[str, ...]], ...] = (
+    ((2, 23), ("TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT")),
+    ((2, 19), ("TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE")),
+    ((2, 17), ("TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS")),
+    ((2, 14), ("TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN")),
+    ((0, 0), ("TREE", "RING", "COLLNET")),
+)
+PROTOS = ("LL", "LL128", "SIMPLE")
+
+_LINE = re.compile(
+    r"NCCL INFO (?P<func>[A-Za-z]+): (?P<bytes>\d+) Bytes -> Algo (?P<algo>\w+) "
+    r"proto (?P<proto>\w+)(?: channel\{Lo\.\.Hi\}=\{(?P<lo>\d+)\.\.(?P<hi>\d+)\})?"
+)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What NCCL chose for one call: names, and channels when the line says."""
+
+    algo: str
+    proto: str
+    nchannels: str = ""
+
+
+def parse_version(text: str | None) -> tuple[int, int] | None:
+    """'2.21.5' -> (2, 21); None when unknown."""
+    found = re.match(r"^\s*(\d+)\.(\d+)", text or "")
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def algo_names(version: tuple[int, int] | None) -> tuple[str, ...]:
+    """The algorithm enum of an NCCL version (the newest known one when the version is unknown)."""
+    if version is None:
+        return ALGOS_BY_VERSION[0][1]
+    return next(names for since, names in ALGOS_BY_VERSION if version >= since)
+
+
+def parse_line(line: str, version: tuple[int, int] | None) -> tuple[str, int, Choice] | None:
+    """(NCCL function, bytes, choice) of one TUNING line, or None for any other line (including
+    an enum number the version does not define: never a guess)."""
+    found = _LINE.search(line)
+    if found is None:
+        return None
+    algo, proto = found.group("algo"), found.group("proto")
+    if algo.isdigit() or proto.isdigit():
+        if not (algo.isdigit() and proto.isdigit()):
+            return None
+        names = algo_names(version)
+        if int(algo) >= len(names) or int(proto) >= len(PROTOS):
+            return None
+        algo, proto = names[int(algo)], PROTOS[int(proto)]
+    channels = ""
+    if found.group("lo") is not None:
+        channels = str(int(found.group("hi")) - int(found.group("lo")) + 1)
+    return (
+        found.group("func"),
+        int(found.group("bytes")),
+        Choice(algo.upper(), proto.upper(), channels),
+    )
+
+
+def trace_path(run_dir: Path, world_size: int, rank: int) -> Path:
+    """A rank's NCCL log under --nccl-trace."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-nccl-rank{rank}.log"
+
+
+def enable_nccl_trace(run_dir: Path, world_size: int, rank: int) -> None:
+    """Worker side, before the process group starts: NCCL reads these once, at its first use."""
+    path = trace_path(run_dir, world_size, rank)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.environ.update({**TRACE_ENV, "NCCL_DEBUG_FILE": str(path)})
+
+
+@dataclass
+class NcclTrace:
+    """Global rank 0's reader of its NCCL log: every TUNING line read so far, counted per
+    (function, bytes), so rows find their choice in any measurement order."""
+
+    path: Path | None
+    version: tuple[int, int] | None = None
+    offset: int = 0
+    seen: dict[tuple[str, int], Counter[Choice]] = field(default_factory=dict)
+
+    def read_new(self) -> None:
+        if self.path is None or not self.path.exists():
+            return
+        with open(self.path, "rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        end = data.rfind(b"\n") + 1  # a line NCCL is still writing waits for the next read
+        self.offset += end
+        for line in data[:end].decode("utf-8", "replace").splitlines():
+            parsed = parse_line(line, self.version)
+            if parsed is not None:
+                func, nbytes, choice = parsed
+                self.seen.setdefault((func, nbytes), Counter())[choice] += 1
+
+    def choice(self, primitive: str, size_bytes: int, world_size: int) -> Choice | None:
+        """The most frequent choice logged for this primitive and size, or None."""
+        func = FUNCTIONS.get(primitive)
+        if func is None:
+            return None
+        self.read_new()
+        sizes = [size_bytes]
+        if primitive in GATHER_TYPE and world_size > 0:
+            sizes.append(size_bytes // world_size)  # newer releases log one rank's bytes
+        counts: Counter[Choice] = Counter()
+        for nbytes in sizes:
+            counts.update(self.seen.get((func, nbytes), Counter()))
+        return counts.most_common(1)[0][0] if counts else None
+
+    def fill(self, row: ResultRow) -> ResultRow:
+        """The row with nccl_algo, nccl_proto, nccl_nchannels from the log (unchanged without)."""
+        if self.path is None:
+            return row
+        found = self.choice(row.primitive, row.size_bytes, row.world_size)
+        if found is None:
+            return row
+        return replace(
+            row, nccl_algo=found.algo, nccl_proto=found.proto, nccl_nchannels=found.nchannels
+        )
+
+
+def open_trace(enabled: bool, run_dir: Path) -> NcclTrace:
+    """The reader of this rank's NCCL log (named by the launch's world and rank, as
+    enable_nccl_trace named it) when tracing is on, else one that changes nothing."""
+    if not enabled:
+        return NcclTrace(path=None)
+    import torch.distributed as dist
+
+    path = trace_path(run_dir, dist.get_world_size(), dist.get_rank())
+    return NcclTrace(path=path, version=loaded_nccl_version())
+
+
+def loaded_nccl_version() -> tuple[int, int] | None:
+    """The NCCL version torch has loaded, or None (a CPU build)."""
+    import torch
+
+    try:
+        return parse_version(".".join(str(part) for part in torch.cuda.nccl.version()))
+    except (AttributeError, RuntimeError, TypeError):
+        return None

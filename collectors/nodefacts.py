@@ -1,0 +1,156 @@
+"""What one node offers (manifest.json `nodes`) and where each rank sits on it (`ranks`).
+
+Each node's local rank 0 calls `collect_node_facts`; every rank calls `collect_rank_facts`; global
+rank 0 gathers both over the process group (groups.share_node_facts) and the CLI merges them into
+the manifest after the launch. Torch-free: the NCCL version is handed in by the rank. The
+nvidia-smi command and the filesystem root are parameters, so the tests use canned output and
+fixture trees. "none": the source is absent; "unknown": present but unreadable (nodefacts_sys).
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from distbench.collectors.manifest import worker_env
+from distbench.collectors.nodefacts_sys import (
+    NONE,
+    UNKNOWN,
+    container_facts,
+    cpu_affinity,
+    format_cpus,
+    infiniband_facts,
+    net_facts,
+    net_plugin,
+    numa_nodes,
+    pcie_link,
+    peermem_state,
+)
+from distbench.collectors.scheduler import scheduler_facts
+
+GPU_FIELDS = (
+    "index",
+    "name",
+    "uuid",
+    "pci.bus_id",
+    "driver_version",
+    "vbios_version",
+    "power.limit",
+    "clocks.max.sm",
+    "clocks.max.memory",
+    "ecc.mode.current",
+    "mig.mode.current",
+)
+"""nvidia-smi --query-gpu fields, recorded per GPU under these names."""
+
+SMI_TIMEOUT_S = 15.0
+
+
+def run_tool(command: Sequence[str]) -> str | None:
+    """stdout of a tool, or None when it is not installed, fails or hangs."""
+    if not command or shutil.which(command[0]) is None:
+        return None
+    try:
+        out = subprocess.run(
+            list(command), capture_output=True, text=True, timeout=SMI_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def gpu_facts(smi: Sequence[str], root: Path) -> list[dict[str, Any]] | str:
+    """One entry per GPU from `nvidia-smi --query-gpu`, with its PCIe link from sysfs: "none"
+    when there is neither nvidia-smi nor an NVIDIA driver, "unknown" when the driver lists GPUs
+    that nvidia-smi does not describe."""
+    query = f"--query-gpu={','.join(GPU_FIELDS)}"
+    out = run_tool([*smi, query, "--format=csv,noheader,nounits"])
+    if out is None:
+        driver = root / "proc/driver/nvidia/gpus"
+        return UNKNOWN if driver.is_dir() and any(driver.iterdir()) else NONE
+    gpus = []
+    for line in out.strip().splitlines():
+        values = [value.strip() for value in line.split(",")]
+        if len(values) != len(GPU_FIELDS):
+            continue  # a format this version does not print: left out, not guessed
+        gpu: dict[str, Any] = dict(zip(GPU_FIELDS, values, strict=True))
+        gpu["pcie"] = pcie_link(root, gpu["pci.bus_id"])
+        gpus.append(gpu)
+    return gpus or UNKNOWN
+
+
+def topology_text(smi: Sequence[str]) -> str:
+    """`nvidia-smi topo -m` as printed (GPU-GPU and GPU-NIC links: NV#, PIX, PXB, SYS ...)."""
+    if not smi or shutil.which(smi[0]) is None:
+        return NONE
+    out = run_tool([*smi, "topo", "-m"])
+    return out.rstrip() if out else UNKNOWN
+
+
+def collect_node_facts(
+    nccl_version: str | None,
+    env: Mapping[str, str],
+    root: Path = Path("/"),
+    smi: Sequence[str] = ("nvidia-smi",),
+) -> dict[str, Any]:
+    """Everything a node says about itself that can explain a difference in speed."""
+    return {
+        "host": socket.gethostname(),
+        "gpus": gpu_facts(smi, root),
+        "topology": topology_text(smi),
+        "infiniband": infiniband_facts(root),
+        "net": net_facts(root),
+        "gpudirect_rdma": peermem_state(root),
+        "nccl": nccl_version or NONE,
+        "nccl_net_plugin": net_plugin(env, root),
+        "env": worker_env(env) or NONE,
+        "container": container_facts(root, env),
+        "scheduler": scheduler_facts(env),
+    }
+
+
+def collect_rank_facts(
+    local_rank: int, gpu_index: int | None, root: Path = Path("/")
+) -> dict[str, Any]:
+    """Where one rank runs: host, local rank, its GPU index ("none" on CPU; merge_facts adds
+    UUID and PCI bus id from its node's GPUs), the CPUs it may run on and their NUMA nodes."""
+    cpus = cpu_affinity()
+    return {
+        "host": socket.gethostname(),
+        "local_rank": local_rank,
+        "gpu": NONE if gpu_index is None else {"index": gpu_index},
+        "cpu_affinity": format_cpus(cpus),
+        "numa_node": numa_nodes(root, cpus),
+    }
+
+
+def gpu_of(index: int, gpus: Any) -> dict[str, Any]:
+    """A rank's GPU with the UUID and PCI bus id its node's nvidia-smi gave (else unknown)."""
+    listed = (
+        [g for g in gpus if str(g.get("index")) == str(index)] if isinstance(gpus, list) else []
+    )
+    found = listed[0] if listed else {}
+    return {"index": index, **{k: found.get(k, UNKNOWN) for k in ("uuid", "pci.bus_id")}}
+
+
+def merge_facts(
+    gathered: Sequence[tuple[int, dict[str, Any], dict[str, Any] | None]],
+) -> dict[str, Any]:
+    """Every rank's (node rank, rank facts, node facts or None) in global rank order -> the
+    manifest's {'nodes': {node: facts}, 'ranks': {rank: facts with its node}}."""
+    nodes: dict[str, Any] = {}
+    ranks: dict[str, Any] = {}
+    for node, _, node_facts in gathered:
+        if node_facts is not None and str(node) not in nodes:
+            nodes[str(node)] = node_facts
+    for rank, (node, rank_facts, _) in enumerate(gathered):
+        gpu = rank_facts.get("gpu")
+        if isinstance(gpu, dict):
+            gpus = nodes.get(str(node), {}).get("gpus")
+            rank_facts = {**rank_facts, "gpu": gpu_of(int(gpu["index"]), gpus)}
+        ranks[str(rank)] = {"node": node, **rank_facts}
+    return {"nodes": dict(sorted(nodes.items(), key=lambda kv: int(kv[0]))), "ranks": ranks}
