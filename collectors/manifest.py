@@ -25,8 +25,8 @@ from distbench.collectors.scheduler import scheduler_facts
 from distbench.collectors.schema import MANIFEST_JSON, SCHEMA_VERSION
 from distbench.parse import UsageError
 
-ENV_PREFIXES = ("NCCL_", "GLOO_", "TORCH_", "CUDA_", "OMP_", "MASTER_", "SLURM_JOB", "DISTBENCH_")
-ENV_PREFIXES += ("UCX_", "FI_", "MLX5_")  # the network stacks under NCCL's plugins (#12 §2)
+ENV_PREFIXES: tuple[str, ...] = ("NCCL_", "GLOO_", "TORCH_", "CUDA_", "OMP_", "MASTER_")
+ENV_PREFIXES += ("SLURM_JOB", "DISTBENCH_", "UCX_", "FI_", "MLX5_")  # UCX_ ...: #12 §2
 """Environment variables that change how a run behaves: the manifest records those set."""
 
 WORKER_ENV_EXTRA = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED")

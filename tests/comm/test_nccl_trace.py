@@ -34,10 +34,10 @@ def test_older_format_maps_enum_numbers_by_version() -> None:
     tree_ll = PREFIX + "Broadcast: 64 Bytes -> Algo 0 proto 0 time 5.0"
     assert parse_line(tree_ll, (2, 12)) == ("Broadcast", 64, Choice("TREE", "LL", ""))
     nvls = PREFIX + "AllReduce: 8 Bytes -> Algo 4 proto 1 time 1.0"
-    assert parse_line(nvls, (2, 17))[2] == Choice("NVLS", "LL128", "")  # type: ignore[index]
+    assert parse_line(nvls, (2, 17))[2] == Choice("NVLS", "LL128", "")
     assert parse_line(nvls, (2, 16)) is None  # no NVLS before 2.17: never a guess
     pat = PREFIX + "AllGather: 8 Bytes -> Algo 6 proto 2 time 1.0"
-    assert parse_line(pat, (2, 23))[2].algo == "PAT"  # type: ignore[index]
+    assert parse_line(pat, (2, 23))[2].algo == "PAT"
     assert parse_line(pat, (2, 22)) is None
 
 
@@ -64,9 +64,9 @@ def test_unknown_lines_are_ignored(line: str) -> None:
 
 
 def _row(primitive: str, size: int, world_size: int = 2) -> ResultRow:
-    values = {name: "" for name in ResultRow.__dataclass_fields__}
+    values: dict[str, object] = {name: "" for name in ResultRow.__dataclass_fields__}
     values.update(primitive=primitive, size_bytes=size, world_size=world_size)
-    return ResultRow(**values)  # type: ignore[arg-type]
+    return ResultRow(**values)
 
 
 def test_reader_fills_rows_from_new_lines_only_and_waits_for_whole_lines(tmp_path: Path) -> None:
