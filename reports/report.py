@@ -20,6 +20,7 @@ from distbench.collectors.manifest import utc_now
 from distbench.parse import UsageError, format_size
 from distbench.reports import analysis as an
 from distbench.reports import figures as fg
+from distbench.reports.differs import section_differs
 from distbench.reports.load import Loaded, RunData, load_runs
 from distbench.reports.pairs import split_matrix_rows
 from distbench.reports.render import (
@@ -229,6 +230,7 @@ def build_report(paths: list[str], out: str | None = None, by: str = "auto") -> 
     lines["series"] = an.series_names(lines, with_source=several) if len(lines) else []
     sections = [section_what_ran(loaded)]
     sections += section_compare(loaded.comm, loaded.ddp, notes)
+    sections += section_differs(loaded, notes)  # next to the comparison (#12 §3)
     sections += section_collectives(loaded, lines, notes)
     sections += section_pairs(pairs, notes)
     sections += section_ddp(loaded.ddp, notes)

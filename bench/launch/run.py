@@ -23,6 +23,7 @@ from distbench.collectors.manifest import (
     utc_now,
     write_manifest,
 )
+from distbench.collectors.nodefacts_diff import node_warnings
 from distbench.collectors.schema import (
     LOGS_DIR,
     MANIFEST_JSON,
@@ -200,6 +201,8 @@ def execute(
         manifest["status"] = status
         manifest["ended_utc"] = utc_now()
         write_manifest(run_dir, manifest)
+    for line in node_warnings(manifest):  # one node with another driver, a slower link ...
+        print(line, file=sys.stderr, flush=True)
     print(f"run directory: {run_dir}  ({RESULTS_CSV}, samples.csv, {MANIFEST_JSON}, logs/)")
     return code
 
