@@ -44,6 +44,9 @@ class LaunchSpec:
     """One torchrun launch per world size instead of subgroups of one launch."""
     done: tuple[str, ...] = ()
     """Measurement ids already in results.csv, skipped (a resumed run); filled in by the worker."""
+    env: tuple[str, ...] = ()
+    """`NAME=VALUE` settings of this launch's workers only (one combination of --env), also the
+    rows' env column."""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS or self.backend == "auto":

@@ -15,6 +15,8 @@ from distbench import spec
 from distbench.comm.table import render_table
 from distbench.ddp import spec as ddp_spec
 from distbench.ddp.table import render_ddp_table
+from distbench.pairs import spec as pairs_spec
+from distbench.pairs.table import render_pairs_table
 
 if TYPE_CHECKING:
     from distbench.primitives.base import Context
@@ -68,6 +70,15 @@ WORKLOADS: dict[str, Workload] = {
         runner="distbench.ddp.runner:run_ddp",
         subgroups=False,
         resumed_by=lambda workload: ("ddp",),
+    ),
+    "pairs": Workload(
+        "pairs",
+        pairs_spec.PairsSpec,
+        pairs_spec.plan_size,
+        render_pairs_table,
+        "distbench.pairs.runner:run_pairs",
+        False,
+        lambda workload: ("pairs",),
     ),
 }
 """Workload kind -> everything about it; the only list of kinds."""

@@ -32,6 +32,9 @@ from distbench.collectors.rundir import (  # noqa: F401
 
 SCHEMA_VERSION = 3
 
+RANKS_CSV = "ranks.csv"
+"""`distbench pairs`: one row per rank or node (collectors/ranks.py RankRow)."""
+
 # samples.csv: rank -1 holds the per-sample maximum over ranks, the input of every statistic.
 MAX_OVER_RANKS = -1
 
@@ -123,6 +126,9 @@ class ResultRow:
     """sequential (every trial of a measurement back to back) or interleaved (trial t of every
     measurement of the launch in round t, --order interleaved); v3, sequential before."""
 
+    env: str = ""
+    """The --env combination the launch's workers ran with, `NAME=V ...` (e.g. `NCCL_ALGO=Ring`);
+    part of the case: rows of two combinations are two lines (v3; empty before and without)."""
 
 @dataclass(frozen=True)
 class SampleRow:
@@ -228,7 +234,7 @@ class DdpRow:
 
 COMM_CASE_COLUMNS = (
     "primitive", "backend", "device", "world_size", "nnodes", "dtype", "op", "mode", "root",
-    "src", "dst", "pattern",
+    "src", "dst", "pattern", "env",
 )  # fmt: skip
 """What a communication row measured, apart from its size (COMM_MATCH_KEY adds the size): the
 report's lines over sizes are these."""

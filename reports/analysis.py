@@ -12,7 +12,6 @@ import pandas as pd
 
 from distbench.collectors.schema import (
     COMM_CASE_COLUMNS,
-    COMM_MATCH_KEY,
     DDP_CONFIG_COLUMNS,
     DDP_MATCH_KEY,
 )
@@ -20,7 +19,6 @@ from distbench.parse import UsageError, format_size
 from distbench.reports.fit import fit_groups
 from distbench.reports.load import Loaded
 from distbench.reports.pairs import is_pair_row
-from distbench.reports.versions import version_keys
 
 # Every grouping below is one of these keys, derived from the schema's match keys (compare's too):
 # rows that differ in any of them (gloo on CPU and on CUDA, one node and two) never merge.
@@ -188,60 +186,6 @@ def scaling_rows(lines: pd.DataFrame, most_sizes: int) -> pd.DataFrame:
     rows["size"] = rows["requested_bytes"].map(format_size)
     rows["source"] = rows["source"].astype(str)
     return rows
-
-
-def comm_ratios(lines: pd.DataFrame) -> pd.DataFrame:
-    """Speedup of every source over the baseline (first) source, per matched measurement."""
-    sources = list(lines["source"].cat.categories) if len(lines) else []
-    if len(sources) < 2:
-        return pd.DataFrame()
-    by = ["source", *COMM_MATCH_KEY, *version_keys(lines)]
-    p50 = lines.groupby(by, observed=True)["time_us_p50"].median().reset_index()
-    base = p50[p50["source"] == sources[0]].drop(columns="source")
-    others = p50[p50["source"] != sources[0]]
-    matched = others.merge(base, on=list(COMM_MATCH_KEY), suffixes=("", "_base"))
-    if matched.empty:
-        return matched
-    matched["speedup"] = matched["time_us_p50_base"] / matched["time_us_p50"]
-    matched["series"] = series_names(matched, with_source=True)
-    matched["source"] = matched["source"].astype(str)
-    return matched
-
-
-def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:
-    """Per source x case: sizes matched, speedup at the largest size, geometric mean, range."""
-    records = []
-    for key, group in ratios.groupby(CASE, sort=True):
-        group = group.sort_values("size_bytes")
-        last = group.iloc[-1]
-        records.append(
-            {
-                **dict(zip(CASE, key, strict=True)),
-                "sizes": len(group),
-                "largest": format_size(int(last["size_bytes"])),
-                "speedup_largest": float(last["speedup"]),
-                "speedup_geomean": float(np.exp(np.log(group["speedup"]).mean())),
-                "speedup_min": float(group["speedup"].min()),
-                "speedup_max": float(group["speedup"].max()),
-            }
-        )
-    return pd.DataFrame.from_records(records)
-
-
-def ddp_ratios(ddp: pd.DataFrame) -> pd.DataFrame:
-    """Step-time speedup of every source over the baseline, per matched DDP configuration."""
-    sources = list(ddp["source"].cat.categories) if len(ddp) else []
-    if len(sources) < 2:
-        return pd.DataFrame()
-    by = ["source", *DDP_MATCH_KEY, *version_keys(ddp)]
-    p50 = ddp.groupby(by, observed=True)["step_time_us_p50"].median().reset_index()
-    base = p50[p50["source"] == sources[0]].drop(columns="source")
-    matched = p50[p50["source"] != sources[0]].merge(
-        base, on=list(DDP_MATCH_KEY), suffixes=("", "_base")
-    )
-    matched["speedup"] = matched["step_time_us_p50_base"] / matched["step_time_us_p50"]
-    matched["source"] = matched["source"].astype(str)
-    return matched
 
 
 def ddp_lines(ddp: pd.DataFrame) -> pd.Series:

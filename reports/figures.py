@@ -244,25 +244,3 @@ def plot_pairs(matrices: list[tuple[str, pd.DataFrame]]) -> Figure | None:
             ax.set_visible(False)
         fig.suptitle("send/recv, every ordered pair (empty: not measured)")
     return fig
-
-
-def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
-    """Speedup (baseline p50 / this p50) vs size; one panel per primitive x mode."""
-    if ratios.empty:
-        return None
-    palette = line_palette(ratios["series"].unique())
-    panels = list(ratios.groupby(["primitive", "mode"], sort=True))
-    with sns.axes_style(STYLE):
-        fig, axes = panel_grid(len(panels))
-        for ax, ((primitive, mode), panel) in zip(axes, panels, strict=False):
-            ax.set_title(f"{primitive} · {mode}", fontsize="medium")
-            draw_lines(ax, panel, "size_bytes", "speedup", palette)
-            ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
-            size_axis(ax, panel["size_bytes"].unique())
-            # Linear from 0, so "1.8x faster" reads off the axis; 1 is marked.
-            ax.set_ylim(0, max(1.1, float(panel["speedup"].max()) * 1.1))
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.3g}×"))
-            ax.set_ylabel(f"speedup vs {baseline}")
-        shared_legend(fig, axes, "line")
-        fig.suptitle(f"Runs compared: {baseline} p50 time / this run's p50 time (> 1: faster)")
-    return fig

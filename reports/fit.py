@@ -14,7 +14,10 @@ one, the best fit on that boundary is taken (alpha = 0, or beta = infinity: time
 
 Quality is stated in the space the fit works in, relative error, for the model (alpha, beta) at
 every size: rel_rms (typical miss) and rel_max (worst miss). R^2 on absolute times is not given:
-the largest size dominates it, so it reads 0.99 while small sizes are missed by 100 %.
+the largest size dominates it, so it reads 0.99 while small sizes are missed by 100 %. A fit whose
+rel_rms is above MAX_REL_RMS is `noise`: alpha and beta describe nothing. Intervals of alpha and
+beta: a residual bootstrap (the fitted times times resampled log residuals, refitted the same
+way, REPLICATES times, fixed seed), percentiles 2.5-97.5.
 """
 
 from __future__ import annotations
@@ -28,6 +31,15 @@ import pandas as pd
 
 GBPS_PER_BYTE_PER_US = 1e-3
 """1 byte/µs = 1e6 B/s = 1e-3 GB/s (GB = 1e9 bytes)."""
+
+MAX_REL_RMS = 0.25
+"""The bar a fit must pass, in the space it is fitted in: a typical relative miss (rel_rms) above
+25 % means the times are noise to this model (a fit through times that swing 2x between
+neighbouring sizes), and the report prints "no fit (noise)" instead of alpha and beta."""
+REPLICATES = 500
+"""Residual-bootstrap refits behind the parameter intervals."""
+SEED = 18
+"""Fixed, so the same runs give the same intervals."""
 
 MIN_SPLIT_SIZES = 4
 """Distinct sizes needed to fit latency and bandwidth on separate sizes (two each)."""
@@ -52,26 +64,54 @@ class Fit:
     """Smallest and largest size behind alpha."""
     beta_sizes: tuple[float, float]
     """Smallest and largest size behind beta."""
+    alpha_interval: tuple[float, float] = (math.nan, math.nan)
+    """95 % interval of alpha from a residual bootstrap (REPLICATES refits)."""
+    beta_interval: tuple[float, float] = (math.nan, math.nan)
+    """95 % interval of beta, the same way."""
+    noise: bool = False
+    """rel_rms > MAX_REL_RMS: the model does not describe these times; alpha and beta mean
+    nothing (the report prints "no fit (noise)")."""
 
     def predict_us(self, size_bytes: float) -> float:
         return self.alpha_us + size_bytes / (self.beta_GBps / GBPS_PER_BYTE_PER_US)
 
 
-def _cost(alpha: float, slope: float, sizes: np.ndarray, times: np.ndarray) -> float:
-    return float(np.sum(((alpha + slope * sizes - times) / times) ** 2))
+def fit_lines(sizes: np.ndarray, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(alpha, slope) of t = alpha + slope * size by relative least squares, both >= 0, for
+    every row of `times` (replicates x sizes) at once."""
+    # Dividing each equation alpha + slope*s = t by t makes plain least squares minimise relative
+    # error: rows [1/t, s/t], right-hand side 1. Sizes are scaled to <= 1 for the 2x2 normal
+    # equations' conditioning.
+    scale = float(sizes.max()) or 1.0
+    s, inv = sizes / scale, 1.0 / times
+    a11, a12, a22 = np.sum(inv**2, 1), np.sum(s * inv**2, 1), np.sum((s * inv) ** 2, 1)
+    b1, b2 = np.sum(inv, 1), np.sum(s * inv, 1)
+    det = a11 * a22 - a12**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha, slope = (a22 * b1 - a12 * b2) / det, (a11 * b2 - a12 * b1) / det
+    # When the free fit breaks alpha >= 0 or slope >= 0, the best fit on that boundary.
+    only_alpha, only_slope = b1 / a11, b2 / a22
+    cost_alpha = np.sum((only_alpha[:, None] * inv - 1) ** 2, 1)
+    cost_slope = np.sum((only_slope[:, None] * s * inv - 1) ** 2, 1)
+    bad = ~(np.isfinite(alpha) & np.isfinite(slope)) | (alpha < 0) | (slope < 0)
+    use_alpha = bad & (cost_alpha <= cost_slope)
+    alpha = np.where(bad, np.where(use_alpha, only_alpha, 0.0), alpha)
+    slope = np.where(bad, np.where(use_alpha, 0.0, only_slope), slope)
+    return alpha, slope / scale
 
 
 def fit_line(sizes: np.ndarray, times: np.ndarray) -> tuple[float, float]:
     """(alpha, slope) of t = alpha + slope * size by relative least squares, both >= 0."""
-    # Dividing each equation alpha + slope*s = t by t makes plain least squares minimise relative
-    # error: rows [1/t, s/t], right-hand side 1.
-    design = np.column_stack([1.0 / times, sizes / times])
-    (alpha, slope), *_ = np.linalg.lstsq(design, np.ones_like(times), rcond=None)
-    alpha, slope = float(alpha), float(slope)
-    if alpha < 0 or slope < 0:
-        only_alpha = (float(np.sum(1 / times) / np.sum(1 / times**2)), 0.0)
-        only_slope = (0.0, float(np.sum(sizes / times) / np.sum((sizes / times) ** 2)))
-        alpha, slope = min(only_alpha, only_slope, key=lambda c: _cost(c[0], c[1], sizes, times))
+    alpha, slope = fit_lines(np.asarray(sizes, dtype=float), np.asarray(times, dtype=float)[None])
+    return float(alpha[0]), float(slope[0])
+
+
+def fit_parts(
+    sizes: np.ndarray, times: np.ndarray, small: np.ndarray, large: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """alpha from the `small` sizes, slope from the `large` ones, per row of `times`."""
+    alpha, _ = fit_lines(sizes[small], times[:, small])
+    _, slope = fit_lines(sizes[large], times[:, large])
     return alpha, slope
 
 
@@ -90,19 +130,37 @@ def fit_latency_bandwidth(sizes_bytes: Sequence[float], times_us: Sequence[float
     share = max(2, len(distinct) // 3)
     small = sizes <= distinct[share - 1] if split else np.ones_like(sizes, dtype=bool)
     large = sizes >= distinct[-share] if split else small
-    alpha, _ = fit_line(sizes[small], times[small])
-    _, slope = fit_line(sizes[large], times[large])
-    relative = np.abs(alpha + slope * sizes - times) / times
+    alpha_all, slope_all = fit_parts(sizes, times[None], small, large)
+    alpha, slope = float(alpha_all[0]), float(slope_all[0])
+    predicted = alpha + slope * sizes
+    relative = np.abs(predicted - times) / times
+    # Residual bootstrap: the fitted times times resampled log residuals, refitted.
+    rng = np.random.default_rng(SEED)
+    residuals = np.log(times / predicted)
+    drawn = residuals[rng.integers(0, len(times), size=(REPLICATES, len(times)))]
+    alphas, slopes = fit_parts(sizes, predicted * np.exp(drawn), small, large)
+    tails = [2.5, 97.5]
+    alpha_low, alpha_high = np.percentile(alphas, tails)
+    slope_low, slope_high = np.percentile(slopes, tails)
+    rel_rms = math.sqrt(float(np.mean(relative**2)))
     return Fit(
         alpha_us=alpha,
-        beta_GBps=GBPS_PER_BYTE_PER_US / slope if slope > 0 else math.inf,
-        rel_rms=math.sqrt(float(np.mean(relative**2))),
+        beta_GBps=to_beta(slope),
+        rel_rms=rel_rms,
         rel_max=float(relative.max()),
         points=len(times),
         split=split,
         alpha_sizes=(float(sizes[small].min()), float(sizes[small].max())),
         beta_sizes=(float(sizes[large].min()), float(sizes[large].max())),
+        alpha_interval=(float(alpha_low), float(alpha_high)),
+        beta_interval=(to_beta(float(slope_high)), to_beta(float(slope_low))),
+        noise=rel_rms > MAX_REL_RMS,
     )
+
+
+def to_beta(slope: float) -> float:
+    """GB/s from a slope in µs per byte; math.inf when time does not grow."""
+    return GBPS_PER_BYTE_PER_US / slope if slope > 0 else math.inf
 
 
 FIT_COLUMNS = [
@@ -111,6 +169,11 @@ FIT_COLUMNS = [
     "busbw_beta_GBps",
     "rel_rms",
     "rel_max",
+    "noise",
+    "alpha_low",
+    "alpha_high",
+    "beta_low",
+    "beta_high",
     "points",
     "split",
     "alpha_from_bytes",
@@ -142,6 +205,11 @@ def fit_groups(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
                 "busbw_beta_GBps": fit.beta_GBps * factor if factor > 0 else math.nan,
                 "rel_rms": fit.rel_rms,
                 "rel_max": fit.rel_max,
+                "noise": fit.noise,
+                "alpha_low": fit.alpha_interval[0],
+                "alpha_high": fit.alpha_interval[1],
+                "beta_low": fit.beta_interval[0],
+                "beta_high": fit.beta_interval[1],
                 "points": fit.points,
                 "split": fit.split,
                 "alpha_from_bytes": fit.alpha_sizes[0],

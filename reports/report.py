@@ -17,30 +17,19 @@ import pandas as pd
 
 from distbench import __version__
 from distbench.collectors.manifest import utc_now
-from distbench.parse import UsageError, format_size
+from distbench.parse import UsageError
 from distbench.reports import analysis as an
-from distbench.reports import figures as fg
-from distbench.reports.differs import section_differs
 from distbench.reports.load import Loaded, RunData, load_runs
 from distbench.reports.pairs import split_matrix_rows
 from distbench.reports.render import (
-    FigureOut,
     Section,
     TableOut,
     render_html,
     render_markdown,
 )
 from distbench.reports.repeats import keep_one_row_per_case
-from distbench.reports.sections import (
-    CASE_NAMES,
-    display,
-    figure_out,
-    section_collectives,
-    section_ddp,
-    section_pairs,
-    titled,
-)
-from distbench.reports.versions import drop_changed_meaning
+from distbench.reports.sections import section_collectives, section_ddp, section_pairs
+from distbench.reports.sections_compare import section_compare
 
 SOURCES = ("auto", "label", "host", "run")
 COMPARED_FIELDS = {"host", "platform", "CPU", "memory", "GPUs", "python", "torch", "CUDA", "NCCL"}
@@ -130,88 +119,6 @@ def section_what_ran(loaded: Loaded) -> Section:
     )
 
 
-def section_compare(comm: pd.DataFrame, ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
-    """Tables over every matched row (all-pairs rows too); the figure draws the lines only."""
-    lines = comm
-    sources = [str(s) for s in (lines if len(lines) else ddp)["source"].cat.categories]
-    if len(sources) < 2:
-        return []
-    baseline = sources[0]
-    ratios = an.comm_ratios(lines) if len(lines) else pd.DataFrame()
-    ratios, changed = drop_changed_meaning(ratios, "comm", "time_us_p50")
-    notes += changed
-    tables: list[TableOut] = []
-    figures: list[FigureOut] = []
-    if len(ratios):
-        figures = figure_out(
-            fg.plot_ratios(split_matrix_rows(ratios)[0], baseline),
-            "fig-compare.png",
-            f"speedup = {baseline}'s p50 time / this run's p50 time, per matched size",
-            notes,
-            "runs compared: nothing matched",
-        )
-        summary = display(
-            an.ratio_summary(ratios),
-            {
-                **CASE_NAMES,
-                "sizes": "sizes matched",
-                "largest": "largest",
-                "speedup_largest": "speedup (largest)",
-                "speedup_geomean": "speedup (geo. mean)",
-                "speedup_min": "min",
-                "speedup_max": "max",
-            },
-            ("speedup_largest", "speedup_geomean", "speedup_min", "speedup_max"),
-        )
-        tables.append(titled(summary, f"Speedup over {baseline}"))
-        per_size = display(
-            ratios.sort_values(["source", "primitive", "world_size", "mode", "size_bytes"]).assign(
-                size=ratios["size_bytes"].map(format_size)
-            ),
-            {
-                **CASE_NAMES,
-                "size": "size",
-                "time_us_p50_base": f"{baseline} p50 µs",
-                "time_us_p50": "p50 µs",
-                "speedup": "speedup",
-            },
-            ("time_us_p50_base", "time_us_p50", "speedup"),
-        )
-        tables.append(titled(per_size, "Speedup per size", markdown=False, collapsed=True))
-    elif len(lines):
-        notes.append(
-            f"runs compared: no measurement of {baseline} (same case and size) is in another run"
-        )
-    ddp_ratios = an.ddp_ratios(ddp) if len(ddp) else pd.DataFrame()
-    ddp_ratios, changed = drop_changed_meaning(ddp_ratios, "ddp", "step_time_us_p50")
-    notes += changed
-    if len(ddp_ratios):
-        ddp_table = display(
-            ddp_ratios.sort_values(["source", "world_size", "strategy"]),
-            {
-                **{k: v for k, v in CASE_NAMES.items() if k != "primitive"},  # always ddp
-                "model": "model",
-                "step_time_us_p50_base": f"{baseline} step p50 µs",
-                "step_time_us_p50": "step p50 µs",
-                "speedup": "speedup",
-            },
-            ("step_time_us_p50_base", "step_time_us_p50", "speedup"),
-        )
-        tables.append(titled(ddp_table, f"DDP step-time speedup over {baseline}"))
-    if not tables:
-        return []
-    return [
-        Section(
-            "Runs compared",
-            f"Baseline: {baseline}. speedup = baseline p50 time / p50 time: above 1 is faster. "
-            "Rows match on primitive, backend, device, world size, nodes, dtype, op, mode, "
-            "root, src/dst, pattern and size (DDP: strategy and its configuration).",
-            figures=figures,
-            tables=tables,
-        )
-    ]
-
-
 def build_report(paths: list[str], out: str | None = None, by: str = "auto") -> ReportFiles:
     """Load the runs, draw and tabulate, write OUT/report.html, OUT/report.md and the PNGs."""
     if by not in SOURCES:
@@ -228,9 +135,8 @@ def build_report(paths: list[str], out: str | None = None, by: str = "auto") -> 
     lines = lines.copy()
     several = bool(len(lines)) and lines["source"].nunique() > 1
     lines["series"] = an.series_names(lines, with_source=several) if len(lines) else []
-    sections = [section_what_ran(loaded)]
-    sections += section_compare(loaded.comm, loaded.ddp, notes)
-    sections += section_differs(loaded, notes)  # next to the comparison (#12 §3)
+    headline, compared = section_compare(loaded, notes)
+    sections = [section_what_ran(loaded), *compared]
     sections += section_collectives(loaded, lines, notes)
     sections += section_pairs(pairs, notes)
     sections += section_ddp(loaded.ddp, notes)
@@ -247,6 +153,7 @@ def build_report(paths: list[str], out: str | None = None, by: str = "auto") -> 
         f"{len(loaded.runs)} run(s), {len(loaded.comm)} communication rows and "
         f"{len(loaded.ddp)} DDP rows, compared by {by}: {', '.join(sources)}."
     )
+    lead = "\n\n".join([*headline, lead])  # the headline opens the page (headline.py)
     footer = f"distbench {__version__} report, {utc_now()}, from {' '.join(paths)}"
     title = "distbench report"
     html_path, md_path = target / "report.html", target / "report.md"

@@ -19,9 +19,11 @@ from distbench.parse import format_size
 from distbench.reports import analysis as an
 from distbench.reports import figures as fg
 from distbench.reports import figures_ddp as fd
+from distbench.reports.fit import MAX_REL_RMS
 from distbench.reports.load import Loaded
 from distbench.reports.pairs import pair_matrices
 from distbench.reports.render import FigureOut, Section, TableOut, format_number
+from distbench.reports.uncertainty import with_interval
 
 HTML_ROW_LIMIT = 5000
 """The full results table in report.html stops here (report.md never lists every row)."""
@@ -79,6 +81,20 @@ def size_range(fits: pd.DataFrame, which: str) -> pd.Series:
     return pd.Series(text, index=fits.index, dtype=object).where(fits["split"], "all (intercept)")
 
 
+NO_FIT = "no fit (noise)"  # instead of the numbers of a fit below fit.MAX_REL_RMS
+
+
+def fit_cells(fits: pd.DataFrame) -> pd.DataFrame:
+    """The fit table's alpha and beta cells with their intervals; NO_FIT below the bar."""
+    noise = fits["noise"].astype(bool)
+    alpha = with_interval(fits["alpha_us"], fits["alpha_low"], fits["alpha_high"])
+    beta = with_interval(fits["beta_GBps"], fits["beta_low"], fits["beta_high"])
+    busbw = fits["busbw_beta_GBps"].map(format_number)
+    cells = {"alpha_us": alpha, "beta_GBps": beta, "busbw_beta_GBps": busbw}
+    shown = fits.assign(**{name: text.where(~noise, NO_FIT) for name, text in cells.items()})
+    return shown.assign(alpha_from=size_range(fits, "alpha"), beta_from=size_range(fits, "beta"))
+
+
 def figure_out(
     figure: Figure | None, name: str, caption: str, notes: list[str], why: str
 ) -> list[FigureOut]:
@@ -131,17 +147,14 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
     )
     fits = an.fit_table(lines)
     figures_fit = figure_out(
-        fg.plot_fit(lines, fits),
+        fg.plot_fit(lines, fits[~fits["noise"].astype(bool)]),
         "fig-fit.png",
         "p50 times (points) and the fitted t = α + size / β (dashed) of every line",
         notes,
         "model fit: no line has two or more sizes",
     )
     fit = display(
-        fits.assign(
-            alpha_from=size_range(fits, "alpha"),
-            beta_from=size_range(fits, "beta"),
-        ),
+        fit_cells(fits),
         {
             **CASE_NAMES,
             "alpha_us": "α µs",
@@ -153,7 +166,7 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
             "rel_max": "rel. max",
             "points": "sizes",
         },
-        ("alpha_us", "beta_GBps", "busbw_beta_GBps", "rel_rms", "rel_max"),
+        ("alpha_us", "beta_GBps", "busbw_beta_GBps", "rel_rms", "rel_max"),  # text kept as is
     )
     all_rows = display(
         loaded.comm.sort_values(["source", "primitive", "world_size", "mode", "size_bytes"]).head(
@@ -193,7 +206,10 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
             "nccl-tests); with fewer than four sizes one fit over all, and α is its intercept. "
             "Least squares on relative error, α ≥ 0, β > 0. The quality is in relative error "
             "too, of the two numbers at every size: rel. RMS the typical miss, rel. max the "
-            "worst (large where protocols switch between the two ends).",
+            "worst (large where protocols switch between the two ends). A line whose rel. RMS "
+            f"is above {MAX_REL_RMS:.0%} shows '{NO_FIT}': its times are noise to this model, "
+            "and it is left out of the figure. [low, high]: 95 % intervals from a residual "
+            "bootstrap (the fitted times times resampled log residuals, refitted).",
             figures=figures_fit,
             tables=[titled(fit, "Latency-bandwidth fit")],
         ),

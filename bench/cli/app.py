@@ -17,6 +17,7 @@ from distbench.cli.args import LaunchArgs, ResolvedLaunch
 from distbench.cli.compare import baseline_app, compare
 from distbench.cli.history import history
 from distbench.cli.options import with_groups
+from distbench.cli.pairs import pairs
 from distbench.cli.run import run_workload
 from distbench.cli.sweep import SweepArgs, run_sweep
 from distbench.comm.args import CommArgs, check_op
@@ -129,6 +130,7 @@ add_collective_command(
     "  distbench sweep --primitives all --world-sizes 2,3 --check\n"
     "  distbench sweep --config ci/sweep-example.toml --out results/nightly",
 )
+app.command("pairs")(pairs)
 app.command("compare")(compare)
 app.command("history")(history)
 app.add_typer(baseline_app, name="baseline")

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
+from distbench.cli.envsweep import parse_env_axis
 from distbench.cli.multinode import Nodes, parse_endpoint, parse_rdzv_id, resolve_nodes
-from distbench.cli.options import choice, flag, integer, text
+from distbench.cli.options import Opt, choice, flag, integer, text
 from distbench.collectors.machine import cuda_gpus
 from distbench.parse import BACKENDS, DEVICES, UsageError, parse_label, parse_world_sizes
 from distbench.spec import LaunchSpec
@@ -130,6 +131,16 @@ class LaunchArgs:
             "No progress (the running measurement, i of N, ETA); the tables still print.", "--quiet"
         ),
     ] = False
+    env: Annotated[
+        tuple[str, ...],
+        Opt(
+            "NAME=V1,V2: one launch per value, set for the workers only (rows' env column); "
+            "repeatable, every combination.",
+            lambda value, _flag: parse_env_axis(value),
+            list[str],
+            ("--env",),
+        ),
+    ] = ()
     dry_run: Annotated[
         bool,
         flag("Check the options, print the launch plan and stop: nothing runs.", "--dry-run"),
@@ -151,6 +162,8 @@ class ResolvedLaunch:
     rdzv_endpoint: str = ""
     rdzv_id: str = ""
     separate_launches: bool = False
+    env: tuple[str, ...] = ()
+    """The --env axes (`NAME=V1,V2`); cli/run.py makes one launch per combination."""
 
 
 def resolve_backend(backend: str, machine: Machine) -> str:
@@ -250,6 +263,7 @@ def resolve_launch(
         rdzv_endpoint=nodes.rdzv_endpoint,
         rdzv_id=nodes.rdzv_id,
         separate_launches=args.separate_launches,
+        env=args.env,
     )
 
 

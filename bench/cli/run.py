@@ -6,6 +6,7 @@ executed."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,9 @@ from distbench.cli.args import (
     resolve_launch,
 )
 from distbench.cli.dryrun import plan_text
+from distbench.cli.envsweep import env_combinations
 from distbench.launch.resume import resume_run
-from distbench.launch.run import execute, file_logs, prepare_run_dir
+from distbench.launch.run import execute, file_logs, part_name, prepare_run_dir
 from distbench.parse import UsageError
 from distbench.spec import RunSpec
 
@@ -44,13 +46,20 @@ def run_workload(args: LaunchArgs, title: str, build: BuildWorkload, resumed_by:
 def build_specs(
     launches: Sequence[ResolvedLaunch], build: BuildWorkload, out: str | None, title: str
 ) -> list[RunSpec]:
-    """One RunSpec per launch (a sweep matrix: one per backend), all in one new run directory."""
+    """One RunSpec per launch (a sweep matrix: one per backend) and --env combination, all in
+    one new run directory; a later combination's measurement ids carry `env<k>/`."""
     workloads = [build(launch) for launch in launches]
+    combos = env_combinations(launches[0].env)
+    if launches[0].env and not all(hasattr(w, "tag") for w in workloads):
+        raise UsageError(f"--env is not supported by {title} yet: drop --env")
     run_dir = prepare_run_dir(out, title, launches[0].label, launches[0].node_rank)
-    return [
-        RunSpec(launch=build_launch_spec(launch, run_dir), workload=workload)
-        for launch, workload in zip(launches, workloads, strict=True)
-    ]
+    specs = []
+    for launch, workload in zip(launches, workloads, strict=True):
+        base = build_launch_spec(launch, run_dir)
+        for k, combo in enumerate(combos):
+            tagged = replace(workload, tag=f"{workload.tag}env{k}/") if k else workload
+            specs.append(RunSpec(launch=replace(base, env=combo), workload=tagged))
+    return specs
 
 
 def run_specs(specs: Sequence[RunSpec], title: str, quiet: bool = False) -> int:
@@ -58,5 +67,5 @@ def run_specs(specs: Sequence[RunSpec], title: str, quiet: bool = False) -> int:
     no progress display (--quiet)."""
     code = execute(specs[0], title=title, more=specs[1:], quiet=quiet)
     if len(specs) > 1 and code == 0:
-        file_logs(Path(specs[-1].launch.run_dir), specs[-1].launch.backend)
+        file_logs(Path(specs[-1].launch.run_dir), part_name(specs[-1]))
     return code

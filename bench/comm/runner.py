@@ -112,6 +112,7 @@ def build_row(
         busbw_factor=factor,
         wrong=result.wrong,
         hosts=placement.hosts,
+        env=" ".join(spec.launch.env),
         ci_low_us=ci_low,
         ci_high_us=ci_high,
         trials_run=result.trials.trials_run,

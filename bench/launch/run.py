@@ -133,12 +133,19 @@ def launch_order(
     for part in (first, *more):
         path = first_path
         if previous is not None:
-            file_logs(Path(part.launch.run_dir), previous.launch.backend)
-            path = backend_spec_path(Path(part.launch.run_dir), part.launch.backend)
+            file_logs(Path(part.launch.run_dir), part_name(previous))
+            path = backend_spec_path(Path(part.launch.run_dir), part_name(part))
             path.write_text(part.to_json())
         for planned in plan_launches(part.launch, part.kind):
             yield part, path, planned.world_size
         previous = part
+
+
+def part_name(spec: RunSpec) -> str:
+    """A later part's name in spec-<name>.json and logs/<name>/: its measurement tag (`nccl/`,
+    `env1/`, `nccl/env1/` -> nccl, env1, nccl-env1), else its backend."""
+    tag = str(getattr(spec.workload, "tag", "")).strip("/").replace("/", "-")
+    return tag or spec.launch.backend
 
 
 def file_logs(run_dir: Path, backend: str) -> None:

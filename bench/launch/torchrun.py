@@ -89,8 +89,12 @@ def exited(proc: subprocess.Popen[bytes], wait_s: float) -> bool:
     return True
 
 
-def worker_env() -> dict[str, str]:
+def worker_env(settings: tuple[str, ...] = ()) -> dict[str, str]:
+    """The workers' environment: ours, plus the launch's --env combination (`NAME=VALUE`)."""
     env = dict(os.environ)
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        env[name] = value
     env.setdefault("OMP_NUM_THREADS", "1")  # torchrun's own default, set so it stays quiet
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -144,7 +148,7 @@ def run_launch(
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=worker_env(),
+            env=worker_env(launch.env),
             start_new_session=True,  # Ctrl-C reaches us; we stop torchrun deliberately
         )
         try:

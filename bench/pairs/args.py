@@ -1,0 +1,131 @@
+"""`distbench pairs`' own options (PairsArgs), each parsed by its option, and the PairsSpec built
+from them for one resolved launch. Torch-free (the CLI process)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Annotated
+
+from distbench.cli.args import ResolvedLaunch
+from distbench.cli.options import choice, flag, integer, text
+from distbench.comm.options import MAX_WINDOW, parse_window
+from distbench.pairs.spec import DEFAULT_THRESHOLD, LEVELS, PairsSpec
+from distbench.parse import UsageError, parse_dtype, parse_modes, parse_sizes
+
+DEFAULT_SIZE = {"gloo": 4 << 20, "nccl": 64 << 20}
+"""One large size per pair unless --sizes says otherwise."""
+PRIMITIVE_NAMES = {"sendrecv": "send_recv", "allreduce": "all_reduce"}
+
+
+def parse_pair_primitive(value: str) -> str:
+    """'sendrecv' or 'allreduce' (torch's names too) -> torch's name."""
+    key = value.strip().lower().replace("_", "").replace("-", "")
+    if key not in PRIMITIVE_NAMES:
+        raise UsageError(
+            f"--primitive '{value}' is not one pairs can run: choose sendrecv (a bidirectional "
+            "window per pair) or allreduce (on the pair's subgroup)"
+        )
+    return PRIMITIVE_NAMES[key]
+
+
+def parse_threshold(value: str) -> float:
+    """A positive robust z-score, e.g. 3.5."""
+    try:
+        threshold = float(value)
+    except ValueError:
+        threshold = math.nan
+    if not math.isfinite(threshold) or threshold <= 0:
+        raise UsageError(
+            f"--outlier-threshold '{value}' is not a positive number: give a robust z-score, "
+            f"e.g. --outlier-threshold {DEFAULT_THRESHOLD}"
+        )
+    return threshold
+
+
+@dataclass(frozen=True)
+class PairsArgs:
+    """Options of `distbench pairs` (None: the default for the backend)."""
+
+    primitive: Annotated[
+        str,
+        text(
+            "What each pair runs: sendrecv (a bidirectional window) or allreduce (on the "
+            "pair's subgroup).",
+            parse_pair_primitive,
+            default_text="sendrecv",
+        ),
+    ] = "send_recv"
+    level: Annotated[
+        str, choice("rank: every pair of ranks; node: every pair of nodes.", LEVELS, "level")
+    ] = "rank"
+    sizes: Annotated[
+        tuple[int, ...] | None,
+        text(
+            "Comma list, binary suffixes K/M/G [default one size: 4M on gloo, 64M on nccl].",
+            lambda value: tuple(parse_sizes(value)),
+            "--sizes",
+            "-s",
+        ),
+    ] = None
+    dtype: Annotated[str, text("The element type, e.g. float32 or bfloat16.", parse_dtype)] = (
+        "float32"
+    )
+    mode: Annotated[
+        tuple[str, ...],
+        text(
+            "throughput (back-to-back ops), latency (each op isolated), or both.",
+            lambda value: tuple(parse_modes(value)),
+        ),
+    ] = ("throughput",)
+    iters: Annotated[int, integer("Ops per timed trial (latency: samples per trial).")] = 10
+    warmup: Annotated[int, integer("Untimed ops before each round's trials.", minimum=0)] = 3
+    trials: Annotated[int, integer("Timed trials per pair.")] = 5
+    window: Annotated[
+        int | None,
+        integer(
+            "sendrecv: messages in flight each way [64; above 1M, 64M / size].",
+            maximum=MAX_WINDOW,
+            parse=parse_window,
+        ),
+    ] = None
+    outlier_threshold: Annotated[
+        float,
+        text(
+            "Robust z-score (median/MAD over ranks) at or below which a rank or node is an "
+            "outlier; the scale is at least 10% of the median.",
+            parse_threshold,
+        ),
+    ] = DEFAULT_THRESHOLD
+    fail_on_outlier: Annotated[
+        bool, flag("Exit 1 when any rank or node is an outlier.", "--fail-on-outlier")
+    ] = False
+
+
+def build_pairs_spec(args: PairsArgs, launch: ResolvedLaunch) -> PairsSpec:
+    """The spec of one launch, every combination of options checked (one line, exit 2)."""
+    if args.level == "node" and launch.nnodes < 2:
+        raise UsageError(
+            "--level node needs two or more nodes (--nnodes): on one node use --level rank"
+        )
+    if args.window is not None and args.primitive != "send_recv":
+        raise UsageError("--window applies to --primitive sendrecv: drop --window")
+    if args.level == "rank" and max(launch.world_sizes) < 2:
+        raise UsageError("pairs needs at least 2 ranks: give --world-sizes 2 or more")
+    if len(launch.world_sizes) > 1:
+        raise UsageError(
+            f"pairs measures one world: give one --world-sizes value, not {launch.world_sizes}"
+        )
+    sizes = args.sizes or (DEFAULT_SIZE[launch.backend],)
+    return PairsSpec(
+        sizes=tuple(sizes),
+        primitive=args.primitive,
+        level=args.level,
+        dtype=args.dtype,
+        modes=args.mode,
+        iters=args.iters,
+        warmup=args.warmup,
+        trials=args.trials,
+        window=args.window or 0,
+        threshold=args.outlier_threshold,
+    )

@@ -1,0 +1,175 @@
+"""Rank 0's rows of `distbench pairs`: one results.csv row per pair (the per-sample maximum over
+the pair's ranks, as every distbench row), its samples, and ranks.csv's standings."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from distbench.collectors.ranks import RankRow
+from distbench.collectors.schema import MAX_OVER_RANKS, ResultRow, SampleRow
+from distbench.collectors.sink import CsvSink
+from distbench.pairs.outliers import standings
+from distbench.pairs.spec import PairsSpec
+from distbench.primitives.send_recv import default_window
+from distbench.ranks import ranks_label
+from distbench.spec import RunSpec
+from distbench.stats import Stats, algbw_gbps
+from distbench.timing import timer_name
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """One pair's round: every rank's samples (us per message), indexed by global rank."""
+
+    measurement: str
+    pair: tuple[int, int]
+    mode: str
+    requested: int
+    gathered: list[Any]
+    """global rank -> its samples this round (empty for a rank with a bye)."""
+
+    def worst(self, ranks: Sequence[int]) -> list[float]:
+        """The per-sample maximum over `ranks`: the slowest rank sets each sample."""
+        return [max(values) for values in zip(*(self.gathered[r] for r in ranks), strict=True)]
+
+
+def env_label(spec: RunSpec) -> str:
+    """The --env combination of the launch, `NAME=V ...`; empty without --env."""
+    return " ".join(spec.launch.env)
+
+
+def pattern_of(workload: PairsSpec, size_bytes: int) -> str:
+    """`pairs` (all_reduce) or `pairs:bidir-window=W`, `node-pairs...` at node level."""
+    prefix = "pairs" if workload.level == "rank" else "node-pairs"
+    if workload.primitive == "all_reduce":
+        return prefix
+    return f"{prefix}:bidir-window={workload.window or default_window(size_bytes)}"
+
+
+def pair_ranks(units: Sequence[Sequence[int]], pair: tuple[int, int]) -> list[int]:
+    return [*units[pair[0]], *units[pair[1]]]
+
+
+def pair_row(
+    spec: RunSpec, layout: Any, result: PairResult, dtype: torch.dtype, count: int
+) -> ResultRow:
+    """The pair's row. size_bytes is one message (send_recv) or each rank's buffer (all_reduce);
+    a send_recv sample is the exchange's time / the messages it moves (both directions, every
+    rank of a node pair), so algbw is the pair's aggregate, as osu_bibw's."""
+    workload: PairsSpec = spec.workload
+    ranks = pair_ranks(layout.units, result.pair)
+    stats = Stats(tuple(result.worst(ranks)))
+    size = count * dtype.itemsize
+    group = len(ranks)
+    factor = 2 * (group - 1) / group if workload.primitive == "all_reduce" else 1.0
+    algbw = algbw_gbps(size, stats.p50)
+    nodes = sorted({layout.nodes[r] for r in ranks})
+    host_of = {layout.nodes[r]: layout.hosts[r] for r in ranks}
+    ci_low, ci_high = stats.p50_ci()
+    return ResultRow(
+        run_id=spec.launch.run_id,
+        label=spec.launch.label,
+        host=layout.hosts[0],
+        measurement=result.measurement,
+        primitive=workload.primitive,
+        backend=spec.launch.backend,
+        device=spec.launch.device,
+        world_size=len(layout.nodes),
+        nnodes=len(nodes),
+        ranks=ranks_label(tuple(ranks)),
+        dtype=workload.dtype,
+        op="sum" if workload.primitive == "all_reduce" else "",
+        size_bytes=size,
+        requested_bytes=result.requested,
+        count=count,
+        root="",
+        src=str(result.pair[0]),
+        dst=str(result.pair[1]),
+        pattern=pattern_of(workload, size),
+        mode=result.mode,
+        timer=timer_name(torch.device(spec.launch.device), result.mode),
+        iters=workload.iters,
+        warmup=workload.warmup,
+        trials=workload.trials,
+        samples=stats.n,
+        **stats.as_columns(tails=result.mode == "latency"),
+        algbw_GBps=algbw,
+        busbw_GBps=algbw * factor,
+        busbw_factor=factor,
+        wrong=-1,
+        hosts="+".join(host_of[n] for n in nodes),
+        ci_low_us=ci_low,
+        ci_high_us=ci_high,
+        trials_run=workload.trials,
+        env=env_label(spec),
+    )
+
+
+def sample_rows(
+    measurement: str, rank: int, mode: str, iters: int, samples: Sequence[float]
+) -> list[SampleRow]:
+    """One rank's (or the maximum's, rank -1) samples, trial-major: one per trial (throughput)
+    or `iters` per trial (latency)."""
+    per_trial = iters if mode == "latency" else 1
+    rows = []
+    for index, value in enumerate(samples):
+        trial, it = divmod(index, per_trial)
+        rows.append(SampleRow(measurement, rank, trial, it if mode == "latency" else -1, value))
+    return rows
+
+
+def write_pair(
+    sinks: tuple[CsvSink, CsvSink, CsvSink], row: ResultRow, result: PairResult, layout: Any
+) -> None:
+    """Samples first (the row commits the measurement, as --resume expects), then the row."""
+    results, samples, _ = sinks
+    ranks = pair_ranks(layout.units, result.pair)
+    for rank in ranks:
+        samples.write(
+            sample_rows(row.measurement, rank, row.mode, row.iters, result.gathered[rank])
+        )
+    worst = result.worst(ranks)
+    samples.write(sample_rows(row.measurement, MAX_OVER_RANKS, row.mode, row.iters, worst))
+    results.write([row])
+
+
+def rank_rows(
+    spec: RunSpec, layout: Any, results: list[tuple[int, int, float]], mode: str, size: int
+) -> list[RankRow]:
+    """ranks.csv's rows of one (mode, size): every unit's standing among all."""
+    workload: PairsSpec = spec.workload
+    rows = []
+    for standing in standings(results, workload.threshold):
+        ranks = layout.units[standing.unit]
+        rows.append(
+            RankRow(
+                run_id=spec.launch.run_id,
+                label=spec.launch.label,
+                level=workload.level,
+                rank=ranks_label(tuple(ranks)),
+                host=layout.hosts[ranks[0]],
+                node=layout.nodes[ranks[0]],
+                primitive=workload.primitive,
+                mode=mode,
+                size_bytes=size,
+                env=env_label(spec),
+                pairs=standing.pairs,
+                busbw_GBps=standing.busbw_GBps,
+                robust_z=standing.robust_z,
+                outlier=str(standing.outlier).lower(),
+            )
+        )
+    return rows
+
+
+def kept_result(
+    kept: dict[str, dict[str, str]], measurement: str, pair: tuple[int, int]
+) -> tuple[int, int, float]:
+    """A pair measured before an interruption: its busbw from results.csv (--resume)."""
+    value = kept.get(measurement, {}).get("busbw_GBps", "")
+    return pair[0], pair[1], float(value) if value else math.nan

@@ -1,0 +1,88 @@
+"""What `distbench pairs` measures (PairsSpec, spec.json's workload) and its schedule: the circle
+method of round-robin tournaments, so that every pair of n units (ranks or nodes) meets once in
+n - 1 rounds (n rounds for odd n, where a dummy unit gives one unit a bye each round), every round
+running its disjoint pairs at the same time. Torch-free: the CLI plans with it too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from distbench.parse import DTYPES, MODES, UsageError
+
+PAIR_PRIMITIVES = ("send_recv", "all_reduce")
+"""What one pair runs: a bidirectional window of send/recv, or an all_reduce on its subgroup."""
+LEVELS = ("rank", "node")
+DEFAULT_THRESHOLD = 3.5
+"""Robust z-score below which a rank or node is an outlier (Iglewicz and Hoaglin's 3.5)."""
+MAD_FLOOR = 0.1
+"""The robust scale is at least this share of the median: ranks that agree within a few percent
+(MAD near 0) do not make a 5 % difference an outlier; with the default threshold a rank must be
+at least 35 % below the median to be flagged."""
+
+
+@dataclass(frozen=True)
+class PairsSpec:
+    """Every pair of units (ranks, or nodes: all of two nodes' ranks) in concurrent rounds."""
+
+    sizes: tuple[int, ...]
+    """Requested bytes per message (send_recv) or per rank's buffer (all_reduce)."""
+    primitive: str = "send_recv"
+    level: str = "rank"
+    """rank: every pair of ranks; node: every pair of nodes, the two nodes' ranks in one group."""
+    dtype: str = "float32"
+    modes: tuple[str, ...] = ("throughput",)
+    iters: int = 10
+    warmup: int = 3
+    trials: int = 5
+    window: int = 0
+    """send_recv messages in flight each way per exchange; 0: sendrecv's default for the size."""
+    threshold: float = DEFAULT_THRESHOLD
+    """--outlier-threshold: the robust z-score (median/MAD over units) that flags a unit."""
+    tag: str = ""
+    """Prefix of measurement ids when one run directory holds several specs (--env combos)."""
+
+    kind = "pairs"
+
+    def __post_init__(self) -> None:
+        if self.primitive not in PAIR_PRIMITIVES:
+            raise UsageError(f"--primitive must be sendrecv or allreduce, got '{self.primitive}'")
+        if self.level not in LEVELS:
+            raise UsageError(f"--level must be rank or node, got '{self.level}'")
+        if not self.sizes or min(self.sizes) < 1:
+            raise UsageError("sizes must be positive byte counts")
+        if self.dtype not in DTYPES:
+            raise UsageError(f"unknown dtype '{self.dtype}': choose from {', '.join(DTYPES)}")
+        for mode in self.modes:
+            if mode not in MODES:
+                raise UsageError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
+        if self.iters < 1 or self.trials < 1 or self.warmup < 0 or self.window < 0:
+            raise UsageError("--iters and --trials must be at least 1, --warmup at least 0")
+        if not self.threshold > 0:
+            raise UsageError(f"--outlier-threshold must be positive, got {self.threshold}")
+
+
+def circle_rounds(n: int) -> list[list[tuple[int, int]]]:
+    """The rounds of the circle method over units 0..n-1: each a list of disjoint (a, b) pairs,
+    a < b; every pair exactly once. Unit 0 stays, the others rotate one place per round. Odd n
+    adds a dummy unit n: its partner of the round idles (n rounds, one unit idle in each)."""
+    if n < 2:
+        return []
+    m = n + n % 2
+    ring = list(range(m))
+    rounds = []
+    for _ in range(m - 1):
+        pairs = [(ring[i], ring[m - 1 - i]) for i in range(m // 2)]
+        rounds.append(sorted((min(a, b), max(a, b)) for a, b in pairs if n not in (a, b)))
+        ring = [ring[0], ring[-1], *ring[1:-1]]
+    return rounds
+
+
+def units_of(level: str, world_size: int, nnodes: int) -> int:
+    """Units paired at a level: the ranks, or the nodes."""
+    return world_size if level == "rank" else nnodes
+
+
+def plan_size(workload: PairsSpec, world_size: int) -> int:
+    """Rows one launch writes (rank level; node level writes fewer, one per pair of nodes)."""
+    pairs = world_size * (world_size - 1) // 2
+    return pairs * len(workload.sizes) * len(workload.modes)

@@ -1,0 +1,54 @@
+"""`distbench pairs`' terminal tables (torch-free): the pairs of each size as they land, and after
+the run every rank's (or node's) standing from ranks.csv with the outliers named."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from distbench.parse import format_size
+from distbench.tables import format_number, render_rows
+
+
+def render_pairs_table(rows: Sequence[dict[str, str]]) -> str:
+    """One line per pair: the pair, its ranks, size, mode, p50 time and busbw."""
+    header = ["pair", "ranks", "size", "mode", "env", "time_us_p50", "busbw_GBps"]
+    lines = [
+        [
+            f"{row['src']}-{row['dst']}",
+            row["ranks"],
+            format_size(int(row["size_bytes"])),
+            row["mode"],
+            row.get("env", ""),
+            format_number(row["time_us_p50"], 4),
+            format_number(row["busbw_GBps"], 4),
+        ]
+        for row in rows
+    ]
+    return "\n".join(render_rows(header, lines, numeric=("time_us_p50", "busbw_GBps")))
+
+
+def render_standings(rows: Sequence[dict[str, str]]) -> str:
+    """ranks.csv as a table, then one line naming the outliers (or saying there are none)."""
+    if not rows:
+        return "no ranks.csv rows: nothing was measured"
+    level = rows[0]["level"]
+    header = ["rank", "host", "node", "size", "mode", "env", "busbw_GBps", "robust_z", "outlier"]
+    lines = [
+        [
+            row["rank"],
+            row["host"],
+            row["node"],
+            format_size(int(row["size_bytes"])),
+            row["mode"],
+            row["env"],
+            format_number(row["busbw_GBps"], 4),
+            f"{float(row['robust_z']):.1f}",
+            "OUTLIER" if row["outlier"] == "true" else "",
+        ]
+        for row in rows
+    ]
+    table = render_rows(header, lines, numeric=("busbw_GBps", "robust_z"))
+    column = "rank" if level == "rank" else "node"
+    flagged = sorted({row[column] for row in rows if row["outlier"] == "true"}, key=int)
+    verdict = f"outliers ({level}s): {', '.join(flagged) if flagged else 'none'}"
+    return "\n".join([*table, verdict])

@@ -1,0 +1,35 @@
+"""ranks.csv of `distbench pairs`: one row per rank (or node) per size and mode, with the median
+busbw over its pairs, its robust z-score over all ranks and whether it is an outlier."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RankRow:
+    """One rank's (or node's) standing among all of them: one row of ranks.csv."""
+
+    run_id: str
+    label: str
+    level: str
+    """rank (every pair of ranks) or node (every pair of nodes)."""
+    rank: str
+    """The global rank; at node level the node's ranks, e.g. `0-3`."""
+    host: str
+    node: int
+    """The torchrun node (GROUP_RANK) the rank ran on, or the node itself."""
+    primitive: str
+    """send_recv or all_reduce: what each pair ran."""
+    mode: str
+    size_bytes: int
+    env: str
+    """The --env combination the launch ran with (`NAME=V ...`); empty without --env."""
+    pairs: int
+    """Pairs this rank took part in (n - 1)."""
+    busbw_GBps: float
+    """Median busbw over its pairs, GB/s (1e9 B/s)."""
+    robust_z: float
+    """(busbw - median over ranks) / max(1.4826 x MAD, 0.1 x median): the robust z-score."""
+    outlier: str
+    """true when robust_z <= -threshold (--outlier-threshold, default 3.5), else false."""

@@ -1,0 +1,144 @@
+"""The report's comparison: the headline (headline.py) and the "Runs compared" section, every
+speedup with its 95 % interval and verdict (uncertainty.py), and fig-compare (figures_compare.py).
+Tables cover every matched row (all-pairs rows too); the figure draws the lines only.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from distbench.parse import format_size
+from distbench.reports import speedups as sp
+from distbench.reports.figures_compare import plot_ratios
+from distbench.reports.headline import write_headline
+from distbench.reports.load import Loaded
+from distbench.reports.pairs import split_matrix_rows
+from distbench.reports.render import FigureOut, Section, TableOut
+from distbench.reports.sections import CASE_NAMES, display, figure_out, titled
+from distbench.reports.uncertainty import REPORT_RULE, judge_speedups, with_interval
+from distbench.reports.versions import drop_changed_meaning
+
+HOW = (
+    "[low, high]: 95 % interval, a bootstrap of the ratio of medians over each run's samples "
+    "(trials, then iterations within them; seed fixed), widened by the scatter between rows of "
+    "the same launches beyond their samples. verdict: faster or slower only where the interval "
+    "excludes 1 and `distbench compare` (5 % threshold, exact rank test, BH, adjacent sizes) "
+    f"calls the row a regression in that direction; untested: fewer than "
+    f"{REPORT_RULE.min_samples} independent samples a side. Method: docs/compare-and-ci.md."
+)
+
+
+def summary_table(ratios: pd.DataFrame, baseline: str) -> TableOut:
+    table = display(
+        sp.ratio_summary(ratios),
+        {
+            **CASE_NAMES,
+            "sizes": "sizes matched",
+            "largest": "largest",
+            "speedup_largest": "speedup (largest)",
+            "faster": "sizes faster",
+            "slower": "sizes slower",
+            "speedup_geomean": "geo. mean of those",
+            "speedup_min": "min",
+            "speedup_max": "max",
+        },
+        ("speedup_largest", "speedup_geomean", "speedup_min", "speedup_max"),
+    )
+    note = (
+        "geo. mean of those: over the sizes called faster or slower only (— when none): a mean "
+        "over indistinguishable sizes would average noise. min and max span every size."
+    )
+    return titled(table, f"Speedup over {baseline}", note=note)
+
+
+def per_size_table(ratios: pd.DataFrame, baseline: str) -> TableOut:
+    ordered = ratios.sort_values(["source", "primitive", "world_size", "mode", "size_bytes"])
+    shown = ordered.assign(
+        size=ordered["size_bytes"].map(format_size),
+        speedup=with_interval(ordered["speedup"], ordered["low"], ordered["high"]),
+    )
+    table = display(
+        shown,
+        {
+            **CASE_NAMES,
+            "size": "size",
+            "time_us_p50_base": f"{baseline} p50 µs",
+            "time_us_p50": "p50 µs",
+            "speedup": "speedup [95 %]",
+            "verdict": "verdict",
+        },
+        ("time_us_p50_base", "time_us_p50", "speedup"),
+    )
+    return titled(table, "Speedup per size", markdown=False, collapsed=True)
+
+
+def ddp_table(judged: pd.DataFrame, baseline: str) -> TableOut:
+    ordered = judged.sort_values(["source", "world_size", "strategy"])
+    shown = ordered.assign(
+        speedup=with_interval(ordered["speedup"], ordered["low"], ordered["high"])
+    )
+    table = display(
+        shown,
+        {
+            **{k: v for k, v in CASE_NAMES.items() if k != "primitive"},  # always ddp
+            "model": "model",
+            "step_time_us_p50_base": f"{baseline} step p50 µs",
+            "step_time_us_p50": "step p50 µs",
+            "speedup": "speedup [95 %]",
+            "verdict": "verdict",
+        },
+        ("step_time_us_p50_base", "step_time_us_p50", "speedup"),
+    )
+    return titled(table, f"DDP step-time speedup over {baseline}")
+
+
+def section_compare(loaded: Loaded, notes: list[str]) -> tuple[list[str], list[Section]]:
+    """(the headline, the "Runs compared" section): both empty with a single source."""
+    comm, ddp = loaded.comm, loaded.ddp
+    sources = [str(s) for s in (comm if len(comm) else ddp)["source"].cat.categories]
+    if len(sources) < 2:
+        return [], []
+    baseline = sources[0]
+    ratios = sp.comm_ratios(comm) if len(comm) else pd.DataFrame()
+    ratios, changed = drop_changed_meaning(ratios, "comm", "time_us_p50")
+    notes += changed
+    tables: list[TableOut] = []
+    figures: list[FigureOut] = []
+    judged = []
+    if len(ratios):
+        ratios = judge_speedups(ratios, loaded.samples, "comm")
+        judged.append(ratios)
+        figures = figure_out(
+            plot_ratios(split_matrix_rows(ratios)[0], baseline),
+            "fig-compare.png",
+            f"speedup = {baseline}'s p50 time / this run's p50 time, per matched size; band: "
+            "95 % interval; hollow points: indistinguishable",
+            notes,
+            "runs compared: nothing matched",
+        )
+        tables += [summary_table(ratios, baseline), per_size_table(ratios, baseline)]
+    elif len(comm):
+        notes.append(
+            f"runs compared: no measurement of {baseline} (same case and size) is in another run"
+        )
+    ddp_ratios = sp.ddp_ratios(ddp) if len(ddp) else pd.DataFrame()
+    ddp_ratios, changed = drop_changed_meaning(ddp_ratios, "ddp", "step_time_us_p50")
+    notes += changed
+    if len(ddp_ratios):
+        ddp_ratios = judge_speedups(ddp_ratios, loaded.samples, "ddp")
+        judged.append(ddp_ratios)
+        tables.append(ddp_table(ddp_ratios, baseline))
+    if not tables:
+        return [], []
+    every = pd.concat(judged, ignore_index=True)
+    case = [c for c in ("primitive", "world_size", "mode", "strategy") if c in every.columns]
+    return [write_headline(every, baseline, case)], [
+        Section(
+            "Runs compared",
+            f"Baseline: {baseline}. speedup = baseline p50 time / p50 time: above 1 is faster. "
+            "Rows match on primitive, backend, device, world size, nodes, dtype, op, mode, "
+            "root, src/dst, pattern and size (DDP: strategy and its configuration). " + HOW,
+            figures=figures,
+            tables=tables,
+        )
+    ]

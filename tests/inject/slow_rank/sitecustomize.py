@@ -1,0 +1,41 @@
+"""Test-side fault injection for `distbench pairs`: one real slow rank, never a product flag. Put
+this folder on PYTHONPATH and name the rank and the delay:
+
+    PYTHONPATH=tests/inject/slow_rank DISTBENCH_TEST_SLOW_RANK=2:0.005 distbench pairs ...
+
+That torchrun worker then sleeps the delay (seconds) before every send, recv, isend and irecv it
+posts, so every exchange it takes part in takes longer by (messages it posts) x delay: its pairs
+are slow and the others are not. Both torch.distributed's names and distributed_c10d's are
+replaced: batch_isend_irecv's P2POp checks its op against the latter.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+_SPEC = os.environ.get("DISTBENCH_TEST_SLOW_RANK", "")
+_RANK, _, _DELAY = _SPEC.partition(":")
+
+if _SPEC and os.environ.get("RANK") == _RANK:  # the chosen torchrun worker only
+    import functools
+    from collections.abc import Callable
+    from typing import Any
+
+    import torch.distributed as dist
+    import torch.distributed.distributed_c10d as c10d
+
+    _DELAY_S = float(_DELAY or "0.005")
+
+    def _delayed(real: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(real)
+        def slow(*args: Any, **kwargs: Any) -> Any:
+            time.sleep(_DELAY_S)
+            return real(*args, **kwargs)
+
+        return slow
+
+    for _name in ("send", "recv", "isend", "irecv"):
+        _slow = _delayed(getattr(c10d, _name))
+        setattr(c10d, _name, _slow)
+        setattr(dist, _name, _slow)

@@ -1,0 +1,94 @@
+"""`distbench pairs` on real gloo groups: a rank slowed by a test-side wrapper (tests/inject/
+slow_rank, loaded through PYTHONPATH only here) is named, alone, at 4 and 6 ranks, and
+--fail-on-outlier exits 1; without the wrapper nobody is flagged.
+
+Sizes are tiny and the delay strong (5 ms per message posted, 8 messages each way: ~80 ms per
+exchange against ~2 ms), so noise on this 2-core box (6 ranks oversubscribe it) cannot move a
+rank by the 35 % below the median that the default threshold needs at least (pairs/spec.py
+MAD_FLOOR), while the slow rank's pairs are an order of magnitude slower.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOW_RANK = ROOT / "tests" / "inject" / "slow_rank"
+QUICK = ["--backend", "gloo", "--sizes", "4K", "--iters", "2", "--trials", "3", "--warmup", "1"]
+QUICK += ["--quiet"]
+WINDOW = ["--window", "8"]
+
+
+def run_pairs(
+    out: Path, world_size: int, slow: str | None, *extra: str
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", "1")
+    if slow is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SLOW_RANK), env.get("PYTHONPATH")]))
+        env["DISTBENCH_TEST_SLOW_RANK"] = slow
+    argv = ["pairs", *QUICK, "--world-sizes", str(world_size), "--out", str(out), *extra]
+    return subprocess.run(
+        [sys.executable, "-m", "distbench", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
+
+
+def read(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def outliers(run_dir: Path) -> list[str]:
+    return [row["rank"] for row in read(run_dir / "ranks.csv") if row["outlier"] == "true"]
+
+
+@pytest.mark.parametrize(("world_size", "slow_rank"), [(4, 2), (6, 5)])
+def test_a_slow_rank_is_named_alone_and_fails_the_run(
+    tmp_path: Path, world_size: int, slow_rank: int
+) -> None:
+    done = run_pairs(
+        tmp_path / "run", world_size, f"{slow_rank}:0.005", *WINDOW, "--fail-on-outlier"
+    )
+    assert done.returncode == 1, done.stderr
+    assert outliers(tmp_path / "run") == [str(slow_rank)]
+    assert f"outliers (ranks): {slow_rank}\n" in done.stdout
+    assert "--fail-on-outlier" in done.stderr
+    rows = read(tmp_path / "run" / "results.csv")
+    pairs = {(int(r["src"]), int(r["dst"])) for r in rows}
+    assert pairs == {(a, b) for a in range(world_size) for b in range(a + 1, world_size)}
+    slow = [float(r["busbw_GBps"]) for r in rows if str(slow_rank) in (r["src"], r["dst"])]
+    fast = [float(r["busbw_GBps"]) for r in rows if str(slow_rank) not in (r["src"], r["dst"])]
+    assert max(slow) < min(fast)  # every pair with the slow rank, and only those, is slow
+
+
+def test_without_the_wrapper_nobody_is_flagged(tmp_path: Path) -> None:
+    done = run_pairs(tmp_path / "run", 4, None, *WINDOW, "--fail-on-outlier")
+    assert done.returncode == 0, done.stderr
+    assert outliers(tmp_path / "run") == []
+    assert "outliers (ranks): none" in done.stdout
+    standings = read(tmp_path / "run" / "ranks.csv")
+    assert [row["rank"] for row in standings] == ["0", "1", "2", "3"]
+    assert all(row["pairs"] == "3" for row in standings)
+
+
+def test_allreduce_on_each_pairs_subgroup_at_odd_world_size(tmp_path: Path) -> None:
+    """3 ranks: the circle method's dummy rank gives 3 rounds of one pair; all_reduce rows carry
+    nccl-tests' busbw factor of a 2-rank group (1)."""
+    done = run_pairs(tmp_path / "run", 3, None, "--primitive", "allreduce")
+    assert done.returncode == 0, done.stderr
+    rows = read(tmp_path / "run" / "results.csv")
+    assert sorted((r["src"], r["dst"]) for r in rows) == [("0", "1"), ("0", "2"), ("1", "2")]
+    assert {r["primitive"] for r in rows} == {"all_reduce"}
+    assert {r["busbw_factor"] for r in rows} == {"1.0"}
+    assert len(read(tmp_path / "run" / "ranks.csv")) == 3
