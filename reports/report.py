@@ -19,8 +19,10 @@ from distbench import __version__
 from distbench.collectors.manifest import utc_now
 from distbench.parse import UsageError
 from distbench.reports import analysis as an
+from distbench.reports.differs import section_differs
 from distbench.reports.load import Loaded, RunData, load_runs
 from distbench.reports.pairs import split_matrix_rows
+from distbench.reports.reference import read_references, section_reference
 from distbench.reports.render import (
     Section,
     TableOut,
@@ -119,13 +121,16 @@ def section_what_ran(loaded: Loaded) -> Section:
     )
 
 
-def build_report(paths: list[str], out: str | None = None, by: str = "auto") -> ReportFiles:
+def build_report(
+    paths: list[str], out: str | None = None, by: str = "auto", reference: str | None = None
+) -> ReportFiles:
     """Load the runs, draw and tabulate, write OUT/report.html, OUT/report.md and the PNGs."""
     if by not in SOURCES:
         raise UsageError(f"unknown --by '{by}': choose one of {', '.join(SOURCES)}")
     target = Path(out) if out else default_out(paths)
     if target.exists() and not target.is_dir():  # refused before minutes of drawing, not after
         raise UsageError(f"--out {target} is a file: give a directory for the report")
+    references = read_references(Path(reference)) if reference else None  # before drawing
     loaded = load_runs([Path(p) for p in paths])
     an.check_common(loaded, paths)
     by = an.assign_sources(loaded, by)
@@ -137,6 +142,8 @@ def build_report(paths: list[str], out: str | None = None, by: str = "auto") -> 
     lines["series"] = an.series_names(lines, with_source=several) if len(lines) else []
     headline, compared = section_compare(loaded, notes)
     sections = [section_what_ran(loaded), *compared]
+    sections += section_differs(loaded, notes)  # next to the comparison (#12 §3)
+    sections += section_reference(lines, references, notes)  # is my number OK? (#12 §5)
     sections += section_collectives(loaded, lines, notes)
     sections += section_pairs(pairs, notes)
     sections += section_ddp(loaded.ddp, notes)

@@ -179,8 +179,24 @@ ReportBy = Annotated[
 ]
 
 
+ReportReference = Annotated[
+    str | None,
+    typer.Option(
+        "--reference",
+        help="TOML of expected busbw per primitive, size and world size: drawn dashed, with "
+        "the gap in percent (docs: reference-values).",
+        metavar="FILE",
+    ),
+]
+
+
 @app.command("report")
-def report(run_dirs: ReportRuns, out: ReportOut = None, by: ReportBy = "auto") -> None:
+def report(
+    run_dirs: ReportRuns,
+    out: ReportOut = None,
+    by: ReportBy = "auto",
+    reference: ReportReference = None,
+) -> None:
     """Figures and tables from run directories: report.html (one self-contained page), report.md
     and PNGs; several runs (labels, hosts, clusters) are compared side by side.
 
@@ -189,10 +205,11 @@ def report(run_dirs: ReportRuns, out: ReportOut = None, by: ReportBy = "auto") -
       distbench report results/20261129T101500Z-all_reduce
       distbench report results/cluster-a results/cluster-b --out report-ab
       distbench report results/ --by host
+      distbench report results/RUN --reference expected.toml
     """
     from distbench.reports.report import build_report
 
-    files = build_report(run_dirs, out, by)
+    files = build_report(run_dirs, out, by, reference)
     print(
         f"report: {files.html} and {files.markdown.name}, {len(files.figures)} figures "
         f"({files.rows} rows)"

@@ -1,0 +1,82 @@
+"""`distbench report --reference FILE`: the expected busbw drawn dashed with the gap in percent
+(exact gaps against the frozen v1 fixture's rows), and every bad file one line, exit 2."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from distbench.reports.reference import read_references
+from distbench.reports.report import build_report
+from tests.conftest import usage_error_line
+
+RUN = Path(__file__).resolve().parents[1] / "data" / "cluster-a" / "allreduce"
+
+
+def measured(world_size: str, size: str, mode: str = "throughput") -> float:
+    with open(RUN / "results.csv", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if (row["world_size"], row["size_bytes"], row["mode"]) == (world_size, size, mode):
+                return float(row["busbw_GBps"])
+    raise AssertionError("fixture row missing")
+
+
+def test_report_draws_the_reference_and_the_gap(tmp_path: Path) -> None:
+    reference = tmp_path / "expected.toml"
+    reference.write_text(
+        "[[reference]]\n"
+        'primitive = "all_reduce"\nworld_size = 2\nsize = "1M"\nbusbw_GBps = 2.0\n'
+        'source = "made up for the test"\n'
+        "[[reference]]\n"
+        'primitive = "all_reduce"\nworld_size = 2\nsize_bytes = 4194304\nbusbw_GBps = 4.0\n'
+    )
+    refs = read_references(reference)
+    assert [(r.size_bytes, r.busbw_GBps) for r in refs] == [(1 << 20, 2.0), (4 << 20, 4.0)]
+    files = build_report([str(RUN)], str(tmp_path / "report"), reference=str(reference))
+    text = files.markdown.read_text()
+    assert "Is my number OK?" in text
+    assert "fig-reference.png" in {p.name for p in files.figures}
+    for size, expected, label in (("1048576", 2.0, "1M"), ("4194304", 4.0, "4M")):
+        for mode in ("throughput", "latency"):
+            gap = (measured("2", size, mode) / expected - 1) * 100
+            assert f"| {label} |" in text and f"{gap:+.1f}" in text, (label, mode, gap)
+    assert "made up for the test" in text
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "cannot read it"),
+        ("this is = = not toml", "is not TOML"),
+        ("title = 'x'\n", "holds no [[reference]] entries"),
+        ("[[reference]]\nprimitive = 'allreduce'\n", "primitive 'allreduce' is not one of"),
+        ("[[reference]]\nprimitive = 'all_reduce'\nworld_size = 1\n", "world_size must be"),
+        (
+            "[[reference]]\nprimitive = 'all_reduce'\nworld_size = 8\nbusbw_GBps = 1\n",
+            "give size",
+        ),
+        (
+            "[[reference]]\nprimitive = 'all_reduce'\nworld_size = 8\nsize = '1X'\n"
+            "busbw_GBps = 1\n",
+            "is not a size",
+        ),
+        (
+            "[[reference]]\nprimitive = 'all_reduce'\nworld_size = 8\nsize = '1M'\n"
+            "busbw_GBps = -3\n",
+            "busbw_GBps must be a positive number",
+        ),
+        ("[[reference]]\nprimitive = 'all_reduce'\nbandwidth = 3\n", "unknown key 'bandwidth'"),
+    ],
+)
+def test_bad_reference_file_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, expected: str
+) -> None:
+    path = tmp_path / "expected.toml"
+    if content is not None:
+        path.write_text(content)
+    argv = ["report", str(RUN), "--out", str(tmp_path / "r"), "--reference", str(path)]
+    line = usage_error_line(argv, capsys)
+    assert expected in line and str(path) in line, line
+    assert not (tmp_path / "r").exists()  # refused before anything was drawn
