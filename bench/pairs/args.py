@@ -11,7 +11,7 @@ from distbench.cli.args import ResolvedLaunch
 from distbench.cli.options import choice, flag, integer, text
 from distbench.comm.options import MAX_WINDOW, parse_window
 from distbench.pairs.spec import DEFAULT_THRESHOLD, LEVELS, PairsSpec
-from distbench.parse import UsageError, parse_dtype, parse_modes, parse_sizes
+from distbench.parse import UsageError, parse_dtype, parse_int, parse_modes, parse_sizes
 
 DEFAULT_SIZE = {"gloo": 4 << 20, "nccl": 64 << 20}
 """One large size per pair unless --sizes says otherwise."""
@@ -78,7 +78,13 @@ class PairsArgs:
             lambda value: tuple(parse_modes(value)),
         ),
     ] = ("throughput",)
-    iters: Annotated[int, integer("Ops per timed trial (latency: samples per trial).")] = 10
+    iters: Annotated[
+        int,
+        text(
+            "Ops per timed trial (latency: samples per trial).",
+            lambda value: parse_int(value, "--iters"),
+        ),
+    ] = 10
     warmup: Annotated[int, integer("Untimed ops before each round's trials.", minimum=0)] = 3
     trials: Annotated[int, integer("Timed trials per pair.")] = 5
     window: Annotated[

@@ -40,6 +40,8 @@ ALLOWED: dict[str, str] = {
     "text because manual strategies, which have no DDP flags, leave it empty",
     "--avg-every ~ column avg_every": "same meaning: the column holds param-avg's K as text "
     "because the other strategies, which average nothing, leave it empty",
+    "--env ~ column env": "same meaning: the repeatable option gives each variable's values, the "
+    "column holds the one combination of them (`NAME=V ...`) that a row's launch ran with",
 }
 """Known collisions that keep their names, each with the reason. Keep it short."""
 
