@@ -16,6 +16,7 @@ import pytest
 
 from distbench.collectors.schema import ResultRow
 from distbench.comm.nccl_trace import Choice, NcclTrace, algo_names, parse_line, parse_version
+from tests.conftest import usage_error_line
 
 PREFIX = "gpu-node-1:12345:12400 [0] NCCL INFO "
 NEW = PREFIX + "AllReduce: 4096 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..3}"
@@ -126,3 +127,8 @@ def test_gloo_run_with_trace_leaves_columns_empty_and_fills_them_from_a_log(
         ("1024", "RING", "SIMPLE", "4"),
         ("65536", "RING", "SIMPLE", "4"),
     ]
+
+
+def test_nccl_trace_takes_no_value(capsys: pytest.CaptureFixture[str]) -> None:
+    line = usage_error_line(["allreduce", "--nccl-trace=yes"], capsys)
+    assert "'--nccl-trace' does not take a value" in line
