@@ -177,13 +177,17 @@ class NcclTrace:
 
 def open_trace(enabled: bool, run_dir: Path) -> NcclTrace:
     """The reader of this rank's NCCL log (named by the launch's world and rank, as
-    enable_nccl_trace named it) when tracing is on, else one that changes nothing."""
+    enable_nccl_trace named it), from what is logged from now on, when tracing is on; else one
+    that changes nothing."""
     if not enabled:
         return NcclTrace(path=None)
     import torch.distributed as dist
 
     path = trace_path(run_dir, dist.get_world_size(), dist.get_rank())
-    return NcclTrace(path=path, version=loaded_nccl_version())
+    # from the file's end: earlier lines belong to another world size's subgroup or another
+    # --env combination of the run, whose calls of the same size NCCL logs alike
+    start = path.stat().st_size if path.exists() else 0
+    return NcclTrace(path=path, version=loaded_nccl_version(), offset=start)
 
 
 def loaded_nccl_version() -> tuple[int, int] | None:
