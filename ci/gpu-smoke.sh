@@ -95,7 +95,7 @@ step sweep-nccl "broadcast; reduce; all_gather; reduce_scatter; all_to_all; swee
   --sizes 1M,64M --check --out "$OUT/sweep-nccl"
 step ddp-cuda "ddp strategies (all but ddp-fp16)" \
   "${DB[@]}" ddp --backend nccl --world-sizes "$WS" --model mlp \
-  --strategies ddp,ddp-nocomm,ddp-bf16,grad-avg,grad-avg-flat,param-avg --steps 20 \
+  --strategies ddp,ddp-nocomm,ddp-nooverlap,ddp-bf16,grad-avg,grad-avg-flat,param-avg --steps 20 \
   --out "$OUT/ddp-cuda"
 step pytest-gpu "gpu-marked tests" "$PY" -m pytest -q -m gpu tests
 step allreduce-gloo-cuda "gloo on CUDA tensors" \
@@ -107,6 +107,39 @@ if [ "$GPUS" -ge 2 ]; then
     --bidirectional --check --out "$OUT/sendrecv-nccl"
 else
   skip sendrecv-nccl "send/recv patterns" "send/recv needs 2 GPUs, this node has $GPUS"
+fi
+
+step node-facts "per-node manifest (nodes, ranks: GPU UUID, PCI bus id, NUMA)" \
+  "$PY" - "$OUT/allreduce-nccl/manifest.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+nodes, ranks = m.get("nodes"), m.get("ranks")
+assert nodes and ranks, f"manifest lacks nodes/ranks: {sorted(m)}"
+print(json.dumps({"nodes": nodes, "ranks": ranks}, indent=1)[:4000])
+text = json.dumps(nodes)
+assert "GPU-" in text or "gpu" in text.lower(), "no GPU facts in nodes"
+PY
+TRACE_WS=1; [ "$GPUS" -ge 2 ] && TRACE_WS=2
+step nccl-trace "--nccl-trace (runs)" \
+  "${DB[@]}" allreduce --backend nccl --world-sizes "$TRACE_WS" --sizes 4K,1M,64M \
+  --nccl-trace --out "$OUT/nccl-trace"
+step nccl-trace-columns "--nccl-trace (nccl_algo, nccl_proto, nccl_nchannels parsed)" \
+  "$PY" - "$OUT/nccl-trace/results.csv" "$TRACE_WS" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+filled = [r for r in rows if r.get("nccl_algo")]
+print(f"{len(filled)} of {len(rows)} rows name an algorithm:",
+      sorted({(r["nccl_algo"], r["nccl_proto"], r["nccl_nchannels"]) for r in filled}))
+assert filled or sys.argv[2] == "1", "no row names an algorithm: the TUNING lines were not parsed"
+PY
+step precision-nccl "--iters auto --precision (CI columns, converged)" \
+  "${DB[@]}" allreduce --backend nccl --world-sizes "$WS" --sizes 4K,1M,64M --iters auto \
+  --precision 2% --out "$OUT/precision-nccl"
+if [ "$GPUS" -ge 2 ]; then
+  step pairs-nccl "pairs (circle method, ranks.csv, outliers)" \
+    "${DB[@]}" pairs --backend nccl --world-sizes "$GPUS" --sizes 64M --out "$OUT/pairs-nccl"
+else
+  skip pairs-nccl "pairs (circle method, ranks.csv, outliers)" "pairs needs 2 GPUs, this node has $GPUS"
 fi
 
 echo
