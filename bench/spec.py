@@ -68,6 +68,10 @@ class LaunchSpec:
             )
 
 
+TRIAL_ORDERS = ("sequential", "interleaved")
+"""How one launch orders its trials (CommSpec.trial_order, the trial_order column)."""
+
+
 @dataclass(frozen=True)
 class CommSpec:
     """The communication sweep each launch measures."""
@@ -110,6 +114,9 @@ class CommSpec:
     nccl_trace: bool = False
     """--nccl-trace: workers log NCCL's TUNING lines; rows get nccl_algo, nccl_proto,
     nccl_nchannels (comm/nccl_trace.py). Nothing is logged on gloo."""
+    trial_order: str = "sequential"
+    """--order: sequential (each measurement's trials back to back) or interleaved (after every
+    measurement's warm-up, round t runs trial t of each in turn; comm/interleave.py)."""
 
     kind = "comm"
 
@@ -135,6 +142,10 @@ class CommSpec:
                 raise UsageError(f"{name} must be at least {minimum}, got {value}")
         if not 0 <= self.precision < 1 or self.max_trials < 1 or self.budget_s <= 0:
             raise UsageError("--precision, --max-trials and --budget must be positive")
+        if self.trial_order not in TRIAL_ORDERS:
+            raise UsageError(f"--order must be one of {', '.join(TRIAL_ORDERS)}")
+        if self.trial_order == "interleaved" and self.precision:
+            raise UsageError("--precision needs --order sequential")
         if self.trial_time_ms <= 0:
             raise UsageError(f"--trial-time must be positive, got {self.trial_time_ms} ms")
 

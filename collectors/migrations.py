@@ -63,7 +63,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         3,
         "precision-driven measurement (#14 §2): the p50's confidence interval, the trials run, "
-        "whether --precision was met; the --env combination (#12 §4)",
+        "whether --precision was met; the trial order (#16: sequential or interleaved); the --env "
+        "combination (#12 §4)",
         added={
             ("comm", "ci_low_us"): "",
             ("comm", "ci_high_us"): "",
@@ -72,6 +73,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             ("comm", "nccl_algo"): "",
             ("comm", "nccl_proto"): "",
             ("comm", "nccl_nchannels"): "",
+            ("comm", "trial_order"): "sequential",
             ("comm", "env"): "",
         },
     ),

@@ -125,10 +125,10 @@ class ResultRow:
     trial_order: str = "sequential"
     """sequential (every trial of a measurement back to back) or interleaved (trial t of every
     measurement of the launch in round t, --order interleaved); v3, sequential before."""
-
     env: str = ""
     """The --env combination the launch's workers ran with, `NAME=V ...` (e.g. `NCCL_ALGO=Ring`);
     part of the case: rows of two combinations are two lines (v3; empty before and without)."""
+
 
 @dataclass(frozen=True)
 class SampleRow:

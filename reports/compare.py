@@ -9,6 +9,9 @@ The decision rule (GateRule; defaults measured by ci/bench_gate.py, see docs):
      Benjamini-Hochberg across the compared rows when `fdr` is on, and
   3. with `adjacent`, a neighbouring size of the same case passes 1 and 2 as well: one size alone
      is `unconfirmed` (a preempted trial hits one size; a slower primitive hits its every size).
+  4. apart from the rows: with `by_primitive`, a primitive whose rows are slower than the other
+     primitives' rows (rank test on the log ratios, BH across primitives, a median beyond the
+     others' of at least `min_effect`) regresses as a whole (reports/primitive_rule.py).
 A row with fewer than `min_samples` units on a side, or whose sizes cannot reach alpha at all, is
 judged by its threshold alone and says so. Rows of the baseline missing from the current run fail
 the gate (EXIT_MISSING) unless `allow_missing`. A column whose meaning changed between the two
@@ -24,6 +27,7 @@ from distbench.collectors.migrations import changed_meaning
 from distbench.parse import UsageError
 from distbench.reports.checks import Metric
 from distbench.reports.noise import null_level, rank_test
+from distbench.reports.primitive_rule import PrimitiveVerdict, judge_primitives
 from distbench.reports.rule import (
     CHANGED,
     EXIT_MISSING,
@@ -60,6 +64,8 @@ class Comparison:
     rows: list[RowVerdict]
     notes: list[str] = field(default_factory=list)
     """Remarks on the whole comparison (different hosts, torch versions, repeated rows)."""
+    primitives: list[PrimitiveVerdict] = field(default_factory=list)
+    """Each primitive's rows against the others' (rule.by_primitive; primitive_rule.py)."""
 
     def count(self, verdict: str) -> int:
         return sum(1 for row in self.rows if row.verdict == verdict)
@@ -69,7 +75,7 @@ class Comparison:
 
     @property
     def regressed(self) -> bool:
-        return self.count(REGRESSED) > 0
+        return self.count(REGRESSED) > 0 or any(p.regressed for p in self.primitives)
 
     @property
     def missing(self) -> int:
@@ -207,9 +213,46 @@ def compare_runs(baseline: Run, current: Run, metric: Metric, rule: GateRule) ->
                 f"the {which} repeats {run.duplicates} row(s) across {runs} (by start time): "
                 "each is taken from the run that started last"
             )
+    verdicts = decide(rows, rule)
+    primitives = []
+    if rule.by_primitive and (orders := trial_orders(baseline, current)) == {"interleaved"}:
+        primitives = judge_primitives(
+            slowdowns(verdicts, metric), rule.alpha, rule.min_effect, rule.fdr
+        )
+    elif rule.by_primitive and "comm" in {row.kind for row in baseline.rows.values()}:
+        notes.append(
+            f"per-primitive test off: trial order {'/'.join(sorted(orders))}, not interleaved on "
+            "both sides (sequential rows of one primitive move together between launches, so "
+            "its rows are not exchangeable with the others': --order interleaved)"
+        )
     return Comparison(
-        describe_run(baseline), describe_run(current), metric.name, rule, decide(rows, rule), notes
-    )
+        describe_run(baseline), describe_run(current), metric.name, rule, verdicts, notes,
+        primitives,
+    )  # fmt: skip
+
+
+def trial_orders(baseline: Run, current: Run) -> set[str]:
+    """The trial orders of every communication row of both runs (pre-v3 rows: sequential)."""
+    return {
+        row.values.get("trial_order") or "sequential"
+        for run in (baseline, current)
+        for row in run.rows.values()
+        if row.kind == "comm"
+    }
+
+
+def slowdowns(rows: list[RowVerdict], metric: Metric) -> dict[str, list[tuple[float, float]]]:
+    """primitive -> (current/baseline in time terms, 1 + the row's threshold) of its compared
+    communication rows; an absolute threshold gives every row the same scale."""
+    found: dict[str, list[tuple[float, float]]] = {}
+    for row in rows:
+        if row.ratio is None or row.key.get("kind") == "ddp" or row.ratio <= 0:
+            continue
+        ratio = 1 / row.ratio if metric.higher_is_better else row.ratio
+        percent = row.threshold.endswith("%") and float(row.threshold[:-1]) > 0
+        scale = 1 + float(row.threshold[:-1]) / 100 if percent else math.e
+        found.setdefault(row.key.get("primitive", ""), []).append((ratio, scale))
+    return found
 
 
 def _one_sided(row: Row, verdict: str, metric: Metric, why: str) -> RowVerdict:

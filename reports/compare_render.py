@@ -18,7 +18,7 @@ from distbench.reports.compare import (
     Comparison,
     RowVerdict,
 )
-from distbench.reports.runs import Run
+from distbench.reports.primitive_rule import primitive_lines
 from distbench.tables import format_number, render_rows
 
 FIRST_MISSING = 5
@@ -62,6 +62,14 @@ def chance_line(comparison: Comparison) -> str:
     return line
 
 
+def verdict_lines(comparison: Comparison) -> list[str]:
+    """What chance alone gives for the rows, then the per-primitive verdict."""
+    return [
+        chance_line(comparison),
+        *primitive_lines(comparison.primitives, comparison.rule.min_effect),
+    ]
+
+
 def rule_line(comparison: Comparison) -> str:
     rule = comparison.rule
     test = "BH q" if rule.fdr else "p"
@@ -73,6 +81,12 @@ def rule_line(comparison: Comparison) -> str:
     ]
     if rule.adjacent:
         parts.append("at two adjacent sizes")
+    if rule.by_primitive:
+        parts.append(
+            f"or a primitive's rows slower than the other primitives' (rank test, "
+            f"{'BH q' if rule.fdr else 'p'} <= {rule.alpha:g}, "
+            f"median >= {rule.min_effect:.0%} beyond)"
+        )
     missing = "missing rows pass (--allow-missing)" if rule.allow_missing else "missing rows fail"
     return "rule: " + ", ".join(parts) + f"; {missing}"
 
@@ -191,7 +205,7 @@ def _regressed(comparison: Comparison) -> tuple[list[RowVerdict], list[int]]:
 
 
 def render_text(comparison: Comparison) -> str:
-    out = [headline(comparison), chance_line(comparison)]
+    out = [headline(comparison), *verdict_lines(comparison)]
     regressed, numbers = _regressed(comparison)
     if regressed:
         out += ["", f"regressed ({len(regressed)}):"]
@@ -207,48 +221,10 @@ def render_text(comparison: Comparison) -> str:
     chance = f"; chance alone: {comparison.chance:.2g} of {comparison.tested} tested rows"
     bh = ", BH on" if comparison.rule.fdr else ""
     tail = f"{chance}{bh}" if comparison.tested and comparison.rule.noise_test else ""
+    if comparison.primitives:
+        tail += f"; {len(comparison.primitives)} primitives tested against the others"
     out += ["", f"summary: {comparison.status()}: {comparison.counts()}{tail}"]
     return "\n".join(out)
-
-
-CI_METRICS = {"time_us_p50": False, "algbw_GBps": True, "busbw_GBps": True}
-"""Metrics the p50's confidence interval speaks for -> higher is better (bandwidths: size / p50)."""
-
-
-def ci_band_notes(comparison: Comparison, baseline: Run, current: Run) -> list[str]:
-    """Rows whose p50 confidence intervals (ci_low_us..ci_high_us, schema v3) overlap the
-    threshold band's edge: the ratio of the two p50s could lie on either side of it (from
-    ci_low/base ci_high to ci_high/base ci_low), so the samples cannot say whether the row is
-    past its threshold; the verdict stands on the rank test and threshold. One line."""
-    hits = []
-    for number, row in enumerate(comparison.rows, 1):
-        key = tuple(row.key.items())
-        base, cur = baseline.rows.get(key), current.rows.get(key)
-        if row.column not in CI_METRICS or not row.threshold.endswith("%") or not base or not cur:
-            continue
-        bounds = [r.metric(c) for r in (base, cur) for c in ("ci_low_us", "ci_high_us")]
-        if None in bounds or min(b or 0 for b in bounds) <= 0:
-            continue  # no interval (fewer than 6 samples, or a run older than v3)
-        b_low, b_high, c_low, c_high = (b or 0.0 for b in bounds)
-        low, high = c_low / b_high, c_high / b_low  # the p50 time ratio's plausible range
-        share = float(row.threshold[:-1]) / 100
-        bandwidth = CI_METRICS[row.column]
-        edges = (
-            (1 / (1 - share), 1 / (1 + share))
-            if bandwidth and share < 1
-            else (1 + share, 1 - share)
-        )
-        if any(low < edge < high for edge in edges):
-            hits.append(f"{number} ({low:.3f}-{high:.3f})")
-    if not hits:
-        return []
-    more = f" and {len(hits) - 12} more" if len(hits) > 12 else ""
-    return [
-        f"{len(hits)} rows' 95 % CIs of the p50 overlap the threshold band: their p50 time "
-        f"ratio could lie on either side of its edge, so the samples cannot tell whether they "
-        f"are past the threshold (more trials, or --precision, narrow the CIs): rows "
-        f"{', '.join(hits[:12])}{more} (time ratio range)"
-    ]
 
 
 def _md_table(header: list[str], lines: list[list[str]]) -> list[str]:
@@ -262,7 +238,7 @@ def _md_table(header: list[str], lines: list[list[str]]) -> list[str]:
 
 
 def render_markdown(comparison: Comparison) -> str:
-    out = [f"### {headline(comparison)}", "", chance_line(comparison)]
+    out = [f"### {headline(comparison)}", "", *(f"- {line}" for line in verdict_lines(comparison))]
     regressed, numbers = _regressed(comparison)
     if regressed:
         out += ["", f"**Regressed ({len(regressed)})**", ""]

@@ -21,7 +21,8 @@ from distbench.reports.baselines import (
 )
 from distbench.reports.checks import Thresholds, load_thresholds, parse_check, parse_metric
 from distbench.reports.compare import GateRule, compare_runs
-from distbench.reports.compare_render import RENDERERS, ci_band_notes
+from distbench.reports.compare_ci import ci_band_notes
+from distbench.reports.compare_render import RENDERERS
 from distbench.reports.runs import load_run
 
 FORMATS = tuple(RENDERERS)

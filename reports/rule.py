@@ -10,6 +10,8 @@ Why each lever (ci/bench_gate.py measures them on real launches; the docs hold t
 - adjacent sizes: a preempted trial slows one size, a slower primitive slows all of them;
 - thresholds from the measured spread between launches (a thresholds file): trials of one launch
   share its placement and the box's load, so the rank test cannot see night-to-night spread.
+- per primitive (primitive_rule.py): a slower primitive slows every one of its rows, so its rows
+  vote together against the other primitives' rows, which cancels a shift of the whole run.
 """
 
 from __future__ import annotations
@@ -35,9 +37,10 @@ EXIT_OK, EXIT_REGRESSED, EXIT_MISSING = 0, 1, 4
 @dataclass(frozen=True)
 class GateRule:
     """How compare decides. The defaults are the shipped gate. Measured on a shared 2-core box
-    (docs/compare-and-ci.md, ci/bench_gate.py): with the measured thresholds they failed 0 % of
-    replayed unchanged nights but caught only 1 % of nights with one primitive 25 % slower there
-    (that box's launches differ 2-10x); on a quiet node's noise model, 10 % slowdowns are caught."""
+    (docs/compare-and-ci.md, ci/bench_gate.py, 12 interleaved launches of the nightly matrix):
+    with the measured thresholds, 3.5 % of replayed unchanged nights failed and 89 % of nights
+    with one primitive 25 % slower failed naming it (the per-row rule alone: 12 %); on a quiet
+    node's noise model, 10 % slowdowns are caught."""
 
     thresholds: Thresholds
     """Per-row threshold: the first matching rule of a thresholds file, else --threshold."""
@@ -53,12 +56,20 @@ class GateRule:
     """A regression must show at two adjacent sizes of one case (rows without sizes stand alone)."""
     allow_missing: bool = False
     """True: rows of the baseline missing from the current run do not fail the gate."""
+    by_primitive: bool = True
+    """Also test each primitive's rows against the other primitives' (reports/primitive_rule.py):
+    a primitive slower than the rest fails the gate, naming it."""
+    min_effect: float = 0.15
+    """The per-primitive test's minimum effect: its median slowdown beyond the others' median
+    (ci/bench_gate.py: 10 % let 8 % of unchanged nights fail on the shared box, 15 % 5 %)."""
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
             raise UsageError(f"--alpha {self.alpha} must be between 0 and 1, e.g. 0.05")
         if self.min_samples < 1:
             raise UsageError(f"--min-samples {self.min_samples} must be at least 1, e.g. 5")
+        if not 0 <= self.min_effect < 10:
+            raise UsageError(f"min_effect {self.min_effect} must be a share, e.g. 0.10 (10 %)")
 
 
 @dataclass(frozen=True)

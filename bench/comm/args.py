@@ -23,7 +23,7 @@ from distbench.parse import (
     parse_sizes,
 )
 from distbench.primitives.facts import FACTS
-from distbench.spec import CommSpec
+from distbench.spec import TRIAL_ORDERS, CommSpec
 
 AUTO = "auto"
 MAX_PRECISION_PERCENT = 50.0
@@ -165,6 +165,16 @@ class CommArgs:
             lambda value: parse_duration(value, "--trial-time", "ms"),
         ),
     ] = None
+    order: Annotated[
+        str,
+        choice(
+            "sequential: each measurement's trials back to back; interleaved: every measurement "
+            "of a launch warmed up, then trial t of each in round t (rows land after the last "
+            "round; load bursts hit every row alike).",
+            TRIAL_ORDERS,
+            "order",
+        ),
+    ] = "sequential"
     check: Annotated[bool, flag("Verify results bit-exactly after timing.", "--check")] = False
     nccl_trace: Annotated[
         bool,
@@ -241,6 +251,11 @@ def trial_settings(args: CommArgs) -> dict[str, Any]:
         for flag, value in (("--max-trials", args.max_trials), ("--budget", args.budget)):
             if value is not None:
                 raise UsageError(f"{flag} applies with --precision: add e.g. --precision 2%")
+    if args.precision is not None and args.order == "interleaved":
+        raise UsageError(
+            "--precision adds trials to one measurement at a time, which --order interleaved "
+            "does not: use --order sequential with --precision, or fixed --trials"
+        )
     auto = args.iters == AUTO
     if args.trial_time is not None and not auto:
         raise UsageError("--trial-time applies to --iters auto: add --iters auto")
@@ -254,4 +269,5 @@ def trial_settings(args: CommArgs) -> dict[str, Any]:
         "precision": args.precision or 0.0,
         "max_trials": args.max_trials or defaults.max_trials,
         "budget_s": defaults.budget_s if args.budget is None else args.budget,
+        "trial_order": args.order,
     }

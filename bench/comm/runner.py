@@ -20,6 +20,7 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.collectors.sink import CsvSink
+from distbench.comm.interleave import Pending, build_plan, run_rounds
 from distbench.comm.nccl_trace import open_trace
 from distbench.comm.precision import Trials, choose_iters, run_trials
 from distbench.groups import Placement, gather_placement
@@ -105,6 +106,7 @@ def build_row(
         iters=result.iters,
         warmup=workload.warmup,
         trials=workload.trials,
+        trial_order=workload.trial_order,
         samples=stats.n,
         **stats.as_columns(tails=result.mode == "latency"),
         algbw_GBps=algbw,
@@ -162,48 +164,40 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     trace = open_trace(workload.nccl_trace, run_dir)  # --nccl-trace: NCCL's choice per row
     local: list[SampleRow] = []  # this rank's raw samples, gathered once at the end
     done = set(spec.launch.done)  # a resumed run skips the measurements it already has
-    index = 0
+
+    def record(
+        measurement: str, primitive: str, dtype_name: str, requested: int, result: Measured
+    ) -> None:
+        """Keep this rank's samples; rank 0 writes the row (samples first: the row commits the
+        measurement for --resume); stop on wrong results."""
+        run = result.trials
+        rank = ctx.global_ranks[ctx.rank]
+        local.extend(sample_rows(measurement, rank, result.mode, run.trials_run, run.local_us))
+        begin = time.perf_counter_ns()
+        if results is not None and samples is not None:
+            row = build_row(
+                spec, ctx, placement, measurement, primitive, dtype_name, requested, result
+            )
+            samples.write(
+                sample_rows(measurement, MAX_OVER_RANKS, result.mode, run.trials_run, run.max_us)
+            )
+            results.write([trace.fill(row)])
+        write_us = (time.perf_counter_ns() - begin) / 1e3
+        log(
+            f"end {measurement} iters={result.iters} trials={run.trials_run} "
+            f"converged={run.converged} aggregate_us={run.aggregate_us:.0f} write_us={write_us:.0f}"
+        )
+        if result.wrong > 0:
+            raise WrongResults(
+                f"--check found {result.wrong} wrong elements in {primitive} "
+                f"{dtype_name} size={result.case.size_bytes} ({measurement})"
+            )
+
     try:
-        for primitive, dtype_name, mode, requested in plan_items(workload):
-            prim = get_primitive(primitive)
-            count = prim.case_count(ctx.world_size, workload.root, workload.options)
-            ids = [measurement_id(ctx.world_size, index + j, workload.tag) for j in range(count)]
-            index += count
-            if done.issuperset(ids):
-                continue  # finished before an interruption: allocate nothing
-            dtype = getattr(torch, dtype_name)
-            request = CaseRequest(requested, dtype, workload.op, workload.root, workload.options)
-            cases = prim.build_cases(ctx, request)
-            for measurement, case in zip(ids, cases, strict=True):
-                if measurement in done:
-                    continue
-                log(f"begin {measurement} {primitive} {dtype_name} {mode} size={case.size_bytes}")
-                result = measure(ctx, case, workload, mode)
-                rank = ctx.global_ranks[ctx.rank]
-                run = result.trials
-                local += sample_rows(measurement, rank, mode, run.trials_run, run.local_us)
-                begin = time.perf_counter_ns()
-                if results is not None and samples is not None:
-                    row = build_row(
-                        spec, ctx, placement, measurement, primitive, dtype_name, requested, result
-                    )
-                    # samples first: the row commits the measurement (--resume)
-                    samples.write(
-                        sample_rows(measurement, MAX_OVER_RANKS, mode, run.trials_run, run.max_us)
-                    )
-                    results.write([trace.fill(row)])
-                write_us = (time.perf_counter_ns() - begin) / 1e3
-                log(
-                    f"end {measurement} iters={result.iters} trials={run.trials_run} "
-                    f"converged={run.converged} aggregate_us={run.aggregate_us:.0f} "
-                    f"write_us={write_us:.0f}"
-                )
-                if result.wrong > 0:
-                    raise WrongResults(
-                        f"--check found {result.wrong} wrong elements in {primitive} "
-                        f"{dtype_name} size={case.size_bytes} ({measurement})"
-                    )
-            del cases  # free this size's buffers before the next is allocated
+        if workload.trial_order == "interleaved":
+            run_interleaved(ctx, workload, done, log, record)
+        else:
+            run_sequential(ctx, workload, done, log, record)
         begin = time.perf_counter_ns()
         gather_samples(ctx, local, samples)
         gather_us = (time.perf_counter_ns() - begin) / 1e3
@@ -212,3 +206,61 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
         for sink in (results, samples):
             if sink is not None:
                 sink.close()
+
+
+Record = Callable[[str, str, str, int, Measured], None]
+"""(measurement, primitive, dtype, requested bytes, result): run_comm's writer of one row."""
+
+
+def planned_ids(ctx: Context, workload: CommSpec) -> Iterator[tuple[str, str, str, int, list[str]]]:
+    """plan_items with the measurement ids of each item's cases (numbered in plan order)."""
+    index = 0
+    for primitive, dtype_name, mode, requested in plan_items(workload):
+        count = get_primitive(primitive).case_count(ctx.world_size, workload.root, workload.options)
+        yield (
+            primitive,
+            dtype_name,
+            mode,
+            requested,
+            [measurement_id(ctx.world_size, index + j, workload.tag) for j in range(count)],
+        )
+        index += count
+
+
+def run_sequential(
+    ctx: Context, workload: CommSpec, done: set[str], log: Callable[[str], None], record: Record
+) -> None:
+    """Every trial of one measurement back to back, then the next (--order sequential)."""
+    for primitive, dtype_name, mode, requested, ids in planned_ids(ctx, workload):
+        if done.issuperset(ids):
+            continue  # finished before an interruption: allocate nothing
+        dtype = getattr(torch, dtype_name)
+        request = CaseRequest(requested, dtype, workload.op, workload.root, workload.options)
+        cases = get_primitive(primitive).build_cases(ctx, request)
+        for measurement, case in zip(ids, cases, strict=True):
+            if measurement in done:
+                continue
+            log(f"begin {measurement} {primitive} {dtype_name} {mode} size={case.size_bytes}")
+            record(
+                measurement, primitive, dtype_name, requested, measure(ctx, case, workload, mode)
+            )
+        del cases  # free this size's buffers before the next is allocated
+
+
+def run_interleaved(
+    ctx: Context, workload: CommSpec, done: set[str], log: Callable[[str], None], record: Record
+) -> None:
+    """Trial t of every measurement in round t (--order interleaved, comm/interleave.py)."""
+    plan = build_plan(ctx, workload, list(planned_ids(ctx, workload)), done)
+
+    def finish(pending: Pending, case: Case, trials: Trials, wrong: int) -> None:
+        result = Measured(case, pending.mode, pending.iters, trials, wrong)
+        record(
+            pending.measurement,
+            pending.primitive,
+            pending.dtype,
+            pending.request.requested_bytes,
+            result,
+        )
+
+    run_rounds(ctx, workload, plan, log, finish)

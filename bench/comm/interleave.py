@@ -1,0 +1,136 @@
+"""--order interleaved: trial t of every measurement of a launch runs in round t.
+
+    distbench sweep --config ci/sweep-nightly-cpu.toml     # order = "interleaved" there
+
+Sequential order runs all trials of one measurement back to back, so a load burst on a shared box
+(another job, a compaction) lands on the few measurements running at that moment, and all of a
+primitive's rows sit in the same seconds: they move together from launch to launch. Interleaved,
+each measurement's trials are spread over the whole launch; a burst costs every row one trial,
+and the row's statistic (e.g. its fastest trial) skips it. ci/bench_gate.py measures the result.
+
+Every case is allocated and warmed up first (--warmup ops; --iters auto chooses its ops then).
+Then `trials` rounds visit every case in plan order: one untimed op (its buffers back in cache
+after the other cases ran), then one trial. A case's row is written right after its last trial,
+so rows land during the last round (--resume keeps them as in sequential order). Cases of at most
+KEEP_BYTES stay allocated for the whole launch; larger ones are built again at each visit,
+outside the timed region, and freed after it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from distbench.comm.precision import Trials, choose_iters
+from distbench.primitives import get_primitive
+from distbench.primitives.base import Case, CaseRequest, Context
+from distbench.ranks import max_over_ranks, sum_over_ranks
+from distbench.spec import CommSpec
+from distbench.timing import TRIALS, drain, warm_up
+
+KEEP_BYTES = 64 << 20
+"""Requested sizes up to this keep their buffers allocated across rounds."""
+
+
+@dataclass
+class Pending:
+    """One measurement of the launch waiting for its trials."""
+
+    measurement: str
+    primitive: str
+    dtype: str
+    mode: str
+    request: CaseRequest
+    index: int
+    """Which of build_cases' cases this is (root=all, send/recv patterns)."""
+    case: Case | None
+    """Kept across rounds (None: rebuilt at each visit)."""
+    size_bytes: int
+    iters: int = 0
+    local_us: list[float] | None = None
+
+
+Finish = Callable[[Pending, Case, Trials, int], None]
+"""Called on every rank after a case's last trial: (pending, its case, trials, wrong)."""
+
+
+def prepare(ctx: Context, workload: CommSpec, plan: list[Pending]) -> None:
+    """Warm every case up and fix its ops per trial; free the ones not kept."""
+    for pending in plan:
+        case = case_of(ctx, pending)
+        warm_up(ctx, case.run, workload.warmup)
+        pending.iters = workload.iters
+        if workload.iters_auto:
+            trial = TRIALS[pending.mode]
+            pending.iters = choose_iters(ctx, case.run, trial, workload.trial_time_ms / 1e3)
+        pending.local_us = []
+
+
+def case_of(ctx: Context, pending: Pending) -> Case:
+    if pending.case is not None:
+        return pending.case
+    return get_primitive(pending.primitive).build_cases(ctx, pending.request)[pending.index]
+
+
+def run_rounds(
+    ctx: Context,
+    workload: CommSpec,
+    plan: list[Pending],
+    log: Callable[[str], None],
+    finish: Finish,
+) -> None:
+    """`workload.trials` rounds over `plan`; `finish` each case after its last trial."""
+    prepare(ctx, workload, plan)
+    rounds = workload.trials
+    for round_index in range(rounds):
+        log(f"round {round_index + 1} of {rounds} over {len(plan)} measurements")
+        last = round_index == rounds - 1
+        for pending in plan:
+            case = case_of(ctx, pending)
+            if last:  # the progress display shows the measurement whose row lands next
+                log(
+                    f"begin {pending.measurement} {pending.primitive} {pending.dtype} "
+                    f"{pending.mode} size={pending.size_bytes}"
+                )
+            case.run()  # untimed: this case's buffers back in cache after the others ran
+            drain(ctx.device)
+            samples = TRIALS[pending.mode](ctx, case.run, pending.iters)
+            assert pending.local_us is not None
+            pending.local_us += [t / case.ops_per_run for t in samples]
+            if last:
+                mark = time.perf_counter_ns()
+                maxed = max_over_ranks(ctx, pending.local_us)
+                aggregate_us = (time.perf_counter_ns() - mark) / 1e3
+                trials = Trials(pending.local_us, maxed, rounds, None, aggregate_us)
+                wrong = sum_over_ranks(ctx, case.check()) if workload.check else -1
+                finish(pending, case, trials, wrong)
+                pending.case = None  # its buffers go once the row is written
+            del case
+
+
+def build_plan(
+    ctx: Context,
+    workload: CommSpec,
+    items: list[tuple[str, str, str, int, list[str]]],
+    done: set[str],
+) -> list[Pending]:
+    """Every measurement not yet done, in plan order: items are (primitive, dtype, mode,
+    requested bytes, the ids of its cases)."""
+    plan = []
+    for primitive, dtype_name, mode, requested, ids in items:
+        if done.issuperset(ids):
+            continue
+        dtype = getattr(torch, dtype_name)
+        request = CaseRequest(requested, dtype, workload.op, workload.root, workload.options)
+        cases = get_primitive(primitive).build_cases(ctx, request)
+        keep = requested <= KEEP_BYTES
+        for index, (measurement, case) in enumerate(zip(ids, cases, strict=True)):
+            if measurement not in done:
+                kept = case if keep else None
+                what = (measurement, primitive, dtype_name, mode, request, index)
+                plan.append(Pending(*what, kept, case.size_bytes))
+        del cases
+    return plan
