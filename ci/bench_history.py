@@ -117,7 +117,11 @@ def build_history(out: Path, nights: int, rows: int, step_at: int | None, seed: 
         write_night(out / f"nightly-{night:04d}", night, night_rows)
 
 
-def time_history(out: Path, cache: Path) -> tuple[float, int]:
+def time_history(out: Path, cache: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one `distbench history` over every run under `out`."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         [
@@ -136,9 +140,12 @@ def time_history(out: Path, cache: Path) -> tuple[float, int]:
         text=True,
         check=False,
     )
+    wall = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(done.stderr)
-    return time.perf_counter() - start, done.returncode
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu
 
 
 def speed(runs: int, rows: int) -> None:
@@ -146,11 +153,11 @@ def speed(runs: int, rows: int) -> None:
         out = Path(folder)
         start = time.perf_counter()
         build_history(out, runs, rows, None, seed=1)
-        print(f"built {runs} runs x {rows} rows in {time.perf_counter() - start:.1f} s")
+        print(f"built {runs} runs x {rows} rows in {time.perf_counter() - start:.1f} s", flush=True)
         cache = out / "cache.duckdb"
         for what in ("cold (empty cache)", "warm (cached)", "warm again"):
-            seconds, _ = time_history(out, cache)
-            print(f"history {what}: {seconds:.1f} s")
+            wall, cpu = time_history(out, cache)
+            print(f"history {what}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
 
 
 def detection(histories: int, nights: int, step_at: int) -> None:

@@ -140,7 +140,7 @@ def build_history(paths: list[Path], cache: str, min_change: float) -> History:
         versions = series["schema_version"].tolist()
         segment = [0]
         for before, after, run in zip(versions, versions[1:], series["run"].iloc[1:], strict=False):
-            where = changed_meaning(str(kind), column, before, after)
+            where = None if before == after else changed_meaning(str(kind), column, before, after)
             segment.append(segment[-1] + (where is not None))
             if where is not None:
                 cuts.append(DefinitionCut(str(metric), where, runs[int(run)], len(cuts)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from distbench.reports.history_load import METRIC_BY_NAME
@@ -24,9 +25,14 @@ REGRESSION, IMPROVEMENT, CUT, LINE, BAND = "#cf222e", "#1a7f37", "#8c959f", "#09
 WIDTH, HEIGHT, LEFT, TOP, BOTTOM = 720, 110, 70, 8, 22
 
 
-def scale(values: list[float], low: float, high: float, size: float) -> list[float]:
+def scale(values: np.ndarray, low: float, high: float, size: float) -> np.ndarray:
     span = (high - low) or 1.0
-    return [TOP + size * (1.0 - (v - low) / span) for v in values]
+    return TOP + size * (1.0 - (values - low) / span)
+
+
+def coordinates(x: np.ndarray, y: np.ndarray) -> str:
+    """'x,y x,y ...' with one decimal: an SVG polyline's points."""
+    return " ".join(map("{:.1f},{:.1f}".format, x.tolist(), y.tolist()))
 
 
 def chart(
@@ -35,18 +41,15 @@ def chart(
     """One series as an <svg>: x = run position, y = value (linear, the band's range)."""
     plot_w, plot_h = WIDTH - LEFT - 10, HEIGHT - TOP - BOTTOM
     step = plot_w / max(runs - 1, 1)
-    x = [LEFT + step * int(r) for r in points["run"]]
-    lows, highs = points["low"].fillna(points["value"]), points["high"].fillna(points["value"])
-    bottom = float(min(lows.min(), highs.min(), points["value"].min()))
-    top = float(max(lows.max(), highs.max(), points["value"].max()))
-    y, y_low, y_high = (
-        scale(s.tolist(), bottom, top, plot_h) for s in (points["value"], lows, highs)
-    )
-    band = " ".join(
-        f"{a:.1f},{b:.1f}"
-        for a, b in [*zip(x, y_high, strict=True), *reversed(list(zip(x, y_low, strict=True)))]
-    )
-    line = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(x, y, strict=True))
+    value = points["value"].to_numpy(dtype=float)
+    lows = np.where(np.isnan(low := points["low"].to_numpy(dtype=float)), value, low)
+    highs = np.where(np.isnan(high := points["high"].to_numpy(dtype=float)), value, high)
+    bottom = float(min(lows.min(), highs.min(), value.min()))
+    top = float(max(lows.max(), highs.max(), value.max()))
+    x = LEFT + step * points["run"].to_numpy(dtype=float)
+    y, y_low, y_high = (scale(v, bottom, top, plot_h) for v in (value, lows, highs))
+    band = coordinates(np.concatenate([x, x[::-1]]), np.concatenate([y_high, y_low[::-1]]))
+    line = coordinates(x, y)
     parts = [
         f'<svg width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" '
         f'role="img" aria-label="{html.escape(metric)}">',
@@ -57,12 +60,6 @@ def chart(
         f'<text x="2" y="{TOP + plot_h / 2 + 4}" font-size="10" font-weight="600">'
         f"{html.escape(metric)} ({html.escape(METRIC_BY_NAME[metric].unit)})</text>",
     ]
-    for xi, yi, value, run in zip(x, y, points["value"], points["run"], strict=True):
-        tip = html.escape(f"{labels[int(run)]}: {value:.4g}")
-        parts.append(
-            f'<circle cx="{xi:.1f}" cy="{yi:.1f}" r="1.6" fill="{LINE}"><title>{tip}'
-            "</title></circle>"
-        )
     cuts = points.loc[points["segment"].diff() > 0, "run"].tolist()
     lines = [(int(c), CUT, "4,3") for c in cuts] + [(p, color, "") for p, color in marks]
     for position, color, dash in lines:
