@@ -185,8 +185,9 @@ def render_page(history: History, table: TableOut, notes: list[str], figures: li
 
 TREND_TEXT = (
     "Each case's median (us) and rate, night by night; the band is the night's fastest and "
-    "slowest sample; hover a point for its run. Red: a regression starts; green: an "
-    "improvement; grey dashes: the column's definition changed."
+    "slowest sample; the axis names the first and last runs and each change point's run (date "
+    "and git revision). Red: a regression starts; green: an improvement; grey dashes: the "
+    "column's definition changed."
 )
 
 
