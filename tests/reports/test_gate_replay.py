@@ -48,7 +48,9 @@ def test_the_canned_launches_are_independent_and_complete() -> None:
 def test_unchanged_nights_pass_and_a_25_percent_slower_primitive_is_named() -> None:
     """Interleaved launches (the shipped nightly order): 20 unchanged nights give at most one
     failing night; 20 nights with one primitive 25 % slower at every size give at least 19
-    failing nights that name it."""
+    failing nights that name it. Over 200 nights (ci/bench_gate.py, docs) the rate is 89 %, not
+    the 95 % goal: these 20 draws (seed 1, the seed this test always used) pin the property on
+    this data, they do not show 95 %."""
     gate = bench_gate()
     launches = gate.load_launches(INTERLEAVED)
     shipped = gate.alternatives()[0]
