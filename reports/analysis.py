@@ -1,9 +1,9 @@
 """From loaded rows to what a report shows: comparison sources, the frames behind each figure, and
 the key tables (summary, model fit, runs compared, DDP, send/recv pairs). pandas only.
 
-A *source* is what runs are compared by: the label when the runs carry different labels, else the
-host when they ran on different hosts, else the run itself. The first source (in the order the run
-directories were given) is the baseline of every comparison."""
+A *source* is what runs are compared by (reports/sources.py: the argument, label, host or run).
+The first source (in the order the run directories were given) is the baseline of every
+comparison."""
 
 from __future__ import annotations
 
@@ -13,12 +13,11 @@ import pandas as pd
 from distbench.collectors.schema import (
     COMM_CASE_COLUMNS,
     DDP_CONFIG_COLUMNS,
-    DDP_MATCH_KEY,
 )
-from distbench.parse import UsageError, format_size
+from distbench.parse import format_size
 from distbench.reports.fit import fit_groups
-from distbench.reports.load import Loaded
 from distbench.reports.pairs import is_pair_row
+from distbench.reports.sources import assign_sources as assign_sources  # its callers' old home
 
 # Every grouping below is one of these keys, derived from the schema's match keys (compare's too):
 # rows that differ in any of them (gloo on CPU and on CUDA, one node and two) never merge.
@@ -42,77 +41,15 @@ SERIES_LABELS = {
 """How a case column shows in a line's name when it tells lines apart."""
 
 
-def assign_sources(loaded: Loaded, by: str = "auto") -> str:
-    """Add a `source` column to comm and ddp rows; return what it was taken from."""
-    frames = [f for f in (loaded.comm, loaded.ddp) if len(f)]
-    both = pd.concat([f[["label", "host", "run", "argument"]] for f in frames], ignore_index=True)
-    if by == "auto":
-        by = next((c for c in ("label", "host") if both[c].nunique() > 1), "run")
-    for frame in (loaded.comm, loaded.ddp):
-        if by == "run" or not len(frame):
-            frame["source"] = frame["run"]
-        else:
-            frame["source"] = frame[by].where(frame[by] != "", "(none)")
-    order = (
-        both.assign(source=both["run"] if by == "run" else both[by].where(both[by] != "", "(none)"))
-        .sort_values("argument", kind="stable")["source"]
-        .drop_duplicates()
-        .tolist()
-    )
-    for frame in (loaded.comm, loaded.ddp):
-        frame["source"] = pd.Categorical(frame["source"], categories=order, ordered=True)
-    return by
-
-
-def describe(frame: pd.DataFrame, ddp: pd.DataFrame) -> str:
-    """'all_reduce at 2,3 ranks; ddp at 1,2 ranks': what one argument's runs measured."""
-    parts = []
-    for primitive, group in frame.groupby("primitive"):
-        ranks = ",".join(str(w) for w in sorted(group["world_size"].unique()))
-        parts.append(f"{primitive} at {ranks} ranks")
-    if len(ddp):
-        ranks = ",".join(str(w) for w in sorted(ddp["world_size"].unique()))
-        parts.append(f"ddp at {ranks} ranks")
-    return "; ".join(parts) or "nothing"
-
-
-def check_common(loaded: Loaded, paths: list[str]) -> None:
-    """Several arguments are a comparison: refuse them when no case (a primitive, backend, world
-    size, dtype, mode ... or a DDP configuration) is in two of them."""
-    if len(paths) < 2:
-        return
-    owners: dict[tuple[object, ...], set[int]] = {}
-    # Sizes are left out: two ladders that never meet still overlay in the figures (the
-    # comparison then says no size matched).
-    for frame, key in ((loaded.comm, list(COMM_CASE_COLUMNS)), (loaded.ddp, list(DDP_MATCH_KEY))):
-        if not len(frame):
-            continue
-        kind = "ddp" if frame is loaded.ddp else "comm"
-        for argument, keys in frame.groupby("argument")[key]:
-            for row in keys.drop_duplicates().itertuples(index=False):
-                owners.setdefault((kind, *row), set()).add(int(str(argument)))
-    if any(len(arguments) > 1 for arguments in owners.values()):
-        return
-    said = "; ".join(
-        f"{path} measured "
-        + describe(
-            loaded.comm[loaded.comm["argument"] == i], loaded.ddp[loaded.ddp["argument"] == i]
-        )
-        for i, path in enumerate(paths)
-    )
-    raise UsageError(
-        f"the runs have nothing in common to compare ({said}): give runs of the same primitive, "
-        "world size and sizes, or report each on its own"
-    )
-
-
 def case_label(rows: pd.DataFrame, columns: list[str]) -> pd.Series:
-    """' cpu 2 node(s) op=max ...': the SERIES_LABELS columns among `columns` that vary."""
+    """' cpu 2 node(s) op=max ...': the SERIES_LABELS columns among `columns` that tell lines of
+    one primitive apart (a broadcast's empty op names nothing, nor does an all_reduce's root)."""
     label = pd.Series("", index=rows.index)
     for column in (c for c in SERIES_LABELS if c in columns and c in rows.columns):
-        if rows[column].nunique(dropna=False) > 1:
-            text = rows[column].astype(str).map(SERIES_LABELS[column].format)
-            label = label + " " + text
+        values = rows[column].astype(str).where(rows[column].notna(), "")
+        varies = values.groupby(rows["primitive"]).transform("nunique") > 1
+        text = " " + values.map(SERIES_LABELS[column].format)
+        label = label + text.where(varies & (values != ""), "")
     return label
 
 
@@ -149,20 +86,24 @@ def pick_sizes(sizes: list[int], most: int) -> list[int]:
     return [sizes[i] for i in sorted(set(picks))]
 
 
+def scaling_panel(rows: pd.DataFrame) -> pd.Series:
+    """'all_reduce · throughput', 'send_recv ring · latency': a row of the scaling figure."""
+    pattern = rows["pattern"].where(rows["pattern"] == "", " " + rows["pattern"])
+    return rows["primitive"] + pattern + " · " + rows["mode"]
+
+
 def scaling_rows(lines: pd.DataFrame, most_sizes: int) -> pd.DataFrame:
-    """Rows for the scaling figure: one mode (throughput if measured) and dtype, the primitives
-    (with their pattern) measured at two or more world sizes, at most `most_sizes` sizes each.
+    """Rows for the scaling figure: a panel per primitive (with its pattern) and mode measured at
+    two or more world sizes; a line per source, dtype and any other case column that differs; at
+    most `most_sizes` sizes per panel (shown.left_out names the others).
 
     Sizes are the requested ones: gather-type sizes round down differently at each world size
     (1024 bytes asked, 1020 measured at 3 ranks), and a line must join the same request.
     """
     if lines.empty:
         return lines
-    mode = "throughput" if (lines["mode"] == "throughput").any() else str(lines["mode"].iloc[0])
-    dtype = str(lines["dtype"].mode().iloc[0])
-    rows = lines[(lines["mode"] == mode) & (lines["dtype"] == dtype) & ~is_pair_row(lines)]
-    pattern = rows["pattern"].where(rows["pattern"] == "", " " + rows["pattern"])
-    rows = rows.assign(panel=rows["primitive"] + pattern)
+    rows = lines[~is_pair_row(lines)]
+    rows = rows.assign(panel=scaling_panel(rows))
     line = rows["source"].astype(str) + " · " + rows["backend"] + case_label(rows, SCALING_LINE)
     if rows.groupby([line, rows["world_size"]])["nnodes"].nunique().max() > 1:
         line = line + " " + rows["nnodes"].astype(str) + " node(s)"  # not set by world size

@@ -30,6 +30,10 @@ STYLE = "whitegrid"
 MAX_COLS = 3
 PANEL_W, PANEL_H = 4.6, 3.4
 MAX_SCALING_SIZES = 6
+LINESTYLES = ("-", "--", "-.", ":")
+LEGEND_CHAR_IN, LEGEND_ROW_IN = 0.07, 0.2
+"""A legend entry's width per character and height per row at fontsize small (inches)."""
+MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 """Scaling figures show at most this many sizes (spread over the range) to stay readable."""
 
 
@@ -67,7 +71,12 @@ def size_axis(ax: Axes, sizes: Iterable[float]) -> None:
 
 
 def shared_legend(fig: Figure, axes: Iterable[Axes], title: str) -> None:
-    """One legend for the whole figure, right of the panels, from every panel's lines."""
+    """One legend for the whole figure, below the panels, from every panel's lines.
+
+    Below, not beside: a legend at the right, as wide as its longest name, covered the figure's
+    title and squeezed the panels. Its columns fit the figure's width, and the figure grows by
+    the legend's height, so the panels keep theirs.
+    """
     handles: dict[str, Artist] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=False):
@@ -75,21 +84,37 @@ def shared_legend(fig: Figure, axes: Iterable[Axes], title: str) -> None:
         legend = ax.get_legend()
         if legend is not None:
             legend.remove()
-    if handles:
-        fig.legend(
-            list(handles.values()),
-            list(handles.keys()),
-            title=title,
-            loc="outside right upper",
-            fontsize="small",
-        )
+    if not handles:
+        return
+    entry_in = 0.55 + LEGEND_CHAR_IN * max(len(label) for label in handles)
+    cols = max(1, min(len(handles), int(fig.get_figwidth() // entry_in)))
+    rows = math.ceil(len(handles) / cols)
+    fig.set_figheight(fig.get_figheight() + 0.45 + LEGEND_ROW_IN * rows)
+    fig.legend(
+        list(handles.values()),
+        list(handles.keys()),
+        title=title,
+        loc="outside lower center",
+        ncols=cols,
+        fontsize="small",
+    )
 
 
 def line_palette(names: Iterable[str]) -> dict[str, tuple[float, float, float]]:
-    """A stable colour per line name: tab10 up to 10 lines, evenly spaced hues beyond."""
+    """A colour per line name, no two alike: tab10 up to 10 lines, evenly spaced hues beyond."""
     ordered = sorted({str(n) for n in names})
     colors = sns.color_palette("tab10") if len(ordered) <= 10 else sns.husl_palette(len(ordered))
     return {name: tuple(colors[i % len(colors)])[:3] for i, name in enumerate(ordered)}
+
+
+def line_styles(names: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """A (line style, marker) per name, in sorted order, so that neighbours differ in style as
+    well as colour (and lines stay apart in grey print)."""
+    ordered = sorted({str(n) for n in names})
+    return {
+        name: (LINESTYLES[i % len(LINESTYLES)], MARKERS[i % len(MARKERS)])
+        for i, name in enumerate(ordered)
+    }
 
 
 def draw_lines(
@@ -100,11 +125,14 @@ def draw_lines(
     palette: dict[str, tuple[float, float, float]],
     band: tuple[str, str] | None = None,
 ) -> None:
-    """One line per `series` (points already aggregated), with an optional shaded band."""
+    """One line per `series` (points already aggregated), with an optional shaded band; colour
+    from `palette`, style and marker from line_styles over the palette's names."""
+    styles = line_styles(palette)
     for name, line in frame.groupby("series", sort=True):
         line = line.sort_values(x)
         color = palette[str(name)]
-        ax.plot(line[x], line[y], marker="o", markersize=4, color=color, label=str(name))
+        style, marker = styles[str(name)]
+        ax.plot(line[x], line[y], style, marker=marker, markersize=4, color=color, label=str(name))
         if band is not None:
             ax.fill_between(line[x], line[band[0]], line[band[1]], color=color, alpha=0.18)
 
@@ -173,43 +201,47 @@ def plot_fit(lines: pd.DataFrame, fits: pd.DataFrame) -> Figure | None:
 
 
 def plot_scaling(rows: pd.DataFrame) -> Figure | None:
-    """p50 time (left) and busbw (right) vs world size at a few sizes, one row per primitive.
-
-    `rows`: from analysis.scaling_rows (panel, line, world_size, size, time_us_p50, busbw_GBps);
-    `line` (source, backend and any other case column that differs) is the line style.
+    """p50 time (left) and busbw (right) vs world size at a few sizes, a row per `panel` (primitive
+    and mode: analysis.scaling_rows). A line is a size of one `line` (source, dtype and any other
+    case column that differs): each has a colour of its own, and a style per `line`.
     """
     if rows.empty:
         return None
-    primitives = sorted(rows["panel"].unique())
-    several_lines = rows["line"].nunique() > 1
-    sizes = list(dict.fromkeys(rows.sort_values("requested_bytes")["size"]))
+    panels = sorted(rows["panel"].unique())
+    lines = sorted(rows["line"].unique())
+    rows = rows.assign(
+        series=rows["size"] + (" · " + rows["line"] if len(lines) > 1 else ""),
+        size_rank=rows["requested_bytes"].rank(method="dense").astype(int) - 1,
+    )
+    palette = line_palette(rows["series"])
+    order = rows.sort_values(["line", "requested_bytes"])["series"].drop_duplicates().tolist()
     with sns.axes_style(STYLE):
-        fig = new_figure(len(primitives), 2)
-        axes = fig.subplots(len(primitives), 2, squeeze=False)
-        for i, primitive in enumerate(primitives):
-            panel = rows[rows["panel"] == primitive]
+        fig = new_figure(len(panels), 2)
+        axes = fig.subplots(len(panels), 2, squeeze=False)
+        for i, panel in enumerate(panels):
+            at = rows[rows["panel"] == panel]
             for j, (metric, label) in enumerate(
                 (("time_us_p50", "time p50 (µs)"), ("busbw_GBps", "busbw (GB/s)"))
             ):
                 ax = axes[i][j]
-                sns.lineplot(
-                    data=panel,
-                    x="world_size",
-                    y=metric,
-                    hue="size",
-                    hue_order=sizes,
-                    style="line" if several_lines else None,
-                    marker="o",
-                    errorbar=None,
-                    ax=ax,
-                )
-                ax.set_xticks(sorted(panel["world_size"].unique()))
+                for name in (n for n in order if n in set(at["series"])):
+                    line = at[at["series"] == name].sort_values("world_size")
+                    ax.plot(
+                        line["world_size"],
+                        line[metric],
+                        LINESTYLES[lines.index(line["line"].iloc[0]) % len(LINESTYLES)],
+                        marker=MARKERS[int(line["size_rank"].iloc[0]) % len(MARKERS)],
+                        markersize=4,
+                        color=palette[name],
+                        label=name,
+                    )
+                ax.set_xticks(sorted(at["world_size"].unique()))
                 ax.set_xlabel("world size (ranks)")
                 ax.set_ylabel(label)
                 if metric == "time_us_p50":
                     ax.set_yscale("log")
-                ax.set_title(f"{primitive} · {panel['mode'].iloc[0]}", fontsize="medium")
-        shared_legend(fig, axes.flat, "size · line")
+                ax.set_title(panel, fontsize="medium")
+        shared_legend(fig, axes.flat, "size · line" if len(lines) > 1 else "size")
         fig.suptitle("Scaling with world size")
     return fig
 

@@ -10,16 +10,35 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from distbench.reports.figures import STYLE, new_figure, shared_legend
+from distbench.reports.figures import (
+    LINESTYLES,
+    MARKERS,
+    STYLE,
+    line_palette,
+    new_figure,
+    shared_legend,
+)
 
 
 def plot_ddp_scaling(ddp: pd.DataFrame) -> Figure | None:
     """DDP samples/s and scaling efficiency vs world size, one line per strategy and `line`
-    (analysis.ddp_lines: the source and any configuration that differs, e.g. device)."""
+    (analysis.ddp_lines: the source and any configuration that differs, e.g. device); each line
+    has a colour of its own, and a style per `line`."""
     if ddp.empty or ddp["world_size"].nunique() < 2:
         return None
-    several_lines = ddp["line"].nunique() > 1
-    has_efficiency = ddp["scaling_efficiency"].notna().any()
+    lines = sorted(ddp["line"].unique())
+    series = ddp["strategy"] + (" · " + ddp["line"] if len(lines) > 1 else "")
+    points = (
+        ddp.assign(series=series)
+        .groupby(["series", "line", "strategy", "world_size"], observed=True)[
+            ["samples_per_s", "scaling_efficiency"]
+        ]
+        .mean()
+        .reset_index()
+    )
+    palette = line_palette(points["series"])
+    strategies = sorted(points["strategy"].unique())
+    has_efficiency = points["scaling_efficiency"].notna().any()
     panels = [("samples_per_s", "samples/s (whole job)")]
     if has_efficiency:
         panels.append(("scaling_efficiency", "scaling efficiency"))
@@ -27,22 +46,23 @@ def plot_ddp_scaling(ddp: pd.DataFrame) -> Figure | None:
         fig = new_figure(1, len(panels))
         axes = fig.subplots(1, len(panels), squeeze=False)[0]
         for ax, (metric, label) in zip(axes, panels, strict=True):
-            sns.lineplot(
-                data=ddp,
-                x="world_size",
-                y=metric,
-                hue="strategy",
-                style="line" if several_lines else None,
-                marker="o",
-                errorbar=None,
-                ax=ax,
-            )
-            ax.set_xticks(sorted(ddp["world_size"].unique()))
+            for name, line in points.groupby("series", sort=True):
+                line = line.sort_values("world_size")
+                ax.plot(
+                    line["world_size"],
+                    line[metric],
+                    LINESTYLES[lines.index(line["line"].iloc[0]) % len(LINESTYLES)],
+                    marker=MARKERS[strategies.index(line["strategy"].iloc[0]) % len(MARKERS)],
+                    markersize=4,
+                    color=palette[str(name)],
+                    label=str(name),
+                )
+            ax.set_xticks(sorted(points["world_size"].unique()))
             ax.set_xlabel("world size (ranks)")
             ax.set_ylabel(label)
             if metric == "scaling_efficiency":
                 ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
-        shared_legend(fig, axes, "strategy · line")
+        shared_legend(fig, axes, "strategy · line" if len(lines) > 1 else "strategy")
         fig.suptitle("DDP training throughput")
     return fig
 

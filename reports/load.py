@@ -30,6 +30,7 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.parse import UsageError
+from distbench.reports.outputs import is_report_dir
 
 SAMPLE_COLUMNS = ("measurement", "rank", "trial", "iter", "time_us")
 """The samples.csv columns a report reads (loss is optional: DDP rows only)."""
@@ -69,10 +70,13 @@ class Loaded:
     """rank -1 samples of every run: run, measurement, trial, iter, time_us."""
     notes: list[str] = field(default_factory=list)
     """What could not be shown, and why."""
+    arguments: list[str] = field(default_factory=list)
+    """The command-line arguments, as given (sources.argument_names names them)."""
 
 
 def find_run_dirs(path: Path) -> list[Path]:
-    """The run directories at or below `path` (each holds results.csv), sorted."""
+    """The run directories at or below `path` (each holds results.csv), sorted, none in a report
+    folder (outputs.is_report_dir)."""
     if not path.exists():
         raise UsageError(f"{path} does not exist: give a run directory or a folder of them")
     if path.is_file():
@@ -80,6 +84,7 @@ def find_run_dirs(path: Path) -> list[Path]:
             return [path.parent]
         raise UsageError(f"{path} is a file: give a run directory (it holds {RESULTS_CSV})")
     found = sorted({p.parent for p in path.rglob(RESULTS_CSV) if p.is_file()})
+    found = [d for d in found if not any(is_report_dir(p) for p in d.parents if path in p.parents)]
     if not found:
         raise UsageError(f"{path} holds no run: no {RESULTS_CSV} in it or below it")
     return found
@@ -234,15 +239,19 @@ def load_runs(paths: list[Path]) -> Loaded:
     if not paths:
         raise UsageError("give at least one run directory, e.g. distbench report results/")
     runs: list[RunData] = []
-    seen: set[Path] = set()
+    seen: dict[Path, Path] = {}
+    notes: list[str] = []
     for argument, path in enumerate(paths):
+        if is_report_dir(Path(path)):
+            notes.append(f"{path} is a report folder, not a run: skipped")
+            continue
         for run_dir in find_run_dirs(Path(path)):
-            if run_dir.resolve() in seen:
+            first = seen.setdefault(run_dir.resolve(), run_dir)
+            if first is not run_dir:
+                notes.append(f"{run_dir} is the run {first}, given twice: it is used once")
                 continue
-            seen.add(run_dir.resolve())
             runs.append(read_run(run_dir, argument))
     unique_names(runs)
-    notes: list[str] = []
     for run in runs:
         if run.manifest is None:
             notes.append(f"{run.path}: no {MANIFEST_JSON}: its hardware and software are unknown")
@@ -262,6 +271,7 @@ def load_runs(paths: list[Path]) -> Loaded:
         ddp=concat_rows([r for r in with_rows if r.kind == "ddp"], DdpRow),
         samples=concat_samples(with_rows),
         notes=notes,
+        arguments=[str(p) for p in paths],
     )
 
 

@@ -139,6 +139,11 @@ def render_html(
     return "\n".join(parts) + "\n"
 
 
+def markdown_alt(text: str) -> str:
+    """Image alt text: one line, no brackets to end it early."""
+    return " ".join(text.replace("[", "(").replace("]", ")").split())
+
+
 def markdown_cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
@@ -173,11 +178,10 @@ def render_markdown(
         parts += [f"## {section.title}", ""]
         if section.text:
             parts += [section.text, ""]
+        for figure in section.figures:  # the PNGs lie next to report.md: GitHub shows them
+            parts += [f"![{markdown_alt(figure.caption)}]({figure.name})", "", figure.caption, ""]
         for table in tables:
             parts += [markdown_table(table), ""]
-        if section.figures:
-            names = ", ".join(f"`{figure.name}`" for figure in section.figures)
-            parts += [f"Figures: {names} (embedded in report.html).", ""]
     if notes:
         parts += ["## What could not be shown", ""] + [f"- {note}" for note in notes] + [""]
     parts += [f"_{footer}_", ""]

@@ -2,8 +2,10 @@
 
     distbench report results/cluster-a results/cluster-b --out report-ab
 
-Writes OUT/report.html (one self-contained page), OUT/report.md (GitHub-flavoured Markdown) and
-OUT/fig-*.png. OUT defaults to RUN_DIR/report for one argument and ./report for several.
+Writes OUT/report.html (one self-contained page), OUT/report.md (GitHub-flavoured Markdown, the
+figures embedded), OUT/fig-*.png and OUT/.distbench-report.json, the list of what it wrote (the next
+report into OUT replaces those files and no others). OUT defaults to RUN_DIR-report next to one
+argument and ./report for several, never inside an input folder (reports/outputs.py).
 """
 
 # ruff: noqa: RUF001  (labels use Greek letters, the multiplication sign and en dashes on purpose)
@@ -19,8 +21,10 @@ from distbench import __version__
 from distbench.collectors.manifest import utc_now
 from distbench.parse import UsageError
 from distbench.reports import analysis as an
+from distbench.reports import figures as fg
 from distbench.reports.differs import section_differs
 from distbench.reports.load import Loaded, RunData, load_runs
+from distbench.reports.outputs import check_out, default_out, prepare_out, record_outputs
 from distbench.reports.pairs import split_matrix_rows
 from distbench.reports.reference import read_references, section_reference
 from distbench.reports.render import (
@@ -30,10 +34,15 @@ from distbench.reports.render import (
     render_markdown,
 )
 from distbench.reports.repeats import keep_one_row_per_case
-from distbench.reports.sections import section_collectives, section_ddp, section_pairs
+from distbench.reports.sections import (
+    section_collectives,
+    section_ddp,
+    section_pairs,
+)
 from distbench.reports.sections_compare import section_compare
+from distbench.reports.shown import left_out
+from distbench.reports.sources import SOURCES, assign_sources
 
-SOURCES = ("auto", "label", "host", "run")
 COMPARED_FIELDS = {"host", "platform", "CPU", "memory", "GPUs", "python", "torch", "CUDA", "NCCL"}
 COMPARED_FIELDS |= {"distbench", "environment", "worker environment"}
 
@@ -45,27 +54,6 @@ class ReportFiles:
     markdown: Path
     figures: list[Path]
     rows: int
-
-
-def default_out(paths: list[str]) -> Path:
-    """RUN_DIR/report for one argument (a file argument: next to it), ./report for several."""
-    if len(paths) == 1:
-        first = Path(paths[0])
-        return (first.parent if first.is_file() else first) / "report"
-    return Path("report")
-
-
-def prepare_out(out: Path) -> Path:
-    """Create OUT (or reuse a previous report's), dropping the previous report's figures."""
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} is a file: give a directory for the report")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        for old in out.glob("fig-*.png"):
-            old.unlink()
-    except OSError as error:
-        raise UsageError(f"cannot write the report to {out}: {error.strerror}") from None
-    return out
 
 
 def manifest_fields(run: RunData) -> dict[str, str]:
@@ -128,12 +116,10 @@ def build_report(
     if by not in SOURCES:
         raise UsageError(f"unknown --by '{by}': choose one of {', '.join(SOURCES)}")
     target = Path(out) if out else default_out(paths)
-    if target.exists() and not target.is_dir():  # refused before minutes of drawing, not after
-        raise UsageError(f"--out {target} is a file: give a directory for the report")
+    check_out(target)  # refused before minutes of drawing, not after
     references = read_references(Path(reference)) if reference else None  # before drawing
     loaded = load_runs([Path(p) for p in paths])
-    an.check_common(loaded, paths)
-    by = an.assign_sources(loaded, by)
+    by = assign_sources(loaded, by)
     keep_one_row_per_case(loaded)  # compare's rule for a case measured twice
     notes = list(loaded.notes)
     lines, pairs = split_matrix_rows(loaded.comm)
@@ -147,6 +133,7 @@ def build_report(
     sections += section_collectives(loaded, lines, notes)
     sections += section_pairs(pairs, notes)
     sections += section_ddp(loaded.ddp, notes)
+    notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES)
     prepare_out(target)
     figure_paths = []
     for section in sections:
@@ -166,4 +153,5 @@ def build_report(
     html_path, md_path = target / "report.html", target / "report.md"
     html_path.write_text(render_html(title, lead, sections, notes, footer), encoding="utf-8")
     md_path.write_text(render_markdown(title, lead, sections, notes, footer), encoding="utf-8")
+    record_outputs(target, [html_path.name, md_path.name, *(p.name for p in figure_paths)])
     return ReportFiles(target, html_path, md_path, figure_paths, rows)
