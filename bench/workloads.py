@@ -15,6 +15,8 @@ from distbench import spec
 from distbench.comm.table import render_table
 from distbench.ddp import spec as ddp_spec
 from distbench.ddp.table import render_ddp_table
+from distbench.init import spec as init_spec
+from distbench.init.table import render_init_table
 from distbench.pairs import spec as pairs_spec
 from distbench.pairs.table import render_pairs_table
 
@@ -79,6 +81,15 @@ WORKLOADS: dict[str, Workload] = {
         "distbench.pairs.runner:run_pairs",
         False,
         lambda workload: ("pairs",),
+    ),
+    "init": Workload(
+        "init",
+        init_spec.InitSpec,
+        init_spec.plan_size,
+        render_init_table,
+        "distbench.init.runner:run_init",
+        False,
+        lambda workload: ("init",),
     ),
 }
 """Workload kind -> everything about it; the only list of kinds."""

@@ -75,6 +75,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             ("comm", "nccl_nchannels"): "",
             ("comm", "trial_order"): "sequential",
             ("comm", "env"): "",
+            ("comm", "phase"): "",
         },
     ),
 )

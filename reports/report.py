@@ -40,6 +40,7 @@ from distbench.reports.sections import (
     section_pairs,
 )
 from distbench.reports.sections_compare import section_compare
+from distbench.reports.sections_init import section_init
 from distbench.reports.shown import left_out
 from distbench.reports.sources import SOURCES, assign_sources
 
@@ -133,6 +134,7 @@ def build_report(
     sections += section_collectives(loaded, lines, notes)
     sections += section_pairs(pairs, notes)
     sections += section_ddp(loaded.ddp, notes)
+    sections += section_init(loaded.comm, notes)  # distbench init (#13 §4)
     notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES)
     prepare_out(target)
     figure_paths = []

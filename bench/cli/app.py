@@ -16,6 +16,7 @@ import typer
 from distbench.cli.args import LaunchArgs, ResolvedLaunch
 from distbench.cli.compare import baseline_app, compare
 from distbench.cli.history import history
+from distbench.cli.init import init
 from distbench.cli.options import with_groups
 from distbench.cli.pairs import pairs
 from distbench.cli.run import run_workload
@@ -131,6 +132,7 @@ add_collective_command(
     "  distbench sweep --config ci/sweep-example.toml --out results/nightly",
 )
 app.command("pairs")(pairs)
+app.command("init")(init)
 app.command("compare")(compare)
 app.command("history")(history)
 app.add_typer(baseline_app, name="baseline")

@@ -1,0 +1,28 @@
+"""`distbench init`: build the InitSpec and run it like every measuring command (cli/run.py)."""
+
+from __future__ import annotations
+
+import typer
+
+from distbench.cli.args import LaunchArgs, ResolvedLaunch
+from distbench.cli.options import with_groups
+from distbench.cli.run import run_workload
+from distbench.init.args import InitArgs, build_init_spec
+from distbench.init.spec import InitSpec
+
+
+@with_groups(init=InitArgs, launch=LaunchArgs)
+def init(init: InitArgs, launch: LaunchArgs) -> None:
+    """Time a fresh process group's start-up per init method: init_process_group, the first
+    collective, --new-groups K subgroups, destroy_process_group (slowest rank, --trials times).
+
+    \b
+    Examples:
+      distbench init --backend gloo --world-sizes 2,4,8
+      distbench init --init-methods tcp,file --trials 10 --new-groups 4
+    """
+
+    def build(resolved: ResolvedLaunch) -> InitSpec:
+        return build_init_spec(init, resolved)
+
+    raise typer.Exit(run_workload(launch, "init", build, resumed_by="init"))

@@ -1,0 +1,1 @@
+"""`distbench init`: how long a process group takes to start, per init method."""

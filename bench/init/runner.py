@@ -1,0 +1,227 @@
+"""Rank side of `distbench init`: a fresh process group `trials` times per init method, in the
+launch's own processes.
+
+    torchrun --nproc-per-node 4 -m distbench.worker RUN/spec.json    # the CLI starts it
+
+Rank 0 first picks every rendezvous (free ports, fresh file paths) and shares them over the
+launch's group, which is then destroyed: from here on only the measured groups exist. Each
+repetition times, on every rank, init_process_group (from the call to its return: the rendezvous
+includes waiting for the last rank), the first collective (an all_reduce of one float32),
+--new-groups K subgroups and destroy_process_group (after an untimed barrier, so every rank
+starts the teardown together). After a method's repetitions an untimed tcp:// group gathers every
+rank's times; rank 0 writes the method's rows (each sample the slowest rank's time) and their
+samples, then that group is destroyed, except after the last method: the worker destroys it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from distbench.collectors.rows_init import InitRow
+from distbench.collectors.schema import MAX_OVER_RANKS, RESULTS_CSV, SAMPLES_CSV, SampleRow
+from distbench.collectors.sink import CsvSink
+from distbench.groups import placement_of
+from distbench.init.spec import InitSpec
+from distbench.plan import measurement_id
+from distbench.primitives.base import Context
+from distbench.ranks import ranks_label
+from distbench.spec import RunSpec
+from distbench.stats import Stats
+from distbench.timing import timer_name
+
+RENDEZVOUS_DIR = ".init-rendezvous"
+"""file:// stores live here, in the run directory, and are removed at the end."""
+
+
+@dataclass(frozen=True)
+class Rendezvous:
+    """Every group's address, chosen by rank 0 before the launch's group goes away."""
+
+    addr: str
+    ports: list[list[int]]
+    """method index -> per repetition a fresh port (env, tcp; unused for file)."""
+    collect: list[int]
+    """method index -> the port of the untimed group that gathers its times."""
+    files: list[list[str]]
+    """method index -> per repetition a fresh file:// path."""
+    hosts: list[tuple[int, str]]
+    """global rank -> (torchrun node, host), gathered before the launch's group goes away."""
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct ports free now (held open together so none repeats)."""
+    with ExitStack() as stack:
+        ports = []
+        for _ in range(count):
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sock.bind(("", 0))
+            ports.append(sock.getsockname()[1])
+    return ports
+
+
+def plan_rendezvous(workload: InitSpec, run_dir: Path) -> Rendezvous:
+    methods, trials = len(workload.methods), workload.trials
+    ports = free_ports(methods * (trials + 1))
+    folder = run_dir / RENDEZVOUS_DIR
+    folder.mkdir(exist_ok=True)
+    return Rendezvous(
+        addr=os.environ.get("MASTER_ADDR", "127.0.0.1"),
+        ports=[ports[m * trials : (m + 1) * trials] for m in range(methods)],
+        collect=ports[methods * trials :],
+        files=[[str(folder / f"{m}-{t}") for t in range(trials)] for m in range(methods)],
+        hosts=[],
+    )
+
+
+def join(method: str, where: str | int, rdzv: Rendezvous, ctx: Context, timeout: float) -> None:
+    """init_process_group through `method` at a port or file path."""
+    common: dict[str, Any] = {"backend": ctx.backend, "timeout": timedelta(seconds=timeout)}
+    if method == "env":
+        os.environ["MASTER_ADDR"] = rdzv.addr
+        os.environ["MASTER_PORT"] = str(where)
+        os.environ["TORCHELASTIC_USE_AGENT_STORE"] = "False"  # a fresh store, not torchrun's
+        dist.init_process_group(init_method="env://", **common)
+        return
+    url = f"tcp://{rdzv.addr}:{where}" if method == "tcp" else f"file://{where}"
+    dist.init_process_group(init_method=url, rank=ctx.rank, world_size=ctx.world_size, **common)
+
+
+def repetition(
+    method: str, where: str | int, rdzv: Rendezvous, ctx: Context, spec: RunSpec
+) -> dict[str, float]:
+    """One fresh group: this rank's time of every phase, in microseconds."""
+    workload: InitSpec = spec.workload
+    times: dict[str, float] = {}
+    start = time.perf_counter()
+    join(method, where, rdzv, ctx, spec.launch.timeout_s)
+    joined = time.perf_counter()
+    times["init_process_group"] = joined - start
+    dist.all_reduce(torch.ones(1, device=ctx.device))
+    if ctx.device.type == "cuda":
+        torch.cuda.synchronize(ctx.device)
+    first = time.perf_counter()
+    times["first_collective"] = first - joined
+    if workload.new_groups:
+        for _ in range(workload.new_groups):
+            dist.new_group(ranks=list(range(ctx.world_size)))
+        times["new_groups"] = time.perf_counter() - first
+    dist.barrier()
+    teardown = time.perf_counter()
+    dist.destroy_process_group()
+    times["destroy_process_group"] = time.perf_counter() - teardown
+    return {phase: seconds * 1e6 for phase, seconds in times.items()}
+
+
+def init_row(
+    spec: RunSpec, rdzv: Rendezvous, measurement: str, method: str, phase: str, worst: list[float]
+) -> InitRow:
+    workload: InitSpec = spec.workload
+    stats = Stats(tuple(worst))
+    placement = placement_of(rdzv.hosts)
+    ci_low, ci_high = stats.p50_ci()
+    size = 4 if phase == "first_collective" else 0
+    return InitRow(
+        run_id=spec.launch.run_id,
+        label=spec.launch.label,
+        host=rdzv.hosts[0][1],
+        measurement=measurement,
+        primitive="init",
+        backend=spec.launch.backend,
+        device=spec.launch.device,
+        world_size=len(rdzv.hosts),
+        nnodes=placement.nnodes,
+        ranks=ranks_label(tuple(range(len(rdzv.hosts)))),
+        dtype="float32",
+        op="sum" if phase == "first_collective" else "",
+        size_bytes=size,
+        requested_bytes=size,
+        count=size // 4,
+        root="",
+        src="",
+        dst="",
+        pattern=f"{method}:{phase}",
+        mode="latency",
+        timer=timer_name(torch.device("cpu"), "latency"),
+        iters=1,
+        warmup=0,
+        trials=workload.trials,
+        samples=stats.n,
+        **stats.as_columns(tails=True),
+        algbw_GBps=float("nan"),
+        busbw_GBps=float("nan"),
+        busbw_factor=float("nan"),
+        wrong=-1,
+        hosts=placement.hosts,
+        ci_low_us=ci_low,
+        ci_high_us=ci_high,
+        trials_run=workload.trials,
+        env=" ".join(spec.launch.env),
+        phase=phase,
+    )
+
+
+def write_method(
+    spec: RunSpec, rdzv: Rendezvous, index: int, gathered: list[Any], sinks: tuple[CsvSink, ...]
+) -> None:
+    """Rank 0: one row per phase of method `index` with its samples (samples first: the row
+    commits the measurement)."""
+    workload: InitSpec = spec.workload
+    results, samples = sinks
+    method = workload.methods[index]
+    for p, phase in enumerate(workload.phases):
+        number = index * len(workload.phases) + p
+        measurement = measurement_id(len(gathered), number, workload.tag)
+        per_rank = [[trial[phase] for trial in rank_times] for rank_times in gathered]
+        worst = [max(values) for values in zip(*per_rank, strict=True)]
+        for rank, values in [*enumerate(per_rank), (MAX_OVER_RANKS, worst)]:
+            samples.write([SampleRow(measurement, rank, t, 0, v) for t, v in enumerate(values)])
+        results.write([init_row(spec, rdzv, measurement, method, phase, worst)])
+
+
+def run_init(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
+    """Every init method's repetitions; rank 0 writes each method's rows as it ends."""
+    workload: InitSpec = spec.workload
+    run_dir = Path(spec.launch.run_dir)
+    shared: list[Any] = [plan_rendezvous(workload, run_dir) if ctx.rank == 0 else None]
+    dist.broadcast_object_list(shared, src=0)
+    hosts: list[Any] = [None] * ctx.world_size
+    dist.all_gather_object(hosts, (int(os.environ.get("GROUP_RANK", "0")), socket.gethostname()))
+    rdzv: Rendezvous = replace(shared[0], hosts=hosts)
+    dist.barrier()
+    dist.destroy_process_group()
+    sinks: tuple[CsvSink, ...] = ()
+    if ctx.rank == 0:
+        sinks = (
+            CsvSink(run_dir / RESULTS_CSV, InitRow),
+            CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id),
+        )
+    try:
+        for index, method in enumerate(workload.methods):
+            log(f"init {method}: {workload.trials} fresh groups")
+            places = rdzv.files[index] if method == "file" else rdzv.ports[index]
+            mine = [repetition(method, where, rdzv, ctx, spec) for where in places]
+            join("tcp", rdzv.collect[index], rdzv, ctx, spec.launch.timeout_s)
+            gathered: list[Any] = [None] * ctx.world_size
+            dist.all_gather_object(gathered, mine)
+            if sinks:
+                write_method(spec, rdzv, index, gathered, sinks)
+            if index < len(workload.methods) - 1:
+                dist.barrier()
+                dist.destroy_process_group()
+    finally:
+        for sink in sinks:
+            sink.close()
+        if ctx.rank == 0:
+            shutil.rmtree(run_dir / RENDEZVOUS_DIR, ignore_errors=True)

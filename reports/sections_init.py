@@ -1,0 +1,68 @@
+"""The report's start-up section (`distbench init` rows, primitive `init`): each phase's time vs
+world size, one line per init method (and run), and the table behind it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from distbench.reports.figures import STYLE, panel_grid
+from distbench.reports.render import Section, TableOut, format_number
+from distbench.reports.sections import figure_out
+
+PHASE_ORDER = ("init_process_group", "first_collective", "new_groups", "destroy_process_group")
+
+
+def init_rows(comm: pd.DataFrame) -> pd.DataFrame:
+    """The init rows with their method and phase split out of `pattern` (METHOD:PHASE)."""
+    rows = comm[comm["primitive"] == "init"].copy()
+    if rows.empty:
+        return rows
+    split = rows["pattern"].astype(str).str.split(":", n=1, expand=True)
+    rows["method"], rows["phase"] = split[0], split[1]
+    rows["series"] = rows["method"] + rows["run"].map(lambda r: f" ({r})")
+    rows["p50_ms"] = rows["time_us_p50"] / 1e3
+    return rows.sort_values(["phase", "method", "run", "world_size"])
+
+
+def plot_startup(rows: pd.DataFrame) -> Figure | None:
+    """One panel per phase: the slowest rank's p50 (ms) vs world size, a line per method."""
+    phases = [p for p in PHASE_ORDER if p in set(rows["phase"])]
+    if not phases:
+        return None
+    sns.set_style(STYLE)
+    fig, axes = panel_grid(len(phases))
+    for ax, phase in zip(axes, phases, strict=False):
+        part = rows[rows["phase"] == phase]
+        sns.lineplot(part, x="world_size", y="p50_ms", hue="series", marker="o", ax=ax)
+        ax.set_title(phase)
+        ax.set_xlabel("ranks")
+        ax.set_ylabel("slowest rank, p50, ms")
+        ax.set_xticks(sorted(set(part["world_size"].astype(int))))
+    return fig
+
+
+def section_init(comm: pd.DataFrame, notes: list[str]) -> list[Section]:
+    """Start-up time vs world size per method (figure and table); nothing without init rows."""
+    rows = init_rows(comm)
+    if rows.empty:
+        return []
+    figures = figure_out(
+        plot_startup(rows),
+        "fig-init-startup.png",
+        "process-group start-up: each phase's p50 over --trials fresh groups of the slowest "
+        "rank's time, ms, vs world size, one line per init method",
+        notes,
+        "init: no phase to plot",
+    )
+    table = rows[["run", "backend", "method", "phase", "world_size", "trials"]].copy()
+    for stat in ("p50", "min", "max"):
+        table[f"{stat} ms"] = (rows[f"time_us_{stat}"] / 1e3).map(format_number)
+    table.columns = pd.Index([str(c) for c in table.columns])
+    out = TableOut(
+        "Start-up phases (slowest rank per fresh group)",
+        table.astype(str),
+        numeric=("p50 ms", "min ms", "max ms"),
+    )
+    return [Section("Process-group start-up", figures=figures, tables=[out])]

@@ -1,0 +1,83 @@
+"""`distbench init` on real gloo groups: rows per method and phase, each row's statistics
+recomputed from samples.csv, report and compare accept the run, and every new option's bad input
+is one line with exit 2."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from distbench.init.spec import PHASES
+from tests.conftest import run_cli, usage_error_line
+
+
+@pytest.fixture(scope="module")
+def init_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("init") / "run"
+    done = run_cli(
+        "init", "--backend", "gloo", "--world-sizes", "2,3", "--init-methods", "env,tcp,file",
+        "--trials", "3", "--new-groups", "2", "--out", str(out), "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_one_row_per_world_size_method_and_phase(init_run: Path) -> None:
+    rows = pd.read_csv(init_run / "results.csv", keep_default_na=False)
+    assert set(rows["primitive"]) == {"init"}
+    assert len(rows) == 2 * 3 * len(PHASES)
+    expected = {f"{m}:{p}" for m in ("env", "tcp", "file") for p in PHASES}
+    for world_size in (2, 3):
+        part = rows[rows["world_size"] == world_size]
+        assert set(part["pattern"]) == expected
+        assert list(part["phase"]) == [p.split(":")[1] for p in part["pattern"]]
+    assert (rows["trials"] == 3).all() and (rows["samples"] == 3).all()
+    assert (rows["time_us_min"] > 0).all()
+
+
+def test_row_statistics_equal_those_recomputed_from_samples(init_run: Path) -> None:
+    rows = pd.read_csv(init_run / "results.csv", keep_default_na=False)
+    samples = pd.read_csv(init_run / "samples.csv", keep_default_na=False)
+    for row in rows.itertuples():
+        mine = samples[samples["measurement"] == row.measurement]
+        worst = mine[mine["rank"] == -1].sort_values("trial")["time_us"].tolist()
+        per_rank = mine[mine["rank"] >= 0].pivot(index="trial", columns="rank", values="time_us")
+        assert sorted(per_rank.columns) == list(range(int(str(row.world_size))))
+        assert per_rank.max(axis=1).tolist() == pytest.approx(worst)  # the slowest rank
+        assert row.time_us_p50 == pytest.approx(statistics.median(worst))
+        assert row.time_us_mean == pytest.approx(statistics.fmean(worst))
+        assert row.time_us_min == pytest.approx(min(worst))
+        assert row.time_us_max == pytest.approx(max(worst))
+
+
+def test_report_and_compare_accept_init_rows(init_run: Path, tmp_path: Path) -> None:
+    report = run_cli("report", str(init_run), "--out", str(tmp_path / "report"))
+    assert report.returncode == 0, report.stderr
+    page = (tmp_path / "report" / "report.md").read_text()
+    assert "## Process-group start-up" in page
+    assert (tmp_path / "report" / "fig-init-startup.png").stat().st_size > 0
+    compare = run_cli("compare", str(init_run), str(init_run))
+    assert compare.returncode == 0, compare.stdout + compare.stderr
+    assert "24 unchanged" in compare.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--init-methods", "env,ucx"], "--init-methods 'env,ucx'"),
+        (["--init-methods", "tcp,tcp"], "distinct methods"),
+        (["--init-methods", ""], "--init-methods ''"),
+        (["--trials", "0"], "--trials must be at least 1"),
+        (["--trials", "many"], "not a whole number"),
+        (["--new-groups", "-1"], "--new-groups must be at least 0"),
+        (["--new-groups", "5000"], "--new-groups must be at most 1000"),
+    ],
+)
+def test_bad_input_is_one_line(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = usage_error_line(["init", "--backend", "gloo", *argv], capsys)
+    assert says in line
