@@ -117,6 +117,8 @@ class CommSpec:
     trial_order: str = "sequential"
     """--order: sequential (each measurement's trials back to back) or interleaved (after every
     measurement's warm-up, round t runs trial t of each in turn; comm/interleave.py)."""
+    api: str = "c10d"
+    """--api: c10d, functional or compiled:BACKEND (comm/api.py); the rows' api column."""
 
     kind = "comm"
 

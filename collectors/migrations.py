@@ -64,7 +64,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         3,
         "precision-driven measurement (#14 §2): the p50's confidence interval, the trials run, "
         "whether --precision was met; the trial order (#16: sequential or interleaved); the --env "
-        "combination (#12 §4)",
+        "combination (#12 §4)"
+        "; the api that issued the collective and its compile time (#15 §2)",
         added={
             ("comm", "ci_low_us"): "",
             ("comm", "ci_high_us"): "",
@@ -75,6 +76,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             ("comm", "nccl_nchannels"): "",
             ("comm", "trial_order"): "sequential",
             ("comm", "env"): "",
+            ("comm", "api"): "c10d",
+            ("comm", "compile_s"): "",
             ("comm", "phase"): "",
         },
     ),

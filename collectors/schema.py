@@ -128,6 +128,13 @@ class ResultRow:
     env: str = ""
     """The --env combination the launch's workers ran with, `NAME=V ...` (e.g. `NCCL_ALGO=Ring`);
     part of the case: rows of two combinations are two lines (v3; empty before and without)."""
+    api: str = "c10d"
+    """The interface that issued the op (--api): c10d, functional (torch's functional collectives,
+    eagerly, then wait_tensor) or compiled:BACKEND (a torch.compile'd function of them, backend
+    inductor or aot_eager); part of the case (v3; c10d before)."""
+    compile_s: float = float("nan")
+    """compiled: seconds the case's compiled function took to compile (its first call, which runs
+    the collective once; rank 0), outside every timed region; empty otherwise (v3)."""
 
 
 @dataclass(frozen=True)
@@ -234,7 +241,7 @@ class DdpRow:
 
 COMM_CASE_COLUMNS = (
     "primitive", "backend", "device", "world_size", "nnodes", "dtype", "op", "mode", "root",
-    "src", "dst", "pattern", "env",
+    "src", "dst", "pattern", "env", "api",
 )  # fmt: skip
 """What a communication row measured, apart from its size (COMM_MATCH_KEY adds the size): the
 report's lines over sizes are these."""

@@ -39,6 +39,7 @@ from distbench.reports.sections import (
     section_ddp,
     section_pairs,
 )
+from distbench.reports.sections_api import section_api
 from distbench.reports.sections_compare import section_compare
 from distbench.reports.sections_init import section_init
 from distbench.reports.shown import left_out
@@ -132,6 +133,7 @@ def build_report(
     sections += section_differs(loaded, notes)  # next to the comparison (#12 §3)
     sections += section_reference(lines, references, notes)  # is my number OK? (#12 §5)
     sections += section_collectives(loaded, lines, notes)
+    sections += section_api(lines, notes)  # --api: functional/compiled next to c10d (#15 §2)
     sections += section_pairs(pairs, notes)
     sections += section_ddp(loaded.ddp, notes)
     sections += section_init(loaded.comm, notes)  # distbench init (#13 §4)

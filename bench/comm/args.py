@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from distbench.cli.args import ResolvedLaunch
 from distbench.cli.options import choice, flag, integer, text
+from distbench.comm.api import check_api, parse_api
 from distbench.parse import (
     DTYPE_BYTES,
     OPS,
@@ -176,6 +177,15 @@ class CommArgs:
         ),
     ] = "sequential"
     check: Annotated[bool, flag("Verify results bit-exactly after timing.", "--check")] = False
+    api: Annotated[
+        str,
+        text(
+            "Issue the collective through c10d, functional (torch's functional collectives + "
+            "wait_tensor) or compiled (torch.compile of them; inductor where a C++ compiler "
+            "exists, else aot_eager; or compiled:inductor, compiled:aot_eager).",
+            parse_api,
+        ),
+    ] = "c10d"
     nccl_trace: Annotated[
         bool,
         flag(
@@ -226,6 +236,7 @@ def build_comm_spec(
     options: dict[str, Any] | None = None,
 ) -> CommSpec:
     """The workload of a primitive command, the sizes resolved and the dtypes checked."""
+    check_api(args.api, primitives)
     sizes = resolve_sizes(args, launch.backend)
     op = args.op or "sum"
     check_dtypes(args.dtype, op, sizes)
@@ -239,6 +250,7 @@ def build_comm_spec(
         trials=args.trials,
         check=args.check,
         nccl_trace=args.nccl_trace,
+        api=args.api,
         root=root,
         options=dict(options or {}),
         **trial_settings(args),

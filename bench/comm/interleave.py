@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import torch
 
+from distbench.comm.api_cases import build_cases
 from distbench.comm.precision import Trials, choose_iters
-from distbench.primitives import get_primitive
 from distbench.primitives.base import Case, CaseRequest, Context
 from distbench.ranks import max_over_ranks, sum_over_ranks
 from distbench.spec import CommSpec
@@ -72,7 +72,7 @@ def prepare(ctx: Context, workload: CommSpec, plan: list[Pending]) -> None:
 def case_of(ctx: Context, pending: Pending) -> Case:
     if pending.case is not None:
         return pending.case
-    return get_primitive(pending.primitive).build_cases(ctx, pending.request)[pending.index]
+    return build_cases(ctx, pending.primitive, pending.request)[pending.index]
 
 
 def run_rounds(
@@ -124,8 +124,10 @@ def build_plan(
         if done.issuperset(ids):
             continue
         dtype = getattr(torch, dtype_name)
-        request = CaseRequest(requested, dtype, workload.op, workload.root, workload.options)
-        cases = get_primitive(primitive).build_cases(ctx, request)
+        request = CaseRequest(
+            requested, dtype, workload.op, workload.root, workload.options, workload.api
+        )
+        cases = build_cases(ctx, primitive, request)
         keep = requested <= KEEP_BYTES
         for index, (measurement, case) in enumerate(zip(ids, cases, strict=True)):
             if measurement not in done:

@@ -20,6 +20,7 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.collectors.sink import CsvSink
+from distbench.comm.api_cases import build_cases
 from distbench.comm.interleave import Pending, build_plan, run_rounds
 from distbench.comm.nccl_trace import open_trace
 from distbench.comm.precision import Trials, choose_iters, run_trials
@@ -115,6 +116,8 @@ def build_row(
         wrong=result.wrong,
         hosts=placement.hosts,
         env=" ".join(spec.launch.env),
+        api=workload.api,
+        compile_s=float(labels.get("compile_s", "nan")),
         ci_low_us=ci_low,
         ci_high_us=ci_high,
         trials_run=result.trials.trials_run,
@@ -235,8 +238,10 @@ def run_sequential(
         if done.issuperset(ids):
             continue  # finished before an interruption: allocate nothing
         dtype = getattr(torch, dtype_name)
-        request = CaseRequest(requested, dtype, workload.op, workload.root, workload.options)
-        cases = get_primitive(primitive).build_cases(ctx, request)
+        request = CaseRequest(
+            requested, dtype, workload.op, workload.root, workload.options, workload.api
+        )
+        cases = build_cases(ctx, primitive, request)
         for measurement, case in zip(ids, cases, strict=True):
             if measurement in done:
                 continue

@@ -57,6 +57,9 @@ class CaseRequest:
     """broadcast's and reduce's root rank, or 'all' to rotate it."""
     options: dict[str, Any] = field(default_factory=dict)
     """CommSpec.options: send/recv patterns, pairs, window."""
+    api: str = "c10d"
+    """--api: c10d (the primitive's build_cases), functional or compiled:BACKEND (built by
+    comm/api_cases.py)."""
 
 
 @dataclass

@@ -1,0 +1,68 @@
+"""--api: which of torch's interfaces issues the timed collective (torch-free: the CLI plans with
+it; the cases are built by comm/api_cases.py on the ranks).
+
+- c10d: `torch.distributed.all_reduce(...)` and its siblings, in place or into a given output.
+- functional: `torch.distributed._functional_collectives` called eagerly, out of place, then
+  `wait_tensor` (what torch.compile traces collectives into).
+- compiled: a `torch.compile`d function performing that functional collective, with backend
+  inductor where a C++ compiler is found, else aot_eager (`compiled:inductor`,
+  `compiled:aot_eager` choose one). The row's api column names the backend.
+
+reduce and send_recv have no functional form in torch 2.13 (no `_functional_collectives.reduce`,
+no send/recv): --api functional or compiled refuses them in one line.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+
+from distbench.parse import UsageError
+
+APIS = ("c10d", "functional", "compiled")
+"""The --api values (compiled also as compiled:BACKEND)."""
+COMPILE_BACKENDS = ("inductor", "aot_eager")
+FUNCTIONAL_PRIMITIVES = ("all_reduce", "broadcast", "all_gather", "reduce_scatter", "all_to_all")
+"""The primitives torch 2.13 has a functional collective for (checked on gloo/CPU)."""
+
+
+def has_cxx_compiler() -> bool:
+    """Whether inductor's CPU code can be compiled here: $CXX, else c++, g++ or clang++ on PATH
+    (the compilers torch's cpp_builder looks for)."""
+    names = [os.environ["CXX"]] if os.environ.get("CXX") else ["c++", "g++", "clang++"]
+    return any(shutil.which(name) for name in names)
+
+
+def parse_api(text: str) -> str:
+    """c10d, functional, compiled (backend chosen here), compiled:inductor or compiled:aot_eager:
+    the value the spec and the rows' api column carry."""
+    value = text.strip().lower()
+    choices = "c10d, functional, compiled, compiled:inductor or compiled:aot_eager"
+    if value == "compiled":
+        return "compiled:" + ("inductor" if has_cxx_compiler() else "aot_eager")
+    name, _, backend = value.partition(":")
+    if name not in APIS or (backend and (name != "compiled" or backend not in COMPILE_BACKENDS)):
+        raise UsageError(f"unknown --api '{text}': choose {choices}")
+    if name == "compiled" and not backend:
+        raise UsageError(f"--api '{text}' names no compile backend: choose {choices}")
+    return value
+
+
+def check_api(api: str, primitives: Sequence[str]) -> None:
+    """Refuse a primitive the api cannot issue, in one line."""
+    if api == "c10d":
+        return
+    missing = [name for name in primitives if name not in FUNCTIONAL_PRIMITIVES]
+    if missing:
+        raise UsageError(
+            f"--api {api.partition(':')[0]} cannot run {', '.join(missing)}: torch has no "
+            "functional collective for it; use --api c10d for it, or measure "
+            "allreduce, broadcast, allgather, reducescatter or alltoall"
+        )
+
+
+def compile_backend(api: str) -> str:
+    """The torch.compile backend of a compiled:BACKEND api, else ''."""
+    name, _, backend = api.partition(":")
+    return backend if name == "compiled" else ""

@@ -1,0 +1,176 @@
+"""--api c10d|functional|compiled (#15 §2): the values and refusals (torch-free parsing), the
+checks of the functional cases catching a wrong element, and real gloo launches of every
+primitive that has a functional form, eager and compiled, with --check, through report and
+compare."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from distbench.comm.api import FUNCTIONAL_PRIMITIVES, check_api, parse_api
+from distbench.comm.api_cases import exchanged_check, gathered_check, moved_check, reduced_check
+from distbench.parse import UsageError
+from distbench.primitives.base import Context
+from tests.conftest import run_cli, usage_error_line
+
+CPU = torch.device("cpu")
+TINY = ("--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1", "--trials", "2")
+FUNCTIONAL_COMMANDS = "allreduce,broadcast,allgather,reducescatter,alltoall"
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+# --- parsing and refusals -----------------------------------------------------------------------
+
+
+def test_parse_api_values() -> None:
+    assert parse_api("c10d") == "c10d"
+    assert parse_api(" Functional ") == "functional"
+    assert parse_api("compiled:aot_eager") == "compiled:aot_eager"
+    assert parse_api("compiled:inductor") == "compiled:inductor"
+    assert parse_api("compiled") in ("compiled:inductor", "compiled:aot_eager")
+
+
+def test_compiled_without_a_cxx_compiler_falls_back_to_aot_eager(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CXX", "/nonexistent/c++")
+    assert parse_api("compiled") == "compiled:aot_eager"
+
+
+def test_reduce_and_send_recv_have_no_functional_form() -> None:
+    check_api("functional", FUNCTIONAL_PRIMITIVES)  # accepted
+    check_api("c10d", ("reduce", "send_recv"))
+    for api in ("functional", "compiled:aot_eager"):
+        with pytest.raises(UsageError, match="no functional collective"):
+            check_api(api, ("all_reduce", "reduce"))
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["allreduce", "--api", "nccl"], "unknown --api 'nccl'"),
+        (["allreduce", "--api", "compiled:eager"], "unknown --api 'compiled:eager'"),
+        (["allreduce", "--api", "functional:inductor"], "unknown --api"),
+        (["allreduce", "--api", "compiled:"], "names no compile backend"),
+        (["reduce", "--api", "functional"], "cannot run reduce"),
+        (["sendrecv", "--api", "compiled"], "cannot run send_recv"),
+        (["sweep", "--primitives", "all", "--api", "functional"], "cannot run reduce, send_recv"),
+    ],
+)
+def test_bad_api_is_one_line(
+    argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = usage_error_line([*argv, "--world-sizes", "2", "--sizes", "1K", "--dry-run"], capsys)
+    assert expected in line
+
+
+# --- the checks catch what they must (world size 1: the collective is the identity) ------------
+
+
+def one_rank() -> Context:
+    return Context(rank=0, world_size=1, device=CPU, backend="gloo", global_ranks=(0,))
+
+
+def spoiled(tensor: torch.Tensor) -> torch.Tensor:
+    out = tensor.clone()
+    out[3] += 1
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bfloat16])
+def test_functional_checks_pass_right_and_count_wrong_results(dtype: torch.dtype) -> None:
+    ctx = one_rank()
+    checks = [
+        reduced_check(ctx, "sum", 0),
+        reduced_check(ctx, "max", 0),
+        gathered_check(ctx, 64),
+        exchanged_check(ctx, 64),
+        moved_check(ctx, 0),
+    ]
+    for check in checks:
+        assert check(lambda t: t.clone(), dtype, 64) == 0
+        assert check(spoiled, dtype, 64) == 1
+        assert check(lambda t: torch.zeros_like(t), dtype, 64) == 64
+
+
+# --- real gloo launches -------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("api", ["functional", "compiled:aot_eager"])
+def test_every_functional_primitive_runs_and_checks(api: str, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    extra = ("--root", "all", "--op", "max") if api == "functional" else ()
+    result = run_cli(
+        "sweep", "--primitives", FUNCTIONAL_COMMANDS, *TINY, "--world-sizes", "3",
+        "--check", "--api", api, "--out", str(out), *extra,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = read_csv(out / "results.csv")
+    roots = 3 if api == "functional" else 1
+    assert len(rows) == 2 * (4 + roots)
+    assert {r["api"] for r in rows} == {api}
+    assert {r["wrong"] for r in rows} == {"0"}
+    assert {r["primitive"] for r in rows} == set(FUNCTIONAL_PRIMITIVES)
+    compile_s = [float(r["compile_s"]) if r["compile_s"] else math.nan for r in rows]
+    if api == "functional":
+        assert all(math.isnan(c) for c in compile_s)
+    else:
+        assert all(c > 0 for c in compile_s), compile_s
+    # the same sizes as c10d's (nccl-tests' rounding of gather types at n=3)
+    gathered = {r["size_bytes"] for r in rows if r["primitive"] == "all_gather"}
+    assert gathered == {"1008", "65520"}
+
+
+@pytest.mark.slow
+def test_api_rows_report_beside_c10d_and_compare(tmp_path: Path) -> None:
+    runs = {}
+    for api in ("c10d", "functional"):
+        runs[api] = tmp_path / api
+        result = run_cli(
+            "allreduce", *TINY, "--world-sizes", "2", "--api", api, "--out", str(runs[api])
+        )
+        assert result.returncode == 0, result.stderr
+    report = run_cli(
+        "report", str(runs["c10d"]), str(runs["functional"]), "--out", str(tmp_path / "r")
+    )
+    assert report.returncode == 0, report.stderr
+    markdown = (tmp_path / "r" / "report.md").read_text()
+    section = markdown.split("## Collective APIs")[1]
+    table = [line for line in section.splitlines() if line.startswith("| all_reduce")]
+    assert len(table) == 2  # one per size
+    for line in table:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[4] == "functional"
+        c10d, functional, ratio = (float(c) for c in cells[6:9])
+        assert math.isclose(ratio, functional / c10d, rel_tol=0.01)
+    same = run_cli("compare", str(runs["functional"]), str(runs["functional"]))
+    assert same.returncode == 0, same.stdout + same.stderr
+    # c10d and functional rows are different cases: compare never sets them side by side
+    across = run_cli("compare", str(runs["c10d"]), str(runs["functional"]))
+    assert across.returncode == 2
+    assert across.stderr.startswith("distbench: error: ") and "no row in common" in across.stderr
+
+
+@pytest.mark.slow
+def test_inductor_smoke(tmp_path: Path) -> None:
+    """The one inductor launch (minutes of compiling per size on a 2-core box: one size)."""
+    out = tmp_path / "run"
+    result = run_cli(
+        "allreduce", "--backend", "gloo", "--sizes", "4K", "--iters", "3", "--warmup", "1",
+        "--trials", "2", "--world-sizes", "2", "--check", "--api", "compiled:inductor",
+        "--out", str(out), timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [row] = read_csv(out / "results.csv")
+    assert (row["api"], row["wrong"]) == ("compiled:inductor", "0")
+    assert float(row["compile_s"]) > 0
