@@ -135,6 +135,9 @@ class ResultRow:
     compile_s: float = float("nan")
     """compiled: seconds the case's compiled function took to compile (its first call, which runs
     the collective once; rank 0), outside every timed region; empty otherwise (v3)."""
+    msg_rate_per_s: float = float("nan")
+    """send_recv: messages per second, 1e6 / time_us_p50 (time per message); multipair: of all
+    pairs together (osu_mbw_mr's message rate). Empty for collectives and at world size 1 (v3)."""
 
 
 @dataclass(frozen=True)
@@ -237,6 +240,8 @@ class DdpRow:
     with none overlapped (0 by definition). ddp and ddp-nooverlap only; empty at world size 1."""
     max_param_diff: float
     """Largest |parameter - the first ddp run's| after the same steps on the same data."""
+    env: str = ""
+    """The --env combination the launch's workers ran with, as ResultRow's env (v3)."""
 
 
 COMM_CASE_COLUMNS = (
@@ -248,7 +253,7 @@ report's lines over sizes are these."""
 
 DDP_CASE_COLUMNS = (
     "strategy", "backend", "device", "world_size", "nnodes", "model", "params", "dtype",
-    "batch_size", "bucket_mb", "gradient_as_bucket_view", "static_graph", "avg_every",
+    "batch_size", "bucket_mb", "gradient_as_bucket_view", "static_graph", "avg_every", "env",
 )  # fmt: skip
 """What a DDP row measured (DDP_MATCH_KEY is these and `primitive`)."""
 

@@ -244,35 +244,3 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
         shared_legend(fig, axes.flat, "size · line" if len(lines) > 1 else "size")
         fig.suptitle("Scaling with world size")
     return fig
-
-
-def plot_pairs(matrices: list[tuple[str, pd.DataFrame]]) -> Figure | None:
-    """send/recv all-pairs heatmaps: algbw (GB/s) for each ordered pair src -> dst."""
-    if not matrices:
-        return None
-    cols = min(4, len(matrices))
-    # One colour scale for every panel, so clusters and world sizes compare by colour too.
-    values = np.concatenate([m.to_numpy().ravel() for _, m in matrices])
-    vmin, vmax = float(np.nanmin(values)), float(np.nanmax(values))
-    rows = math.ceil(len(matrices) / cols)
-    with sns.axes_style("white"):
-        fig = new_figure(rows, cols, width=4.2, height=3.6)
-        axes = list(fig.subplots(rows, cols, squeeze=False).flat)
-        for ax, (title, matrix) in zip(axes, matrices, strict=False):
-            sns.heatmap(
-                matrix,
-                annot=True,
-                fmt=".3g",
-                cmap="viridis",
-                vmin=vmin,
-                vmax=vmax,
-                cbar_kws={"label": "algbw (GB/s)"},
-                ax=ax,
-            )
-            ax.set_xlabel("dst rank")
-            ax.set_ylabel("src rank")
-            ax.set_title(title, fontsize="medium")
-        for ax in axes[len(matrices) :]:
-            ax.set_visible(False)
-        fig.suptitle("send/recv, every ordered pair (empty: not measured)")
-    return fig

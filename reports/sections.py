@@ -1,5 +1,5 @@
-"""The report's sections below "What ran": collectives (with the model fit), send/recv pairs and
-DDP, as tables of display strings and PNG figures. report.py assembles them into the page.
+"""The report's sections below "What ran": collectives (with the model fit) and DDP (the pairs:
+sections_pairs.py), as tables of display strings and PNG figures. report.py assembles them.
 
 Every table groups rows by the schema's case columns (analysis.CASE), so each shows `device` and
 `nodes`: gloo on CPU and on CUDA, or one node and two, are separate lines.
@@ -21,7 +21,6 @@ from distbench.reports import figures as fg
 from distbench.reports import figures_ddp as fd
 from distbench.reports.fit import MAX_REL_RMS
 from distbench.reports.load import Loaded
-from distbench.reports.pairs import pair_matrices
 from distbench.reports.render import FigureOut, Section, TableOut, format_number
 from distbench.reports.uncertainty import with_interval
 
@@ -70,6 +69,7 @@ CASE_NAMES = {
     "pattern": "pattern",
     "src": "src",
     "dst": "dst",
+    "env": "env",
 }
 
 
@@ -220,26 +220,6 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
             ],
         ),
     ]
-
-
-def section_pairs(pairs: pd.DataFrame, notes: list[str]) -> list[Section]:
-    if pairs.empty:
-        return []
-    matrices = pair_matrices(pairs)
-    figures = figure_out(
-        fg.plot_pairs(matrices),
-        "fig-sendrecv-pairs.png",
-        "algbw (GB/s) of each ordered pair, src rank down, dst rank across, at the largest size",
-        notes,
-        "send/recv pairs: no matrix",
-    )
-    tables = []
-    for title, matrix in matrices:
-        frame = matrix.map(format_number).reset_index().rename(columns={"src": "src \\ dst"})
-        frame.columns = pd.Index([str(c) for c in frame.columns])
-        numeric = tuple(str(c) for c in matrix.columns)
-        tables.append(TableOut(f"algbw GB/s: {title}", frame, numeric=numeric))
-    return [Section("send/recv: every pair", figures=figures, tables=tables)]
 
 
 def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:

@@ -118,21 +118,25 @@ class PrimitiveArgs:
     pattern: Annotated[
         list[str] | None,
         text(
-            "sendrecv: pingpong, window, ring (comma list, or all) [pingpong,window].",
+            "sendrecv: pingpong, window, ring, multipair (pairs i, i + n/2 at once; even n) "
+            "(comma list, or all) [pingpong,window].",
             parse_patterns,
         ),
     ] = None
     window: Annotated[
         int | None,
         integer(
-            "sendrecv: messages in flight per window [64; above 1M, 64M / size].",
+            "sendrecv window, multipair: messages in flight per window [64; above 1M, 64M / size].",
             maximum=MAX_WINDOW,
             parse=parse_window,
         ),
     ] = None
     bidirectional: Annotated[
         bool,
-        flag("sendrecv window: both ranks send at once (osu_bibw).", "--bidirectional"),
+        flag(
+            "sendrecv window, multipair: both ranks of a pair send at once (osu_bibw).",
+            "--bidirectional",
+        ),
     ] = False
 
 
@@ -187,17 +191,31 @@ def build_sendrecv_options(args: PrimitiveArgs, world_sizes: Sequence[int]) -> d
         raise UsageError("sendrecv needs two ranks or more: use --world-sizes 2 or larger")
     patterns = args.pattern or list(DEFAULT_PATTERNS)
     pairs = args.pairs or [[0, 1]]
-    if args.pairs is not None and patterns == ["ring"]:
-        raise UsageError("--pairs applies to --pattern pingpong and window (ring uses every rank)")
+    if args.pairs is not None and not {"pingpong", "window"} & set(patterns):
+        raise UsageError(
+            "--pairs applies to --pattern pingpong and window (ring and multipair use every rank)"
+        )
+    odd = sorted(n for n in world_sizes if n % 2)
+    if "multipair" in patterns and odd:
+        if patterns == ["multipair"]:
+            raise UsageError(
+                f"--pattern multipair pairs rank i with i + n/2, which world size {odd[0]} (odd) "
+                "cannot: use even --world-sizes, e.g. 2,4"
+            )
+        print(f"note: multipair needs an even world size: skipped at {odd}", file=sys.stderr)
     for src, dst in pairs if isinstance(pairs, list) else []:
         if max(src, dst) >= smallest:
             raise UsageError(
                 f"--pairs {src}:{dst} names rank {max(src, dst)}, which world size {smallest} "
                 f"lacks: use ranks below {smallest}, or --pairs all"
             )
-    if (args.window is not None or args.bidirectional) and "window" not in patterns:
+    if (args.window is not None or args.bidirectional) and not {"window", "multipair"} & set(
+        patterns
+    ):
         given = "--window" if args.window is not None else "--bidirectional"
-        raise UsageError(f"{given} applies to --pattern window: add window to --pattern")
+        raise UsageError(
+            f"{given} applies to --pattern window and multipair: add window to --pattern"
+        )
     return {
         "patterns": patterns,
         "pairs": pairs,

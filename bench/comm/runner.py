@@ -118,6 +118,9 @@ def build_row(
         env=" ".join(spec.launch.env),
         api=workload.api,
         compile_s=float(labels.get("compile_s", "nan")),
+        msg_rate_per_s=1e6 / stats.p50
+        if moves and primitive == "send_recv" and stats.p50 > 0
+        else math.nan,
         ci_low_us=ci_low,
         ci_high_us=ci_high,
         trials_run=result.trials.trials_run,

@@ -25,7 +25,7 @@ COLUMNS = (
 )
 
 
-WIDTHS = {"pattern": 17, "trials": 7, "ci_pct": 8, "converged": 10}
+WIDTHS = {"pattern": 27, "msg_rate_per_s": 15, "trials": 7, "ci_pct": 8, "converged": 10}
 """Widths of the columns shown only when some row has them (6 otherwise)."""
 
 
@@ -33,6 +33,8 @@ def cell(row: dict[str, str], name: str) -> str:
     """An extra column's cell; ci_pct is the CI's larger half-width in % of the p50, e.g. +-1.8."""
     if name == "trials":
         return row.get("trials_run") or row.get("trials", "")
+    if name == "msg_rate_per_s":
+        return format_number(row.get(name), ".0f")
     if name != "ci_pct":
         return row.get(name, "")
     try:
@@ -49,19 +51,23 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
     groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
     for row in rows:
         key = (row["primitive"], row["backend"], row["device"], row["world_size"], row["timer"])
-        groups.setdefault(key, []).append(row)
+        # --env: one table per combination, named in its header (else they read as identical)
+        groups.setdefault((*key, row.get("env", "")), []).append(row)
     blocks = []
-    for (primitive, backend, device, world_size, timer), group in groups.items():
+    for (primitive, backend, device, world_size, timer, env), group in groups.items():
         header = (
             f"# {primitive}  backend={backend}  device={device}  world_size={world_size}  "
             f"timer={timer}  time=p50 of max over ranks  busbw factor="
             f"{format_number(group[0]['busbw_factor'], '.3g')}"
         )
+        header += f"\n# env: {env}" if env else ""
         if world_size == "1":
             header += "\n# world size 1: nothing moves between ranks, so no bandwidth (-)"
         extra = [
             name for name in ("root", "src", "dst", "pattern") if any(r.get(name) for r in group)
         ]
+        if any(r.get("pattern", "").startswith("multipair") for r in group):
+            extra.append("msg_rate_per_s")  # osu_mbw_mr's figure, aggregate over pairs
         precise = any(r.get("converged") for r in group)  # --precision: how far each row got
         extra += ["trials", "ci_pct", "converged"] if precise else []
         names = [name for name, _ in COLUMNS] + extra

@@ -51,12 +51,14 @@ def format_mb(bucket_mb: float | None) -> str:
     return "" if bucket_mb is None else f"{bucket_mb:g}"
 
 
-def one_rank_rates(run_dir: Path) -> dict[tuple[str, str], float]:
-    """samples_per_s of this run's world-size-1 rows (its 1-rank launch runs first: world sizes
-    launch in increasing order), by strategy and bucket size."""
+def one_rank_rates(run_dir: Path, env: str = "") -> dict[tuple[str, str], float]:
+    """samples_per_s of this run's world-size-1 rows of the same --env combination `env` (its
+    1-rank launch runs first: world sizes launch in increasing order), by strategy and bucket
+    size."""
     rates = {}
     for row in read_rows(run_dir / RESULTS_CSV):
-        if row.get("primitive") == "ddp" and row.get("world_size") == "1":
+        same_env = row.get("env", "") == env
+        if row.get("primitive") == "ddp" and row.get("world_size") == "1" and same_env:
             rate = float(row["samples_per_s"]) if row["samples_per_s"] else math.nan
             rates[run_key(row["strategy"], row["bucket_mb"])] = rate
     return rates
@@ -120,6 +122,7 @@ def build_row(
             n, mean, nocomm, baselines.get(run_key(reference, bucket), math.nan)
         ),
         max_param_diff=trained.max_param_diff,
+        env=" ".join(spec.launch.env),
     )
 
 

@@ -95,7 +95,7 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     workload: DdpSpec = spec.workload
     run_dir = Path(spec.launch.run_dir)
     runs = workload.runs()
-    ids = [measurement_id(ctx.world_size, index) for index in range(len(runs))]
+    ids = [measurement_id(ctx.world_size, index, workload.tag) for index in range(len(runs))]
     done = set(spec.launch.done)  # a resumed run: rows already in results.csv
     if done.issuperset(ids):
         log(f"world size {ctx.world_size}: every ddp measurement is already in results.csv")
@@ -103,7 +103,7 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     # A partly done world size is measured again whole (the rows need its baselines and its
     # reference weights); only the missing rows are written.
     writer = ctx.rank == 0
-    one_rank = one_rank_rates(run_dir) if writer else {}
+    one_rank = one_rank_rates(run_dir, " ".join(spec.launch.env)) if writer else {}
     results = CsvSink(run_dir / RESULTS_CSV, DdpRow) if writer else None
     samples = (
         CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id) if writer else None

@@ -97,6 +97,9 @@ class DdpSpec:
     dtype: str = "float32"
 
     kind = "ddp"
+    tag: str = ""
+    """Prefix of measurement ids when one run directory holds several specs (a later --env
+    combination's `env<k>/`), keeping them unique; empty otherwise (as CommSpec.tag)."""
 
     def __post_init__(self) -> None:
         if not self.strategies:

@@ -46,9 +46,10 @@ def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
     groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
     for row in rows:
         key = (row["model"], row["params"], row["backend"], row["device"], row["world_size"])
-        groups.setdefault(key, []).append(row)
+        # --env: one table per combination, named in its header (else they read as identical)
+        groups.setdefault((*key, row.get("env", "")), []).append(row)
     blocks = []
-    for (model, params, backend, device, world_size), group in groups.items():
+    for (model, params, backend, device, world_size, env), group in groups.items():
         first = group[0]
         header = (
             f"# ddp  model={model} params={int(params)}  batch={first['batch_size']}/rank  "
@@ -56,6 +57,7 @@ def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
             f"timer={first['timer']}  step=mean of the slowest rank's windows of "
             f"{first['window_steps']} steps"
         )
+        header += f"\n# env: {env}" if env else ""
         numeric = [name for name in HEADER if name not in TEXT_COLUMNS]
         lines = render_rows(HEADER, (row_cells(row) for row in group), numeric)
         blocks.append("\n".join([header, *lines]))

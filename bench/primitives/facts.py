@@ -11,8 +11,10 @@ from typing import Any
 CHUNK_ALIGN_BYTES = 16
 """nccl-tests' alignment of a gather-type primitive's per-rank chunk."""
 
-PATTERNS = ("pingpong", "window", "ring")
+PATTERNS = ("pingpong", "window", "ring", "multipair")
 """send/recv's ways of measuring (the `pattern` column)."""
+WHOLE_GROUP_PATTERNS = ("ring", "multipair")
+"""Patterns that use every rank at once (one case per size; --pairs does not apply)."""
 DEFAULT_PATTERNS = ("pingpong", "window")
 
 
@@ -29,11 +31,14 @@ def resolve_pairs(pairs: Any, world_size: int) -> list[tuple[int, int]]:
 
 
 def pattern_cases(world_size: int, options: Mapping[str, Any]) -> list[tuple[str, int, int]]:
-    """(pattern, src, dst) of each send/recv case of one size, in measuring order; ring: src =
-    dst = -1."""
+    """(pattern, src, dst) of each send/recv case of one size, in measuring order; ring and
+    multipair (every rank at once): src = dst = -1. multipair pairs rank i with i + n/2, so an
+    odd world size has none (the CLI refuses a run left with nothing and notes the skip)."""
     cases: list[tuple[str, int, int]] = []
     for pattern in options.get("patterns", DEFAULT_PATTERNS):
-        if pattern == "ring":
+        if pattern == "multipair" and world_size % 2:
+            continue
+        if pattern in WHOLE_GROUP_PATTERNS:
             cases.append((pattern, -1, -1))
         else:
             cases += [(pattern, a, b) for a, b in resolve_pairs(options.get("pairs"), world_size)]

@@ -6,8 +6,13 @@
   With `bidirectional` (osu_bibw) both ranks send a window to each other at once; time per message
   = window time / (2 x `window`), so algbw counts the bytes of both directions.
 - ring (nccl-tests sendrecv): every rank sends to rank + 1 and receives from rank - 1 at once.
+- multipair (osu_mbw_mr): the n/2 pairs (i, i + n/2) each move a window at the same time, rank i
+  sending (both ways with `bidirectional`); time per message = window time / (pairs x `window`
+  [x 2]), so algbw is the aggregate bandwidth of all pairs and msg_rate_per_s their aggregate
+  message rate, what a NIC or rail saturates on (OSU prints both summed over pairs).
 
-size_bytes is one message; busbw factor 1 (nccl-tests, src/sendrecv.cu). Pair patterns measure
+size_bytes is one message; busbw factor 1 (nccl-tests, src/sendrecv.cu; multipair: the
+aggregate, per pair = busbw / (n/2)). Pair patterns measure
 each (src, dst) of `pairs` in turn ('all': every ordered pair); the other ranks idle through the
 same barriers, timing ~0, so the max over ranks is the pair's time. All cases of a size share one
 send and one receive buffer.
@@ -24,6 +29,7 @@ import torch.distributed as dist
 from distbench.primitives import checkdata
 from distbench.primitives.base import Case, CaseRequest, Context, PrimitiveBase, element_count
 from distbench.primitives.facts import pattern_cases
+from distbench.ranks import ranks_label
 
 DEFAULT_WINDOW = 64
 """OSU osu_bw's window size, the default up to 1 MiB messages."""
@@ -55,6 +61,8 @@ class SendRecv(PrimitiveBase):
         for pattern, src, dst in pattern_cases(ctx.world_size, options):
             if pattern == "ring":
                 cases.append(ring_case(ctx, buffers))
+            elif pattern == "multipair":
+                cases.append(multipair_case(ctx, buffers, window, bidirectional))
             elif pattern == "pingpong":
                 cases.append(pingpong_case(ctx, buffers, src, dst))
             else:
@@ -207,3 +215,37 @@ def ring_case(ctx: Context, buf: Buffers) -> Case:
 
     labels = {"src": "all", "dst": "next", "pattern": "ring"}
     return buf.case(run, check, labels, ops=1)
+
+
+def multipair_case(ctx: Context, buf: Buffers, window: int, bidirectional: bool) -> Case:
+    """osu_mbw_mr: rank i < n/2 sends a window to rank i + n/2 while every other pair does the
+    same; the receiver acks its window (bidirectional: both send, the window is the ack)."""
+    half = ctx.world_size // 2
+    lower = ctx.rank < half
+    peer = ctx.rank + half if lower else ctx.rank - half
+    g_peer = ctx.global_ranks[peer]
+    group = ctx.group
+    sends, receives = bidirectional or lower, bidirectional or not lower
+
+    def run() -> None:
+        ops = [dist.P2POp(dist.irecv, buf.recv, g_peer, group) for _ in range(window * receives)]
+        ops += [dist.P2POp(dist.isend, buf.send, g_peer, group) for _ in range(window * sends)]
+        wait_all(dist.batch_isend_irecv(ops))
+        if not bidirectional:  # the sender's window ends when the receiver has all of it
+            if lower:
+                dist.recv(buf.ack, src=g_peer, group=group)
+            else:
+                dist.send(buf.ack, dst=g_peer, group=group)
+
+    def check() -> int:
+        data = buf.incoming(ctx)
+        ops = [dist.P2POp(dist.irecv, data, g_peer, group)] if receives else []
+        if sends:
+            ops.append(dist.P2POp(dist.isend, buf.outgoing(ctx), g_peer, group))
+        wait_all(dist.batch_isend_irecv(ops))
+        return buf.expect(ctx, data, peer) if receives else 0
+
+    name = f"multipair-bidir-window={window}" if bidirectional else f"multipair-window={window}"
+    lows, highs = tuple(range(half)), tuple(range(half, 2 * half))
+    labels = {"src": ranks_label(lows), "dst": ranks_label(highs), "pattern": name}
+    return buf.case(run, check, labels, ops=half * window * (2 if bidirectional else 1))

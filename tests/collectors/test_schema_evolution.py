@@ -127,7 +127,7 @@ def as_v2_ddp_run(source: Path, target: Path) -> Path:
     shutil.copytree(source, target)
     rows = pd.read_csv(target / "results.csv", dtype=str, keep_default_na=False)
     rows = rows.drop(columns=["overlap"]).assign(window_steps="1", comm_hidden_share="")
-    rows[column_names(DdpRow)].to_csv(target / "results.csv", index=False)
+    rows[columns_at("ddp", 2)].to_csv(target / "results.csv", index=False)  # v2's, not today's
     samples = pd.read_csv(target / "samples.csv", dtype=str, keep_default_na=False)
     samples.assign(run_id="")[column_names(SampleRow)].to_csv(target / "samples.csv", index=False)
     manifest = json.loads((target / "manifest.json").read_text())

@@ -1,8 +1,8 @@
-"""Mutation tests: `--check` reports wrong > 0 whenever the real collective's result is corrupted
-(tests/comm/mutation/corrupt.py), for every primitive, op and mutation, on real gloo groups of 2, 3, 4
-and 8 ranks, and 0 when nothing is corrupted. One process group per world size runs every case
-(tests/comm/mutation/driver.py). Then once through the CLI: a rotated all_reduce makes
-`distbench allreduce --check` report the wrong elements and exit 1."""
+"""Mutation tests: `--check` reports wrong > 0 whenever the real collective's result is
+corrupted (tests/comm/mutation/corrupt.py), for every primitive, op and mutation (send/recv: every
+pattern), on real gloo groups of 2, 3, 4 and 8 ranks, and 0 when nothing is corrupted. One process
+group per world size runs every case (tests/comm/mutation/driver.py). Then once through the CLI:
+a rotated all_reduce makes `distbench allreduce --check` report the wrong elements and exit 1."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from distbench.primitives.registry import PRIMITIVES
-from tests.conftest import run_cli
 from tests.comm.mutation.corrupt import BASIC, REDUCING
 from tests.comm.mutation.driver import OPS
+from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,6 +56,13 @@ def test_check_catches_every_mutation(world_size: int, tmp_path: Path) -> None:
     kinds = {case.rsplit("/", 1)[1] for case in mutated}
     assert kinds == {*BASIC, "lose1", "other", *(f"other:{op}" for op in OPS)}
     assert len(mutated) > 300
+    # send/recv: every pattern (multipair, i with i + n/2, at even world sizes only)
+    sendrecv = [case for case in results if case.startswith("send_recv/")]
+    patterns = {case.split("pattern=")[1].split("/")[0] for case in sendrecv}
+    wanted = {"pingpong", "window=2", "bidir-window=2", "ring"}
+    if world_size % 2 == 0:
+        wanted |= {"multipair-window=2", "multipair-bidir-window=2"}
+    assert {p.split(",")[0] for p in patterns} == wanted
 
 
 SITECUSTOMIZE = '''

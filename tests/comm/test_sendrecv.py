@@ -46,7 +46,7 @@ def test_parse_pairs() -> None:
 def test_parse_patterns_and_window() -> None:
     assert parse_patterns("ring") == ["ring"]
     assert parse_patterns("window,pingpong,window") == ["window", "pingpong"]
-    assert parse_patterns("all") == ["pingpong", "window", "ring"]
+    assert parse_patterns("all") == ["pingpong", "window", "ring", "multipair"]
     with pytest.raises(UsageError, match="unknown --pattern 'bw'"):
         parse_patterns("bw")
     assert parse_window("16") == 16
@@ -69,6 +69,23 @@ def test_cases_per_size() -> None:
     assert prim.case_count(3, "0", options) == 6 + 6 + 1
     assert pattern_cases(2, {"patterns": ["ring"]}) == [("ring", -1, -1)]
     assert prim.case_count(4, "0", {}) == 2  # default: pingpong and window, pair 0:1
+    both = {"patterns": ["ring", "multipair"]}
+    assert pattern_cases(4, both) == [("ring", -1, -1), ("multipair", -1, -1)]
+    assert pattern_cases(3, both) == [("ring", -1, -1)]  # no i + n/2 partner at odd n
+
+
+def test_multipair_counts_every_pair_s_messages() -> None:
+    """n/2 pairs x a window of W (x 2 both ways): algbw is the aggregate, as osu_mbw_mr."""
+    prim = SendRecv()
+    options = {"patterns": ["multipair"], "window": 8}
+    request = CaseRequest(1024, torch.float32, "sum", "0", options)
+    [one_way] = prim.build_cases(context(6), request)
+    assert one_way.labels == {"src": "0-2", "dst": "3-5", "pattern": "multipair-window=8"}
+    assert one_way.ops_per_run == 3 * 8
+    request = CaseRequest(1024, torch.float32, "sum", "0", {**options, "bidirectional": True})
+    [both] = prim.build_cases(context(2), request)
+    assert both.labels == {"src": "0", "dst": "1", "pattern": "multipair-bidir-window=8"}
+    assert both.ops_per_run == 1 * 8 * 2
 
 
 def test_the_default_window_keeps_a_window_under_64_mib() -> None:
@@ -132,6 +149,15 @@ ERRORS = [
     (["sendrecv", "--window", "x"], "'x' is not a whole number"),
     (["sendrecv", "--pattern", "ring", "--bidirectional"], "--bidirectional applies to"),
     (["sendrecv", "--world-sizes", "1"], "sendrecv needs two ranks or more"),
+    (
+        ["sendrecv", "--pattern", "multipair", "--world-sizes", "2,3"],
+        "--pattern multipair pairs rank i with i + n/2, which world size 3 (odd) cannot",
+    ),
+    (
+        ["sendrecv", "--pattern", "multipair", "--pairs", "0:1"],
+        "--pairs applies to --pattern pingpong and window (ring and multipair use every rank)",
+    ),
+    (["sendrecv", "--pattern", "multipair", "--window", "0"], "--window must be at least 1"),
     (["broadcast", "--root", "2"], "--root 2 is not a rank at world size 2"),
     (["reduce", "--root", "first"], "--root 'first' is not a rank"),
     (["allreduce", "--root", "1"], "--root applies to broadcast and reduce only"),
@@ -194,3 +220,32 @@ def test_pairs_all_at_world_size_3_measures_6_ordered_pairs(tmp_path: Path) -> N
     assert all(float(r["algbw_GBps"]) == float(r["busbw_GBps"]) for r in rows)
     assert {r["size_bytes"] for r in rows} == {"8", "65536"}
     assert "pattern" in result.stdout and "bidir-window=4" in result.stdout
+
+
+@pytest.mark.slow
+def test_multipair_at_4_ranks_gives_the_aggregate_rate(tmp_path: Path) -> None:
+    """--pattern all at world sizes 3 and 4: multipair only at 4 (noted), checked bit-exactly;
+    time per message is the window over 2 pairs x W messages, so algbw x time is one message
+    and msg_rate_per_s is 1e6 / time_us_p50."""
+    out = tmp_path / "run"
+    result = run_cli(
+        "sendrecv", "--backend", "gloo", "--world-sizes", "3,4", "--sizes", "4K",
+        "--pattern", "all", "--window", "4", "--bidirectional", "--iters", "3", "--warmup", "1",
+        "--trials", "2", "--check", "--quiet", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "note: multipair needs an even world size: skipped at [3]" in result.stderr
+    with open(out / "results.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["wrong"] for r in rows} == {"0"}
+    multi = [r for r in rows if r["pattern"].startswith("multipair")]
+    assert [(r["world_size"], r["src"], r["dst"], r["pattern"]) for r in multi] == [
+        ("4", "0-1", "2-3", "multipair-bidir-window=4")
+    ]
+    [row] = multi
+    p50 = float(row["time_us_p50"])
+    assert float(row["algbw_GBps"]) == pytest.approx(4096 / p50 / 1e3)
+    assert float(row["busbw_GBps"]) == float(row["algbw_GBps"])
+    assert float(row["msg_rate_per_s"]) == pytest.approx(1e6 / p50)
+    assert all(float(r["msg_rate_per_s"]) > 0 for r in rows)  # every send/recv row has one
+    assert "msg_rate_per_s" in result.stdout and "multipair-bidir-window=4" in result.stdout

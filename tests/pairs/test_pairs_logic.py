@@ -75,7 +75,7 @@ def test_env_combinations_first_axis_slowest() -> None:
         (["allreduce", "--env", "RANK=1,2"], "torchrun sets it"),
         (["allreduce", "--backend", "gloo", "--env", "A=1", "--env", "A=2"], "A is given twice"),
         (["pairs", "--env", "A= 1"], "without spaces"),
-        (["ddp", "--backend", "gloo", "--env", "A=1,2"], "--env is not supported by ddp yet"),
+        (["ddp", "--backend", "gloo", "--env", "A=1", "--env", "A=2"], "A is given twice"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

@@ -7,8 +7,9 @@ The parent imports torch once and forks the ranks (an interpreter per rank would
 the time importing torch n times on a 2-core box).
 
 Each case runs the primitive's own `check()`, as `--check` does, first as it is (must report 0
-wrong elements), then under every mutation of tests/comm/mutation/corrupt.py (must report > 0). Wrong
-elements are summed over ranks, as the product sums them. Rank 0 writes {case: wrong} to OUT_JSON.
+wrong elements), then under every mutation of tests/comm/mutation/corrupt.py (must report > 0).
+Wrong elements are summed over ranks, as the product sums them. Rank 0 writes {case: wrong} to
+OUT_JSON.
 """
 
 from __future__ import annotations
@@ -57,7 +58,10 @@ def send_recv_options(world_size: int) -> list[dict[str, Any]]:
     pairs = [[0, 1], [world_size - 1, 0]]
     patterns = {"patterns": ["pingpong", "window", "ring"], "pairs": pairs, "window": 2}
     bidirectional = {"patterns": ["window"], "pairs": pairs, "window": 2, "bidirectional": True}
-    return [patterns, bidirectional]
+    if world_size % 2:
+        return [patterns, bidirectional]  # multipair pairs i with i + n/2: even n only
+    multipair = {"patterns": ["multipair"], "window": 2}
+    return [patterns, bidirectional, multipair, {**multipair, "bidirectional": True}]
 
 
 def cases(ctx: Context) -> Iterator[tuple[str, str, str, Case]]:
