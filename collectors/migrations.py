@@ -64,7 +64,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         3,
         "precision-driven measurement (#14 §2): the p50's confidence interval, the trials run, "
         "whether --precision was met; the trial order (#16: sequential or interleaved); the --env "
-        "combination (#12 §4)"
+        "combination (#12 §4, ddp rows too); send/recv message rates (#12 §1, multipair)"
         "; the api that issued the collective and its compile time (#15 §2)",
         added={
             ("comm", "ci_low_us"): "",
@@ -79,6 +79,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             ("comm", "api"): "c10d",
             ("comm", "compile_s"): "",
             ("comm", "phase"): "",
+            ("comm", "msg_rate_per_s"): "",
+            ("ddp", "env"): "",
         },
     ),
 )

@@ -37,11 +37,11 @@ from distbench.reports.repeats import keep_one_row_per_case
 from distbench.reports.sections import (
     section_collectives,
     section_ddp,
-    section_pairs,
 )
 from distbench.reports.sections_api import section_api
 from distbench.reports.sections_compare import section_compare
 from distbench.reports.sections_init import section_init
+from distbench.reports.sections_pairs import section_pairs
 from distbench.reports.shown import left_out
 from distbench.reports.sources import SOURCES, assign_sources
 
@@ -134,7 +134,7 @@ def build_report(
     sections += section_reference(lines, references, notes)  # is my number OK? (#12 §5)
     sections += section_collectives(loaded, lines, notes)
     sections += section_api(lines, notes)  # --api: functional/compiled next to c10d (#15 §2)
-    sections += section_pairs(pairs, notes)
+    sections += section_pairs(pairs, notes, loaded)
     sections += section_ddp(loaded.ddp, notes)
     sections += section_init(loaded.comm, notes)  # distbench init (#13 §4)
     notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES)
