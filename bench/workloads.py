@@ -19,6 +19,8 @@ from distbench.init import spec as init_spec
 from distbench.init.table import render_init_table
 from distbench.pairs import spec as pairs_spec
 from distbench.pairs.table import render_pairs_table
+from distbench.pipeline import spec as pipeline_spec
+from distbench.pipeline.table import render_pipeline_table
 
 if TYPE_CHECKING:
     from distbench.primitives.base import Context
@@ -90,6 +92,15 @@ WORKLOADS: dict[str, Workload] = {
         "distbench.init.runner:run_init",
         False,
         lambda workload: ("init",),
+    ),
+    "pipeline": Workload(
+        "pipeline",
+        pipeline_spec.PipelineSpec,
+        pipeline_spec.plan_size,
+        render_pipeline_table,
+        "distbench.pipeline.runner:run_pipeline",
+        False,
+        lambda workload: ("pipeline",),
     ),
 }
 """Workload kind -> everything about it; the only list of kinds."""

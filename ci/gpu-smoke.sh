@@ -108,6 +108,17 @@ if [ "$GPUS" -ge 2 ]; then
 else
   skip sendrecv-nccl "send/recv patterns" "send/recv needs 2 GPUs, this node has $GPUS"
 fi
+if [ "$GPUS" -ge 2 ]; then
+  step dp-cuda "ddp --strategies dp (nn.DataParallel over every GPU, beside ddp at one rank)" \
+    "${DB[@]}" ddp --backend nccl --world-sizes 1 --strategies ddp,dp --batch-size 64 --steps 20 \
+    --out "$OUT/dp-cuda"
+  step pipeline-nccl "pipeline (sendrecv, pipelining, pipelining-1f1b) on NCCL" \
+    "${DB[@]}" pipeline --backend nccl --world-sizes 2 --microbatches 2,4 --depth 5 \
+    --out "$OUT/pipeline-nccl"
+else
+  skip dp-cuda "ddp --strategies dp" "nn.DataParallel needs 2 GPUs, this node has $GPUS"
+  skip pipeline-nccl "pipeline on NCCL" "a pipeline needs 2 GPUs, this node has $GPUS"
+fi
 
 step node-facts "per-node manifest (nodes, ranks: GPU UUID, PCI bus id, NUMA)" \
   "$PY" - "$OUT/allreduce-nccl/manifest.json" <<'PY'
@@ -151,7 +162,7 @@ print(f"{'run':<20}{'primitive':<16}{'ws':>3} {'dtype':<9}{'mode':<11}{'size/str
       f"{'time_us':>11}{'busbw_GBps':>11} {'timer':<11}{'wrong':>6}")
 for path in sorted(out.glob("*/results.csv")):
     for r in csv.DictReader(open(path)):
-        if r["primitive"] == "ddp":
+        if r["primitive"] in ("ddp", "pipeline"):
             print(f"{path.parent.name:<20}{'ddp':<16}{r['world_size']:>3} {r['dtype']:<9}{'step':<11}"
                   f"{r['strategy']:>14}{float(r['step_time_us_p50'] or 'nan'):>11.1f}{'':>11} "
                   f"{r['timer']:<11}{'':>6}")

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from distbench.collectors.rows_pipeline import PipelineRow
 from distbench.collectors.schema import DdpRow, ResultRow, SampleRow, column_names
 
-FILE_KINDS = ("comm", "ddp", "samples")
-"""comm: results.csv of ResultRow; ddp: results.csv of DdpRow; samples: samples.csv (SampleRow)."""
+FILE_KINDS = ("comm", "ddp", "pipeline", "samples")
+"""comm: results.csv of ResultRow; ddp: results.csv of DdpRow; pipeline: results.csv of PipelineRow
+(new in v3, so no older run has one); samples: samples.csv (SampleRow)."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         "precision-driven measurement (#14 §2): the p50's confidence interval, the trials run, "
         "whether --precision was met; the trial order (#16: sequential or interleaved); the --env "
         "combination (#12 §4, ddp rows too); send/recv message rates (#12 §1, multipair)"
-        "; the api that issued the collective and its compile time (#15 §2)",
+        "; the api that issued the collective and its compile time (#15 §2)"
+        "; the pipeline workload's results.csv, a new kind (#13 §1)",
         added={
             ("comm", "ci_low_us"): "",
             ("comm", "ci_high_us"): "",
@@ -99,7 +102,8 @@ def changed_meaning(kind: str, column: str, old_version: int, new_version: int) 
 def columns_at(kind: str, version: int) -> list[str]:
     """The columns a file of `kind` had at `version` (every current column, minus those added
     after it, plus those removed after it): what a run of that version must hold."""
-    current = column_names({"comm": ResultRow, "ddp": DdpRow, "samples": SampleRow}[kind])
+    row_types = {"comm": ResultRow, "ddp": DdpRow, "pipeline": PipelineRow, "samples": SampleRow}
+    current = column_names(row_types[kind])
     later = [m for m in MIGRATIONS if m.version > version]
     added = {c for m in later for (k, c) in m.added if k == kind}
     removed = [c for m in later for (k, c) in m.removed if k == kind]

@@ -27,7 +27,7 @@ class Metric:
     unit: str
 
     def column(self, kind: str) -> str | None:
-        return self.ddp_column if kind == "ddp" else self.comm_column
+        return self.comm_column if kind == "comm" else self.ddp_column  # ddp, pipeline
 
 
 def _time_metric(stat: str) -> Metric:

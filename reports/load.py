@@ -30,15 +30,11 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.parse import UsageError
+from distbench.reports.kinds import ROW_TYPES, kind_of, kind_of_header, numeric_columns
 from distbench.reports.outputs import is_report_dir
 
 SAMPLE_COLUMNS = ("measurement", "rank", "trial", "iter", "time_us")
 """The samples.csv columns a report reads (loss is optional: DDP rows only)."""
-
-
-def numeric_columns(row_type: type) -> list[str]:
-    """Columns declared int or float in a schema dataclass (annotations are strings here)."""
-    return [f.name for f in fields(row_type) if str(f.type) in ("int", "float")]
 
 
 @dataclass
@@ -51,7 +47,7 @@ class RunData:
     argument: int
     """Index of the command-line argument it was found under."""
     kind: str
-    """comm (ResultRow) or ddp (DdpRow)."""
+    """comm (ResultRow), ddp (DdpRow) or pipeline (PipelineRow)."""
     rows: pd.DataFrame
     samples: pd.DataFrame | None
     manifest: dict[str, Any] | None
@@ -72,6 +68,8 @@ class Loaded:
     """What could not be shown, and why."""
     arguments: list[str] = field(default_factory=list)
     """The command-line arguments, as given (sources.argument_names names them)."""
+    pipeline: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """`distbench pipeline` rows (PipelineRow), as comm and ddp."""
 
 
 def find_run_dirs(path: Path) -> list[Path]:
@@ -181,8 +179,8 @@ def read_results_text(run_dir: Path, version: int | None = None) -> tuple[type, 
         version = schema_version_of(read_manifest(run_dir))
     with open(path, encoding="utf-8", errors="replace") as handle:
         header = handle.readline().strip().split(",")
-    row_type: type = DdpRow if "strategy" in header else ResultRow
-    kind = "ddp" if row_type is DdpRow else "comm"
+    kind = kind_of_header(header)
+    row_type = ROW_TYPES[kind]
     required = columns_at(kind, version)
     what = f"{RESULTS_CSV} ({row_type.__name__} columns, schema v{version})"
     frame = read_csv_strings(path, required, what)
@@ -198,7 +196,7 @@ def read_results(run_dir: Path, version: int | None = None) -> tuple[str, pd.Dat
     for column in key_numbers:
         if frame[column].isna().any():
             raise UsageError(f"{path}: column {column} has empty cells; every row needs one")
-    return ("ddp" if row_type is DdpRow else "comm"), frame
+    return kind_of(row_type), frame
 
 
 def read_samples(run_dir: Path) -> pd.DataFrame | None:
@@ -272,6 +270,7 @@ def load_runs(paths: list[Path]) -> Loaded:
         samples=concat_samples(with_rows),
         notes=notes,
         arguments=[str(p) for p in paths],
+        pipeline=concat_rows([r for r in with_rows if r.kind == "pipeline"], ROW_TYPES["pipeline"]),
     )
 
 

@@ -42,6 +42,7 @@ from distbench.reports.sections_api import section_api
 from distbench.reports.sections_compare import section_compare
 from distbench.reports.sections_init import section_init
 from distbench.reports.sections_pairs import section_pairs
+from distbench.reports.sections_pipeline import section_pipeline
 from distbench.reports.shown import left_out
 from distbench.reports.sources import SOURCES, assign_sources
 
@@ -136,6 +137,7 @@ def build_report(
     sections += section_api(lines, notes)  # --api: functional/compiled next to c10d (#15 §2)
     sections += section_pairs(pairs, notes, loaded)
     sections += section_ddp(loaded.ddp, notes)
+    sections += section_pipeline(loaded.pipeline, notes)
     sections += section_init(loaded.comm, notes)  # distbench init (#13 §4)
     notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES)
     prepare_out(target)
@@ -145,7 +147,7 @@ def build_report(
             path = target / figure.name
             path.write_bytes(figure.png)
             figure_paths.append(path)
-    rows = len(loaded.comm) + len(loaded.ddp)
+    rows = len(loaded.comm) + len(loaded.ddp) + len(loaded.pipeline)
     sources = sorted({str(s) for f in (loaded.comm, loaded.ddp) for s in f.get("source", [])})
     lead = (
         f"{len(loaded.runs)} run(s), {len(loaded.comm)} communication rows and "

@@ -25,13 +25,11 @@ import pandas as pd
 
 from distbench.collectors.manifest import read_manifest
 from distbench.collectors.schema import (
-    COMM_MATCH_KEY,
-    DDP_MATCH_KEY,
     RESULTS_CSV,
     SCHEMA_VERSION,
-    DdpRow,
 )
 from distbench.parse import UsageError
+from distbench.reports.kinds import MATCH_KEYS, WINDOWED, kind_of
 from distbench.reports.load import (
     check_numeric,
     numeric_columns,
@@ -90,7 +88,7 @@ class Run:
 
 def units_of(frame: pd.DataFrame, kind: str, version: int) -> tuple[tuple[float, ...], str]:
     """One measurement's max-over-ranks samples reduced to independent units (module docstring)."""
-    if kind == "ddp":
+    if kind in WINDOWED:
         if version < DDP_WINDOWS_SINCE:
             return (), f"v{version} DDP samples are single steps, not independent"
         return tuple(float(t) for t in frame["time_us"]), "window"
@@ -142,8 +140,8 @@ def load_run(path: Path) -> Run:
     for run_dir in run_dirs:
         row_type, frame = read_results_text(run_dir, versions[run_dir])
         check_numeric(frame, numeric_columns(row_type), run_dir / RESULTS_CSV)
-        kind = "ddp" if row_type is DdpRow else "comm"
-        key_columns = DDP_MATCH_KEY if kind == "ddp" else COMM_MATCH_KEY
+        kind = kind_of(row_type)
+        key_columns = MATCH_KEYS[kind]
         units = load_units(run_dir, kind, versions[run_dir])
         name = str(run_dir.relative_to(path)) if run_dir != path else path.name
         for record in frame.to_dict(orient="records"):

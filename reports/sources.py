@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from distbench.collectors.schema import COMM_CASE_COLUMNS, DDP_MATCH_KEY, RESULTS_CSV
+from distbench.reports.kinds import MATCH_KEYS
 from distbench.reports.load import Loaded
 
 SOURCES = ("auto", "label", "argument", "host", "run")
@@ -49,7 +50,11 @@ def argument_names(paths: list[str]) -> list[str]:
 
 def shared_case(loaded: Loaded, owner: str) -> bool:
     """Whether one case was measured under two values of `owner` (argument or run)."""
-    for frame, key in ((loaded.comm, COMM_CASE_COLUMNS), (loaded.ddp, DDP_MATCH_KEY)):
+    for frame, key in (
+        (loaded.comm, COMM_CASE_COLUMNS),
+        (loaded.ddp, DDP_MATCH_KEY),
+        (loaded.pipeline, MATCH_KEYS["pipeline"]),
+    ):
         if len(frame) and (frame.groupby(list(key), dropna=False)[owner].nunique() > 1).any():
             return True
     return False
@@ -97,14 +102,14 @@ def assign_sources(loaded: Loaded, by: str = "auto") -> str:
     """Add an ordered categorical `source` column to comm and ddp rows (the first source, by
     argument order, is the baseline); return what it was taken from. A note names every source
     that merges labels."""
-    frames = [f for f in (loaded.comm, loaded.ddp) if len(f)]
+    frames = [f for f in (loaded.comm, loaded.ddp, loaded.pipeline) if len(f)]
     both = pd.concat([f[["label", "host", "run", "argument"]] for f in frames], ignore_index=True)
     arguments = argument_names(loaded.arguments)
     if by == "auto":
         by = choose_by(loaded, both)
     both["source"] = source_of(both, by, arguments)
     order = both.sort_values("argument", kind="stable")["source"].drop_duplicates().tolist()
-    for frame in (loaded.comm, loaded.ddp):
+    for frame in (loaded.comm, loaded.ddp, loaded.pipeline):
         names = source_of(frame, by, arguments) if len(frame) else frame["run"]
         frame["source"] = pd.Categorical(names, categories=order, ordered=True)
     loaded.notes += merged_labels(both, by)

@@ -19,6 +19,7 @@ from distbench.cli.history import history
 from distbench.cli.init import init
 from distbench.cli.options import with_groups
 from distbench.cli.pairs import pairs
+from distbench.cli.pipeline import pipeline
 from distbench.cli.run import run_workload
 from distbench.cli.sweep import SweepArgs, run_sweep
 from distbench.comm.args import CommArgs, check_op
@@ -133,6 +134,7 @@ add_collective_command(
 )
 app.command("pairs")(pairs)
 app.command("init")(init)
+app.command("pipeline")(pipeline)
 app.command("compare")(compare)
 app.command("history")(history)
 app.add_typer(baseline_app, name="baseline")
@@ -150,8 +152,8 @@ def ddp(ddp: DdpArgs, launch: LaunchArgs) -> None:
       distbench ddp --backend nccl --model transformer --width 512 --depth 6 --steps 50
     """
 
-    def build(_: ResolvedLaunch) -> DdpSpec:
-        return build_ddp_spec(ddp)
+    def build(resolved: ResolvedLaunch) -> DdpSpec:
+        return build_ddp_spec(ddp, resolved)  # dp (nn.DataParallel) is checked there
 
     raise typer.Exit(run_workload(launch, "ddp", build, resumed_by="ddp"))
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
+from distbench.cli.args import Machine, ResolvedLaunch
 from distbench.cli.options import choice, flag, integer, text
 from distbench.ddp.params import parse_param_count, width_for_params
-from distbench.ddp.spec import DEFAULT_SHAPE, MODELS, STRATEGIES, DdpSpec
+from distbench.ddp.spec import DEFAULT_SHAPE, MODELS, ONE_PROCESS, STRATEGIES, DdpSpec
 from distbench.parse import UsageError, parse_choice, parse_int, parse_list
 
 
@@ -17,7 +18,8 @@ def parse_strategies(text: str) -> list[str]:
     if text.strip().lower() == "all":
         return list(STRATEGIES)
     items = parse_list(text, "strategies")
-    return list(dict.fromkeys(parse_choice(item, STRATEGIES, "strategy") for item in items))
+    known = (*STRATEGIES, *ONE_PROCESS)
+    return list(dict.fromkeys(parse_choice(item, known, "strategy") for item in items))
 
 
 def parse_bucket_mbs(text: str) -> list[float]:
@@ -68,7 +70,8 @@ class DdpArgs:
         tuple[str, ...],
         text(
             "Comma list or 'all': ddp, ddp-nocomm, ddp-nooverlap, ddp-bf16, ddp-fp16, grad-avg, "
-            "grad-avg-flat, param-avg.",
+            "grad-avg-flat, param-avg; dp (nn.DataParallel, named only: 2+ GPUs, "
+            "--world-sizes 1).",
             lambda value: tuple(parse_strategies(value)),
             default_text="all",
         ),
@@ -115,8 +118,28 @@ def resolve_shape(args: DdpArgs) -> tuple[int, int]:
     return args.width or default_width, layers
 
 
-def build_ddp_spec(args: DdpArgs) -> DdpSpec:
-    """The ddp workload, the model's shape resolved."""
+def check_one_process(strategies: tuple[str, ...], launch: ResolvedLaunch) -> None:
+    """dp (nn.DataParallel) drives every local GPU from one process: refused below 2 GPUs, and
+    on any launch but one cuda rank."""
+    if "dp" not in strategies:
+        return
+    gpus = Machine.probe().cuda_gpus
+    if gpus < 2:
+        raise UsageError(
+            f"--strategies dp (nn.DataParallel: one process driving every local GPU) needs at "
+            f"least 2 CUDA GPUs, this machine has {gpus}: drop dp, or run it on a multi-GPU node"
+        )
+    if launch.device != "cuda" or launch.world_sizes != [1]:
+        raise UsageError(
+            "--strategies dp is one process driving every GPU: give --backend nccl (or --device "
+            "cuda) --world-sizes 1; its batch (--batch-size) is split over the GPUs"
+        )
+
+
+def build_ddp_spec(args: DdpArgs, launch: ResolvedLaunch | None = None) -> DdpSpec:
+    """The ddp workload, the model's shape resolved; dp checked against the launch."""
+    if launch is not None:
+        check_one_process(args.strategies, launch)
     width, depth = resolve_shape(args)
     return DdpSpec(
         strategies=args.strategies,

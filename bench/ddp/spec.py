@@ -24,6 +24,10 @@ STRATEGIES = (
 )
 """Every strategy, in the order the README lists them."""
 
+ONE_PROCESS = ("dp",)
+"""nn.DataParallel: one process drives every local GPU. Only when named (never in 'all' or the
+default): it needs 2+ CUDA GPUs and --world-sizes 1, its batch split over the GPUs."""
+
 DDP_STRATEGIES = ("ddp", "ddp-nocomm", "ddp-nooverlap", "ddp-bf16", "ddp-fp16")
 """Strategies that wrap the model in DistributedDataParallel."""
 
@@ -105,8 +109,9 @@ class DdpSpec:
         if not self.strategies:
             raise UsageError("no strategy to measure: give e.g. --strategies ddp,grad-avg")
         for name in self.strategies:
-            if name not in STRATEGIES:
-                raise UsageError(f"unknown strategy '{name}': choose from {', '.join(STRATEGIES)}")
+            if name not in (*STRATEGIES, *ONE_PROCESS):
+                known = ", ".join((*STRATEGIES, *ONE_PROCESS))
+                raise UsageError(f"unknown strategy '{name}': choose from {known}")
         if len(set(self.strategies)) != len(self.strategies):
             raise UsageError(f"strategies repeat: {','.join(self.strategies)}")
         if self.model not in MODELS:
@@ -153,7 +158,8 @@ class DdpSpec:
     def runs(self) -> list[StrategyRun]:
         """Every measurement of one launch, in execution order: the baselines first."""
         ordered = [s for s in BASELINES if s in self.strategies]
-        ordered += [s for s in STRATEGIES if s in self.strategies and s not in BASELINES]
+        known = (*STRATEGIES, *ONE_PROCESS)
+        ordered += [s for s in known if s in self.strategies and s not in BASELINES]
         runs: list[StrategyRun] = []
         for strategy in ordered:
             if strategy in BUCKET_SWEPT:

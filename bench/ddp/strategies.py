@@ -110,6 +110,9 @@ class Strategy:
 def build_strategy(run: StrategyRun, model: nn.Module, ctx: Context, spec: DdpSpec) -> Strategy:
     """Wrap `model` for `run`: DDP (with its hook) or the model itself for manual strategies."""
     module: nn.Module = model
+    if run.strategy == "dp":  # one process (world size 1) drives every local GPU
+        module = nn.DataParallel(model, device_ids=list(range(torch.cuda.device_count())))
+        return Strategy(run.strategy, module, model, ctx, spec.avg_every)
     if run.strategy in DDP_STRATEGIES:
         ddp = DistributedDataParallel(
             model,

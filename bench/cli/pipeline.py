@@ -1,0 +1,121 @@
+"""`distbench pipeline`: its options (PipelineArgs), the PipelineSpec built from them (the model's
+shape resolved as ddp's, every world size checked against the model's units), run like every
+measuring command (cli/run.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+import typer
+
+from distbench.cli.args import LaunchArgs, ResolvedLaunch
+from distbench.cli.options import choice, integer, text, with_groups
+from distbench.cli.run import run_workload
+from distbench.ddp.options import DdpArgs, parse_window_steps, resolve_shape
+from distbench.ddp.params import parse_param_count
+from distbench.ddp.spec import MODELS
+from distbench.parse import parse_choice, parse_int, parse_list
+from distbench.pipeline.spec import STRATEGIES, PipelineSpec
+
+
+def parse_strategies(text: str) -> tuple[str, ...]:
+    """'sendrecv,pipelining' -> the strategies; 'all' -> every one."""
+    if text.strip().lower() == "all":
+        return STRATEGIES
+    items = parse_list(text, "strategies")
+    return tuple(dict.fromkeys(parse_choice(item, STRATEGIES, "strategy") for item in items))
+
+
+def parse_microbatches(text: str) -> tuple[int, ...]:
+    """'1,4' -> (1, 4): microbatches per step, each at least 1; a list sweeps them."""
+    items = parse_list(text, "--microbatches", "1,4")
+    return tuple(dict.fromkeys(parse_int(item, "--microbatches") for item in items))
+
+
+@dataclass(frozen=True)
+class PipelineArgs:
+    """The pipeline command's workload options."""
+
+    model: Annotated[
+        str, choice("mlp or transformer (ddp's synthetic models, seeded).", MODELS, "model")
+    ] = "mlp"
+    width: Annotated[
+        int | None, integer("Hidden width / d_model [default: 256 mlp, 128 transformer].")
+    ] = None
+    depth: Annotated[
+        int | None, integer("Layers (mlp: Linear layers) [default: 4 mlp, 2 transformer].")
+    ] = None
+    params: Annotated[
+        int | None,
+        text(
+            "Target parameter count, decimal K/M/G (e.g. 10M): picks the width.", parse_param_count
+        ),
+    ] = None
+    strategies: Annotated[
+        tuple[str, ...],
+        text(
+            "Comma list or 'all': sendrecv (GPipe by hand), pipelining (ScheduleGPipe), "
+            "pipelining-1f1b (Schedule1F1B).",
+            parse_strategies,
+            default_text="all",
+        ),
+    ] = STRATEGIES
+    microbatches: Annotated[
+        tuple[int, ...],
+        text(
+            "Microbatches per step, M >= 1; a comma list sweeps it, e.g. 1,2,4,8.",
+            parse_microbatches,
+        ),
+    ] = (4,)
+    batch_size: Annotated[int, integer("Global samples per step (a multiple of every M).")] = 32
+    steps: Annotated[int, integer("Timed training steps per measurement.")] = 20
+    warmup: Annotated[int, integer("Untimed steps first (the library infers shapes in one).")] = 2
+    window_steps: Annotated[
+        int,
+        text(
+            "Timed steps per window between barriers, as ddp's; 'auto': at least 10 windows.",
+            parse_window_steps,
+            default_text="auto",
+        ),
+    ] = 0
+    seed: Annotated[int, integer("Seed of the initial weights and the data.", minimum=0)] = 0
+
+
+def build_pipeline_spec(args: PipelineArgs, launch: ResolvedLaunch) -> PipelineSpec:
+    """The workload, its shape resolved as ddp's; every world size must fit the model."""
+    width, depth = resolve_shape(
+        DdpArgs(model=args.model, width=args.width, depth=args.depth, params=args.params)
+    )
+    spec = PipelineSpec(
+        strategies=args.strategies,
+        model=args.model,
+        width=width,
+        depth=depth,
+        microbatches=args.microbatches,
+        batch_size=args.batch_size,
+        steps=args.steps,
+        warmup=args.warmup,
+        window_steps=args.window_steps,
+        seed=args.seed,
+    )
+    for world_size in launch.world_sizes:
+        spec.check_world_size(world_size)
+    return spec
+
+
+@with_groups(pipeline=PipelineArgs, launch=LaunchArgs)
+def pipeline(pipeline: PipelineArgs, launch: LaunchArgs) -> None:
+    """Model parallelism: the model split into one stage per rank, library versus by hand.
+
+    \b
+    Examples:
+      distbench pipeline --backend gloo --world-sizes 2,3 --microbatches 1,4
+      distbench pipeline --strategies sendrecv,pipelining --microbatches 1,2,4,8 --depth 9
+      distbench pipeline --model transformer --depth 4 --world-sizes 4
+    """
+
+    def build(resolved: ResolvedLaunch) -> PipelineSpec:
+        return build_pipeline_spec(pipeline, resolved)
+
+    raise typer.Exit(run_workload(launch, "pipeline", build, resumed_by="pipeline"))

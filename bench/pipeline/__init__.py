@@ -1,0 +1,1 @@
+"""`distbench pipeline`: a synthetic model split into one stage per rank, library versus by hand."""

@@ -1,0 +1,106 @@
+"""Rank 0's rows of `distbench pipeline`: one PipelineRow per measurement and its samples (one
+per window: the slowest rank's window / steps, rank -1 as every distbench statistic's input)."""
+
+from __future__ import annotations
+
+import math
+import socket
+from dataclasses import dataclass, replace
+
+from distbench.collectors.rows_pipeline import PipelineRow
+from distbench.collectors.schema import MAX_OVER_RANKS, SampleRow
+from distbench.pipeline.spec import PipelineSpec, bubble_theory, unit_params
+from distbench.pipeline.stages import stage_bounds
+from distbench.primitives.base import Context
+from distbench.ranks import ranks_label
+from distbench.spec import RunSpec
+from distbench.stats import Stats
+from distbench.timing import timer_name
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One (strategy, M) measurement, identical on every rank once gathered."""
+
+    strategy: str
+    microbatches: int
+    window_steps: int
+    max_window_us: list[float]
+    """Per window, the slowest rank's window time (us)."""
+    bubble: float
+    bubble_min: float
+    """The least idle window's bubble (mean over stages): the least disturbed by other load."""
+    sent_bytes: int
+    """Bytes every stage handed on during the timed steps, summed over ranks."""
+    max_param_diff: float
+    measurement: str = ""
+
+    def with_diff(self, measurement: str, diff: float) -> Measured:
+        return replace(self, measurement=measurement, max_param_diff=diff)
+
+    @property
+    def window_step_us(self) -> list[float]:
+        return [t / self.window_steps for t in self.max_window_us]
+
+
+def activation_elements(spec: PipelineSpec) -> int:
+    """Elements per sample crossing one stage boundary: width (mlp) or seq_len x width."""
+    return spec.width if spec.model == "mlp" else spec.seq_len * spec.width
+
+
+def bytes_per_step(spec: PipelineSpec, stages: int, itemsize: int = 4) -> int:
+    """Activations forward and their gradients backward over the W - 1 boundaries, per step."""
+    return 2 * (stages - 1) * spec.batch_size * activation_elements(spec) * itemsize
+
+
+def stage_params(spec: PipelineSpec, stages: int) -> str:
+    counts = unit_params(spec.model, spec.width, spec.depth, spec.classes)
+    return "+".join(str(sum(counts[a:b])) for a, b in stage_bounds(spec, stages))
+
+
+def window_rows(measured: Measured) -> list[SampleRow]:
+    return [
+        SampleRow(measured.measurement, MAX_OVER_RANKS, trial=w, iter=-1, time_us=t)
+        for w, t in enumerate(measured.window_step_us)
+    ]
+
+
+def build_row(spec: RunSpec, ctx: Context, workload: PipelineSpec, m: Measured) -> PipelineRow:
+    stats = Stats(tuple(m.window_step_us))
+    steps = workload.steps
+    return PipelineRow(
+        run_id=spec.launch.run_id,
+        label=spec.launch.label,
+        host=socket.gethostname(),
+        measurement=m.measurement,
+        primitive="pipeline",
+        strategy=m.strategy,
+        backend=spec.launch.backend,
+        device=spec.launch.device,
+        world_size=ctx.world_size,
+        nnodes=spec.launch.nnodes,
+        ranks=ranks_label(ctx.global_ranks),
+        model=workload.model,
+        params=sum(unit_params(workload.model, workload.width, workload.depth, workload.classes)),
+        stage_params=stage_params(workload, ctx.world_size),
+        dtype="float32",
+        batch_size=workload.batch_size,
+        microbatches=m.microbatches,
+        steps=steps,
+        warmup=workload.warmup,
+        window_steps=m.window_steps,
+        timer=timer_name(ctx.device),
+        samples=stats.n,
+        step_time_us_p50=stats.p50,
+        step_time_us_mean=stats.mean,
+        step_time_us_min=stats.min,
+        step_time_us_max=stats.max,
+        samples_per_s=workload.batch_size / (stats.mean * 1e-6) if stats.mean > 0 else math.nan,
+        bytes_per_step=bytes_per_step(workload, ctx.world_size),
+        bytes_per_step_measured=round(m.sent_bytes / steps),
+        bubble=m.bubble,
+        bubble_min=m.bubble_min,
+        bubble_theory=bubble_theory(ctx.world_size, m.microbatches),
+        max_param_diff=m.max_param_diff,
+        env=" ".join(spec.launch.env),
+    )

@@ -1,0 +1,146 @@
+"""One rank = one stage of `distbench pipeline`: train the split model under each strategy and
+number of microbatches, timing whole steps in windows between barriers as ddp does.
+
+    distbench pipeline --backend gloo --world-sizes 2,3 --microbatches 1,4
+
+(the CLI launches torchrun, which runs this through distbench.worker). Per measurement: the
+stage freshly cut from the seeded model, the same global batches on every rank, `warmup` untimed
+steps, then `steps` timed ones (zero_grad, the schedule's forwards and backwards, SGD step). A
+window's step time is the slowest rank's window / steps; each stage's compute inside the window
+(stages.Busy) gives its idle share. Afterwards every rank compares its stage's parameters with a
+single-process run of the whole model on the same batches (max_param_diff). Rank 0 writes rows.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from distbench.collectors.rows_pipeline import PipelineRow
+from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, SampleRow
+from distbench.collectors.sink import CsvSink
+from distbench.ddp.models import build_batches, build_model
+from distbench.ddp.steps import Batch
+from distbench.pipeline.rows import Measured, build_row, window_rows
+from distbench.pipeline.schedules import build_step
+from distbench.pipeline.spec import PipelineSpec
+from distbench.pipeline.stages import Busy, build_stage, build_units, stage_bounds
+from distbench.plan import measurement_id
+from distbench.primitives.base import Context
+from distbench.ranks import max_over_ranks, reduce_device
+from distbench.spec import RunSpec
+from distbench.timing import Clock, barrier, drain
+
+
+def flat(module: nn.Module) -> torch.Tensor:
+    return torch.cat([p.detach().reshape(-1) for p in module.parameters()]).clone()
+
+
+def reference_stage(spec: PipelineSpec, ctx: Context, batches: list[Batch]) -> torch.Tensor:
+    """This stage's parameters after a single-process run of the whole model on the same global
+    batches (plain SGD, cross-entropy mean over the global batch)."""
+    model = build_model(spec.model_spec(), ctx.device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=spec.lr)
+    loss_fn = nn.CrossEntropyLoss()
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    first, end = stage_bounds(spec, ctx.world_size)[ctx.rank]
+    return flat(nn.Sequential(*build_units(model, spec.model)[first:end]))
+
+
+def sum_over_ranks(ctx: Context, values: list[float]) -> list[float]:
+    tensor = torch.tensor(values, dtype=torch.float64, device=reduce_device(ctx))
+    dist.all_reduce(tensor, group=ctx.group)
+    return [float(v) for v in tensor.cpu().tolist()]
+
+
+def measure(
+    strategy: str, microbatches: int, spec: PipelineSpec, ctx: Context, batches: list[Batch]
+) -> tuple[Measured, torch.Tensor]:
+    """Train one strategy at M microbatches; its measurement and this stage's final parameters."""
+    stage = build_stage(spec, ctx.rank, ctx.world_size, ctx.device)
+    meter = Busy(stage, ctx.rank == 0, ctx.rank == ctx.world_size - 1, ctx.device)
+    step, schedule = build_step(strategy, meter, ctx, microbatches, spec.width)
+    optimizer = torch.optim.SGD(stage.parameters(), lr=spec.lr)
+    window = spec.model_spec().window_length()
+    window_us: list[float] = []
+    busy_us: list[float] = []
+    sent = 0
+    for index, (x, y) in enumerate(batches):
+        timed = index >= spec.warmup
+        if timed and (index - spec.warmup) % window == 0:
+            drain(ctx.device)
+            barrier(ctx)  # every stage starts the window together, outside the clock
+            busy_before, sent_before = meter.busy_us, meter.sent_bytes
+            clock = Clock(ctx.device)
+            clock.mark()
+        optimizer.zero_grad()
+        step(x, y)
+        optimizer.step()
+        if timed and (index - spec.warmup + 1) % window == 0:
+            clock.mark()
+            drain(ctx.device)
+            window_us.append(clock.elapsed_us())
+            busy_us.append(meter.busy_us - busy_before)
+            sent += meter.sent_bytes - sent_before
+    drain(ctx.device)
+    slowest = max_over_ranks(ctx, window_us)
+    idle = [1.0 - b / w if w > 0 else float("nan") for b, w in zip(busy_us, slowest, strict=True)]
+    idle_sum = sum_over_ranks(ctx, [*idle, float(sent)])
+    final = flat(stage)
+    del schedule, step, meter, optimizer
+    gc.collect()
+    measured = Measured(
+        strategy=strategy,
+        microbatches=microbatches,
+        window_steps=window,
+        max_window_us=slowest,
+        bubble=sum(idle_sum[:-1]) / (len(idle) * ctx.world_size),
+        bubble_min=min(idle_sum[:-1]) / ctx.world_size,
+        sent_bytes=round(idle_sum[-1]),
+        max_param_diff=float("nan"),
+    )
+    return measured, final
+
+
+def run_pipeline(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
+    """Measure every (strategy, M) of the spec on this rank (stage); rank 0 writes the rows."""
+    workload: PipelineSpec = spec.workload
+    workload.check_world_size(ctx.world_size)
+    run_dir = Path(spec.launch.run_dir)
+    runs = workload.runs(ctx.world_size)
+    ids = [measurement_id(ctx.world_size, i, workload.tag) for i in range(len(runs))]
+    done = set(spec.launch.done)
+    writer = ctx.rank == 0
+    results = CsvSink(run_dir / RESULTS_CSV, PipelineRow) if writer else None
+    samples = (
+        CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id) if writer else None
+    )
+    # The same global batches on every rank: stage 0 reads x, the last stage y.
+    batches = build_batches(workload.model_spec(), 0, ctx.device)
+    reference = reference_stage(workload, ctx, batches)
+    try:
+        for (strategy, microbatches), measurement in zip(runs, ids, strict=True):
+            if measurement in done:
+                continue
+            log(f"begin {measurement} pipeline {strategy} microbatches={microbatches}")
+            measured, final = measure(strategy, microbatches, workload, ctx, batches)
+            diff = max_over_ranks(ctx, [float((final - reference).abs().max())])[0]
+            measured = measured.with_diff(measurement, diff)
+            if results is not None and samples is not None:
+                samples.write(window_rows(measured))  # samples first: the row commits it
+                results.write([build_row(spec, ctx, workload, measured)])
+            log(f"end {measurement}: bubble {measured.bubble:.3f}, max_param_diff {diff:.3g}")
+        gc.collect()
+        barrier(ctx)
+    finally:
+        for sink in (results, samples):
+            if sink is not None:
+                sink.close()

@@ -1,0 +1,79 @@
+"""results.csv of `distbench pipeline` (schema v3): one PipelineRow per strategy and number of
+microbatches, its step times timed in windows between barriers as ddp's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PipelineRow:
+    """One strategy's pipelined training steps at one number of microbatches."""
+
+    run_id: str
+    label: str
+    host: str
+    """Hostname of global rank 0, which wrote the row."""
+    measurement: str
+    """Key joining this row to its samples in samples.csv (e.g. `ws2/i0`)."""
+    primitive: str
+    """Always `pipeline`."""
+    strategy: str
+    """sendrecv (GPipe by hand), pipelining (ScheduleGPipe) or pipelining-1f1b (Schedule1F1B)."""
+    backend: str
+    device: str
+    world_size: int
+    """Ranks = stages: rank s runs stage s."""
+    nnodes: int
+    ranks: str
+    model: str
+    """mlp or transformer, as `distbench ddp` builds them."""
+    params: int
+    """Trainable parameters of the whole model."""
+    stage_params: str
+    """Parameters per stage, `+`-joined in stage order (the balance of the split)."""
+    dtype: str
+    batch_size: int
+    """Global batch per step (all microbatches together)."""
+    microbatches: int
+    """M: the batch is cut into M equal microbatches."""
+    steps: int
+    warmup: int
+    window_steps: int
+    timer: str
+    samples: int
+    """Timed windows behind the step_time_us statistics."""
+    step_time_us_p50: float
+    """Median over windows of the slowest rank's window time / window_steps, in us."""
+    step_time_us_mean: float
+    """Mean over windows of the same: every rate uses it."""
+    step_time_us_min: float
+    step_time_us_max: float
+    samples_per_s: float
+    """batch_size / step_time_us_mean, samples per second."""
+    bytes_per_step: int
+    """Activations and their gradients crossing stage boundaries per step, computed:
+    2 x (W - 1) x batch_size x activation elements per sample x element size."""
+    bytes_per_step_measured: int
+    """The same, measured: the bytes of the tensors the stages handed on during the timed steps
+    (outputs forward, input gradients backward), summed over ranks, / steps."""
+    bubble: float
+    """Measured idle share: mean over stages and windows of 1 - the stage's compute time in the
+    window / the slowest rank's window time (waiting, sending and the loss count as idle)."""
+    bubble_min: float
+    """The same for the least idle window alone: a window that other processes on the machine
+    disturbed less (they stretch a stage's wait for its neighbour) comes closest to theory."""
+    bubble_theory: float
+    """GPipe's (W - 1) / (M + W - 1) (also printed next to 1F1B, which has the same bubble)."""
+    max_param_diff: float
+    """Largest |parameter - a single-process run's| of the same model on the same global batches
+    after the same steps (ddp's column: 0 up to rounding)."""
+    env: str = ""
+    """The --env combination the launch's workers ran with (empty without --env)."""
+
+
+PIPELINE_CASE_COLUMNS = (
+    "primitive", "strategy", "backend", "device", "world_size", "nnodes", "model", "params",
+    "dtype", "batch_size", "microbatches", "env",
+)  # fmt: skip
+"""What a pipeline row measured: two rows are one case when these agree (report, compare)."""

@@ -1,0 +1,96 @@
+"""The report's `distbench pipeline` section: step time against microbatches per strategy and
+world size, the measured bubble next to GPipe's theory, and the table of every row."""
+
+from __future__ import annotations
+
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from distbench.reports.figures import STYLE, line_palette, new_figure, shared_legend
+from distbench.reports.render import Section
+from distbench.reports.sections import CASE_NAMES, display, figure_out, titled
+
+
+def plot_pipeline(rows: pd.DataFrame) -> Figure | None:
+    """Left: mean step time vs M, one line per strategy, world size and source. Right: the
+    measured bubble vs M on the same lines, GPipe's (W - 1) / (M + W - 1) dashed per W."""
+    if rows.empty or rows["microbatches"].nunique() < 2:
+        return None
+    series = (
+        rows["strategy"]
+        + " n="
+        + rows["world_size"].astype(int).astype(str)
+        + (" · " + rows["source"].astype(str) if rows["source"].nunique() > 1 else "")
+    )
+    points = rows.assign(series=series, step_ms=rows["step_time_us_mean"] / 1e3)
+    palette = line_palette(points["series"])
+    with sns.axes_style(STYLE):
+        fig = new_figure(1, 2)
+        left, right = fig.subplots(1, 2, squeeze=True)
+        for name, line in points.groupby("series", sort=True):
+            line = line.sort_values("microbatches")
+            color = palette[str(name)]
+            left.plot(line["microbatches"], line["step_ms"], "-o", color=color, label=str(name))
+            right.plot(line["microbatches"], line["bubble"], "-o", color=color, label=str(name))
+        for world_size, line in points.groupby("world_size", sort=True):
+            theory = line.drop_duplicates("microbatches").sort_values("microbatches")
+            right.plot(
+                theory["microbatches"],
+                theory["bubble_theory"],
+                "--",
+                color="grey",
+                label=f"theory n={world_size}",
+            )
+        ticks = sorted(points["microbatches"].unique())
+        for ax, label in ((left, "mean step time (ms)"), (right, "bubble (idle share)")):
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(ticks, [str(int(t)) for t in ticks])
+            ax.set_xlabel("microbatches M")
+            ax.set_ylabel(label)
+        right.set_ylim(0, 1)
+        shared_legend(fig, [left, right], "strategy, ranks")
+    return fig
+
+
+def section_pipeline(rows: pd.DataFrame, notes: list[str]) -> list[Section]:
+    if rows.empty:
+        return []
+    figures = figure_out(
+        plot_pipeline(rows),
+        "fig-pipeline.png",
+        "mean step time and measured bubble (1 - a stage's compute / step, mean over stages) "
+        "against microbatches; dashed: GPipe's (W - 1) / (M + W - 1)",
+        notes,
+        "pipeline figure: the pipeline rows hold a single number of microbatches",
+    )
+    ordered = rows.sort_values(["source", "world_size", "microbatches", "strategy"])
+    table = display(
+        ordered.assign(step_ms=ordered["step_time_us_mean"] / 1e3),
+        {
+            **{k: v for k, v in CASE_NAMES.items() if k != "primitive"},
+            "model": "model",
+            "params": "params",
+            "stage_params": "params per stage",
+            "batch_size": "batch",
+            "microbatches": "M",
+            "step_ms": "step mean ms",
+            "samples_per_s": "samples/s",
+            "bytes_per_step": "bytes/step",
+            "bytes_per_step_measured": "bytes/step measured",
+            "bubble": "bubble",
+            "bubble_min": "bubble (least idle window)",
+            "bubble_theory": "bubble theory",
+            "max_param_diff": "max param diff",
+        },
+        ("step_ms", "samples_per_s", "bubble", "bubble_min", "bubble_theory", "max_param_diff"),
+    )
+    return [
+        Section(
+            "Pipeline parallelism",
+            "One stage per rank. Every strategy must match a single-process run of the whole "
+            "model on the same batches to float rounding: see max param diff.",
+            figures=figures,
+            tables=[titled(table, "Pipeline strategies")],
+        )
+    ]
