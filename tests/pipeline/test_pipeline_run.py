@@ -5,6 +5,7 @@ the measured bubble on a balanced model lies near GPipe's (W - 1) / (M + W - 1).
 from __future__ import annotations
 
 import csv
+import os
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,23 @@ def test_measured_bubble_near_theory_on_a_balanced_model(tmp_path: Path) -> None
         assert float(row["bubble_min"]) <= float(row["bubble"])
         theory, measured = float(row["bubble_theory"]), float(row["bubble_min"])
         assert theory - BUBBLE_BELOW <= measured <= theory + BUBBLE_ABOVE, row
+
+
+def test_a_lost_gradient_shows_in_max_param_diff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The equivalence check can fail: the last stage sends zeros for its input's gradients
+    (tests/inject/zero_sends), so stage 0 never learns, in every strategy."""
+    out = tmp_path / "run"
+    inject = Path(__file__).resolve().parents[1] / "inject" / "zero_sends"
+    monkeypatch.setenv("PYTHONPATH", f"{inject}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("DISTBENCH_TEST_ZERO_SENDS_RANK", "1")
+    result = run_cli(
+        "pipeline", "--world-sizes", "2", "--microbatches", "2", "--depth", "3", "--width", "16",
+        "--batch-size", "8", "--steps", "2", "--warmup", "1", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    found = rows(out)
+    assert {r["strategy"] for r in found} == {"sendrecv", "pipelining", "pipelining-1f1b"}
+    for row in found:
+        assert float(row["max_param_diff"]) > 1e-4, row
