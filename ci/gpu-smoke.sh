@@ -93,6 +93,12 @@ step sweep-nccl "broadcast; reduce; all_gather; reduce_scatter; all_to_all; swee
   "${DB[@]}" sweep --backend nccl --world-sizes "$WS" \
   --primitives allreduce,broadcast,allgather,reducescatter,alltoall,reduce \
   --sizes 1M,64M --check --out "$OUT/sweep-nccl"
+step placement-nccl "--placement in,out (all_gather, reduce_scatter, all_to_all in place)" \
+  "${DB[@]}" sweep --backend nccl --world-sizes "$WS" --primitives allgather,reducescatter,alltoall \
+  --placement in,out --sizes 1M,64M --check --out "$OUT/placement-nccl"
+step alltoallv-nccl "alltoallv (skewed splits and MoE routing)" \
+  "${DB[@]}" alltoallv --backend nccl --world-sizes "$WS" --sizes 1M,64M --skew zipf:1.2 \
+  --check --out "$OUT/alltoallv-nccl"
 step ddp-cuda "ddp strategies (all but ddp-fp16)" \
   "${DB[@]}" ddp --backend nccl --world-sizes "$WS" --model mlp \
   --strategies ddp,ddp-nocomm,ddp-nooverlap,ddp-bf16,grad-avg,grad-avg-flat,param-avg --steps 20 \

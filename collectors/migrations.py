@@ -68,6 +68,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "whether --precision was met; the trial order (#16: sequential or interleaved); the --env "
         "combination (#12 §4, ddp rows too); send/recv message rates (#12 §1, multipair)"
         "; the api that issued the collective and its compile time (#15 §2)"
+        "; in- or out-of-place placement and alltoallv's bytes per rank (#15 §3, §5)"
         "; the pipeline workload's results.csv, a new kind (#13 §1)",
         added={
             ("comm", "ci_low_us"): "",
@@ -83,6 +84,12 @@ MIGRATIONS: tuple[Migration, ...] = (
             ("comm", "compile_s"): "",
             ("comm", "phase"): "",
             ("comm", "msg_rate_per_s"): "",
+            ("comm", "placement"): "out",
+            ("comm", "send_bytes_min"): "",
+            ("comm", "send_bytes_max"): "",
+            ("comm", "recv_bytes_min"): "",
+            ("comm", "recv_bytes_max"): "",
+            ("comm", "imbalance"): "",
             ("ddp", "env"): "",
         },
     ),

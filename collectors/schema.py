@@ -138,6 +138,19 @@ class ResultRow:
     msg_rate_per_s: float = float("nan")
     """send_recv: messages per second, 1e6 / time_us_p50 (time per message); multipair: of all
     pairs together (osu_mbw_mr's message rate). Empty for collectives and at world size 1 (v3)."""
+    placement: str = "out"
+    """in: nccl-tests' in-place form (all_gather, reduce_scatter, all_to_all; --placement); out:
+    separate buffers, and every other row, as before v3 (all_reduce's API has one form)."""
+    send_bytes_min: float = float("nan")
+    """all_to_allv: the fewest bytes a rank sent (v3; empty for other primitives)."""
+    send_bytes_max: float = float("nan")
+    """all_to_allv: the most bytes a rank sent (v3)."""
+    recv_bytes_min: float = float("nan")
+    """all_to_allv: the fewest bytes a rank received (v3)."""
+    recv_bytes_max: float = float("nan")
+    """all_to_allv: the most bytes a rank received (v3)."""
+    imbalance: float = float("nan")
+    """all_to_allv: the busiest rank's bytes (sent or received) / the mean per rank (v3)."""
 
 
 @dataclass(frozen=True)
@@ -246,7 +259,7 @@ class DdpRow:
 
 COMM_CASE_COLUMNS = (
     "primitive", "backend", "device", "world_size", "nnodes", "dtype", "op", "mode", "root",
-    "src", "dst", "pattern", "env", "api",
+    "src", "dst", "pattern", "env", "api", "placement",
 )  # fmt: skip
 """What a communication row measured, apart from its size (COMM_MATCH_KEY adds the size): the
 report's lines over sizes are these."""

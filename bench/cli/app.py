@@ -116,6 +116,14 @@ add_collective_command(
     "  distbench alltoall --world-sizes 2,3 --check",
 )
 add_collective_command(
+    "alltoallv",
+    "all_to_allv",
+    "Time uneven all_to_all_single (MoE dispatch); algbw on the busiest rank's bytes.",
+    "  distbench alltoallv --backend gloo --sizes 1M,16M --skew zipf:1.2 --check\n"
+    "  distbench alltoallv --skew hot:0.5 --seed 3 --world-sizes 4\n"
+    "  distbench alltoallv --tokens 2048 --hidden 1024 --experts 8 --topk 2 --dtype bfloat16",
+)
+add_collective_command(
     "sendrecv",
     "send_recv",
     "Time point-to-point send/recv: ping-pong latency, windowed bandwidth, ring (busbw = algbw).",

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from distbench.cli.args import ResolvedLaunch
 from distbench.cli.options import flag, integer, text
+from distbench.comm import uneven
 from distbench.comm.args import CommArgs, build_comm_spec
 from distbench.parse import (
     DTYPE_BYTES,
@@ -138,6 +139,22 @@ class PrimitiveArgs:
             "--bidirectional",
         ),
     ] = False
+    placement: Annotated[
+        list[str] | None,
+        text("allgather/reducescatter/alltoall: out, in, in,out [out].", uneven.parse_placement),
+    ] = None
+    skew: Annotated[
+        str | None,
+        text(
+            "alltoallv splits: uniform, zipf:S or hot:FRACTION, seeded [uniform].",
+            uneven.parse_skew,
+        ),
+    ] = None
+    seed: Annotated[int | None, integer("alltoallv: seed of the splits [0].", minimum=0)] = None
+    tokens: Annotated[int | None, integer("alltoallv MoE form: tokens each rank routes.")] = None
+    hidden: Annotated[int | None, integer("alltoallv MoE form: elements per token.")] = None
+    experts: Annotated[int | None, integer("alltoallv MoE form: experts (E/n per rank).")] = None
+    topk: Annotated[int | None, integer("alltoallv MoE form: experts per token.")] = None
 
 
 def hidden_options(primitive: str) -> list[str]:
@@ -150,7 +167,8 @@ def hidden_options(primitive: str) -> list[str]:
         hidden.append("root")
     if primitive != "send_recv":
         hidden += ["pairs", "pattern", "window", "bidirectional"]
-    return hidden
+    hidden += [] if primitive in uneven.PLACEABLE else ["placement"]
+    return hidden + ([] if primitive == "all_to_allv" else list(uneven.UNEVEN_FLAGS))
 
 
 def build_primitive_options(
@@ -181,8 +199,9 @@ def build_primitive_options(
         ]
         if given:
             raise UsageError(f"{given[0]} applies to sendrecv only")
-        return root, {}
-    return root, build_sendrecv_options(args, world_sizes)
+        return root, uneven.build_uneven_options(primitives, args, world_sizes)
+    extra = uneven.build_uneven_options(primitives, args, world_sizes)
+    return root, {**build_sendrecv_options(args, world_sizes), **extra}
 
 
 def build_sendrecv_options(args: PrimitiveArgs, world_sizes: Sequence[int]) -> dict[str, Any]:
@@ -263,6 +282,7 @@ def build_workload(
 ) -> CommSpec:
     """The CommSpec of a primitive command or sweep; prints a note for every rounded size."""
     root, options = build_primitive_options(primitives, args, launch.world_sizes)
+    comm = uneven.fit_comm(primitives, options, comm, launch.backend)
     workload = build_comm_spec(primitives, comm, launch, root, options)
     note = check_counts(primitives, workload.sizes, workload.dtypes, launch.world_sizes)
     if note:

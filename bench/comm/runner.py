@@ -78,9 +78,10 @@ def build_row(
     stats = Stats(tuple(result.trials.max_us))
     ci_low, ci_high = stats.p50_ci()
     converged = result.trials.converged
-    factor = prim.busbw_factor(ctx.world_size)
+    case = result.case  # alltoallv: its own bytes for algbw, busbw factor and byte columns
+    factor = prim.busbw_factor(ctx.world_size) if case.busbw_factor is None else case.busbw_factor
     moves = ctx.world_size > 1
-    algbw = algbw_gbps(result.case.size_bytes, stats.p50) if moves else math.nan
+    algbw = algbw_gbps(case.bw_bytes or case.size_bytes, stats.p50) if moves else math.nan
     labels = result.case.labels
     return ResultRow(
         run_id=spec.launch.run_id,
@@ -102,6 +103,7 @@ def build_row(
         src=labels.get("src", ""),
         dst=labels.get("dst", ""),
         pattern=labels.get("pattern", ""),
+        placement=labels.get("placement", "out"),
         mode=result.mode,
         timer=timer_name(ctx.device, result.mode),
         iters=result.iters,
@@ -125,6 +127,7 @@ def build_row(
         ci_high_us=ci_high,
         trials_run=result.trials.trials_run,
         converged="" if converged is None else str(converged).lower(),
+        **case.columns,
     )
 
 

@@ -25,7 +25,16 @@ COLUMNS = (
 )
 
 
-WIDTHS = {"pattern": 27, "msg_rate_per_s": 15, "trials": 7, "ci_pct": 8, "converged": 10}
+WIDTHS = {
+    "pattern": 27,
+    "recv_bytes_max": 15,
+    "imbalance": 10,
+    "placement": 10,
+    "msg_rate_per_s": 15,
+    "trials": 7,
+    "ci_pct": 8,
+    "converged": 10,
+}
 """Widths of the columns shown only when some row has them (6 otherwise)."""
 
 
@@ -35,6 +44,10 @@ def cell(row: dict[str, str], name: str) -> str:
         return row.get("trials_run") or row.get("trials", "")
     if name == "msg_rate_per_s":
         return format_number(row.get(name), ".0f")
+    if name == "recv_bytes_max":
+        return format_size(int(float(row[name]))) if row.get(name) else "-"
+    if name == "imbalance":
+        return format_number(row.get(name), ".2f")
     if name != "ci_pct":
         return row.get(name, "")
     try:
@@ -44,6 +57,12 @@ def cell(row: dict[str, str], name: str) -> str:
     if not (p50 > 0 and low == low and high == high):  # NaN: too few samples for an interval
         return "-"
     return "+-" + format_number(max(p50 - low, high - p50) / p50 * 100, ".1f")
+
+
+def factor_text(group: Sequence[dict[str, str]]) -> str:
+    """The group's busbw factor, or 'per row' where it differs (alltoallv: per split)."""
+    factors = {row["busbw_factor"] for row in group}
+    return format_number(group[0]["busbw_factor"], ".3g") if len(factors) == 1 else "per row"
 
 
 def render_table(rows: Sequence[dict[str, str]]) -> str:
@@ -58,7 +77,7 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
         header = (
             f"# {primitive}  backend={backend}  device={device}  world_size={world_size}  "
             f"timer={timer}  time=p50 of max over ranks  busbw factor="
-            f"{format_number(group[0]['busbw_factor'], '.3g')}"
+            f"{factor_text(group)}"
         )
         header += f"\n# env: {env}" if env else ""
         if world_size == "1":
@@ -66,6 +85,9 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
         extra = [
             name for name in ("root", "src", "dst", "pattern") if any(r.get(name) for r in group)
         ]
+        extra += ["placement"] if any(r.get("placement") == "in" for r in group) else []
+        if primitive == "all_to_allv":  # uneven splits: the busiest receiver and the imbalance
+            extra += ["recv_bytes_max", "imbalance"]
         if any(r.get("pattern", "").startswith("multipair") for r in group):
             extra.append("msg_rate_per_s")  # osu_mbw_mr's figure, aggregate over pairs
         precise = any(r.get("converged") for r in group)  # --precision: how far each row got

@@ -79,6 +79,13 @@ class Case:
     ops_per_run: int = 1
     """Messages one run() completes: a timed sample is divided by it, so time_us is per message
     (ping-pong: 2, one-way latency = round trip / 2; a window of W sends: W, as osu_bw)."""
+    bw_bytes: int = 0
+    """The bytes algbw divides by the time, where not size_bytes (alltoallv: the busiest rank's
+    sent or received bytes); 0: size_bytes."""
+    busbw_factor: float | None = None
+    """This case's busbw factor, where it is not the primitive's (alltoallv: per split)."""
+    columns: dict[str, float] = field(default_factory=dict)
+    """Extra numeric row columns (alltoallv: send/recv bytes min/max over ranks, imbalance)."""
 
 
 class Primitive(Protocol):

@@ -16,6 +16,18 @@ PATTERNS = ("pingpong", "window", "ring", "multipair")
 WHOLE_GROUP_PATTERNS = ("ring", "multipair")
 """Patterns that use every rank at once (one case per size; --pairs does not apply)."""
 DEFAULT_PATTERNS = ("pingpong", "window")
+PLACEMENTS = ("out", "in")
+"""--placement: out of place (separate input and output buffers) and in place (nccl-tests'
+in-place form: all_gather's input is this rank's chunk of the output, reduce_scatter's output is
+this rank's chunk of the input, all_to_all's input and output are one buffer)."""
+SKEWS = ("uniform", "zipf", "hot")
+"""alltoallv --skew kinds: uniform, zipf:S, hot:FRACTION."""
+
+
+def placements(options: Mapping[str, Any]) -> list[str]:
+    """The placements a placeable primitive measures, in nccl-tests' order (out, then in)."""
+    given = options.get("placements") or ["out"]
+    return [p for p in PLACEMENTS if p in given]
 
 
 def root_ranks(root: str, world_size: int) -> list[int]:
@@ -63,6 +75,8 @@ class PrimitiveFacts:
     """Cases per size come from --pattern and --pairs."""
     emulated: Mapping[str, str] = field(default_factory=dict)
     """Backend -> pattern label, where that backend runs another collective in disguise."""
+    placeable: bool = False
+    """--placement applies: one case per placement (out, in)."""
 
     def case_count(self, world_size: int, root: str, options: Mapping[str, Any]) -> int:
         """Cases one size makes (several when rotating a root or walking pairs)."""
@@ -70,6 +84,8 @@ class PrimitiveFacts:
             return len(root_ranks(root, world_size))
         if self.point_to_point:
             return len(pattern_cases(world_size, options))
+        if self.placeable:
+            return len(placements(options))
         return 1
 
     def count_multiple(self, world_size: int, itemsize: int) -> int:
@@ -86,16 +102,18 @@ FACTS: dict[str, PrimitiveFacts] = {
         PrimitiveFacts("all_reduce", "allreduce", reduces=True),
         PrimitiveFacts("broadcast", "broadcast", rooted=True),
         PrimitiveFacts("reduce", "reduce", reduces=True, rooted=True),
-        PrimitiveFacts("all_gather", "allgather", gather_type=True),
+        PrimitiveFacts("all_gather", "allgather", gather_type=True, placeable=True),
         PrimitiveFacts(
             "reduce_scatter",
             "reducescatter",
             reduces=True,
             gather_type=True,
             emulated={"gloo": "via_all_reduce"},
+            placeable=True,
         ),
-        PrimitiveFacts("all_to_all", "alltoall", gather_type=True),
+        PrimitiveFacts("all_to_all", "alltoall", gather_type=True, placeable=True),
         PrimitiveFacts("send_recv", "sendrecv", point_to_point=True),
+        PrimitiveFacts("all_to_allv", "alltoallv"),
     )
 }
 """Primitive name -> its facts, in the order `all` measures them."""
@@ -105,3 +123,5 @@ COMMANDS: dict[str, str] = {facts.command: name for name, facts in FACTS.items()
 
 ROOTED = tuple(name for name, facts in FACTS.items() if facts.rooted)
 """Primitives that take --root."""
+PLACEABLE = tuple(name for name, facts in FACTS.items() if facts.placeable)
+"""Primitives that take --placement."""

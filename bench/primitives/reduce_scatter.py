@@ -28,6 +28,7 @@ from distbench.primitives.base import (
     GatherType,
     element_count,
 )
+from distbench.primitives.facts import placements
 
 REDUCE_SCATTER: Callable[..., Any] = getattr(dist, "reduce_scatter_single", None) or (
     dist.reduce_scatter_tensor
@@ -38,29 +39,38 @@ class ReduceScatter(GatherType):
     name = "reduce_scatter"
 
     def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
-        requested_bytes, dtype, op = request.requested_bytes, request.dtype, request.op
-        n = ctx.world_size
-        count = element_count(requested_bytes, dtype, self.count_multiple(n, dtype))
-        per_rank = count // n
-        reduce_op = REDUCE_OPS[op]
-        # Zeros stay zero under every op: no overflow, no denormals, whatever the iteration count.
-        source = torch.zeros(count, dtype=dtype, device=ctx.device)  # [n * count / n]
-        result = torch.zeros(per_rank, dtype=dtype, device=ctx.device)  # [count / n]
-
-        def run() -> None:
-            REDUCE_SCATTER(result, source, op=reduce_op, group=ctx.group)
-
-        def check() -> int:
-            # Rank r must end with positions r * per_rank.. of the reduction of every input.
-            data = checkdata.fill(count, ctx.rank, n, dtype, ctx.device, op)
-            out = checkdata.fill_sentinel(per_rank, dtype, ctx.device)
-            REDUCE_SCATTER(out, data, op=reduce_op, group=ctx.group)
-            return checkdata.wrong_reduced(out, n, op, start=ctx.rank * per_rank)
-
+        requested_bytes, dtype = request.requested_bytes, request.dtype
+        count = element_count(requested_bytes, dtype, self.count_multiple(ctx.world_size, dtype))
         emulated = self.facts.emulated
-        labels = {"pattern": emulated[ctx.backend]} if ctx.backend in emulated else {}
+        pattern = {"pattern": emulated[ctx.backend]} if ctx.backend in emulated else {}
         return [
-            Case(
-                size_bytes=count * dtype.itemsize, count=count, run=run, check=check, labels=labels
-            )
+            build_case(ctx, count, dtype, request.op, {**pattern, "placement": p})
+            for p in placements(request.options)
         ]
+
+
+def build_case(
+    ctx: Context, count: int, dtype: torch.dtype, op: str, labels: dict[str, str]
+) -> Case:
+    """One placement: out (a separate output buffer) or in (the output is this rank's chunk of the
+    input, nccl-tests' in-place reduce_scatter)."""
+    n, me = ctx.world_size, ctx.rank
+    per_rank = count // n
+    reduce_op = REDUCE_OPS[op]
+    mine = slice(me * per_rank, (me + 1) * per_rank)
+    in_place = labels["placement"] == "in"
+    # Zeros stay zero under every op: no overflow, no denormals, whatever the iteration count.
+    source = torch.zeros(count, dtype=dtype, device=ctx.device)  # [n * count / n]
+    result = source[mine] if in_place else torch.zeros(per_rank, dtype=dtype, device=ctx.device)
+
+    def run() -> None:
+        REDUCE_SCATTER(result, source, op=reduce_op, group=ctx.group)
+
+    def check() -> int:
+        # Rank r must end with positions r * per_rank.. of the reduction of every input.
+        data = checkdata.fill(count, me, n, dtype, ctx.device, op)
+        out = data[mine] if in_place else checkdata.fill_sentinel(per_rank, dtype, ctx.device)
+        REDUCE_SCATTER(out, data, op=reduce_op, group=ctx.group)
+        return checkdata.wrong_reduced(out, n, op, start=me * per_rank)
+
+    return Case(size_bytes=count * dtype.itemsize, count=count, run=run, check=check, labels=labels)

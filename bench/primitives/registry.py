@@ -6,6 +6,7 @@ from __future__ import annotations
 from distbench.primitives.all_gather import AllGather
 from distbench.primitives.all_reduce import AllReduce
 from distbench.primitives.all_to_all import AllToAll
+from distbench.primitives.all_to_allv import AllToAllV
 from distbench.primitives.base import Primitive
 from distbench.primitives.broadcast import Broadcast
 from distbench.primitives.reduce import Reduce
@@ -20,4 +21,5 @@ PRIMITIVES: dict[str, Primitive] = {
     "reduce_scatter": ReduceScatter(),
     "all_to_all": AllToAll(),
     "send_recv": SendRecv(),
+    "all_to_allv": AllToAllV(),
 }

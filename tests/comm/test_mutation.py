@@ -1,6 +1,7 @@
 """Mutation tests: `--check` reports wrong > 0 whenever the real collective's result is
 corrupted (tests/comm/mutation/corrupt.py), for every primitive, op and mutation (send/recv: every
-pattern), on real gloo groups of 2, 3, 4 and 8 ranks, and 0 when nothing is corrupted. One process
+pattern; all_gather and reduce_scatter in and out of place; alltoallv in every split form), on
+real gloo groups of 2, 3, 4 and 8 ranks, and 0 when nothing is corrupted. One process
 group per world size runs every case (tests/comm/mutation/driver.py). Then once through the CLI:
 a rotated all_reduce makes `distbench allreduce --check` report the wrong elements and exit 1."""
 
@@ -17,7 +18,7 @@ import pytest
 
 from distbench.primitives.registry import PRIMITIVES
 from tests.comm.mutation.corrupt import BASIC, REDUCING
-from tests.comm.mutation.driver import OPS
+from tests.comm.mutation.driver import OPS, PLACED
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.slow
@@ -63,6 +64,18 @@ def test_check_catches_every_mutation(world_size: int, tmp_path: Path) -> None:
     if world_size % 2 == 0:
         wanted |= {"multipair-window=2", "multipair-bidir-window=2"}
     assert {p.split(",")[0] for p in patterns} == wanted
+    # --placement: all_gather and reduce_scatter checked in place and out of place, every mutation
+    for primitive in PLACED:
+        cases = [case for case in mutated if case.startswith(f"{primitive}/")]
+        for placement in ("in", "out"):
+            placed = {c.rsplit("/", 1)[1] for c in cases if f"placement={placement}" in c}
+            lose = [] if (primitive, placement) == ("reduce_scatter", "in") else ["lose1"]
+            assert {*BASIC, *lose} <= placed, (primitive, placement)
+    # alltoallv: every split form (equal, zipf, hot, MoE routing), every mutation of a data mover
+    alltoallv = [case for case in mutated if case.startswith("all_to_allv/")]
+    forms = {case.split("pattern=")[1].split("/")[0].split(":")[0] for case in alltoallv}
+    assert forms == {"uniform", "zipf", "hot", "moe"}
+    assert {case.rsplit("/", 1)[1] for case in alltoallv} == {*BASIC, "lose1", "other"}
 
 
 SITECUSTOMIZE = '''

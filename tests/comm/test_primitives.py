@@ -46,6 +46,7 @@ FACTORS = {
     "broadcast": lambda n: 1.0,
     "reduce": lambda n: 1.0,
     "send_recv": lambda n: 1.0,
+    "all_to_allv": lambda n: (n - 1) / n,  # uniform splits; each case carries its own
 }
 
 
@@ -92,7 +93,8 @@ def test_gather_type_size_is_n_whole_16_byte_chunks_as_nccl_tests(name: str) -> 
     assert prim.count_multiple(3, torch.float32) == 12
     assert prim.count_multiple(3, torch.int8) == 48
     emulated = name == "reduce_scatter"  # on gloo: an all_reduce in disguise, labelled
-    assert case.labels == ({"pattern": "via_all_reduce"} if emulated else {})
+    pattern = {"pattern": "via_all_reduce"} if emulated else {}
+    assert case.labels == {**pattern, "placement": "out"}  # --placement default
     # Every size, dtype and world size: the same chunk as nccl-tests, n chunks in size_bytes.
     for n in (2, 3, 5, 8, 12):
         for dtype in (torch.float32, torch.bfloat16, torch.int8, torch.float64):

@@ -6,7 +6,8 @@ that all_gather and reduce_scatter hold) by a wrapper that runs the REAL collect
 damages its result on every rank, or does something else instead:
 
 - rotate1, rotate8: the result rotated by 1 or 8 elements;
-- swap: chunks 0 and 1 swapped (reduce_scatter: of the input, so ranks 0 and 1 get each other's);
+- swap: chunks 0 and 1 swapped (reduce_scatter: of the input, so ranks 0 and 1 get each other's;
+  all_to_allv: the segments from senders 0 and 1);
 - skip: the collective is not called at all;
 - zero: the result zeroed;
 - lose1: the last element never delivered (it keeps what the buffer held before the call);
@@ -14,7 +15,8 @@ damages its result on every rank, or does something else instead:
   the right result at one element (min, max);
 - other:<op> (reducing primitives): the collective runs with another reduction op;
 - other (data movers): another collective runs (broadcast from the next root, an all_reduce in
-  place of all_gather, an all_gather in place of all_to_all).
+  place of all_gather, an all_gather in place of all_to_all, all_to_allv's splits taken from the
+  reversed send buffer).
 
 Nothing here is mocked: every collective that runs is gloo's. This module lives under tests/ only
 and is reachable from no option of the product.
@@ -44,6 +46,7 @@ TARGETS: dict[str, list[tuple[Any, str]]] = {
     "reduce_scatter": [(reduce_scatter, "REDUCE_SCATTER")],
     "all_to_all": [(dist, "all_to_all_single")],
     "send_recv": [(dist, "send"), (dist, "recv"), (dist, "batch_isend_irecv")],
+    "all_to_allv": [(dist, "all_to_all_single")],
 }
 """Where each primitive's check calls its collective: (owner, attribute) patched while corrupted."""
 
@@ -79,6 +82,14 @@ def swap_chunks(tensor: torch.Tensor, parts: int) -> None:
     chunks[1].copy_(first)
 
 
+def swap_segments(tensor: torch.Tensor, sizes: list[int]) -> None:
+    """Segments 0 and 1 (of `sizes`, which may differ) trade places."""
+    first, second = sizes[0], sizes[1]
+    head = tensor[: first + second].clone()
+    tensor[:second].copy_(head[first:])
+    tensor[second : first + second].copy_(head[:first])
+
+
 def substitute(primitive: str, real: Call, ctx: Context, args: tuple, kwargs: dict) -> Any:
     """Run another collective in the place of the real one ('other')."""
     out = args[0]
@@ -90,6 +101,8 @@ def substitute(primitive: str, real: Call, ctx: Context, args: tuple, kwargs: di
     if primitive == "all_to_all":
         own = args[1].view(ctx.world_size, -1)[ctx.rank]  # every rank sends its own chunk to all
         return all_gather.ALL_GATHER(out, own.contiguous(), group=kwargs.get("group"))
+    if primitive == "all_to_allv":  # the splits taken from the wrong end of each send buffer
+        return real(out, args[1].flip(0), *args[2:], **kwargs)
     raise ValueError(f"no substitute collective for {primitive}")
 
 
@@ -121,6 +134,10 @@ def wrap(primitive: str, name: str, real: Call, mutation: str, ctx: Context) -> 
         if mutation == "swap" and primitive == "reduce_scatter":
             swap_chunks(args[1], n)  # the input: rank 0 is handed rank 1's chunk
             return real(*args, **kwargs)
+        if mutation == "swap" and primitive == "all_to_allv":
+            result = real(*args, **kwargs)
+            swap_segments(args[0], args[2])  # what senders 0 and 1 sent change places
+            return result
         last = args[0][-1:].clone()
         result = real(*args, **kwargs)
         damage(args[0], mutation, n, last)
