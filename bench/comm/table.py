@@ -80,6 +80,8 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
             f"{factor_text(group)}"
         )
         header += f"\n# env: {env}" if env else ""
+        api = group[0].get("api", "c10d")  # --api: one per launch
+        header += f"\n# api: {api}" if api != "c10d" else ""
         if world_size == "1":
             header += "\n# world size 1: nothing moves between ranks, so no bandwidth (-)"
         extra = [

@@ -119,6 +119,7 @@ def test_every_functional_primitive_runs_and_checks(api: str, tmp_path: Path) ->
     roots = 3 if api == "functional" else 1
     assert len(rows) == 2 * (4 + roots)
     assert {r["api"] for r in rows} == {api}
+    assert f"# api: {api}" in result.stdout  # the terminal table names it
     assert {r["wrong"] for r in rows} == {"0"}
     assert {r["primitive"] for r in rows} == set(FUNCTIONAL_PRIMITIVES)
     compile_s = [float(r["compile_s"]) if r["compile_s"] else math.nan for r in rows]
