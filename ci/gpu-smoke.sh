@@ -103,6 +103,9 @@ step ddp-cuda "ddp strategies (all but ddp-fp16)" \
   "${DB[@]}" ddp --backend nccl --world-sizes "$WS" --model mlp \
   --strategies ddp,ddp-nocomm,ddp-nooverlap,ddp-bf16,grad-avg,grad-avg-flat,param-avg --steps 20 \
   --out "$OUT/ddp-cuda"
+step fsdp-cuda "FSDP2 strategies (fsdp, fsdp-reshard-false); peak memory from cuda_max_allocated" \
+  "${DB[@]}" ddp --backend nccl --world-sizes "$WS" --model transformer --width 512 --depth 4 \
+  --strategies ddp,ddp-nocomm,fsdp,fsdp-reshard-false --steps 20 --out "$OUT/fsdp-cuda"
 step pytest-gpu "gpu-marked tests" "$PY" -m pytest -q -m gpu tests
 step allreduce-gloo-cuda "gloo on CUDA tensors" \
   "${DB[@]}" allreduce --backend gloo --device cuda --world-sizes 1 \

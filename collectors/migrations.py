@@ -68,6 +68,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "whether --precision was met; the trial order (#16: sequential or interleaved); the --env "
         "combination (#12 §4, ddp rows too); send/recv message rates (#12 §1, multipair)"
         "; the api that issued the collective and its compile time (#15 §2)"
+        "; FSDP2's bytes per step and every ddp row's peak memory (#15 §4)"
         "; in- or out-of-place placement and alltoallv's bytes per rank (#15 §3, §5)"
         "; the pipeline workload's results.csv, a new kind (#13 §1)",
         added={
@@ -91,6 +92,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             ("comm", "recv_bytes_max"): "",
             ("comm", "imbalance"): "",
             ("ddp", "env"): "",
+            ("ddp", "allgather_bytes_per_step"): "0",
+            ("ddp", "reduce_scatter_bytes_per_step"): "0",
+            ("ddp", "peak_mem_bytes"): "",
+            ("ddp", "mem_source"): "",
         },
     ),
 )

@@ -185,7 +185,7 @@ class DdpRow:
     primitive: str
     """Always `ddp`."""
     strategy: str
-    """ddp, ddp-nocomm, ddp-nooverlap, ddp-bf16, ddp-fp16, grad-avg, grad-avg-flat, param-avg."""
+    """ddp, ddp-nocomm, ddp-nooverlap, ddp-bf16, ddp-fp16, grad-avg(-flat), param-avg, fsdp(-*)."""
     backend: str
     """torch.distributed backend: gloo or nccl."""
     device: str
@@ -241,7 +241,7 @@ class DdpRow:
     scaling_efficiency: float
     """samples_per_s at n ranks / (n x samples_per_s of the run's 1-rank row); empty without one."""
     comm_bytes_per_step: int
-    """Bytes each rank reduces per step, after compression (param-avg: parameter bytes / K)."""
+    """Bytes each rank reduces per step, after compression (param-avg: / K; fsdp*: AG + RS)."""
     comm_busbw_GBps: float
     """all_reduce busbw, GB/s (1e9 B/s), of comm_bytes_per_step in (step mean - ddp-nocomm's mean):
     an upper bound where communication overlaps. Empty at world size 1."""
@@ -255,6 +255,14 @@ class DdpRow:
     """Largest |parameter - the first ddp run's| after the same steps on the same data."""
     env: str = ""
     """The --env combination the launch's workers ran with, as ResultRow's env (v3)."""
+    allgather_bytes_per_step: int = 0
+    """fsdp*: bytes all-gathered per step (unsharded size, padded; 0 for other strategies; v3)."""
+    reduce_scatter_bytes_per_step: int = 0
+    """fsdp*: bytes reduce-scattered per step (unsharded size, padded; 0 otherwise; v3)."""
+    peak_mem_bytes: float = float("nan")
+    """Largest rank's peak memory of the steps above its pre-model baseline, by mem_source (v3)."""
+    mem_source: str = ""
+    """cuda_max_allocated or rss_hwm (CPU resident-set high-water mark); empty: unmeasured (v3)."""
 
 
 COMM_CASE_COLUMNS = (

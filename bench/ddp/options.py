@@ -70,8 +70,8 @@ class DdpArgs:
         tuple[str, ...],
         text(
             "Comma list or 'all': ddp, ddp-nocomm, ddp-nooverlap, ddp-bf16, ddp-fp16, grad-avg, "
-            "grad-avg-flat, param-avg; dp (nn.DataParallel, named only: 2+ GPUs, "
-            "--world-sizes 1).",
+            "grad-avg-flat, param-avg, fsdp, fsdp-reshard-false; dp (nn.DataParallel, named "
+            "only: 2+ GPUs, --world-sizes 1).",
             lambda value: tuple(parse_strategies(value)),
             default_text="all",
         ),

@@ -37,6 +37,10 @@ class Trained:
     measurement: str
     timed: Timed
     max_param_diff: float
+    fsdp_bytes: tuple[int, int] = (0, 0)
+    """(all-gathered, reduce-scattered) bytes per step: FSDP strategies (ddp/fsdp.py)."""
+    peak_mem: tuple[float, str] = (math.nan, "")
+    """(the largest rank's peak memory in bytes, how it was measured): ddp/memory.py."""
 
     def mean_step_us(self) -> float:
         """Mean step time (us): the slowest rank's windows, summed, / timed steps."""
@@ -86,6 +90,10 @@ def build_row(
     nocomm = next((t for (name, _), t in baselines.items() if name == "ddp-nocomm"), math.nan)
     reference = HIDDEN_SHARE_REFERENCE.get(run.strategy, "")
     comm_bytes = comm_bytes_per_step(run.strategy, params, workload.avg_every)
+    busbw = metrics.comm_busbw_gbps(comm_bytes, mean, nocomm, n)
+    if any(trained.fsdp_bytes):  # FSDP: all_gather + reduce_scatter, not all_reduce
+        comm_bytes = sum(trained.fsdp_bytes)
+        busbw = metrics.comm_busbw_gbps(comm_bytes, mean, nocomm, n) / 2
     is_ddp = run.strategy in DDP_STRATEGIES
     return DdpRow(
         run_id=spec.launch.run_id,
@@ -116,13 +124,17 @@ def build_row(
         samples_per_s=rate,
         scaling_efficiency=metrics.scaling_efficiency(n, rate, rate_1),
         comm_bytes_per_step=comm_bytes,
-        comm_busbw_GBps=metrics.comm_busbw_gbps(comm_bytes, mean, nocomm, n),
+        comm_busbw_GBps=busbw,
         comm_share=metrics.comm_share(n, mean, nocomm),
         comm_hidden_share=metrics.comm_hidden_share(
             n, mean, nocomm, baselines.get(run_key(reference, bucket), math.nan)
         ),
         max_param_diff=trained.max_param_diff,
         env=" ".join(spec.launch.env),
+        allgather_bytes_per_step=trained.fsdp_bytes[0],
+        reduce_scatter_bytes_per_step=trained.fsdp_bytes[1],
+        peak_mem_bytes=trained.peak_mem[0],
+        mem_source=trained.peak_mem[1],
     )
 
 

@@ -23,6 +23,7 @@ from torch import nn
 
 from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, DdpRow, SampleRow
 from distbench.collectors.sink import CsvSink
+from distbench.ddp import fsdp, memory
 from distbench.ddp.models import build_batches, build_model
 from distbench.ddp.rows import (
     Trained,
@@ -44,7 +45,8 @@ from distbench.timing import barrier
 
 
 def flat_params(model: nn.Module) -> torch.Tensor:
-    return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).clone()
+    """Every parameter, whole (FSDP's shards gathered), flattened in registration order."""
+    return torch.cat([fsdp.full_param(p).reshape(-1) for p in model.parameters()]).clone()
 
 
 def measure(
@@ -56,9 +58,12 @@ def measure(
     reference: torch.Tensor | None,
 ) -> tuple[Trained, torch.Tensor]:
     """Train one strategy from the seeded weights; return its measurement and final parameters."""
+    baseline = memory.held(ctx.device)  # before the model: peak_mem_bytes counts what it adds
     model = build_model(spec, ctx.device)
+    gathered, scattered = fsdp.bytes_per_step(model, run.strategy, ctx.world_size)
     strategy = build_strategy(run, model, ctx, spec)
     optimizer = torch.optim.SGD(model.parameters(), lr=spec.lr)
+    memory.reset_peak(ctx.device)
     timed = train(
         strategy.module,
         strategy.after_backward,
@@ -69,6 +74,7 @@ def measure(
         spec.window_length(),
         ctx,
     )
+    peak = max_over_ranks(ctx, [memory.peak_since(ctx.device, baseline)])[0]
     final = flat_params(model)
     # DDP's reducer sits in reference cycles: free it now, while its process group is alive (a
     # reducer collected at interpreter exit, after destroy_process_group, can abort the process).
@@ -77,7 +83,8 @@ def measure(
     diff = math.nan
     if reference is not None:
         diff = max_over_ranks(ctx, [float((final - reference).abs().max())])[0]
-    return Trained(run, measurement, timed, diff), final
+    mem = (peak, memory.source(ctx.device))
+    return Trained(run, measurement, timed, diff, (gathered, scattered), mem), final
 
 
 def log_wall_clock(trained: Trained, log: Callable[[str], None]) -> None:

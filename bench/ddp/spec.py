@@ -21,6 +21,8 @@ STRATEGIES = (
     "grad-avg",
     "grad-avg-flat",
     "param-avg",
+    "fsdp",
+    "fsdp-reshard-false",
 )
 """Every strategy, in the order the README lists them."""
 

@@ -9,6 +9,7 @@ Every strategy wraps one freshly built model and adds its communication to a pla
 
 DDP strategies do their communication inside backward (bucketed, overlapped with it), except
 ddp-nooverlap, whose bucket all_reduces block backward: ddp's messages with nothing hidden.
+fsdp and fsdp-reshard-false (ddp/fsdp.py) all-gather and reduce-scatter inside forward/backward.
 """
 
 # No `from __future__ import annotations` here: DDP checks a comm hook's annotations against the
@@ -23,6 +24,7 @@ from torch import nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
 
+from distbench.ddp.fsdp import RESHARD_AFTER_FORWARD, shard_model
 from distbench.ddp.spec import DDP_STRATEGIES, DdpSpec, StrategyRun
 from distbench.primitives.base import Context
 
@@ -125,6 +127,8 @@ def build_strategy(run: StrategyRun, model: nn.Module, ctx: Context, spec: DdpSp
         if run.strategy in HOOKS:
             ddp.register_comm_hook(ctx.group, HOOKS[run.strategy]())
         module = ddp
+    elif run.strategy in RESHARD_AFTER_FORWARD:
+        module = shard_model(model, ctx, run.strategy)  # FSDP2: the model itself, sharded
     return Strategy(run.strategy, module, model, ctx, spec.avg_every)
 
 
