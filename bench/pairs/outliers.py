@@ -1,7 +1,8 @@
 """From pair results to each unit's standing: the median busbw over its pairs, a robust z-score
-over all units (median and MAD, not mean and standard deviation, so that the slow unit itself
-does not widen the yardstick that should flag it), and the outliers. Torch-free and pure: the
-runner writes ranks.csv with it and the tests check it on numbers.
+against the other units (their median and MAD, not mean and standard deviation; the unit itself
+left out, so that a slow unit does not widen the yardstick that should flag it), and the
+outliers. Torch-free and pure: the runner writes ranks.csv with it and the tests check it on
+numbers.
 """
 
 from __future__ import annotations
@@ -37,15 +38,20 @@ def unit_medians(results: Iterable[tuple[int, int, float]]) -> dict[int, tuple[i
 
 
 def robust_z(values: Mapping[int, float]) -> dict[int, float]:
-    """unit -> (value - median) / scale, scale = max(1.4826 x MAD, MAD_FLOOR x median)."""
-    if not values:
-        return {}
-    center = statistics.median(values.values())
-    mad = statistics.median(abs(v - center) for v in values.values())
-    scale = max(MAD_TO_SIGMA * mad, MAD_FLOOR * abs(center))
-    if scale == 0:
+    """unit -> (value - median of the others) / scale of the others, scale = max(1.4826 x MAD,
+    MAD_FLOOR x median): each unit is measured against the units other than itself (leave one
+    out), so a slow unit never widens its own yardstick and, among few units (4 ranks), one noisy
+    healthy unit widens it less."""
+    if len(values) < 2:
         return dict.fromkeys(values, 0.0)
-    return {unit: (value - center) / scale for unit, value in values.items()}
+    z = {}
+    for unit, value in values.items():
+        others = [v for u, v in values.items() if u != unit]
+        center = statistics.median(others)
+        mad = statistics.median(abs(v - center) for v in others)
+        scale = max(MAD_TO_SIGMA * mad, MAD_FLOOR * abs(center))
+        z[unit] = (value - center) / scale if scale else 0.0
+    return z
 
 
 def standings(results: Iterable[tuple[int, int, float]], threshold: float) -> list[Standing]:
