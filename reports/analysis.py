@@ -37,6 +37,8 @@ SERIES_LABELS = {
     "root": "root={}",
     "src": "src={}",
     "dst": "dst={}",
+    "placement": "placement={}",
+    "env": "{}",
 }
 """How a case column shows in a line's name when it tells lines apart."""
 
