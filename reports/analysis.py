@@ -38,7 +38,6 @@ SERIES_LABELS = {
     "src": "src={}",
     "dst": "dst={}",
     "placement": "placement={}",
-    "env": "{}",
 }
 """How a case column shows in a line's name when it tells lines apart."""
 

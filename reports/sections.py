@@ -34,12 +34,18 @@ def png_bytes(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+QUIET_DEFAULTS = {"placement": "out"}
+"""Case columns shown only where a row differs from this value (every row before v3 says out)."""
+
+
 def display(frame: pd.DataFrame, names: dict[str, str], numeric: tuple[str, ...] = ()) -> TableOut:
     """Rename and format a frame for display; columns that are empty everywhere are dropped."""
     frame = frame[[c for c in names if c in frame.columns]].copy()
     for column in list(frame.columns):
         values = frame[column]
-        if not pd.api.types.is_numeric_dtype(values) and (values.astype(str) == "").all():
+        quiet = "" if not pd.api.types.is_numeric_dtype(values) else None
+        quiet = QUIET_DEFAULTS.get(column, quiet)  # placement: shown only where a row says in
+        if quiet is not None and (values.astype(str) == quiet).all():
             frame = frame.drop(columns=column)
         elif column in numeric:
             frame[column] = values.map(format_number)
@@ -69,6 +75,7 @@ CASE_NAMES = {
     "pattern": "pattern",
     "src": "src",
     "dst": "dst",
+    "placement": "placement",
     "env": "env",
 }
 

@@ -56,6 +56,8 @@ def test_in_place_runs_check_and_rows_say_so(tmp_path: Path) -> None:
     assert compare.returncode == 0, compare.stdout[-3000:] + compare.stderr[-3000:]
     report = run_cli("report", str(out), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr[-3000:]
+    page = (tmp_path / "report" / "report.md").read_text()
+    assert "| placement |" in page and "| in |" in page  # the two lines are named apart
 
 
 def all_to_all_in_place_wrong(rank: int, world_size: int, store: str, queue: object) -> None:
