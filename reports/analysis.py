@@ -38,6 +38,7 @@ SERIES_LABELS = {
     "src": "src={}",
     "dst": "dst={}",
     "placement": "placement={}",
+    "env": "{}",
 }
 """How a case column shows in a line's name when it tells lines apart."""
 
