@@ -205,7 +205,7 @@ def test_resume_writes_only_the_missing_rows(tmp_path: Path) -> None:
 
 
 BAD_INPUT = [
-    (["--strategies", "ddp,fsdp"], "unknown strategy 'fsdp'"),
+    (["--strategies", "ddp,zero3"], "unknown strategy 'zero3'"),
     (["--model", "cnn"], "unknown model 'cnn'"),
     (["--params", "0"], "--params must be at least 1"),
     (["--params", "ten"], "--params 'ten' is not a parameter count"),
