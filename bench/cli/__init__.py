@@ -5,6 +5,14 @@ multinode.py (config files and several nodes), run.py (resume, or resolve -> run
 RunSpec -> launch/). The comm and ddp option groups live with their workloads (comm/args.py,
 comm/options.py, ddp/options.py)."""
 
-from distbench.cli.app import main
+
+def main() -> None:
+    """Console entry point (`distbench`, `python -m distbench`). app is imported here, not at the
+    package's import, so that a workload's option module (e.g. ddp/options.py, which uses
+    cli/args.py) imports cleanly on its own, whichever of them comes first."""
+    from distbench.cli.app import main as run
+
+    run()
+
 
 __all__ = ["main"]
