@@ -21,6 +21,8 @@ from distbench.pairs import spec as pairs_spec
 from distbench.pairs.table import render_pairs_table
 from distbench.pipeline import spec as pipeline_spec
 from distbench.pipeline.table import render_pipeline_table
+from distbench.rpc import spec as rpc_spec
+from distbench.rpc.table import render_rpc_table
 
 if TYPE_CHECKING:
     from distbench.primitives.base import Context
@@ -92,6 +94,15 @@ WORKLOADS: dict[str, Workload] = {
         "distbench.init.runner:run_init",
         False,
         lambda workload: ("init",),
+    ),
+    "rpc": Workload(
+        "rpc",
+        rpc_spec.RpcSpec,
+        rpc_spec.plan_size,
+        render_rpc_table,
+        "distbench.rpc.runner:run_rpc",
+        False,
+        lambda workload: ("rpc",),
     ),
     "pipeline": Workload(
         "pipeline",

@@ -19,6 +19,7 @@ from distbench.cli.history import history
 from distbench.cli.init import init
 from distbench.cli.options import with_groups
 from distbench.cli.pairs import pairs
+from distbench.cli.rpc import rpc
 from distbench.cli.pipeline import pipeline
 from distbench.cli.run import run_workload
 from distbench.cli.sweep import SweepArgs, run_sweep
@@ -142,6 +143,7 @@ add_collective_command(
 )
 app.command("pairs")(pairs)
 app.command("init")(init)
+app.command("rpc")(rpc)
 app.command("pipeline")(pipeline)
 app.command("compare")(compare)
 app.command("history")(history)

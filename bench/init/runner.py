@@ -91,7 +91,6 @@ def join(method: str, where: str | int, rdzv: Rendezvous, ctx: Context, timeout:
     if method == "env":
         os.environ["MASTER_ADDR"] = rdzv.addr
         os.environ["MASTER_PORT"] = str(where)
-        os.environ["TORCHELASTIC_USE_AGENT_STORE"] = "False"  # a fresh store, not torchrun's
         dist.init_process_group(init_method="env://", **common)
         return
     url = f"tcp://{rdzv.addr}:{where}" if method == "tcp" else f"file://{where}"
@@ -194,6 +193,9 @@ def run_init(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     """Every init method's repetitions; rank 0 writes each method's rows as it ends."""
     workload: InitSpec = spec.workload
     run_dir = Path(spec.launch.run_dir)
+    # Under torchrun, env:// and tcp:// would otherwise connect to the agent's store as clients
+    # (at the given port, where nobody listens): every group here gets a fresh store of its own.
+    os.environ["TORCHELASTIC_USE_AGENT_STORE"] = "False"
     shared: list[Any] = [plan_rendezvous(workload, run_dir) if ctx.rank == 0 else None]
     dist.broadcast_object_list(shared, src=0)
     hosts: list[Any] = [None] * ctx.world_size

@@ -38,6 +38,18 @@ def test_one_row_per_world_size_method_and_phase(init_run: Path) -> None:
     assert (rows["time_us_min"] > 0).all()
 
 
+def test_tcp_alone_gets_a_store_of_its_own(tmp_path: Path) -> None:
+    """Under torchrun, tcp:// first (no env:// before it) must not wait on torchrun's store."""
+    out = tmp_path / "run"
+    done = run_cli(
+        "init", "--backend", "gloo", "--world-sizes", "2", "--init-methods", "tcp",
+        "--trials", "1", "--out", str(out), "--quiet", "--timeout", "60",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = pd.read_csv(out / "results.csv", keep_default_na=False)
+    assert sorted(rows["pattern"]) == sorted(f"tcp:{p}" for p in PHASES if p != "new_groups")
+
+
 def test_row_statistics_equal_those_recomputed_from_samples(init_run: Path) -> None:
     rows = pd.read_csv(init_run / "results.csv", keep_default_na=False)
     samples = pd.read_csv(init_run / "samples.csv", keep_default_na=False)

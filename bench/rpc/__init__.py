@@ -1,0 +1,1 @@
+"""`distbench rpc`: torch.distributed.rpc over TensorPipe (remote calls and references)."""

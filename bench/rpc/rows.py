@@ -1,0 +1,92 @@
+"""Rank 0's rows of `distbench rpc`: one ResultRow per pattern and size (primitive `rpc`), each
+sample the slowest calling rank's, and its samples (every rank's and the maximum, rank -1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from distbench.collectors.schema import MAX_OVER_RANKS, ResultRow, SampleRow
+from distbench.collectors.sink import CsvSink
+from distbench.groups import Placement
+from distbench.ranks import ranks_label
+from distbench.rpc.spec import RpcSpec, pattern_label
+from distbench.spec import RunSpec
+from distbench.stats import Stats, algbw_gbps
+from distbench.timing import timer_name
+
+LATENCY_PATTERNS = ("sync", "rref")
+"""Patterns whose samples are single calls (mode latency); async and ps: trial means."""
+
+
+def rpc_row(
+    spec: RunSpec, place: Placement, host: str, measurement: str, pattern: str, count: int,
+    worst: list[float], callers: list[int],
+) -> ResultRow:  # fmt: skip
+    """The row: time per call (async: per call of a window, so 1e6 / p50 is calls/s; ps: per
+    step), algbw = the call's tensor bytes / that time (one direction, as send/recv's)."""
+    workload: RpcSpec = spec.workload
+    stats = Stats(tuple(worst))
+    size = count * 4
+    mode = "latency" if pattern in LATENCY_PATTERNS else "throughput"
+    algbw = algbw_gbps(size, stats.p50)
+    ci_low, ci_high = stats.p50_ci()
+    return ResultRow(
+        run_id=spec.launch.run_id,
+        label=spec.launch.label,
+        host=host,
+        measurement=measurement,
+        primitive="rpc",
+        backend=spec.launch.backend,
+        device="cpu",
+        world_size=len(callers) + (pattern == "ps"),
+        nnodes=place.nnodes,
+        ranks=ranks_label(tuple(range(len(callers) + (pattern == "ps")))),
+        dtype="float32",
+        op="",
+        size_bytes=size,
+        requested_bytes=size,
+        count=count,
+        root="0" if pattern == "ps" else "",
+        src="",
+        dst="",
+        pattern=pattern_label(workload, pattern),
+        mode=mode,
+        timer=timer_name(torch.device("cpu"), mode),
+        iters=workload.iters,
+        warmup=workload.warmup,
+        trials=workload.trials,
+        samples=stats.n,
+        **stats.as_columns(tails=mode == "latency"),
+        algbw_GBps=algbw,
+        busbw_GBps=algbw,
+        busbw_factor=1.0,
+        wrong=-1,
+        hosts=place.hosts,
+        ci_low_us=ci_low,
+        ci_high_us=ci_high,
+        trials_run=workload.trials,
+        env=" ".join(spec.launch.env),
+    )
+
+
+def write_measurement(
+    sinks: tuple[CsvSink, CsvSink], row_of: Any, measurement: str, gathered: list[list[float]],
+    per_trial: int,
+) -> None:  # fmt: skip
+    """Samples first (the row commits the measurement, as --resume expects), then the row;
+    `row_of(worst, callers)` builds it."""
+    results, samples = sinks
+    callers = [rank for rank, values in enumerate(gathered) if values]
+    worst = [max(v) for v in zip(*(gathered[r] for r in callers), strict=True)]
+    for rank, values in [*((r, gathered[r]) for r in callers), (MAX_OVER_RANKS, worst)]:
+        samples.write(
+            [
+                SampleRow(
+                    measurement, rank, i // per_trial, i % per_trial if per_trial > 1 else -1, v
+                )
+                for i, v in enumerate(values)
+            ]
+        )
+    results.write([row_of(worst, callers)])

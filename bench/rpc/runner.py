@@ -1,0 +1,186 @@
+"""Rank side of `distbench rpc`: torch.distributed.rpc over TensorPipe beside the launch's gloo
+group, which only aligns the trials (barriers) and gathers the samples.
+
+    torchrun --nproc-per-node 2 -m distbench.worker RUN/spec.json    # the CLI starts it
+
+sync, async and rref: every rank calls its neighbour (rank + 1) % n at the same time; ps: ranks
+1..n-1 are workers and rank 0 the parameter server. Each trial starts after a barrier; rank 0
+takes, per sample, the maximum over the ranks that called (the slowest), writes the samples,
+then the row, as each measurement ends.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch.distributed import rpc
+
+from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, ResultRow, SampleRow
+from distbench.collectors.sink import CsvSink
+from distbench.groups import gather_placement
+from distbench.init.runner import free_ports
+from distbench.plan import measurement_id
+from distbench.primitives.base import Context
+from distbench.rpc.rows import LATENCY_PATTERNS, rpc_row, write_measurement
+from distbench.rpc.spec import RpcSpec
+from distbench.spec import RunSpec
+
+
+def echo(tensor: torch.Tensor) -> torch.Tensor:
+    """sync/async: the callee returns what it got."""
+    return tensor
+
+
+def make_tensor(count: int) -> torch.Tensor:
+    """rref: the callee creates the tensor the reference points to."""
+    return torch.ones(count)
+
+
+class ParamServer:
+    """Rank 0's parameters: each step waits for every worker's gradient, averages them and
+    returns the parameters to all (the batch-update server of PyTorch's rpc tutorials)."""
+
+    def __init__(self, count: int, workers: int) -> None:
+        self.params = torch.zeros(count)
+        self.pending = torch.zeros(count)
+        self.workers, self.arrived = workers, 0
+        self.lock = threading.Lock()
+        self.future: torch.futures.Future[torch.Tensor] = torch.futures.Future()
+
+    def add(self, grad: torch.Tensor) -> torch.futures.Future[torch.Tensor]:
+        with self.lock:
+            self.pending += grad
+            self.arrived += 1
+            future = self.future
+            if self.arrived == self.workers:
+                self.params -= self.pending / self.workers
+                self.pending.zero_()
+                self.arrived = 0
+                self.future = torch.futures.Future()
+                future.set_result(self.params.clone())
+        return future
+
+
+SERVER: ParamServer | None = None
+"""Rank 0's parameter server of the current size (ps)."""
+
+
+@rpc.functions.async_execution
+def ps_update(grad: torch.Tensor) -> torch.futures.Future[torch.Tensor]:
+    assert SERVER is not None, "ps_update reached a rank without a parameter server"
+    return SERVER.add(grad)
+
+
+def call_loop(pattern: str, spec: RpcSpec, peer: str, count: int) -> Callable[[int], None]:
+    """`run(n)`: n calls (async: n windows; ps: n steps) of the pattern to `peer`."""
+    tensor = torch.ones(count)
+
+    def sync(n: int) -> None:
+        for _ in range(n):
+            rpc.rpc_sync(peer, echo, args=(tensor,))
+
+    def asynchronous(n: int) -> None:
+        for _ in range(n):
+            torch.futures.wait_all(
+                [rpc.rpc_async(peer, echo, args=(tensor,)) for _ in range(spec.window)]
+            )
+
+    def rref(n: int) -> None:
+        for _ in range(n):
+            rpc.remote(peer, make_tensor, args=(count,)).to_here()
+
+    def ps(n: int) -> None:
+        for _ in range(n):
+            rpc.rpc_async("w0", ps_update, args=(tensor,)).wait()
+
+    return {"sync": sync, "async": asynchronous, "rref": rref, "ps": ps}[pattern]
+
+
+def measure(ctx: Context, spec: RpcSpec, pattern: str, count: int) -> list[float]:
+    """This rank's samples, us per call (latency patterns: one per call; async and ps: one per
+    trial, its time / calls); empty on rank 0 for ps, which serves."""
+    global SERVER
+    calls = spec.window if pattern == "async" else 1
+    latency = pattern in LATENCY_PATTERNS
+    caller = not (pattern == "ps" and ctx.rank == 0)
+    if pattern == "ps" and ctx.rank == 0:
+        SERVER = ParamServer(count, ctx.world_size - 1)
+    dist.barrier()  # the server exists before any worker calls
+    run = call_loop(pattern, spec, f"w{(ctx.rank + 1) % ctx.world_size}", count)
+    if caller:
+        run(spec.warmup)
+    samples: list[float] = []
+    for _ in range(spec.trials):
+        dist.barrier()
+        if not caller:
+            continue
+        if latency:
+            for _ in range(spec.iters):
+                start = time.perf_counter()
+                run(1)
+                samples.append((time.perf_counter() - start) * 1e6)
+        else:
+            start = time.perf_counter()
+            run(spec.iters)
+            samples.append((time.perf_counter() - start) * 1e6 / (spec.iters * calls))
+    dist.barrier()
+    return samples
+
+
+def start_rpc(ctx: Context, timeout_s: float) -> None:
+    """init_rpc as `w<rank>` at a port rank 0 picked, shared over the launch's group."""
+    port: list[Any] = [free_ports(1)[0] if ctx.rank == 0 else None]
+    dist.broadcast_object_list(port, src=0)
+    addr = os.environ.get("MASTER_ADDR", "127.0.0.1")
+    os.environ["TORCHELASTIC_USE_AGENT_STORE"] = "False"  # else a client of torchrun's store
+    options = rpc.TensorPipeRpcBackendOptions(
+        init_method=f"tcp://{addr}:{port[0]}", rpc_timeout=timeout_s
+    )
+    rpc.init_rpc(
+        f"w{ctx.rank}", rank=ctx.rank, world_size=ctx.world_size, rpc_backend_options=options
+    )
+
+
+def run_rpc(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
+    """Every pattern at every size; rank 0 writes each measurement's rows as it ends."""
+    workload: RpcSpec = spec.workload
+    run_dir = Path(spec.launch.run_dir)
+    place = gather_placement(ctx)
+    start_rpc(ctx, spec.launch.timeout_s)
+    sinks: tuple[CsvSink, CsvSink] | None = None
+    if ctx.rank == 0:
+        sinks = (
+            CsvSink(run_dir / RESULTS_CSV, ResultRow),
+            CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id),
+        )
+    try:
+        index = 0
+        for pattern in workload.patterns:
+            for requested in workload.sizes:
+                measurement = measurement_id(ctx.world_size, index, workload.tag)
+                index += 1
+                if measurement in spec.launch.done:
+                    continue
+                count = requested // 4
+                log(f"begin {measurement} rpc {pattern} size={count * 4}")
+                mine = measure(ctx, workload, pattern, count)
+                gathered: list[Any] = [None] * ctx.world_size
+                dist.all_gather_object(gathered, mine)
+                if sinks is not None:
+                    per_trial = workload.iters if pattern in LATENCY_PATTERNS else 1
+                    row_of = partial(
+                        rpc_row, spec, place, os.uname().nodename, measurement, pattern, count
+                    )
+                    write_measurement(sinks, row_of, measurement, gathered, per_trial)
+    finally:
+        rpc.shutdown()
+        for sink in sinks or ():
+            sink.close()

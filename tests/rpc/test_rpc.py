@@ -1,0 +1,100 @@
+"""`distbench rpc` on real gloo launches over TensorPipe: a row per pattern and size, each row's
+statistics recomputed from samples.csv, report and compare accept the run, and every new
+option's bad input is one line with exit 2."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import run_cli, usage_error_line
+
+PATTERNS = {
+    "sync": "latency",
+    "async:window=4": "throughput",
+    "rref": "latency",
+    "ps": "throughput",
+}
+
+
+@pytest.fixture(scope="module")
+def rpc_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("rpc") / "run"
+    done = run_cli(
+        "rpc", "--backend", "gloo", "--world-sizes", "2,3", "--pattern", "all", "--sizes", "8,64K",
+        "--window", "4", "--iters", "4", "--trials", "3", "--warmup", "1", "--out", str(out),
+        "--quiet", "--timeout", "120",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def test_one_row_per_world_size_pattern_and_size(rpc_run: Path) -> None:
+    rows = pd.read_csv(rpc_run / "results.csv", keep_default_na=False)
+    assert set(rows["primitive"]) == {"rpc"}
+    assert len(rows) == 2 * len(PATTERNS) * 2
+    for world_size in (2, 3):
+        part = rows[rows["world_size"] == world_size]
+        assert sorted(zip(part["pattern"], part["size_bytes"], strict=True)) == sorted(
+            (p, s) for p in PATTERNS for s in (8, 64 << 10)
+        )
+        assert {p: m for p, m in zip(part["pattern"], part["mode"], strict=True)} == PATTERNS
+    assert (rows["time_us_min"] > 0).all()
+    latency = rows[rows["mode"] == "latency"]
+    assert (latency["samples"] == 3 * 4).all()  # every call of every trial
+    assert (rows[rows["mode"] == "throughput"]["samples"] == 3).all()  # one per trial
+
+
+def test_row_statistics_equal_those_recomputed_from_samples(rpc_run: Path) -> None:
+    rows = pd.read_csv(rpc_run / "results.csv", keep_default_na=False)
+    samples = pd.read_csv(rpc_run / "samples.csv", keep_default_na=False)
+    for row in rows.itertuples():
+        mine = samples[samples["measurement"] == row.measurement]
+        worst = mine[mine["rank"] == -1].sort_values(["trial", "iter"])["time_us"].tolist()
+        callers = mine[mine["rank"] >= 0]
+        expected = {0} if row.pattern == "ps" else set()
+        assert set(range(int(str(row.world_size)))) - set(callers["rank"]) == expected
+        slowest = callers.groupby(["trial", "iter"])["time_us"].max().sort_index().tolist()
+        assert slowest == pytest.approx(worst)
+        assert row.time_us_p50 == pytest.approx(statistics.median(worst))
+        assert row.time_us_mean == pytest.approx(statistics.fmean(worst))
+        assert row.time_us_min == pytest.approx(min(worst))
+        assert row.time_us_max == pytest.approx(max(worst))
+        assert row.algbw_GBps == pytest.approx(
+            float(str(row.size_bytes)) / float(str(row.time_us_p50)) / 1e3
+        )
+
+
+def test_report_and_compare_accept_rpc_rows(rpc_run: Path, tmp_path: Path) -> None:
+    report = run_cli("report", str(rpc_run), "--out", str(tmp_path / "report"))
+    assert report.returncode == 0, report.stderr
+    assert "rpc" in (tmp_path / "report" / "report.md").read_text()
+    compare = run_cli("compare", str(rpc_run), str(rpc_run))
+    assert compare.returncode == 0, compare.stdout + compare.stderr
+    assert "16 unchanged" in compare.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--pattern", "sync,pingpong"], "--pattern 'sync,pingpong'"),
+        (["--pattern", ""], "--pattern ''"),
+        (["--sizes", "2"], "at least 4 bytes"),
+        (["--sizes", "big"], "big"),
+        (["--window", "0"], "--window must be at least 1"),
+        (["--window", "5000"], "--window must be at most 1024"),
+        (["--pattern", "sync", "--window", "4"], "--window applies to --pattern async"),
+        (["--iters", "0"], "--iters must be at least 1"),
+        (["--trials", "0"], "--trials must be at least 1"),
+        (["--warmup", "-1"], "--warmup must be at least 0"),
+        (["--world-sizes", "1"], "rpc needs at least 2 ranks"),
+    ],
+)
+def test_bad_input_is_one_line(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = usage_error_line(["rpc", "--backend", "gloo", *argv], capsys)
+    assert says in line
