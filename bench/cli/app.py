@@ -19,8 +19,8 @@ from distbench.cli.history import history
 from distbench.cli.init import init
 from distbench.cli.options import with_groups
 from distbench.cli.pairs import pairs
-from distbench.cli.rpc import rpc
 from distbench.cli.pipeline import pipeline
+from distbench.cli.rpc import rpc
 from distbench.cli.run import run_workload
 from distbench.cli.sweep import SweepArgs, run_sweep
 from distbench.comm.args import CommArgs, check_op
