@@ -83,7 +83,6 @@ MIGRATIONS: tuple[Migration, ...] = (
             ("comm", "env"): "",
             ("comm", "api"): "c10d",
             ("comm", "compile_s"): "",
-            ("comm", "phase"): "",
             ("comm", "msg_rate_per_s"): "",
             ("comm", "placement"): "out",
             ("comm", "send_bytes_min"): "",
