@@ -125,8 +125,8 @@ def test_parsers() -> None:
     for bad in ("x", "0", "-1", "1,,2", "inf"):
         with pytest.raises(UsageError):
             parse_bucket_mbs(bad)
-    with pytest.raises(UsageError, match="unknown strategy 'fsdp'"):
-        parse_strategies("ddp,fsdp")
+    with pytest.raises(UsageError, match="unknown strategy 'zero3'"):
+        parse_strategies("ddp,zero3")
     assert resolve_shape(DdpArgs()) == (256, 4)
     assert resolve_shape(DdpArgs(model="transformer")) == (128, 2)
     assert resolve_shape(DdpArgs(depth=2, params=10**6)) == (width_for_params("mlp", 2, 10**6), 2)
