@@ -61,3 +61,7 @@ def worker_facts_path(run_dir: Path, world_size: int) -> Path:
 def node_dir(run_dir: Path, node_rank: int) -> Path:
     """Where node K > 0 of a multi-node run keeps its spec, manifest and logs."""
     return Path(run_dir) / f"node{node_rank}"
+
+
+RANKS_CSV = "ranks.csv"
+"""`distbench pairs`: one row per rank or node (collectors/ranks.py RankRow)."""

@@ -4,8 +4,7 @@ Every run carries `SCHEMA_VERSION` in its manifest. Runs of every older version 
 (migrations.py) says, per version, which columns were added (with the value an older run gets),
 which were removed, and which kept their name but changed meaning. compare and report never set
 two numbers side by side across a changed meaning (`changed_meaning`); a run of a newer version is
-refused with one line.
-docs/upgrading.md explains each version to users; CHANGELOG.md is the release log.
+refused with one line. docs/upgrading.md explains each version to users.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from dataclasses import dataclass, fields
 from distbench.collectors.rundir import (  # noqa: F401
     LOGS_DIR,
     MANIFEST_JSON,
+    RANKS_CSV,
     RESULTS_CSV,
     SAMPLES_CSV,
     SPEC_JSON,
@@ -31,9 +31,6 @@ from distbench.collectors.rundir import (  # noqa: F401
 )
 
 SCHEMA_VERSION = 3
-
-RANKS_CSV = "ranks.csv"
-"""`distbench pairs`: one row per rank or node (collectors/ranks.py RankRow)."""
 
 # samples.csv: rank -1 holds the per-sample maximum over ranks, the input of every statistic.
 MAX_OVER_RANKS = -1
@@ -295,8 +292,7 @@ is in the key so that a DDP row names itself as a communication row does (compar
 `ddp n=2 strategy=ddp`)."""
 
 DDP_CONFIG_COLUMNS = tuple(c for c in DDP_MATCH_KEY if c not in DDP_STRATEGY_COLUMNS)
-"""DDP_MATCH_KEY without the strategy: the configuration whose strategies the report sets side by
-side (one compute/communication split per configuration)."""
+"""DDP_MATCH_KEY without the strategy: a configuration whose strategies a report compares."""
 
 
 def column_names(row_type: type) -> list[str]:
