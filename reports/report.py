@@ -137,8 +137,8 @@ def build_report(
     sections += section_api(lines, notes)  # --api: functional/compiled next to c10d (#15 §2)
     sections += section_pairs(pairs, notes, loaded)
     sections += section_ddp(loaded.ddp, notes)
-    sections += section_pipeline(loaded.pipeline, notes)
     sections += section_init(loaded.comm, notes)  # distbench init (#13 §4)
+    sections += section_pipeline(loaded.pipeline, notes)
     notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES)
     prepare_out(target)
     figure_paths = []

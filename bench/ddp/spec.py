@@ -101,11 +101,11 @@ class DdpSpec:
     seed: int = 0
     """Seeds the initial weights (identical for every strategy and rank) and the data."""
     dtype: str = "float32"
-
-    kind = "ddp"
     tag: str = ""
     """Prefix of measurement ids when one run directory holds several specs (a later --env
     combination's `env<k>/`), keeping them unique; empty otherwise (as CommSpec.tag)."""
+
+    kind = "ddp"
 
     def __post_init__(self) -> None:
         if not self.strategies:
