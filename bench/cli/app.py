@@ -20,6 +20,7 @@ from distbench.cli.init import init
 from distbench.cli.options import with_groups
 from distbench.cli.pairs import pairs
 from distbench.cli.pipeline import pipeline
+from distbench.cli.report import report
 from distbench.cli.rpc import rpc
 from distbench.cli.run import run_workload
 from distbench.cli.sweep import SweepArgs, run_sweep
@@ -147,6 +148,7 @@ app.command("rpc")(rpc)
 app.command("pipeline")(pipeline)
 app.command("compare")(compare)
 app.command("history")(history)
+app.command("report")(report)
 app.add_typer(baseline_app, name="baseline")
 
 
@@ -166,68 +168,6 @@ def ddp(ddp: DdpArgs, launch: LaunchArgs) -> None:
         return build_ddp_spec(ddp, resolved)  # dp (nn.DataParallel) is checked there
 
     raise typer.Exit(run_workload(launch, "ddp", build, resumed_by="ddp"))
-
-
-ReportRuns = Annotated[
-    list[str],
-    typer.Argument(
-        help="Run directories, or folders of them (searched recursively).", metavar="RUN_DIR"
-    ),
-]
-ReportOut = Annotated[
-    str | None,
-    typer.Option(
-        "--out",
-        help="Report folder; only files a report wrote there are replaced [default: "
-        "RUN_DIR-report next to one argument, ./report for several; never inside an input].",
-    ),
-]
-ReportBy = Annotated[
-    str,
-    typer.Option(
-        "--by",
-        help="Compare runs by argument (each folder given), label, host or run [default auto: "
-        "the arguments when they share a case, else label, host, run; runs of different "
-        "things merge].",
-    ),
-]
-
-
-ReportReference = Annotated[
-    str | None,
-    typer.Option(
-        "--reference",
-        help="TOML of expected busbw per primitive, size and world size: drawn dashed, with "
-        "the gap in percent (docs: reference-values).",
-        metavar="FILE",
-    ),
-]
-
-
-@app.command("report")
-def report(
-    run_dirs: ReportRuns,
-    out: ReportOut = None,
-    by: ReportBy = "auto",
-    reference: ReportReference = None,
-) -> None:
-    """Figures and tables from run directories: report.html (one self-contained page), report.md
-    and PNGs; several runs (labels, hosts, clusters) are compared side by side.
-
-    \b
-    Examples:
-      distbench report results/20261129T101500Z-all_reduce
-      distbench report results/cluster-a results/cluster-b --out report-ab
-      distbench report results/ --by host
-      distbench report results/RUN --reference expected.toml
-    """
-    from distbench.reports.report import build_report
-
-    files = build_report(run_dirs, out, by, reference)
-    print(
-        f"report: {files.html} and {files.markdown.name}, {len(files.figures)} figures "
-        f"({files.rows} rows)"
-    )
 
 
 def _framework_errors() -> tuple[type[Exception], ...]:

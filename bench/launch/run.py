@@ -169,7 +169,7 @@ def execute(
     run_dir = Path(spec.launch.run_dir)
     spec_path = first_path = spec.save(run_dir)
     if manifest is None:
-        body = _spec_body(spec)
+        body = dict(json.loads(spec.to_json()))  # the spec as the manifest records it
         manifest = build_manifest(spec.launch.run_id, [sys.argv[0], *sys.argv[1:]], body)
     write_manifest(run_dir, manifest)
     console = Console(stderr=True)
@@ -294,9 +294,3 @@ def report_interrupt(spec: RunSpec, run_dir: Path, total: int, render: Render) -
     else:
         line = "a sweep over several backends cannot be resumed: run it again with a new --out"
     print(line, file=sys.stderr, flush=True)
-
-
-def _spec_body(spec: RunSpec) -> dict[str, object]:
-    import json
-
-    return dict(json.loads(spec.to_json()))
