@@ -3,6 +3,7 @@ Ctrl-C, and what `--out DIR` says when DIR already holds a run (continue it, or 
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from pathlib import Path
@@ -13,10 +14,18 @@ from distbench.parse import UsageError
 from distbench.primitives.facts import FACTS
 from distbench.spec import RunSpec, load_spec
 
+NOT_RESUMABLE = "a sweep over several backends, or a distbench init run, cannot be resumed"
+
 
 def resumable(run_dir: Path) -> bool:
-    """A sweep over several backends (spec-<backend>.json) cannot be resumed (resume.resume_run)."""
-    return not any(Path(run_dir).glob("spec-*.json"))
+    """A sweep over several backends (spec-<backend>.json) and an init run (its repetitions are
+    fresh process groups, measured again as a whole) cannot be resumed (resume.resume_run)."""
+    if any(Path(run_dir).glob("spec-*.json")):
+        return False
+    try:
+        return json.loads((Path(run_dir) / SPEC_JSON).read_text()).get("kind") != "init"
+    except (OSError, ValueError, AttributeError):
+        return True
 
 
 def shown_path(run_dir: Path) -> str:
@@ -54,9 +63,7 @@ def held_run_error(run_dir: Path) -> UsageError:
     if status in ("completed", "wrong_results"):
         return UsageError(f"{refusal} of a {status.replace('_', ' ')} run; {new}")
     if not resumable(run_dir):
-        return UsageError(
-            f"{refusal} of a sweep over several backends, which cannot be resumed; {new}"
-        )
+        return UsageError(f"{refusal} of a run that cannot be resumed ({NOT_RESUMABLE}); {new}")
     what = {"interrupted": "an interrupted run", "failed": "a failed run"}.get(
         str(status), "a run that has not finished (still running, or killed)"
     )

@@ -77,6 +77,11 @@ def resume_run(path_text: str, command: str | None = None, quiet: bool = False) 
             "config again with a new --out"
         )
     spec, manifest = load_resumable(path_text)
+    if spec.kind == "init":  # a resumed init would measure every method again, beside the rows
+        raise UsageError(
+            f"--resume {path_text}: a distbench init run cannot be resumed (each repetition is a "
+            "fresh process group, measured again as a whole): run it again with a new --out"
+        )
     if command is not None and command not in WORKLOADS[spec.kind].resumed_by(spec.workload):
         started = "not a ddp" if command == "ddp" else f"a {', '.join(primitives_of(spec))}"
         raise UsageError(

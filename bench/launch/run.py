@@ -35,7 +35,13 @@ from distbench.collectors.schema import (
 )
 from distbench.collectors.sink import read_rows
 from distbench.launch.progress import Render, RunProgress, choose_mode
-from distbench.launch.rerun import held_run_error, resumable, resume_command, shown_path
+from distbench.launch.rerun import (
+    NOT_RESUMABLE,
+    held_run_error,
+    resumable,
+    resume_command,
+    shown_path,
+)
 from distbench.launch.torchrun import LaunchResult, build_torchrun_command, run_launch
 from distbench.parse import UsageError
 from distbench.plan import measured_sizes, plan_launches
@@ -292,5 +298,5 @@ def report_interrupt(spec: RunSpec, run_dir: Path, total: int, render: Render) -
     if resumable(run_dir):
         line = f"to measure the rest: {resume_command(spec, shown_path(run_dir))}"
     else:
-        line = "a sweep over several backends cannot be resumed: run it again with a new --out"
+        line = f"{NOT_RESUMABLE}: run it again with a new --out"
     print(line, file=sys.stderr, flush=True)

@@ -93,3 +93,22 @@ def test_bad_input_is_one_line(
 ) -> None:
     line = usage_error_line(["init", "--backend", "gloo", *argv], capsys)
     assert says in line
+
+
+def test_an_init_run_is_not_resumed(
+    init_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A resumed init would measure every method again beside the kept rows: refused, and an
+    --out holding an init run says so instead of suggesting --resume."""
+    import json
+    import shutil
+
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(init_run, unfinished)
+    manifest = json.loads((unfinished / "manifest.json").read_text())
+    manifest["status"] = "interrupted"
+    (unfinished / "manifest.json").write_text(json.dumps(manifest))
+    line = usage_error_line(["init", "--resume", str(unfinished)], capsys)
+    assert "init run cannot be resumed" in line and "new --out" in line
+    line = usage_error_line(["init", "--backend", "gloo", "--out", str(unfinished)], capsys)
+    assert "cannot be resumed" in line and "--resume" not in line
