@@ -47,6 +47,13 @@ def resume_command(spec: RunSpec, run_dir: str) -> str:
     return f"distbench {command} --resume {shlex.quote(run_dir)}"
 
 
+def rest_line(spec: RunSpec, run_dir: Path) -> str:
+    """What an interrupted run prints last: the command that measures the rest, or why none can."""
+    if resumable(run_dir):
+        return f"to measure the rest: {resume_command(spec, shown_path(run_dir))}"
+    return f"{NOT_RESUMABLE}: run it again with a new --out"
+
+
 def held_run_error(run_dir: Path) -> UsageError:
     """What --out says of a directory that holds files: for an unfinished run, the command that
     continues it; for a completed one (or anything else), to give a new directory."""

@@ -35,13 +35,7 @@ from distbench.collectors.schema import (
 )
 from distbench.collectors.sink import read_rows
 from distbench.launch.progress import Render, RunProgress, choose_mode
-from distbench.launch.rerun import (
-    NOT_RESUMABLE,
-    held_run_error,
-    resumable,
-    resume_command,
-    shown_path,
-)
+from distbench.launch.rerun import held_run_error, rest_line
 from distbench.launch.torchrun import LaunchResult, build_torchrun_command, run_launch
 from distbench.parse import UsageError
 from distbench.plan import measured_sizes, plan_launches
@@ -295,8 +289,4 @@ def report_interrupt(spec: RunSpec, run_dir: Path, total: int, render: Render) -
         print(f"kept rows ({kept} of {total} measurements):", flush=True)
         print(render(rows), flush=True)
         print(flush=True)
-    if resumable(run_dir):
-        line = f"to measure the rest: {resume_command(spec, shown_path(run_dir))}"
-    else:
-        line = f"{NOT_RESUMABLE}: run it again with a new --out"
-    print(line, file=sys.stderr, flush=True)
+    print(rest_line(spec, run_dir), file=sys.stderr, flush=True)
