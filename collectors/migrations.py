@@ -29,6 +29,11 @@ class Migration:
     """(kind, column) -> how its meaning changed: such a column is never compared across it."""
 
 
+def empty(kind: str, *columns: str) -> dict[tuple[str, str], str]:
+    """Migration.added for columns of `kind` that older rows read empty."""
+    return {(kind, column): "" for column in columns}
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "the first release"),
     Migration(
@@ -36,10 +41,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         "measurement truth (#10): DDP steps timed in windows between barriers, rates from means, "
         "honest labels",
         added={
-            ("comm", "hosts"): "",
-            ("samples", "run_id"): "",
-            ("ddp", "window_steps"): "",
-            ("ddp", "comm_hidden_share"): "",
+            **empty("comm", "hosts"),
+            **empty("samples", "run_id"),
+            **empty("ddp", "window_steps", "comm_hidden_share"),
         },
         removed=(("ddp", "overlap"),),
         changed={
@@ -72,29 +76,19 @@ MIGRATIONS: tuple[Migration, ...] = (
         "; in- or out-of-place placement and alltoallv's bytes per rank (#15 §3, §5)"
         "; the pipeline workload's results.csv, a new kind (#13 §1)",
         added={
-            ("comm", "ci_low_us"): "",
-            ("comm", "ci_high_us"): "",
-            ("comm", "trials_run"): "",
-            ("comm", "converged"): "",
-            ("comm", "nccl_algo"): "",
-            ("comm", "nccl_proto"): "",
-            ("comm", "nccl_nchannels"): "",
+            **empty("comm", "ci_low_us", "ci_high_us", "trials_run", "converged"),
+            **empty("comm", "nccl_algo", "nccl_proto", "nccl_nchannels"),
             ("comm", "trial_order"): "sequential",
-            ("comm", "env"): "",
+            **empty("comm", "env"),
             ("comm", "api"): "c10d",
-            ("comm", "compile_s"): "",
-            ("comm", "msg_rate_per_s"): "",
+            **empty("comm", "compile_s", "msg_rate_per_s"),
             ("comm", "placement"): "out",
-            ("comm", "send_bytes_min"): "",
-            ("comm", "send_bytes_max"): "",
-            ("comm", "recv_bytes_min"): "",
-            ("comm", "recv_bytes_max"): "",
-            ("comm", "imbalance"): "",
-            ("ddp", "env"): "",
+            **empty("comm", "send_bytes_min", "send_bytes_max", "recv_bytes_min"),
+            **empty("comm", "recv_bytes_max", "imbalance"),
+            **empty("ddp", "env"),
             ("ddp", "allgather_bytes_per_step"): "0",
             ("ddp", "reduce_scatter_bytes_per_step"): "0",
-            ("ddp", "peak_mem_bytes"): "",
-            ("ddp", "mem_source"): "",
+            **empty("ddp", "peak_mem_bytes", "mem_source"),
         },
     ),
 )

@@ -3,6 +3,7 @@ samples, manifest and spec at the top, per-launch files under logs/, node K's un
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 RESULTS_CSV = "results.csv"
@@ -22,40 +23,41 @@ def backend_spec_path(run_dir: Path, backend: str) -> Path:
     return Path(run_dir) / f"spec-{backend}.json"
 
 
+def launch_path(run_dir: Path, world_size: int, name: str) -> Path:
+    """logs/ws<N>-<name>: a file of the launch of world size N (LOGS_DIR lists them)."""
+    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-{name}"
+
+
 def rank_log_path(run_dir: Path, world_size: int, rank: int) -> Path:
     """A rank's stdout and stderr (C++ messages included)."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-rank{rank}.log"
+    return launch_path(run_dir, world_size, f"rank{rank}.log")
 
 
 def heartbeat_path(run_dir: Path, world_size: int, rank: int) -> Path:
     """A worker's heartbeat: its pid inside, its mtime renewed while it runs (groups.Heartbeat)."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-rank{rank}.alive"
+    return launch_path(run_dir, world_size, f"rank{rank}.alive")
 
 
-def progress_path(run_dir: Path, world_size: int) -> Path:
-    """Where global rank 0 announces each measurement as it starts (groups.announce_measurements);
-    the CLI shows the running one from it."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-progress.log"
+def launch_file(name: str) -> Callable[[Path, int], Path]:
+    """(run_dir, world_size) -> logs/ws<N>-<name>: one file of each launch."""
+
+    def path(run_dir: Path, world_size: int) -> Path:
+        return launch_path(run_dir, world_size, name)
+
+    return path
 
 
-def torchrun_log_path(run_dir: Path, world_size: int) -> Path:
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-torchrun.log"
-
-
-def worker_env_path(run_dir: Path, world_size: int) -> Path:
-    """Where global rank 0 of a launch leaves its environment for the CLI's manifest."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-env.json"
-
-
-def rank_map_path(run_dir: Path, world_size: int) -> Path:
-    """Where global rank 0 leaves every rank's node and host of a group: a failure can then name
-    the ranks and hosts on the other nodes."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-ranks.json"
-
-
-def worker_facts_path(run_dir: Path, world_size: int) -> Path:
-    """Where a node's local rank 0 leaves torch's own facts (GPU names, NCCL) for the manifest."""
-    return Path(run_dir) / LOGS_DIR / f"ws{world_size}-torch.json"
+progress_path = launch_file("progress.log")
+"""Where global rank 0 announces each measurement as it starts (groups.announce_measurements);
+the CLI shows the running one from it."""
+torchrun_log_path = launch_file("torchrun.log")
+worker_env_path = launch_file("env.json")
+"""Where global rank 0 of a launch leaves its environment for the CLI's manifest."""
+rank_map_path = launch_file("ranks.json")
+"""Where global rank 0 leaves every rank's node and host of a group: a failure can then name
+the ranks and hosts on the other nodes."""
+worker_facts_path = launch_file("torch.json")
+"""Where a node's local rank 0 leaves torch's own facts (GPU names, NCCL) for the manifest."""
 
 
 def node_dir(run_dir: Path, node_rank: int) -> Path:
