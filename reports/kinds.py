@@ -19,6 +19,10 @@ MATCH_KEYS: dict[str, tuple[str, ...]] = {
 }
 """Kind -> the columns on which two rows are the same case."""
 
+OWN_SECTION_PRIMITIVES = ("init", "rpc")
+"""Primitives of communication rows that are not collectives (`distbench init`, `distbench rpc`):
+each has its own report section, and none joins the collectives' tables, fit or scaling."""
+
 WINDOWED = ("ddp", "pipeline")
 """Kinds whose samples are windows of training steps (independent units, one per window)."""
 

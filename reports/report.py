@@ -23,6 +23,7 @@ from distbench.parse import UsageError
 from distbench.reports import analysis as an
 from distbench.reports import figures as fg
 from distbench.reports.differs import section_differs
+from distbench.reports.kinds import OWN_SECTION_PRIMITIVES
 from distbench.reports.load import Loaded, RunData, load_runs
 from distbench.reports.outputs import check_out, default_out, prepare_out, record_outputs
 from distbench.reports.pairs import split_matrix_rows
@@ -43,6 +44,7 @@ from distbench.reports.sections_compare import section_compare
 from distbench.reports.sections_init import section_init
 from distbench.reports.sections_pairs import section_pairs
 from distbench.reports.sections_pipeline import section_pipeline
+from distbench.reports.sections_rpc import section_rpc
 from distbench.reports.shown import left_out
 from distbench.reports.sources import SOURCES, assign_sources
 
@@ -126,7 +128,7 @@ def build_report(
     keep_one_row_per_case(loaded)  # compare's rule for a case measured twice
     notes = list(loaded.notes)
     lines, pairs = split_matrix_rows(loaded.comm)
-    lines = lines.copy()
+    lines = lines[~lines["primitive"].isin(OWN_SECTION_PRIMITIVES)].copy()  # init, rpc: below
     several = bool(len(lines)) and lines["source"].nunique() > 1
     lines["series"] = an.series_names(lines, with_source=several) if len(lines) else []
     headline, compared = section_compare(loaded, notes)
@@ -138,6 +140,7 @@ def build_report(
     sections += section_pairs(pairs, notes, loaded)
     sections += section_ddp(loaded.ddp, notes)
     sections += section_init(loaded.comm, notes)  # distbench init (#13 §4)
+    sections += section_rpc(loaded.comm, notes)  # distbench rpc (#13)
     sections += section_pipeline(loaded.pipeline, notes)
     notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES)
     prepare_out(target)

@@ -111,6 +111,24 @@ def figure_out(
     return [FigureOut(name, caption, png_bytes(figure))]
 
 
+def fit_section(figures: list[FigureOut], fit: TableOut) -> Section:
+    """The latency-bandwidth fit's figure and table, with how the fit is made."""
+    return Section(
+        "Model fit: t = α + size / β",
+        "As Hockney and LogP: α (latency) is the intercept of a fit on the smallest third of "
+        "a line's sizes, β (bandwidth) the slope of a fit on the largest third (sizes as in "
+        "nccl-tests); with fewer than four sizes one fit over all, and α is its intercept. "
+        "Least squares on relative error, α ≥ 0, β > 0. The quality is in relative error "
+        "too, of the two numbers at every size: rel. RMS the typical miss, rel. max the "
+        "worst (large where protocols switch between the two ends). A line whose rel. RMS "
+        f"is above {MAX_REL_RMS:.0%} shows '{NO_FIT}': its times are noise to this model, "
+        "and it is left out of the figure. [low, high]: 95 % intervals from a residual "
+        "bootstrap (the fitted times times resampled log residuals, refitted).",
+        figures=figures,
+        tables=[titled(fit, "Latency-bandwidth fit")],
+    )
+
+
 def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -> list[Section]:
     if lines.empty:
         return []
@@ -197,6 +215,7 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
     )
     total = len(loaded.comm)
     cut = f" (the first {HTML_ROW_LIMIT} of {total})" if total > HTML_ROW_LIMIT else ""
+    model_fit = [] if fits.empty else [fit_section(figures_fit, fit)]  # else a note says why
     return [
         Section(
             "Collectives and point-to-point",
@@ -206,20 +225,7 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
             figures=figures,
             tables=[titled(summary, "Key results")],
         ),
-        Section(
-            "Model fit: t = α + size / β",
-            "As Hockney and LogP: α (latency) is the intercept of a fit on the smallest third of "
-            "a line's sizes, β (bandwidth) the slope of a fit on the largest third (sizes as in "
-            "nccl-tests); with fewer than four sizes one fit over all, and α is its intercept. "
-            "Least squares on relative error, α ≥ 0, β > 0. The quality is in relative error "
-            "too, of the two numbers at every size: rel. RMS the typical miss, rel. max the "
-            "worst (large where protocols switch between the two ends). A line whose rel. RMS "
-            f"is above {MAX_REL_RMS:.0%} shows '{NO_FIT}': its times are noise to this model, "
-            "and it is left out of the figure. [low, high]: 95 % intervals from a residual "
-            "bootstrap (the fitted times times resampled log residuals, refitted).",
-            figures=figures_fit,
-            tables=[titled(fit, "Latency-bandwidth fit")],
-        ),
+        *model_fit,
         Section(
             "Every row",
             tables=[

@@ -70,6 +70,7 @@ def test_report_and_compare_accept_init_rows(init_run: Path, tmp_path: Path) -> 
     assert report.returncode == 0, report.stderr
     page = (tmp_path / "report" / "report.md").read_text()
     assert "## Process-group start-up" in page
+    assert "## Collectives" not in page and "## Model fit" not in page  # init is no collective
     assert (tmp_path / "report" / "fig-init-startup.png").stat().st_size > 0
     compare = run_cli("compare", str(init_run), str(init_run))
     assert compare.returncode == 0, compare.stdout + compare.stderr

@@ -71,7 +71,12 @@ def test_row_statistics_equal_those_recomputed_from_samples(rpc_run: Path) -> No
 def test_report_and_compare_accept_rpc_rows(rpc_run: Path, tmp_path: Path) -> None:
     report = run_cli("report", str(rpc_run), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr
-    assert "rpc" in (tmp_path / "report" / "report.md").read_text()
+    page = (tmp_path / "report" / "report.md").read_text()
+    rpc = page[page.index("## RPC") :]
+    assert "| run | ranks | pattern | mode | size | p50 µs | calls/s | algbw GB/s |" in rpc
+    assert sum(line.startswith("| run | 3 | ps |") for line in rpc.splitlines()) == 2  # 8, 64K
+    assert (tmp_path / "report" / "fig-rpc.png").stat().st_size > 0  # two sizes: a figure
+    assert "## Collectives" not in page and "## Model fit" not in page  # rpc is no collective
     compare = run_cli("compare", str(rpc_run), str(rpc_run))
     assert compare.returncode == 0, compare.stdout + compare.stderr
     assert "16 unchanged" in compare.stdout

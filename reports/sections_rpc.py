@@ -1,0 +1,76 @@
+"""The report's RPC section (`distbench rpc` rows, primitive `rpc`): time per call and calls/s per
+pattern vs tensor size, and the table behind it. RPC rows are not collectives: they stay out of
+the collectives' tables, fit and scaling."""
+
+from __future__ import annotations
+
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from distbench.parse import format_size
+from distbench.reports.figures import STYLE, new_figure, size_axis
+from distbench.reports.render import Section, TableOut, format_number
+from distbench.reports.sections import figure_out
+
+
+def rpc_rows(comm: pd.DataFrame) -> pd.DataFrame:
+    """The rpc rows, one line per run x ranks x pattern, with calls/s = 1e6 / p50 µs per call."""
+    rows = comm[comm["primitive"] == "rpc"].copy()
+    if rows.empty:
+        return rows
+    ranks = rows["world_size"].astype(str) + " ranks"
+    rows["series"] = rows["pattern"].astype(str) + ", " + ranks + " (" + rows["run"] + ")"
+    rows["calls_per_s"] = 1e6 / rows["time_us_p50"]
+    return rows.sort_values(["run", "world_size", "pattern", "size_bytes"])
+
+
+def plot_rpc(rows: pd.DataFrame) -> Figure | None:
+    """p50 time per call vs tensor size, a line per pattern (a figure needs two sizes)."""
+    if rows["size_bytes"].nunique() < 2:
+        return None
+    sns.set_style(STYLE)
+    fig = new_figure(1, 1)
+    ax = fig.subplots()
+    sns.lineplot(rows, x="size_bytes", y="time_us_p50", hue="series", marker="o", ax=ax)
+    size_axis(ax, rows["size_bytes"])
+    ax.set_yscale("log")
+    ax.set_ylabel("time per call, p50, µs")
+    return fig
+
+
+def section_rpc(comm: pd.DataFrame, notes: list[str]) -> list[Section]:
+    """Time per call and calls/s per pattern and size; nothing without rpc rows."""
+    rows = rpc_rows(comm)
+    if rows.empty:
+        return []
+    figures = figure_out(
+        plot_rpc(rows),
+        "fig-rpc.png",
+        "torch.distributed.rpc: p50 time per call vs tensor size, a line per pattern and ranks",
+        notes,
+        "rpc: every row has one tensor size",
+    )
+    table = pd.DataFrame(
+        {
+            "run": rows["run"],
+            "ranks": rows["world_size"].astype(str),
+            "pattern": rows["pattern"].astype(str),
+            "mode": rows["mode"].astype(str),
+            "size": rows["size_bytes"].map(lambda b: format_size(int(b))),
+            "p50 µs": rows["time_us_p50"].map(format_number),
+            "calls/s": rows["calls_per_s"].map(format_number),
+            "algbw GB/s": rows["algbw_GBps"].map(format_number),
+        }
+    )
+    out = TableOut(
+        "RPC calls (rank 0's callers; latency: one call, throughput: per call of a window)",
+        table,
+        numeric=("p50 µs", "calls/s", "algbw GB/s"),
+    )
+    text = (
+        "Time per call over TensorPipe: sync is one rpc_sync echo, async a call of --window in "
+        "flight, rref remote() + to_here(), ps a parameter-server step at rank 0. "
+        "calls/s = 1e6 / p50 µs."
+    )
+    return [Section("RPC", text, figures=figures, tables=[out])]
