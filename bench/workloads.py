@@ -1,7 +1,8 @@
 """The one registry of workload kinds. Each kind names its spec dataclass (what spec.json holds),
 how many rows one launch writes, its terminal table, its rank-side runner and whether it measures
 on subgroups. The CLI process reads all of it without torch: the runner is a dotted path that only
-the worker imports. A new workload is one folder plus one line in WORKLOADS.
+the worker imports. A new workload is one folder plus one line in WORKLOADS (`own_command` for
+the usual one: a command of its own, named as its kind).
 """
 
 from __future__ import annotations
@@ -58,60 +59,37 @@ class Workload:
         return runner
 
 
+def own_command(
+    kind: str,
+    spec_type: type,
+    plan_size: Callable[[Any, int], int],
+    render: Callable[[Sequence[dict[str, str]]], str],
+) -> Workload:
+    """A workload of one command named as its kind (`distbench ddp` runs and resumes kind ddp),
+    its runner `distbench.<kind>.runner:run_<kind>`, on the launch's world group."""
+    runner = f"distbench.{kind}.runner:run_{kind}"
+    return Workload(kind, spec_type, plan_size, render, runner, False, lambda workload: (kind,))
+
+
 WORKLOADS: dict[str, Workload] = {
-    "comm": Workload(
-        kind="comm",
-        spec_type=spec.CommSpec,
-        plan_size=spec.comm_plan_size,
-        render=render_table,
-        runner="distbench.comm.runner:run_comm",
-        subgroups=True,
-        resumed_by=lambda workload: tuple(workload.primitives),
-    ),
-    "ddp": Workload(
-        kind="ddp",
-        spec_type=ddp_spec.DdpSpec,
-        plan_size=ddp_spec.plan_size,
-        render=render_ddp_table,
-        runner="distbench.ddp.runner:run_ddp",
-        subgroups=False,
-        resumed_by=lambda workload: ("ddp",),
-    ),
-    "pairs": Workload(
-        "pairs",
-        pairs_spec.PairsSpec,
-        pairs_spec.plan_size,
-        render_pairs_table,
-        "distbench.pairs.runner:run_pairs",
-        False,
-        lambda workload: ("pairs",),
-    ),
-    "init": Workload(
-        "init",
-        init_spec.InitSpec,
-        init_spec.plan_size,
-        render_init_table,
-        "distbench.init.runner:run_init",
-        False,
-        lambda workload: ("init",),
-    ),
-    "rpc": Workload(
-        "rpc",
-        rpc_spec.RpcSpec,
-        rpc_spec.plan_size,
-        render_rpc_table,
-        "distbench.rpc.runner:run_rpc",
-        False,
-        lambda workload: ("rpc",),
-    ),
-    "pipeline": Workload(
-        "pipeline",
-        pipeline_spec.PipelineSpec,
-        pipeline_spec.plan_size,
-        render_pipeline_table,
-        "distbench.pipeline.runner:run_pipeline",
-        False,
-        lambda workload: ("pipeline",),
-    ),
+    workload.kind: workload
+    for workload in (
+        Workload(
+            kind="comm",
+            spec_type=spec.CommSpec,
+            plan_size=spec.comm_plan_size,
+            render=render_table,
+            runner="distbench.comm.runner:run_comm",
+            subgroups=True,
+            resumed_by=lambda workload: tuple(workload.primitives),
+        ),
+        own_command("ddp", ddp_spec.DdpSpec, ddp_spec.plan_size, render_ddp_table),
+        own_command("pairs", pairs_spec.PairsSpec, pairs_spec.plan_size, render_pairs_table),
+        own_command("init", init_spec.InitSpec, init_spec.plan_size, render_init_table),
+        own_command("rpc", rpc_spec.RpcSpec, rpc_spec.plan_size, render_rpc_table),
+        own_command(
+            "pipeline", pipeline_spec.PipelineSpec, pipeline_spec.plan_size, render_pipeline_table
+        ),
+    )
 }
 """Workload kind -> everything about it; the only list of kinds."""
