@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from distbench.cli.envsweep import parse_env_axis
 from distbench.cli.multinode import Nodes, parse_endpoint, parse_rdzv_id, resolve_nodes
@@ -47,6 +47,12 @@ class Machine:
 
 MAX_TIMEOUT_S = 1e7
 """About 116 days: beyond it timedelta overflows and nobody waits anyway."""
+
+
+def same_named(source: object, *names: str) -> dict[str, Any]:
+    """{name: source.name} for each name: the values a spec takes as they are from its options
+    (or a resolved launch), under the same names."""
+    return {name: getattr(source, name) for name in names}
 
 
 def parse_timeout(text: str) -> float:
@@ -255,31 +261,18 @@ def resolve_launch(
         backend=backend,
         device=device,
         world_sizes=world_sizes,
-        label=args.label,
         timeout_s=args.timeout,
-        nnodes=nodes.nnodes,
-        node_rank=nodes.node_rank,
         nproc_per_node=nproc,
-        rdzv_endpoint=nodes.rdzv_endpoint,
-        rdzv_id=nodes.rdzv_id,
-        separate_launches=args.separate_launches,
-        env=args.env,
+        **same_named(args, "label", "separate_launches", "env"),
+        **same_named(nodes, "nnodes", "node_rank", "rdzv_endpoint", "rdzv_id"),
     )
 
 
 def build_launch_spec(launch: ResolvedLaunch, run_dir: Path) -> LaunchSpec:
     return LaunchSpec(
-        backend=launch.backend,
-        device=launch.device,
         world_sizes=tuple(launch.world_sizes),
         run_dir=str(run_dir.resolve()),
         run_id=run_dir.name,
-        label=launch.label,
-        timeout_s=launch.timeout_s,
-        nnodes=launch.nnodes,
-        nproc_per_node=launch.nproc_per_node,
-        node_rank=launch.node_rank,
-        rdzv_endpoint=launch.rdzv_endpoint,
-        rdzv_id=launch.rdzv_id,
-        separate_launches=launch.separate_launches,
+        **same_named(launch, "backend", "device", "label", "timeout_s", "separate_launches"),
+        **same_named(launch, "nnodes", "nproc_per_node", "node_rank", "rdzv_endpoint", "rdzv_id"),
     )

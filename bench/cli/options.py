@@ -24,6 +24,7 @@ import inspect
 import sys
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import MISSING, dataclass, fields
+from types import SimpleNamespace
 from typing import Annotated, Any, Literal, TypeVar, get_origin, get_type_hints
 
 import typer
@@ -126,12 +127,22 @@ def as_text(value: Any) -> Any:
     return format(value, "g") if isinstance(value, float) else str(value)
 
 
+def declared_hints(group: type) -> dict[str, Any]:
+    """The field annotations of a group and of the groups it extends (ModelArgs), each read in
+    the module of the class that declares it, as the module's globals: a lambda in an
+    annotation then sees that module's names."""
+    hints: dict[str, Any] = {}
+    for cls in reversed(group.__mro__):
+        own = SimpleNamespace(__annotations__=vars(cls).get("__annotations__", {}))
+        module = vars(sys.modules[cls.__module__])
+        hints.update(get_type_hints(own, globalns=module, include_extras=True))
+    return hints
+
+
 @functools.cache
 def options_of(group: type) -> dict[str, Opt]:
     """Field name -> Opt of a group (each field's annotation carries one)."""
-    # The module as globals: a lambda in an annotation then sees the module's names.
-    module = vars(sys.modules[group.__module__])
-    hints = get_type_hints(group, globalns=module, include_extras=True)
+    hints = declared_hints(group)
     found = {}
     for field in fields(group):
         opts = [m for m in getattr(hints[field.name], "__metadata__", ()) if isinstance(m, Opt)]

@@ -9,12 +9,10 @@ from typing import Annotated
 
 import typer
 
-from distbench.cli.args import LaunchArgs, ResolvedLaunch
-from distbench.cli.options import choice, integer, text, with_groups
+from distbench.cli.args import LaunchArgs, ResolvedLaunch, same_named
+from distbench.cli.options import integer, text, with_groups
 from distbench.cli.run import run_workload
-from distbench.ddp.options import DdpArgs, parse_window_steps, resolve_shape
-from distbench.ddp.params import parse_param_count
-from distbench.ddp.spec import MODELS
+from distbench.ddp.options import ModelArgs, parse_window_steps, resolve_shape
 from distbench.parse import parse_choice, parse_int, parse_list
 from distbench.pipeline.spec import STRATEGIES, PipelineSpec
 
@@ -34,24 +32,9 @@ def parse_microbatches(text: str) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class PipelineArgs:
-    """The pipeline command's workload options."""
+class PipelineArgs(ModelArgs):
+    """The pipeline command's workload options: ddp's model's, then the pipeline's."""
 
-    model: Annotated[
-        str, choice("mlp or transformer (ddp's synthetic models, seeded).", MODELS, "model")
-    ] = "mlp"
-    width: Annotated[
-        int | None, integer("Hidden width / d_model [default: 256 mlp, 128 transformer].")
-    ] = None
-    depth: Annotated[
-        int | None, integer("Layers (mlp: Linear layers) [default: 4 mlp, 2 transformer].")
-    ] = None
-    params: Annotated[
-        int | None,
-        text(
-            "Target parameter count, decimal K/M/G (e.g. 10M): picks the width.", parse_param_count
-        ),
-    ] = None
     strategies: Annotated[
         tuple[str, ...],
         text(
@@ -84,20 +67,12 @@ class PipelineArgs:
 
 def build_pipeline_spec(args: PipelineArgs, launch: ResolvedLaunch) -> PipelineSpec:
     """The workload, its shape resolved as ddp's; every world size must fit the model."""
-    width, depth = resolve_shape(
-        DdpArgs(model=args.model, width=args.width, depth=args.depth, params=args.params)
-    )
+    width, depth = resolve_shape(args)
     spec = PipelineSpec(
-        strategies=args.strategies,
-        model=args.model,
         width=width,
         depth=depth,
-        microbatches=args.microbatches,
-        batch_size=args.batch_size,
-        steps=args.steps,
-        warmup=args.warmup,
-        window_steps=args.window_steps,
-        seed=args.seed,
+        **same_named(args, "strategies", "model", "microbatches", "batch_size", "steps"),
+        **same_named(args, "warmup", "window_steps", "seed"),
     )
     for world_size in launch.world_sizes:
         spec.check_world_size(world_size)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from distbench.cli.args import Machine, ResolvedLaunch
+from distbench.cli.args import Machine, ResolvedLaunch, same_named
 from distbench.cli.options import choice, flag, integer, text
 from distbench.ddp.params import parse_param_count, width_for_params
 from distbench.ddp.spec import DEFAULT_SHAPE, MODELS, ONE_PROCESS, STRATEGIES, DdpSpec
@@ -47,11 +47,11 @@ def parse_window_steps(text: str) -> int:
 
 
 @dataclass(frozen=True)
-class DdpArgs:
-    """The ddp command's workload options."""
+class ModelArgs:
+    """The synthetic model's options, which ddp and pipeline share (resolve_shape reads them)."""
 
     model: Annotated[
-        str, choice("mlp or transformer (synthetic data, seeded).", MODELS, "model")
+        str, choice("mlp or transformer (synthetic models and data, seeded).", MODELS, "model")
     ] = "mlp"
     width: Annotated[
         int | None, integer("Hidden width / d_model [default: 256 mlp, 128 transformer].")
@@ -66,6 +66,12 @@ class DdpArgs:
             parse_param_count,
         ),
     ] = None
+
+
+@dataclass(frozen=True)
+class DdpArgs(ModelArgs):
+    """The ddp command's workload options: the model's, then the training's."""
+
     strategies: Annotated[
         tuple[str, ...],
         text(
@@ -106,7 +112,7 @@ class DdpArgs:
     seed: Annotated[int, integer("Seed of the initial weights and the data.", minimum=0)] = 0
 
 
-def resolve_shape(args: DdpArgs) -> tuple[int, int]:
+def resolve_shape(args: ModelArgs) -> tuple[int, int]:
     """(width, depth): as given, or the model's default, or the width that comes closest to
     --params at the given (or default) depth."""
     default_width, default_depth = DEFAULT_SHAPE[args.model]
@@ -142,17 +148,9 @@ def build_ddp_spec(args: DdpArgs, launch: ResolvedLaunch | None = None) -> DdpSp
         check_one_process(args.strategies, launch)
     width, depth = resolve_shape(args)
     return DdpSpec(
-        strategies=args.strategies,
-        model=args.model,
         width=width,
         depth=depth,
-        batch_size=args.batch_size,
-        steps=args.steps,
-        warmup=args.warmup,
-        window_steps=args.window_steps,
         bucket_mbs=args.bucket_mb,
-        gradient_as_bucket_view=args.gradient_as_bucket_view,
-        static_graph=args.static_graph,
-        avg_every=args.avg_every,
-        seed=args.seed,
+        **same_named(args, "strategies", "model", "batch_size", "steps", "warmup", "window_steps"),
+        **same_named(args, "gradient_as_bucket_view", "static_graph", "avg_every", "seed"),
     )
