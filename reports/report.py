@@ -35,12 +35,10 @@ from distbench.reports.render import (
     render_markdown,
 )
 from distbench.reports.repeats import keep_one_row_per_case
-from distbench.reports.sections import (
-    section_collectives,
-    section_ddp,
-)
+from distbench.reports.sections import section_collectives
 from distbench.reports.sections_api import section_api
 from distbench.reports.sections_compare import section_compare
+from distbench.reports.sections_ddp import section_ddp
 from distbench.reports.sections_init import section_init
 from distbench.reports.sections_pairs import section_pairs
 from distbench.reports.sections_pipeline import section_pipeline

@@ -18,7 +18,6 @@ from matplotlib.figure import Figure
 from distbench.parse import format_size
 from distbench.reports import analysis as an
 from distbench.reports import figures as fg
-from distbench.reports import figures_ddp as fd
 from distbench.reports.fit import MAX_REL_RMS
 from distbench.reports.load import Loaded
 from distbench.reports.render import FigureOut, Section, TableOut, format_number
@@ -232,60 +231,4 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
                 titled(all_rows, f"All results{cut}", markdown=False, collapsed=True),
             ],
         ),
-    ]
-
-
-def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
-    if ddp.empty:
-        return []
-    figures = figure_out(
-        fd.plot_ddp_scaling(ddp.assign(line=an.ddp_lines(ddp))),
-        "fig-ddp-scaling.png",
-        "samples/s of the whole job and scaling efficiency (n-rank throughput / n × 1-rank)",
-        notes,
-        "DDP scaling: the DDP rows hold a single world size",
-    )
-    figures += figure_out(
-        fd.plot_ddp_split(an.ddp_split(ddp)),
-        "fig-ddp-strategies.png",
-        "mean step time = compute (the ddp-nocomm strategy's mean) + communication (the rest)",
-        notes,
-        "DDP strategies split: no ddp-nocomm row at two or more ranks to take compute from",
-    )
-    table = display(
-        ddp.sort_values(["source", "world_size", "strategy"]).assign(
-            step_ms=ddp["step_time_us_p50"] / 1e3, step_p95_ms=ddp["step_time_us_p95"] / 1e3
-        ),
-        {
-            **{k: v for k, v in CASE_NAMES.items() if k != "primitive"},
-            "model": "model",
-            "params": "params",
-            "batch_size": "batch/rank",
-            "bucket_mb": "bucket MB",
-            "step_ms": "step p50 ms",
-            "step_p95_ms": "step p95 ms",
-            "samples_per_s": "samples/s",
-            "scaling_efficiency": "scaling eff.",
-            "comm_share": "comm share",
-            "comm_hidden_share": "comm hidden share",
-            "max_param_diff": "max param diff",
-        },
-        (
-            "step_ms",
-            "step_p95_ms",
-            "samples_per_s",
-            "scaling_efficiency",
-            "comm_share",
-            "comm_hidden_share",
-            "max_param_diff",
-        ),
-    )
-    return [
-        Section(
-            "DDP training steps",
-            "grad-avg, grad-avg-flat and param-avg (K = 1, plain SGD) must match ddp to float "
-            "rounding: see max param diff.",
-            figures=figures,
-            tables=[titled(table, "DDP strategies")],
-        )
     ]

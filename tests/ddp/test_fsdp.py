@@ -144,7 +144,18 @@ def test_fsdp_rows_end_to_end_and_in_the_report(tmp_path: Path) -> None:
     report = run_cli("report", str(out), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr + report.stdout
     markdown = (tmp_path / "report" / "report.md").read_text()
-    assert "fsdp-reshard-false" in markdown
+    table = [line.strip("| ").split(" | ") for line in markdown.splitlines() if line[:2] == "| "]
+    header = next(cells for cells in table if "all-gathered MB/step" in cells)
+    cells = {
+        cells[header.index("strategy")]: cells
+        for cells in table
+        if len(cells) == len(header) and "fsdp" in cells[header.index("strategy")]
+    }
+    assert sorted(cells) == ["fsdp", "fsdp-reshard-false"]
+    for name, row in cells.items():
+        megabytes = int(rows[name]["allgather_bytes_per_step"]) / 1e6
+        assert float(row[header.index("all-gathered MB/step")]) == pytest.approx(megabytes, 1e-3)
+        assert row[header.index("peak mem MB")].endswith("(rss_hwm)")
 
 
 def test_unknown_strategy_names_the_fsdp_ones(capsys: pytest.CaptureFixture[str]) -> None:

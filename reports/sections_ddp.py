@@ -1,0 +1,97 @@
+"""The report's DDP section: samples/s and scaling efficiency per strategy, the mean step time
+split into compute and communication, and the strategies table (with fsdp's bytes and memory
+where an fsdp row is present)."""
+
+# ruff: noqa: RUF001  (labels use the multiplication sign on purpose)
+
+from __future__ import annotations
+
+import pandas as pd
+
+from distbench.reports import analysis as an
+from distbench.reports import figures_ddp as fd
+from distbench.reports.render import Section, format_number
+from distbench.reports.sections import CASE_NAMES, display, figure_out, titled
+
+SHARDING_NAMES = {
+    "gathered_MB": "all-gathered MB/step",
+    "scattered_MB": "reduce-scattered MB/step",
+    "peak_mem_MB": "peak mem MB",
+}
+"""fsdp's columns in the DDP table: shown only when some row is an fsdp row (or measured memory)."""
+
+
+def sharding_columns(ddp: pd.DataFrame) -> dict[str, pd.Series]:
+    """MB (1e6 bytes) all-gathered and reduce-scattered per step, and the peak memory with its
+    source ("12.3 (rss_hwm)"), where any row has them; absent columns leave the table as before."""
+    out: dict[str, pd.Series] = {}
+    gathered = pd.to_numeric(ddp.get("allgather_bytes_per_step", pd.Series(dtype=float)))
+    if (gathered.fillna(0) > 0).any():
+        scattered = pd.to_numeric(ddp["reduce_scatter_bytes_per_step"])
+        out["gathered_MB"] = gathered / 1e6
+        out["scattered_MB"] = scattered / 1e6
+    peak = pd.to_numeric(ddp.get("peak_mem_bytes", pd.Series(dtype=float)))
+    if peak.notna().any():
+        source = ddp["mem_source"].astype(str).map(lambda s: f" ({s})" if s else "")
+        out["peak_mem_MB"] = (peak / 1e6).map(format_number) + source
+    return out
+
+
+def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
+    if ddp.empty:
+        return []
+    figures = figure_out(
+        fd.plot_ddp_scaling(ddp.assign(line=an.ddp_lines(ddp))),
+        "fig-ddp-scaling.png",
+        "samples/s of the whole job and scaling efficiency (n-rank throughput / n × 1-rank)",
+        notes,
+        "DDP scaling: the DDP rows hold a single world size",
+    )
+    figures += figure_out(
+        fd.plot_ddp_split(an.ddp_split(ddp)),
+        "fig-ddp-strategies.png",
+        "mean step time = compute (the ddp-nocomm strategy's mean) + communication (the rest)",
+        notes,
+        "DDP strategies split: no ddp-nocomm row at two or more ranks to take compute from",
+    )
+    table = display(
+        ddp.sort_values(["source", "world_size", "strategy"]).assign(
+            step_ms=ddp["step_time_us_p50"] / 1e3,
+            step_p95_ms=ddp["step_time_us_p95"] / 1e3,
+            **sharding_columns(ddp),
+        ),
+        {
+            **{k: v for k, v in CASE_NAMES.items() if k != "primitive"},
+            "model": "model",
+            "params": "params",
+            "batch_size": "batch/rank",
+            "bucket_mb": "bucket MB",
+            "step_ms": "step p50 ms",
+            "step_p95_ms": "step p95 ms",
+            "samples_per_s": "samples/s",
+            "scaling_efficiency": "scaling eff.",
+            "comm_share": "comm share",
+            "comm_hidden_share": "comm hidden share",
+            "max_param_diff": "max param diff",
+            **SHARDING_NAMES,
+        },
+        (
+            "step_ms",
+            "step_p95_ms",
+            "samples_per_s",
+            "scaling_efficiency",
+            "comm_share",
+            "comm_hidden_share",
+            "max_param_diff",
+            *SHARDING_NAMES,
+        ),
+    )
+    return [
+        Section(
+            "DDP training steps",
+            "grad-avg, grad-avg-flat and param-avg (K = 1, plain SGD) must match ddp to float "
+            "rounding: see max param diff.",
+            figures=figures,
+            tables=[titled(table, "DDP strategies")],
+        )
+    ]
