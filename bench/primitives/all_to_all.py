@@ -11,43 +11,30 @@ import torch
 import torch.distributed as dist
 
 from distbench.primitives import checkdata
-from distbench.primitives.base import Case, CaseRequest, Context, GatherType, element_count
-from distbench.primitives.facts import placements
+from distbench.primitives.base import CaseRequest, Context, GatherType, Operations
 
 
 class AllToAll(GatherType):
     name = "all_to_all"
 
-    def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
-        requested_bytes, dtype = request.requested_bytes, request.dtype
-        count = element_count(requested_bytes, dtype, self.count_multiple(ctx.world_size, dtype))
-        return [build_case(ctx, count, dtype, p) for p in placements(request.options)]
+    def prepare(self, ctx: Context, request: CaseRequest, count: int, in_place: bool) -> Operations:
+        """Out of place: separate send and receive buffers; in place: one buffer for both, as
+        nccl-tests' in-place alltoall (gloo gets that wrong, so the CLI refuses it there)."""
+        n, me, dtype = ctx.world_size, ctx.rank, request.dtype
+        chunk = count // n
+        received = torch.zeros(count, dtype=dtype, device=ctx.device)  # [n chunks of count / n]
+        send = received if in_place else torch.zeros_like(received)
 
+        def run() -> None:
+            dist.all_to_all_single(received, send, group=ctx.group)
 
-def build_case(ctx: Context, count: int, dtype: torch.dtype, placement: str) -> Case:
-    """One placement: out (separate send and receive buffers) or in (one buffer for both, as
-    nccl-tests' in-place alltoall; gloo gets that wrong, so the CLI refuses it there)."""
-    n, me = ctx.world_size, ctx.rank
-    chunk = count // n
-    received = torch.zeros(count, dtype=dtype, device=ctx.device)  # [n chunks of count / n]
-    send = received if placement == "in" else torch.zeros_like(received)
+        def check() -> int:
+            # Rank s sends its data, chunk j (positions j * chunk..) to rank j: chunk s of what
+            # rank r receives must be positions r * chunk.. of rank s's data.
+            data = checkdata.fill_pattern(count, me, dtype, ctx.device)
+            out = data if in_place else checkdata.fill_sentinel(count, dtype, ctx.device)
+            dist.all_to_all_single(out, data, group=ctx.group)
+            chunks = out.split(chunk)
+            return sum(checkdata.wrong_moved(chunks[s], s, start=me * chunk) for s in range(n))
 
-    def run() -> None:
-        dist.all_to_all_single(received, send, group=ctx.group)
-
-    def check() -> int:
-        # Rank s sends its data, chunk j (positions j * chunk..) to rank j: chunk s of what
-        # rank r receives must be positions r * chunk.. of rank s's data.
-        data = checkdata.fill_pattern(count, me, dtype, ctx.device)
-        out = data if placement == "in" else checkdata.fill_sentinel(count, dtype, ctx.device)
-        dist.all_to_all_single(out, data, group=ctx.group)
-        chunks = out.split(chunk)
-        return sum(checkdata.wrong_moved(chunks[s], s, start=me * chunk) for s in range(n))
-
-    return Case(
-        size_bytes=count * dtype.itemsize,
-        count=count,
-        run=run,
-        check=check,
-        labels={"placement": placement},
-    )
+        return run, check

@@ -13,7 +13,10 @@ from typing import Any, Protocol
 import torch
 import torch.distributed as dist
 
-from distbench.primitives.facts import FACTS, PrimitiveFacts
+from distbench.primitives.facts import FACTS, PrimitiveFacts, placements
+
+Operations = tuple[Callable[[], None], Callable[[], int]]
+"""A case's `run` and `check` (Case)."""
 
 REDUCE_OPS = {
     "sum": dist.ReduceOp.SUM,
@@ -113,6 +116,13 @@ class Primitive(Protocol):
         ...
 
 
+def collective(name: str, old_name: str) -> Callable[..., Any]:
+    """torch.distributed's collective `name`, or `old_name` in a torch from before the rename
+    (torch 2.13 renamed the *_tensor collectives *_single and deprecates the old names)."""
+    function: Callable[..., Any] = getattr(dist, name, None) or getattr(dist, old_name)
+    return function
+
+
 def element_count(requested_bytes: int, dtype: torch.dtype, multiple: int = 1) -> int:
     """Whole elements in requested_bytes, rounded down to a multiple of `multiple` (for
     gather-type primitives: count_multiple, so every rank gets the same whole chunk)."""
@@ -152,10 +162,33 @@ class GatherType(PrimitiveBase):
     Chunks are rounded as nccl-tests 2.19.6 rounds them (src/all_gather.cu, reduce_scatter.cu,
     alltoall.cu): `(count / n) & ~(16 / element_size - 1)` elements, whole and 16-byte aligned.
     That is count rounded down to a multiple of n * 16 / element_size, i.e. the size in bytes
-    rounded down to a multiple of 16 n, whatever the dtype."""
+    rounded down to a multiple of 16 n, whatever the dtype.
+
+    They are the placeable ones: build_cases gives one case per placement (out, in: --placement)
+    from the primitive's `prepare`, labelled with it (and, where the backend emulates the
+    primitive, with the pattern facts.py names)."""
 
     def busbw_factor(self, world_size: int) -> float:
         return (world_size - 1) / world_size
+
+    def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
+        dtype = request.dtype
+        count = element_count(
+            request.requested_bytes, dtype, self.count_multiple(ctx.world_size, dtype)
+        )
+        emulated = self.facts.emulated
+        pattern = {"pattern": emulated[ctx.backend]} if ctx.backend in emulated else {}
+        cases = []
+        for placement in placements(request.options):
+            run, check = self.prepare(ctx, request, count, placement == "in")
+            labels = {**pattern, "placement": placement}
+            cases.append(Case(count * dtype.itemsize, count, run, check, labels))
+        return cases
+
+    def prepare(self, ctx: Context, request: CaseRequest, count: int, in_place: bool) -> Operations:
+        """`run` and `check` of one case of `count` elements (the whole buffer of n chunks), in
+        place or out of place."""
+        raise NotImplementedError
 
 
 class Rooted(PrimitiveBase):

@@ -13,64 +13,43 @@ its rows say so in the pattern column (`via_all_reduce`): not comparable with NC
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import torch
-import torch.distributed as dist
 
 from distbench.primitives import checkdata
 from distbench.primitives.base import (
     REDUCE_OPS,
-    Case,
     CaseRequest,
     Context,
     GatherType,
-    element_count,
+    Operations,
+    collective,
 )
-from distbench.primitives.facts import placements
 
-REDUCE_SCATTER: Callable[..., Any] = getattr(dist, "reduce_scatter_single", None) or (
-    dist.reduce_scatter_tensor
-)
+REDUCE_SCATTER = collective("reduce_scatter_single", "reduce_scatter_tensor")
 
 
 class ReduceScatter(GatherType):
     name = "reduce_scatter"
 
-    def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
-        requested_bytes, dtype = request.requested_bytes, request.dtype
-        count = element_count(requested_bytes, dtype, self.count_multiple(ctx.world_size, dtype))
-        emulated = self.facts.emulated
-        pattern = {"pattern": emulated[ctx.backend]} if ctx.backend in emulated else {}
-        return [
-            build_case(ctx, count, dtype, request.op, {**pattern, "placement": p})
-            for p in placements(request.options)
-        ]
+    def prepare(self, ctx: Context, request: CaseRequest, count: int, in_place: bool) -> Operations:
+        """Out of place: a separate output buffer; in place: the output is this rank's chunk of
+        the input (nccl-tests' in-place reduce_scatter)."""
+        n, me, dtype, op = ctx.world_size, ctx.rank, request.dtype, request.op
+        per_rank = count // n
+        reduce_op = REDUCE_OPS[op]
+        mine = slice(me * per_rank, (me + 1) * per_rank)
+        # Zeros stay zero under every op: no overflow, no denormals, whatever the iteration count.
+        source = torch.zeros(count, dtype=dtype, device=ctx.device)  # [n * count / n]
+        result = source[mine] if in_place else torch.zeros(per_rank, dtype=dtype, device=ctx.device)
 
+        def run() -> None:
+            REDUCE_SCATTER(result, source, op=reduce_op, group=ctx.group)
 
-def build_case(
-    ctx: Context, count: int, dtype: torch.dtype, op: str, labels: dict[str, str]
-) -> Case:
-    """One placement: out (a separate output buffer) or in (the output is this rank's chunk of the
-    input, nccl-tests' in-place reduce_scatter)."""
-    n, me = ctx.world_size, ctx.rank
-    per_rank = count // n
-    reduce_op = REDUCE_OPS[op]
-    mine = slice(me * per_rank, (me + 1) * per_rank)
-    in_place = labels["placement"] == "in"
-    # Zeros stay zero under every op: no overflow, no denormals, whatever the iteration count.
-    source = torch.zeros(count, dtype=dtype, device=ctx.device)  # [n * count / n]
-    result = source[mine] if in_place else torch.zeros(per_rank, dtype=dtype, device=ctx.device)
+        def check() -> int:
+            # Rank r must end with positions r * per_rank.. of the reduction of every input.
+            data = checkdata.fill(count, me, n, dtype, ctx.device, op)
+            out = data[mine] if in_place else checkdata.fill_sentinel(per_rank, dtype, ctx.device)
+            REDUCE_SCATTER(out, data, op=reduce_op, group=ctx.group)
+            return checkdata.wrong_reduced(out, n, op, start=me * per_rank)
 
-    def run() -> None:
-        REDUCE_SCATTER(result, source, op=reduce_op, group=ctx.group)
-
-    def check() -> int:
-        # Rank r must end with positions r * per_rank.. of the reduction of every input.
-        data = checkdata.fill(count, me, n, dtype, ctx.device, op)
-        out = data[mine] if in_place else checkdata.fill_sentinel(per_rank, dtype, ctx.device)
-        REDUCE_SCATTER(out, data, op=reduce_op, group=ctx.group)
-        return checkdata.wrong_reduced(out, n, op, start=me * per_rank)
-
-    return Case(size_bytes=count * dtype.itemsize, count=count, run=run, check=check, labels=labels)
+        return run, check
