@@ -113,6 +113,17 @@ class Buffers:
         """A receive buffer that is wrong everywhere until written (a lost message shows)."""
         return checkdata.fill_sentinel(self.count, self.send.dtype, ctx.device)
 
+    def check_exchange(self, ctx: Context, peer: int, sends: bool, receives: bool) -> int:
+        """One check message each way the pattern uses between this rank and `peer` (its rank
+        in ctx.group), into a fresh buffer, all posted at once: wrong elements received."""
+        g_peer = ctx.global_ranks[peer]
+        data = self.incoming(ctx)
+        ops = [dist.P2POp(dist.irecv, data, g_peer, ctx.group)] if receives else []
+        if sends:
+            ops.append(dist.P2POp(dist.isend, self.outgoing(ctx), g_peer, ctx.group))
+        wait_all(dist.batch_isend_irecv(ops))
+        return self.expect(ctx, data, peer) if receives else 0
+
 
 def pingpong_case(ctx: Context, buf: Buffers, src: int, dst: int) -> Case:
     g_src, g_dst = ctx.global_ranks[src], ctx.global_ranks[dst]
@@ -171,19 +182,12 @@ def window_case(
             dist.send(buf.ack, dst=g_src, group=group)
 
     def check() -> int:
-        # One message each way that the pattern uses, into a fresh buffer.
         if ctx.rank not in (src, dst):
             return 0
         peer = dst if ctx.rank == src else src
-        g_peer = ctx.global_ranks[peer]
-        receives = bidirectional or ctx.rank == dst
-        sends = bidirectional or ctx.rank == src
-        data = buf.incoming(ctx)
-        ops = [dist.P2POp(dist.irecv, data, g_peer, group)] if receives else []
-        if sends:
-            ops.append(dist.P2POp(dist.isend, buf.outgoing(ctx), g_peer, group))
-        wait_all(dist.batch_isend_irecv(ops))
-        return buf.expect(ctx, data, peer) if receives else 0
+        return buf.check_exchange(
+            ctx, peer, bidirectional or ctx.rank == src, bidirectional or ctx.rank == dst
+        )
 
     name = f"bidir-window={window}" if bidirectional else f"window={window}"
     labels = {"src": str(src), "dst": str(dst), "pattern": name}
@@ -238,12 +242,7 @@ def multipair_case(ctx: Context, buf: Buffers, window: int, bidirectional: bool)
                 dist.send(buf.ack, dst=g_peer, group=group)
 
     def check() -> int:
-        data = buf.incoming(ctx)
-        ops = [dist.P2POp(dist.irecv, data, g_peer, group)] if receives else []
-        if sends:
-            ops.append(dist.P2POp(dist.isend, buf.outgoing(ctx), g_peer, group))
-        wait_all(dist.batch_isend_irecv(ops))
-        return buf.expect(ctx, data, peer) if receives else 0
+        return buf.check_exchange(ctx, peer, sends, receives)
 
     name = f"multipair-bidir-window={window}" if bidirectional else f"multipair-window={window}"
     lows, highs = tuple(range(half)), tuple(range(half, 2 * half))
