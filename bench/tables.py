@@ -65,6 +65,18 @@ def format_number(
     return format(number, spec)
 
 
+def group_rows(
+    rows: Iterable[dict[str, str]], columns: Sequence[str]
+) -> dict[tuple[str, ...], list[dict[str, str]]]:
+    """The rows of one table each, in the order given: keyed by the values of `columns`, then by
+    the --env combination (env; empty without --env), one table per combination, which its
+    header names (else two tables would read as identical)."""
+    groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
+    for row in rows:
+        groups.setdefault((*(row[c] for c in columns), row.get("env", "")), []).append(row)
+    return groups
+
+
 def render_rows(
     header: Sequence[str], rows: Iterable[Sequence[str]], numeric: Collection[str] = ()
 ) -> list[str]:

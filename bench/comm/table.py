@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from distbench.parse import format_size
-from distbench.tables import BANDWIDTH_DIGITS, format_number
+from distbench.tables import BANDWIDTH_DIGITS, format_number, group_rows
 
 COLUMNS = (
     ("size", 10),
@@ -67,11 +67,7 @@ def factor_text(group: Sequence[dict[str, str]]) -> str:
 
 def render_table(rows: Sequence[dict[str, str]]) -> str:
     """One table per (primitive, world size) group of rows, in the order given."""
-    groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
-    for row in rows:
-        key = (row["primitive"], row["backend"], row["device"], row["world_size"], row["timer"])
-        # --env: one table per combination, named in its header (else they read as identical)
-        groups.setdefault((*key, row.get("env", "")), []).append(row)
+    groups = group_rows(rows, ("primitive", "backend", "device", "world_size", "timer"))
     blocks = []
     for (primitive, backend, device, world_size, timer, env), group in groups.items():
         header = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from distbench.tables import BANDWIDTH_DIGITS, format_number, render_rows
+from distbench.tables import BANDWIDTH_DIGITS, format_number, group_rows, render_rows
 
 HEADER = (
     "strategy",
@@ -43,11 +43,7 @@ def row_cells(row: dict[str, str]) -> list[str]:
 
 def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
     """One table per (model, world size) group of rows, in the order given."""
-    groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
-    for row in rows:
-        key = (row["model"], row["params"], row["backend"], row["device"], row["world_size"])
-        # --env: one table per combination, named in its header (else they read as identical)
-        groups.setdefault((*key, row.get("env", "")), []).append(row)
+    groups = group_rows(rows, ("model", "params", "backend", "device", "world_size"))
     blocks = []
     for (model, params, backend, device, world_size, env), group in groups.items():
         first = group[0]
