@@ -18,6 +18,8 @@ from distbench.ddp import spec as ddp_spec
 from distbench.ddp.table import render_ddp_table
 from distbench.init import spec as init_spec
 from distbench.init.table import render_init_table
+from distbench.overlap import spec as overlap_spec
+from distbench.overlap.table import render_overlap_table
 from distbench.pairs import spec as pairs_spec
 from distbench.pairs.table import render_pairs_table
 from distbench.pipeline import spec as pipeline_spec
@@ -89,6 +91,9 @@ WORKLOADS: dict[str, Workload] = {
         own_command("rpc", rpc_spec.RpcSpec, rpc_spec.plan_size, render_rpc_table),
         own_command(
             "pipeline", pipeline_spec.PipelineSpec, pipeline_spec.plan_size, render_pipeline_table
+        ),
+        own_command(
+            "overlap", overlap_spec.OverlapSpec, overlap_spec.plan_size, render_overlap_table
         ),
     )
 }

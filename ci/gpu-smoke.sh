@@ -106,6 +106,10 @@ step ddp-cuda "ddp strategies (all but ddp-fp16)" \
 step fsdp-cuda "FSDP2 strategies (fsdp, fsdp-reshard-false); peak memory from cuda_max_allocated" \
   "${DB[@]}" ddp --backend nccl --world-sizes "$WS" --model transformer --width 512 --depth 4 \
   --strategies ddp,ddp-nocomm,fsdp,fsdp-reshard-false --steps 20 --out "$OUT/fsdp-cuda"
+OVERLAP_WS=1; [ "$GPUS" -ge 2 ] && OVERLAP_WS=2
+step overlap-nccl "overlap (collective on its own stream beside a matmul; --check in the overlapped phase)" \
+  "${DB[@]}" overlap --backend nccl --world-sizes "$OVERLAP_WS" --sizes 1M,64M,256M \
+  --primitives allreduce,allgather,reducescatter --compute 4096 --check --out "$OUT/overlap-nccl"
 step pytest-gpu "gpu-marked tests" "$PY" -m pytest -q -m gpu tests
 step allreduce-gloo-cuda "gloo on CUDA tensors" \
   "${DB[@]}" allreduce --backend gloo --device cuda --world-sizes 1 \

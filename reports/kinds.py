@@ -19,7 +19,7 @@ MATCH_KEYS: dict[str, tuple[str, ...]] = {
 }
 """Kind -> the columns on which two rows are the same case."""
 
-OWN_SECTION_PRIMITIVES = ("init", "rpc")
+OWN_SECTION_PRIMITIVES = ("init", "rpc", "overlap")
 """Primitives of communication rows that are not collectives (`distbench init`, `distbench rpc`):
 each has its own report section, and none joins the collectives' tables, fit or scaling."""
 

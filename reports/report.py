@@ -40,6 +40,7 @@ from distbench.reports.sections_api import section_api
 from distbench.reports.sections_compare import section_compare
 from distbench.reports.sections_ddp import section_ddp
 from distbench.reports.sections_init import section_init
+from distbench.reports.sections_overlap import section_overlap
 from distbench.reports.sections_pairs import section_pairs
 from distbench.reports.sections_pipeline import section_pipeline
 from distbench.reports.sections_rpc import section_rpc
@@ -139,6 +140,7 @@ def build_report(
     sections += section_ddp(loaded.ddp, notes)
     sections += section_init(loaded.comm, notes)  # distbench init (#13 §4)
     sections += section_rpc(loaded.comm, notes)  # distbench rpc (#13)
+    sections += section_overlap(loaded.comm, notes)  # distbench overlap (#15 §1)
     sections += section_pipeline(loaded.pipeline, notes)
     notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES)
     prepare_out(target)

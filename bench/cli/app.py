@@ -18,6 +18,7 @@ from distbench.cli.compare import baseline_app, compare
 from distbench.cli.history import history
 from distbench.cli.init import init
 from distbench.cli.options import with_groups
+from distbench.cli.overlap import overlap
 from distbench.cli.pairs import pairs
 from distbench.cli.pipeline import pipeline
 from distbench.cli.report import report
@@ -146,6 +147,7 @@ app.command("pairs")(pairs)
 app.command("init")(init)
 app.command("rpc")(rpc)
 app.command("pipeline")(pipeline)
+app.command("overlap")(overlap)
 app.command("compare")(compare)
 app.command("history")(history)
 app.command("report")(report)

@@ -29,7 +29,7 @@ from typing import Annotated, Any, Literal, TypeVar, get_origin, get_type_hints
 
 import typer
 
-from distbench.parse import UsageError, parse_choice, parse_int
+from distbench.parse import UsageError, parse_choice, parse_int, parse_modes
 
 G = TypeVar("G")
 Parser = Callable[[str, str], Any]
@@ -86,6 +86,17 @@ def choice(help: str, choices: tuple[str, ...], what: str) -> Opt:
 def flag(help: str, *decls: str) -> Opt:
     """An on/off switch; `decls` such as '--fdr/--no-fdr' name both ways."""
     return Opt(help, None, bool, decls)
+
+
+MODE_OPTION = text(
+    "throughput (back-to-back ops), latency (each op isolated), or both.",
+    lambda value: tuple(parse_modes(value)),
+)
+"""--mode of the workloads that time in both modes (pairs, overlap)."""
+ITERS_OPTION = text(
+    "Ops per timed trial (latency: samples per trial).", lambda value: parse_int(value, "--iters")
+)
+"""--iters as a whole number (the primitives' --iters also takes auto)."""
 
 
 class OptionValueError(typer.BadParameter):

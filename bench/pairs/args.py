@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from distbench.cli.args import ResolvedLaunch
-from distbench.cli.options import choice, flag, integer, text
+from distbench.cli.options import ITERS_OPTION, MODE_OPTION, choice, flag, integer, text
 from distbench.comm.options import MAX_WINDOW, parse_window
 from distbench.pairs.spec import DEFAULT_THRESHOLD, LEVELS, PairsSpec
-from distbench.parse import UsageError, parse_dtype, parse_int, parse_modes, parse_sizes
+from distbench.parse import UsageError, parse_dtype, parse_sizes
 
 DEFAULT_SIZE = {"gloo": 4 << 20, "nccl": 64 << 20}
 """One large size per pair unless --sizes says otherwise."""
@@ -71,20 +71,8 @@ class PairsArgs:
     dtype: Annotated[str, text("The element type, e.g. float32 or bfloat16.", parse_dtype)] = (
         "float32"
     )
-    mode: Annotated[
-        tuple[str, ...],
-        text(
-            "throughput (back-to-back ops), latency (each op isolated), or both.",
-            lambda value: tuple(parse_modes(value)),
-        ),
-    ] = ("throughput",)
-    iters: Annotated[
-        int,
-        text(
-            "Ops per timed trial (latency: samples per trial).",
-            lambda value: parse_int(value, "--iters"),
-        ),
-    ] = 10
+    mode: Annotated[tuple[str, ...], MODE_OPTION] = ("throughput",)
+    iters: Annotated[int, ITERS_OPTION] = 10
     warmup: Annotated[int, integer("Untimed ops before each round's trials.", minimum=0)] = 3
     trials: Annotated[int, integer("Timed trials per pair.")] = 5
     window: Annotated[

@@ -1,0 +1,1 @@
+"""`distbench overlap`: a collective while a matmul computes, next to each alone."""

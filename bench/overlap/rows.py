@@ -1,0 +1,130 @@
+"""Rank 0's rows of `distbench overlap`: one results.csv row per case from every rank's samples
+of the three phases (each sample the slowest rank's, as every distbench row), and the overlapped
+phase's samples."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from distbench.collectors.rows_overlap import OverlapRow
+from distbench.collectors.schema import MAX_OVER_RANKS
+from distbench.collectors.sink import CsvSink
+from distbench.groups import Placement
+from distbench.overlap.metrics import overlap_figures
+from distbench.overlap.spec import OverlapSpec
+from distbench.pairs.rows import sample_rows
+from distbench.ranks import ranks_label
+from distbench.spec import RunSpec
+from distbench.stats import Stats
+from distbench.timing import timer_name
+
+SERIES = ("compute", "comm", "both", "compute_in_both", "comm_in_both")
+"""What every rank measures per case: the three phases, and `both` split in two."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case as rank 0 writes it."""
+
+    measurement: str
+    collective: str
+    requested: int
+    size_bytes: int
+    count: int
+    compute_n: int
+    compute_iters: int
+    threads: int
+    mode: str
+    wrong: int
+    gathered: list[Any]
+    """rank -> {series: samples (us)}; every rank has as many of each."""
+
+    def worst(self, series: str) -> list[float]:
+        """The per-sample maximum over ranks: the slowest rank sets each sample."""
+        return [max(v) for v in zip(*(g[series] for g in self.gathered), strict=True)]
+
+
+def p50(values: Sequence[float]) -> float:
+    return Stats(tuple(values)).p50 if values else math.nan
+
+
+def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> OverlapRow:
+    """The case's row: time_us_* of the slowest rank's `both` samples, the phases' p50s and
+    what they come to (metrics.py)."""
+    workload: OverlapSpec = spec.workload
+    stats = Stats(tuple(case.worst("both")))
+    times = {series: p50(case.worst(series)) for series in SERIES}
+    figures = overlap_figures(*(times[s] for s in SERIES))
+    ci_low, ci_high = stats.p50_ci()
+    world = len(case.gathered)
+    return OverlapRow(
+        run_id=spec.launch.run_id,
+        label=spec.launch.label,
+        host=host,
+        measurement=case.measurement,
+        primitive="overlap",
+        backend=spec.launch.backend,
+        device=spec.launch.device,
+        world_size=world,
+        nnodes=placement.nnodes,
+        ranks=ranks_label(tuple(range(world))),
+        dtype="float32",
+        op="" if case.collective in ("all_gather", "broadcast") else "sum",
+        size_bytes=case.size_bytes,
+        requested_bytes=case.requested,
+        count=case.count,
+        root="0" if case.collective == "broadcast" else "",
+        src="",
+        dst="",
+        pattern=f"{case.collective}:matmul={case.compute_n}:threads={case.threads}",
+        mode=case.mode,
+        timer=timer_name(torch.device(spec.launch.device), case.mode),
+        iters=workload.iters,
+        warmup=workload.warmup,
+        trials=workload.trials,
+        samples=stats.n,
+        **stats.as_columns(tails=case.mode == "latency"),
+        algbw_GBps=math.nan,
+        busbw_GBps=math.nan,
+        busbw_factor=math.nan,
+        wrong=case.wrong,
+        hosts=placement.hosts,
+        ci_low_us=ci_low,
+        ci_high_us=ci_high,
+        trials_run=workload.trials,
+        env=" ".join(spec.launch.env),
+        collective=case.collective,
+        compute_n=case.compute_n,
+        compute_iters=case.compute_iters,
+        compute_threads=case.threads,
+        t_compute_us=times["compute"],
+        t_comm_us=times["comm"],
+        t_both_us=times["both"],
+        t_compute_in_both_us=times["compute_in_both"],
+        t_comm_in_both_us=times["comm_in_both"],
+        overlap_efficiency=figures.overlap_efficiency,
+        compute_slowdown=figures.compute_slowdown,
+        comm_slowdown=figures.comm_slowdown,
+        osu_overlap_pct=figures.osu_overlap_pct,
+    )
+
+
+def write_case(
+    sinks: tuple[CsvSink, CsvSink], spec: RunSpec, placement: Placement, host: str, case: Case
+) -> OverlapRow:
+    """The `both` samples of every rank and of the maximum (rank -1) first (the row commits the
+    measurement, as --resume expects), then the row."""
+    results, samples = sinks
+    iters = spec.workload.iters
+    for rank, mine in enumerate(case.gathered):
+        samples.write(sample_rows(case.measurement, rank, case.mode, iters, mine["both"]))
+    worst = case.worst("both")
+    samples.write(sample_rows(case.measurement, MAX_OVER_RANKS, case.mode, iters, worst))
+    row = overlap_row(spec, placement, host, case)
+    results.write([row])
+    return row

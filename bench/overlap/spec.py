@@ -1,0 +1,65 @@
+"""What `distbench overlap` measures (OverlapSpec, spec.json's workload). Torch-free: the CLI
+plans with it too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from distbench.parse import MODES, UsageError
+
+OVERLAP_PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+"""The collectives a training step overlaps with compute (DDP's buckets, FSDP's gathers and
+reductions, parameter broadcasts), each issued with async_op=True."""
+PHASES = ("compute", "comm", "both")
+"""What every case times: the matmuls alone, the collective alone, the collective issued
+async_op=True, the matmuls, then wait."""
+MAX_COMPUTE = 16384
+"""Largest --compute N: a 16384 x 16384 fp32 matmul is 8.8 TFLOP, seconds even on a GPU."""
+
+
+@dataclass(frozen=True)
+class OverlapSpec:
+    """Every (compute threads, primitive, size, compute size, mode) case: three phases each."""
+
+    sizes: tuple[int, ...]
+    """Requested bytes per rank's buffer (the gathered buffer for all_gather/reduce_scatter)."""
+    primitives: tuple[str, ...] = ("all_reduce",)
+    compute: tuple[int, ...] = (1024,)
+    """N of the compute: one op is `compute_iters` fp32 matmuls of [N, N] @ [N, N]."""
+    compute_iters: int = 0
+    """Matmuls per compute op; 0: as many as take about the collective's time alone (measured
+    per case after warm-up, the largest count over ranks)."""
+    compute_threads: tuple[int, ...] = (0,)
+    """torch.set_num_threads on every rank per case; 0: leave the launch's setting."""
+    modes: tuple[str, ...] = ("throughput",)
+    iters: int = 10
+    warmup: int = 3
+    trials: int = 5
+    check: bool = False
+    """Check the collective's result in the overlapped phase (compute running), untimed."""
+    tag: str = ""
+    """Prefix of measurement ids when one run directory holds several specs (--env combos)."""
+
+    kind = "overlap"
+
+    def __post_init__(self) -> None:
+        unknown = [p for p in self.primitives if p not in OVERLAP_PRIMITIVES]
+        if not self.primitives or unknown:
+            raise UsageError(f"overlap primitives must be among {', '.join(OVERLAP_PRIMITIVES)}")
+        if not self.sizes or min(self.sizes) < 1:
+            raise UsageError("sizes must be positive byte counts")
+        if not self.compute or not all(1 <= n <= MAX_COMPUTE for n in self.compute):
+            raise UsageError(f"--compute sizes must be 1..{MAX_COMPUTE}")
+        if self.compute_iters < 0 or min(self.compute_threads, default=-1) < 0:
+            raise UsageError("--compute-iters and --compute-threads must be at least 0")
+        for mode in self.modes:
+            if mode not in MODES:
+                raise UsageError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
+        if self.iters < 1 or self.trials < 1 or self.warmup < 0:
+            raise UsageError("--iters and --trials must be at least 1, --warmup at least 0")
+
+
+def plan_size(workload: OverlapSpec, world_size: int) -> int:
+    """Rows one launch writes: one per case."""
+    cases = len(workload.primitives) * len(workload.sizes) * len(workload.compute)
+    return cases * len(workload.compute_threads) * len(workload.modes)

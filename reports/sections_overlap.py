@@ -1,0 +1,115 @@
+"""The report's overlap section (`distbench overlap` rows, primitive `overlap`): per case the
+compute alone, the collective alone and both at once, and what they come to (overlap efficiency,
+each one's slowdown, OSU's overlap %). Overlap rows are not collectives: they stay out of the
+collectives' tables, fit and scaling."""
+
+from __future__ import annotations
+
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from distbench.parse import format_size
+from distbench.reports.figures import STYLE, new_figure
+from distbench.reports.render import Section, TableOut, format_number
+from distbench.reports.sections import figure_out
+
+PHASES = {"t_compute_us": "compute alone", "t_comm_us": "collective alone", "t_both_us": "both"}
+PHASE_WORDS = ("compute", "comm", "both")
+"""The table's names of PHASES."""
+NUMBERS = (
+    "compute_n", "compute_iters", "compute_threads", "t_compute_us", "t_comm_us", "t_both_us",
+    "overlap_efficiency", "compute_slowdown", "comm_slowdown", "osu_overlap_pct",
+)  # fmt: skip
+"""OverlapRow's own columns that hold numbers (the loader converts ResultRow's only)."""
+
+
+def overlap_rows(comm: pd.DataFrame) -> pd.DataFrame:
+    """The overlap rows, their own columns as numbers, each with a case label."""
+    rows = comm[comm["primitive"] == "overlap"].copy()
+    if rows.empty:
+        return rows
+    for column in NUMBERS:
+        rows[column] = pd.to_numeric(rows[column], errors="coerce")
+    rows["case"] = (
+        rows["collective"].astype(str)
+        + " "
+        + rows["size_bytes"].map(lambda b: format_size(int(b)))
+        + ", N="
+        + rows["compute_n"].astype(int).astype(str)
+        + ", "
+        + rows["compute_threads"].astype(int).astype(str)
+        + " thr ("
+        + rows["run"].astype(str)
+        + ")"
+    )
+    return rows.sort_values(["run", "collective", "size_bytes", "compute_n", "compute_threads"])
+
+
+def plot_overlap(rows: pd.DataFrame) -> Figure:
+    """Per case, the three phases' p50 (slowest rank) side by side."""
+    sns.set_style(STYLE)
+    long = rows.melt(id_vars=["case"], value_vars=list(PHASES), var_name="phase", value_name="us")
+    long["phase"] = long["phase"].map(PHASES)
+    fig = new_figure(1, 1)
+    ax = fig.subplots()
+    sns.barplot(long, y="case", x="us", hue="phase", orient="h", ax=ax)
+    if long["us"].max() > 20 * long["us"].min() > 0:  # cases of very different lengths
+        ax.set_xscale("log")
+    ax.set_xlabel("p50 of the slowest rank, µs per op")
+    ax.set_ylabel("")
+    return fig
+
+
+def section_overlap(comm: pd.DataFrame, notes: list[str]) -> list[Section]:
+    """The phases and figures of every overlap case; nothing without overlap rows."""
+    rows = overlap_rows(comm)
+    if rows.empty:
+        return []
+    figures = figure_out(
+        plot_overlap(rows),
+        "fig-overlap.png",
+        "communication while computing: compute alone, the collective alone and both at once "
+        "(issued async_op=True, compute, wait), p50 of the slowest rank per op",
+        notes,
+        "overlap: nothing to plot",
+    )
+    table = pd.DataFrame(
+        {
+            "run": rows["run"],
+            "ranks": rows["world_size"].astype(str),
+            "collective": rows["collective"].astype(str),
+            "size": rows["size_bytes"].map(lambda b: format_size(int(b))),
+            "matmul": rows["compute_n"].astype(int).astype(str)
+            + "x"
+            + rows["compute_iters"].astype(int).astype(str),
+            "threads": rows["compute_threads"].astype(int).astype(str),
+            "mode": rows["mode"].astype(str),
+            **{
+                f"{p} µs": rows[c].map(format_number)
+                for c, p in zip(PHASES, PHASE_WORDS, strict=True)
+            },
+            "efficiency": rows["overlap_efficiency"].map(lambda v: format_number(v, 2)),
+            "compute slowdown": rows["compute_slowdown"].map(lambda v: format_number(v, 3)),
+            "comm slowdown": rows["comm_slowdown"].map(lambda v: format_number(v, 3)),
+            "OSU %": rows["osu_overlap_pct"].map(lambda v: format_number(v, 3)),
+        }
+    )
+    numeric = (
+        "compute µs",
+        "comm µs",
+        "both µs",
+        "efficiency",
+        "compute slowdown",
+        "comm slowdown",
+        "OSU %",
+    )
+    out = TableOut("Overlap per case (slowest rank, p50)", table, numeric=numeric)
+    text = (
+        "efficiency = (compute + comm - both) / min(compute, comm): 1 when the shorter is wholly "
+        "hidden, 0 when serialised, below 0 when running them together is slower than one after "
+        "the other (on CPU gloo's threads and the matmul compete for the cores). the slowdowns "
+        "are each one's time inside `both` over its time alone. OSU % is OSU's "
+        "non-blocking overlap figure on the same times (docs/overlap.md)."
+    )
+    return [Section("Communication while computing (overlap)", text, figures, [out])]

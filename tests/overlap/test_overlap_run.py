@@ -1,0 +1,130 @@
+"""`distbench overlap` on real 2-rank gloo groups: rows written and sane (the figures recomputed
+from each row's own numbers, the statistics from samples.csv), the check in the overlapped phase
+passes and fails under injected faults, report and compare accept the rows, and bad input is one
+line with exit 2."""
+
+from __future__ import annotations
+
+import os
+import statistics
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from distbench.launch.run import EXIT_FAILED
+from distbench.overlap.metrics import overlap_figures
+from tests.conftest import run_cli, usage_error_line
+
+TINY = ["--backend", "gloo", "--world-sizes", "2", "--sizes", "16K", "--compute", "32"]
+COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+
+
+@pytest.fixture(scope="module")
+def overlap_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("overlap") / "run"
+    done = run_cli(
+        "overlap", *TINY, "--primitives", "allreduce,allgather,reducescatter,broadcast",
+        "--compute-threads", "1", "--iters", "3", "--trials", "3", "--warmup", "1", "--check",
+        "--out", str(out), "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    return out
+
+
+def results(run: Path) -> pd.DataFrame:
+    return pd.read_csv(run / "results.csv", keep_default_na=False)
+
+
+def test_one_sane_row_per_collective(overlap_run: Path) -> None:
+    rows = results(overlap_run)
+    assert list(rows["collective"]) == list(COLLECTIVES)
+    assert set(rows["primitive"]) == {"overlap"} and (rows["wrong"] == 0).all()
+    assert list(rows["pattern"]) == [f"{c}:matmul=32:threads=1" for c in COLLECTIVES]
+    assert (rows["compute_threads"] == 1).all() and (rows["compute_iters"] >= 1).all()
+    for phase in ("compute", "comm", "both", "compute_in_both", "comm_in_both"):
+        assert (rows[f"t_{phase}_us"] > 0).all(), phase
+    assert (rows["t_both_us"] == rows["time_us_p50"]).all()
+    assert (rows["size_bytes"] == 16384).all() and (rows["samples"] == 3).all()
+
+
+def test_figures_follow_from_each_rows_own_numbers(overlap_run: Path) -> None:
+    for row in results(overlap_run).itertuples():
+        tc, tm, tb = float(row.t_compute_us), float(row.t_comm_us), float(row.t_both_us)
+        assert row.overlap_efficiency == pytest.approx((tc + tm - tb) / min(tc, tm))
+        assert row.compute_slowdown == pytest.approx(float(row.t_compute_in_both_us) / tc)
+        assert row.comm_slowdown == pytest.approx(float(row.t_comm_in_both_us) / tm)
+        assert row.osu_overlap_pct == pytest.approx(
+            max(0.0, 100 - (tb - float(row.t_compute_in_both_us)) / tm * 100)
+        )
+        figures = overlap_figures(tc, tm, tb, row.t_compute_in_both_us, row.t_comm_in_both_us)
+        assert figures.overlap_efficiency == pytest.approx(row.overlap_efficiency)
+
+
+def test_row_statistics_are_the_slowest_ranks_both_samples(overlap_run: Path) -> None:
+    samples = pd.read_csv(overlap_run / "samples.csv", keep_default_na=False)
+    for row in results(overlap_run).itertuples():
+        mine = samples[samples["measurement"] == row.measurement]
+        worst = mine[mine["rank"] == -1].sort_values("trial")["time_us"].tolist()
+        per_rank = mine[mine["rank"] >= 0].pivot(index="trial", columns="rank", values="time_us")
+        assert sorted(per_rank.columns) == [0, 1]
+        assert per_rank.max(axis=1).tolist() == pytest.approx(worst)
+        assert row.time_us_p50 == pytest.approx(statistics.median(worst))
+        assert row.time_us_max == pytest.approx(max(worst))
+
+
+def test_report_and_compare_accept_overlap_rows(overlap_run: Path, tmp_path: Path) -> None:
+    report = run_cli("report", str(overlap_run), "--out", str(tmp_path / "report"))
+    assert report.returncode == 0, report.stderr
+    page = (tmp_path / "report" / "report.md").read_text()
+    assert "## Communication while computing (overlap)" in page
+    assert "reduce_scatter" in page and "efficiency" in page
+    assert (tmp_path / "report" / "fig-overlap.png").stat().st_size > 0
+    compare = run_cli("compare", str(overlap_run), str(overlap_run))
+    assert compare.returncode == 0, compare.stdout + compare.stderr
+    assert "4 unchanged" in compare.stdout
+
+
+@pytest.mark.parametrize(
+    ("collective", "fault"),
+    [("all_reduce", "rotate"), ("all_gather", "skip"), ("reduce_scatter", "zero"),
+     ("broadcast", "skip")],
+)  # fmt: skip
+def test_the_check_in_the_overlapped_phase_catches_a_wrong_result(
+    collective: str, fault: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tests/overlap/inject damages what every async_op=True collective returns; the check,
+    issued with the compute running, must count wrong elements and fail the run."""
+    inject = Path(__file__).resolve().parent / "inject"
+    monkeypatch.setenv("PYTHONPATH", f"{inject}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("DISTBENCH_TEST_OVERLAP_FAULT", f"{collective}:{fault}")
+    out = tmp_path / "run"
+    done = run_cli(
+        "overlap", *TINY, "--primitives", collective, "--compute-iters", "1", "--iters", "1",
+        "--trials", "1", "--warmup", "0", "--check", "--out", str(out), "--quiet",
+    )  # fmt: skip
+    assert done.returncode == EXIT_FAILED, done.stderr + done.stdout
+    assert "wrong elements" in done.stderr
+    assert int(results(out)["wrong"].iloc[0]) > 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--primitives", "sendrecv"], "--primitives 'sendrecv'"),
+        (["--primitives", ""], "not a list of collectives"),
+        (["--compute", "0"], "--compute must be at least 1"),
+        (["--compute", "99999"], "up to 16384"),
+        (["--compute-iters", "-1"], "--compute-iters must be at least 0"),
+        (["--compute-threads", "two"], "not a whole number"),
+        (["--sizes", "1X"], "unknown unit"),
+        (["--world-sizes", "1"], "at least 2 ranks"),
+        (["--world-sizes", "2,3"], "one --world-sizes value"),
+        (["--mode", "fast"], "unknown mode"),
+    ],
+)
+def test_bad_input_is_one_line(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = usage_error_line(["overlap", "--backend", "gloo", *argv], capsys)
+    assert says in line
