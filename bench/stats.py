@@ -134,6 +134,22 @@ class Stats:
         }
 
 
+def row_figures(stats: Stats, tails: bool, algbw: float, factor: float) -> dict[str, float]:
+    """The figures of a results row (collectors.schema.ResultRow) from the samples behind it:
+    samples, the time_us_* columns (as_columns, `tails` as there), algbw and busbw = algbw x
+    `factor` (GB/s), the busbw factor and the p50's confidence interval."""
+    ci_low, ci_high = stats.p50_ci()
+    return {
+        "samples": stats.n,
+        **stats.as_columns(tails=tails),
+        "algbw_GBps": algbw,
+        "busbw_GBps": algbw * factor,
+        "busbw_factor": factor,
+        "ci_low_us": ci_low,
+        "ci_high_us": ci_high,
+    }
+
+
 def algbw_gbps(size_bytes: int, time_us: float) -> float:
     """nccl-tests' algorithm bandwidth: bytes / seconds / 1e9."""
     if time_us <= 0:

@@ -30,7 +30,7 @@ from distbench.primitives import get_primitive
 from distbench.primitives.base import Case, CaseRequest, Context
 from distbench.ranks import gather_samples, ranks_label, sum_over_ranks
 from distbench.spec import CommSpec, RunSpec
-from distbench.stats import Stats, algbw_gbps
+from distbench.stats import Stats, algbw_gbps, row_figures
 from distbench.timing import TRIALS, timer_name, warm_up
 
 
@@ -76,7 +76,6 @@ def build_row(
     workload: CommSpec = spec.workload
     prim = get_primitive(primitive)
     stats = Stats(tuple(result.trials.max_us))
-    ci_low, ci_high = stats.p50_ci()
     converged = result.trials.converged
     case = result.case  # alltoallv: its own bytes for algbw, busbw factor and byte columns
     factor = prim.busbw_factor(ctx.world_size) if case.busbw_factor is None else case.busbw_factor
@@ -110,11 +109,7 @@ def build_row(
         warmup=workload.warmup,
         trials=workload.trials,
         trial_order=workload.trial_order,
-        samples=stats.n,
-        **stats.as_columns(tails=result.mode == "latency"),
-        algbw_GBps=algbw,
-        busbw_GBps=algbw * factor,
-        busbw_factor=factor,
+        **row_figures(stats, result.mode == "latency", algbw, factor),
         wrong=result.wrong,
         hosts=placement.hosts,
         env=" ".join(spec.launch.env),
@@ -123,8 +118,6 @@ def build_row(
         msg_rate_per_s=1e6 / stats.p50
         if moves and primitive == "send_recv" and stats.p50 > 0
         else math.nan,
-        ci_low_us=ci_low,
-        ci_high_us=ci_high,
         trials_run=result.trials.trials_run,
         converged="" if converged is None else str(converged).lower(),
         **case.columns,

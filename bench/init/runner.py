@@ -15,6 +15,7 @@ samples, then that group is destroyed, except after the last method: the worker 
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import socket
@@ -38,7 +39,7 @@ from distbench.plan import measurement_id
 from distbench.primitives.base import Context
 from distbench.ranks import ranks_label
 from distbench.spec import RunSpec
-from distbench.stats import Stats
+from distbench.stats import Stats, row_figures
 from distbench.timing import timer_name
 
 RENDEZVOUS_DIR = ".init-rendezvous"
@@ -129,7 +130,6 @@ def init_row(
     workload: InitSpec = spec.workload
     stats = Stats(tuple(worst))
     placement = placement_of(rdzv.hosts)
-    ci_low, ci_high = stats.p50_ci()
     size = 4 if phase == "first_collective" else 0
     return InitRow(
         run_id=spec.launch.run_id,
@@ -156,15 +156,9 @@ def init_row(
         iters=1,
         warmup=0,
         trials=workload.trials,
-        samples=stats.n,
-        **stats.as_columns(tails=True),
-        algbw_GBps=float("nan"),
-        busbw_GBps=float("nan"),
-        busbw_factor=float("nan"),
+        **row_figures(stats, True, math.nan, math.nan),
         wrong=-1,
         hosts=placement.hosts,
-        ci_low_us=ci_low,
-        ci_high_us=ci_high,
         trials_run=workload.trials,
         env=" ".join(spec.launch.env),
         phase=phase,

@@ -18,7 +18,7 @@ from distbench.pairs.spec import PairsSpec
 from distbench.primitives.send_recv import default_window
 from distbench.ranks import ranks_label
 from distbench.spec import RunSpec
-from distbench.stats import Stats, algbw_gbps
+from distbench.stats import Stats, algbw_gbps, row_figures
 from distbench.timing import timer_name
 
 
@@ -70,7 +70,6 @@ def pair_row(
     algbw = algbw_gbps(size, stats.p50)
     nodes = sorted({layout.nodes[r] for r in ranks})
     host_of = {layout.nodes[r]: layout.hosts[r] for r in ranks}
-    ci_low, ci_high = stats.p50_ci()
     return ResultRow(
         run_id=spec.launch.run_id,
         label=spec.launch.label,
@@ -96,15 +95,9 @@ def pair_row(
         iters=workload.iters,
         warmup=workload.warmup,
         trials=workload.trials,
-        samples=stats.n,
-        **stats.as_columns(tails=result.mode == "latency"),
-        algbw_GBps=algbw,
-        busbw_GBps=algbw * factor,
-        busbw_factor=factor,
+        **row_figures(stats, result.mode == "latency", algbw, factor),
         wrong=-1,
         hosts="+".join(host_of[n] for n in nodes),
-        ci_low_us=ci_low,
-        ci_high_us=ci_high,
         trials_run=workload.trials,
         env=env_label(spec),
     )

@@ -13,7 +13,7 @@ from distbench.groups import Placement
 from distbench.ranks import ranks_label
 from distbench.rpc.spec import RpcSpec, pattern_label
 from distbench.spec import RunSpec
-from distbench.stats import Stats, algbw_gbps
+from distbench.stats import Stats, algbw_gbps, row_figures
 from distbench.timing import timer_name
 
 LATENCY_PATTERNS = ("sync", "rref")
@@ -31,7 +31,6 @@ def rpc_row(
     size = count * 4
     mode = "latency" if pattern in LATENCY_PATTERNS else "throughput"
     algbw = algbw_gbps(size, stats.p50)
-    ci_low, ci_high = stats.p50_ci()
     return ResultRow(
         run_id=spec.launch.run_id,
         label=spec.launch.label,
@@ -57,15 +56,9 @@ def rpc_row(
         iters=workload.iters,
         warmup=workload.warmup,
         trials=workload.trials,
-        samples=stats.n,
-        **stats.as_columns(tails=mode == "latency"),
-        algbw_GBps=algbw,
-        busbw_GBps=algbw,
-        busbw_factor=1.0,
+        **row_figures(stats, mode == "latency", algbw, 1.0),
         wrong=-1,
         hosts=place.hosts,
-        ci_low_us=ci_low,
-        ci_high_us=ci_high,
         trials_run=workload.trials,
         env=" ".join(spec.launch.env),
     )
