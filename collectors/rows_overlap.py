@@ -36,13 +36,17 @@ class OverlapRow(ResultRow):
     t_comm_in_both_us: float = float("nan")
     """The collective inside `both`, issue to completion (CUDA events on the comm stream; on
     CPU the clock read by the completion callback on gloo's thread)."""
+    t_comm_completion_us: float = float("nan")
+    """The collective alone, issue to completion by the clock of t_comm_in_both_us (t_comm_us is
+    the host's view, which adds the wait's return: waking the waiting thread, on a busy CPU up to
+    milliseconds)."""
     overlap_efficiency: float = float("nan")
     """(t_compute_us + t_comm_us - t_both_us) / min(t_compute_us, t_comm_us): 1 = the shorter
     one wholly hidden, 0 = serialised, < 0 = slower together than one after the other."""
     compute_slowdown: float = float("nan")
     """t_compute_in_both_us / t_compute_us."""
     comm_slowdown: float = float("nan")
-    """t_comm_in_both_us / t_comm_us."""
+    """t_comm_in_both_us / t_comm_completion_us."""
     osu_overlap_pct: float = float("nan")
     """OSU's figure on these times: max(0, 100 - (t_both_us - t_compute_in_both_us) /
     t_comm_us x 100)."""

@@ -18,7 +18,7 @@ class Figures:
     compute_slowdown: float
     """compute's time inside `both` / t_compute (1: unslowed)."""
     comm_slowdown: float
-    """the collective's time inside `both`, issue to completion / t_comm (1: unslowed)."""
+    """the collective's time inside `both`, issue to completion / the same alone (1: unslowed)."""
     osu_overlap_pct: float
     """OSU's non-blocking collective overlap, max(0, 100 - (t_both - compute inside both) /
     t_comm x 100), on these times (OSU averages over ranks instead)."""
@@ -29,15 +29,21 @@ def ratio(a: float, b: float) -> float:
 
 
 def overlap_figures(
-    t_compute: float, t_comm: float, t_both: float, compute_in_both: float, comm_in_both: float
+    t_compute: float,
+    t_comm: float,
+    t_both: float,
+    compute_in_both: float,
+    comm_in_both: float,
+    comm_completion: float,
 ) -> Figures:
-    """The case's figures from its five times (us)."""
+    """The case's figures from its six times (us): the three phases, `both`'s two parts, and
+    the collective alone from issue to completion by the clock of its part in `both`."""
     shorter = min(t_compute, t_comm)
     hidden = t_compute + t_comm - t_both
     osu = max(0.0, 100.0 - ratio(t_both - compute_in_both, t_comm) * 100.0)
     return Figures(
         overlap_efficiency=ratio(hidden, shorter),
         compute_slowdown=ratio(compute_in_both, t_compute),
-        comm_slowdown=ratio(comm_in_both, t_comm),
+        comm_slowdown=ratio(comm_in_both, comm_completion),
         osu_overlap_pct=osu if math.isfinite(ratio(t_both, t_comm)) else math.nan,
     )

@@ -11,10 +11,11 @@ internal stream, `wait()` inside the comm stream makes that stream wait for it, 
 stream waits for the comm stream at the end of the op. The compute's kernels meanwhile run on the
 current stream, so the GPU can run both at once.
 
-Inside `both`, each op also records when its compute ran and when its collective completed
-(`Split`): CUDA events on the current stream around the compute and on the comm stream around the
-collective; on CPU the host clock around the compute and, for the collective, the clock read by a
-callback that gloo's thread runs as the work completes (Future.then).
+The comm and both ops also record spans (`Span`): inside `both`, the compute (CUDA events on the
+current stream; the host clock on CPU) and the collective from issue to completion (CUDA events on
+the comm stream; on CPU the clock read by a callback that gloo's thread runs as the work completes,
+Future.then); in `comm`, the collective's span by the same clock, so that its slowdown compares
+like with like.
 """
 
 from __future__ import annotations
@@ -110,29 +111,30 @@ class Matmul:
 
 
 @dataclass
-class Split:
-    """Where one `both` op spent its time: its compute, and its collective from issue to
-    completion (CUDA events, or host clock readings in ns)."""
+class Span:
+    """One interval of an op: CUDA events, or host clock readings in ns."""
 
-    compute: tuple[Any, Any]
-    comm: tuple[Any, Any]
+    start: Any
+    end: Any = None
     done: list[int] = field(default_factory=list)
-    """CPU: the completion callback's clock reading (the comm's end)."""
+    """CPU: the completion callback's clock reading, which ends the span when there is one."""
 
-    def times_us(self) -> tuple[float, float]:
-        """(compute, comm) in us; on CUDA once the events have passed."""
-        if isinstance(self.compute[0], torch.cuda.Event):
-            return (
-                self.compute[0].elapsed_time(self.compute[1]) * 1e3,
-                self.comm[0].elapsed_time(self.comm[1]) * 1e3,
-            )
-        end = self.done[0] if self.done else self.comm[1]  # no callback yet: the wait's return
-        return (self.compute[1] - self.compute[0]) / 1e3, (end - self.comm[0]) / 1e3
+    def us(self) -> float:
+        """The interval in us; on CUDA once the events have passed."""
+        if isinstance(self.start, torch.cuda.Event):
+            return float(self.start.elapsed_time(self.end)) * 1e3
+        end = self.done[0] if self.done else self.end  # no callback: the wait's return
+        return float(end - self.start) / 1e3
+
+
+SPANS = ("compute_in_both", "comm_in_both", "comm_completion")
+"""What the ops record besides the timers: `both`'s compute and collective, and the collective
+alone from issue to completion by the same clock as inside `both`."""
 
 
 def on_completion(work: Any, call: Callable[[], None]) -> None:
     """Run `call` on the backend's thread as `work` completes. A Work without a Future (gloo's
-    reduce_scatter) gets no call: its Split then ends at the wait's return, an upper bound."""
+    reduce_scatter) gets no call: its Span then ends at the wait's return, an upper bound."""
     try:
         future = work.get_future()
     except RuntimeError:  # "Work::getFuture not implemented"
@@ -140,15 +142,20 @@ def on_completion(work: Any, call: Callable[[], None]) -> None:
     future.then(lambda _: call())
 
 
+def now(span: Span) -> None:
+    """End a host span at this moment (its callback reading, if any, takes precedence)."""
+    span.end = time.perf_counter_ns()
+
+
 class Ops:
-    """The compute, comm and both ops of one case on this rank, and the splits of `both`."""
+    """The compute, comm and both ops of one case on this rank, and the spans they record."""
 
     def __init__(self, ctx: Context, collective: Collective, compute: Callable[[], None]) -> None:
         self.cuda = ctx.device.type == "cuda"
         self.stream = torch.cuda.Stream(ctx.device) if self.cuda else None
         self.collective = collective
         self.compute = compute
-        self.splits: list[Split] = []
+        self.spans: dict[str, list[Span]] = {name: [] for name in SPANS}
 
     def mark(self) -> Any:
         if not self.cuda:
@@ -157,23 +164,27 @@ class Ops:
         event.record()  # on the current stream: the comm stream inside `with stream`
         return event
 
-    def issue(self, issue: Callable[[], Any]) -> tuple[Any, Any, Any]:
-        """Issue the collective: (work, start mark, end mark); on CUDA from the comm stream,
-        whose end mark the GPU passes when the collective has completed."""
+    def issue(self, issue: Callable[[], Any]) -> tuple[Any, Span]:
+        """Issue the collective: (work, its span from issue to completion). On CUDA from the
+        comm stream, whose end mark the GPU passes when the collective has completed; on CPU
+        gloo's thread reads the clock as it completes the work."""
         if self.stream is None:
-            start = self.mark()
-            return issue(), start, None
+            span = Span(self.mark())
+            work = issue()
+            on_completion(work, lambda: span.done.append(time.perf_counter_ns()))
+            return work, span
         self.stream.wait_stream(torch.cuda.current_stream())  # its inputs are ready
         with torch.cuda.stream(self.stream):
             start = self.mark()
             work = issue()
             work.wait()  # the comm stream (not the host) waits for NCCL's stream
-            return work, start, self.mark()
+            return work, Span(start, self.mark())
 
-    def join(self, work: Any) -> None:
+    def join(self, work: Any, span: Span) -> None:
         """Wait for the collective: the host (gloo) or the current stream (CUDA)."""
         if self.stream is None:
             work.wait()
+            now(span)
         else:
             torch.cuda.current_stream().wait_stream(self.stream)
 
@@ -181,28 +192,25 @@ class Ops:
         self.compute()
 
     def run_comm(self) -> None:
-        work, _, _ = self.issue(self.collective.issue)
-        self.join(work)
+        work, span = self.issue(self.collective.issue)
+        self.join(work, span)
+        self.spans["comm_completion"].append(span)
 
     def run_both(self) -> None:
-        work, start, end = self.issue(self.collective.issue)
-        split = Split((None, None), (start, end))
-        if not self.cuda:  # gloo's thread reads the clock as the collective completes
-            on_completion(work, lambda: split.done.append(time.perf_counter_ns()))
-        begin = self.mark()
+        work, comm = self.issue(self.collective.issue)
+        compute = Span(self.mark())
         self.compute()
-        split.compute = (begin, self.mark())
-        self.join(work)
-        if not self.cuda:
-            split.comm = (start, time.perf_counter_ns())
-        self.splits.append(split)
+        compute.end = self.mark()
+        self.join(work, comm)
+        self.spans["compute_in_both"].append(compute)
+        self.spans["comm_in_both"].append(comm)
 
-    def take_splits(self) -> list[tuple[float, float]]:
-        """(compute, comm) us of every `both` op since the last call (after a drain)."""
+    def take_spans(self) -> dict[str, list[float]]:
+        """Every span recorded since the last call, in us (after a drain)."""
         if self.cuda:
             torch.cuda.synchronize()
-        taken, self.splits = self.splits, []
-        return [split.times_us() for split in taken]
+        taken, self.spans = self.spans, {name: [] for name in SPANS}
+        return {name: [span.us() for span in spans] for name, spans in taken.items()}
 
     def check(self) -> int:
         """Wrong elements on this rank of the collective issued with the compute running."""
@@ -213,9 +221,9 @@ class Ops:
             counters.append(count_wrong)
             return work
 
-        work, _, _ = self.issue(issue)
+        work, span = self.issue(issue)
         self.compute()
-        self.join(work)
+        self.join(work, span)
         if self.cuda:
             torch.cuda.synchronize()
         return counters[0]()

@@ -23,8 +23,9 @@ from distbench.spec import RunSpec
 from distbench.stats import Stats
 from distbench.timing import timer_name
 
-SERIES = ("compute", "comm", "both", "compute_in_both", "comm_in_both")
-"""What every rank measures per case: the three phases, and `both` split in two."""
+SERIES = ("compute", "comm", "both", "compute_in_both", "comm_in_both", "comm_completion")
+"""What every rank measures per case: the three phases, `both` split in two, and the collective
+alone by the clock of its part in `both` (ops.SPANS)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,7 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
         t_both_us=times["both"],
         t_compute_in_both_us=times["compute_in_both"],
         t_comm_in_both_us=times["comm_in_both"],
+        t_comm_completion_us=times["comm_completion"],
         overlap_efficiency=figures.overlap_efficiency,
         compute_slowdown=figures.compute_slowdown,
         comm_slowdown=figures.comm_slowdown,

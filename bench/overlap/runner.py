@@ -28,7 +28,7 @@ from distbench.collectors.rows_overlap import OverlapRow
 from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, SampleRow
 from distbench.collectors.sink import CsvSink
 from distbench.groups import gather_placement
-from distbench.overlap.ops import Collective, Matmul, Ops, build_collective
+from distbench.overlap.ops import SPANS, Collective, Matmul, Ops, build_collective
 from distbench.overlap.rows import Case, write_case
 from distbench.overlap.spec import OverlapSpec
 from distbench.plan import measurement_id
@@ -60,6 +60,7 @@ def choose_iters(ctx: Context, ops: Ops, single: Matmul, requested: int) -> int:
     if requested:
         return requested
     comm_us = time_one(ctx, ops.run_comm, CALIBRATION_OPS)
+    warm_up(ctx, single, 1)  # the first matmul pays for the BLAS library's set-up
     matmul_us = time_one(ctx, single, CALIBRATION_OPS)
     wanted = max(1, round(comm_us / matmul_us)) if matmul_us > 0 else 1
     return int(max(max_over_ranks(ctx, [float(wanted)])))
@@ -68,23 +69,22 @@ def choose_iters(ctx: Context, ops: Ops, single: Matmul, requested: int) -> int:
 def measure_case(
     ctx: Context, workload: OverlapSpec, ops: Ops, mode: str
 ) -> dict[str, list[float]]:
-    """This rank's samples of every phase (us per op) and of `both`'s two parts."""
+    """This rank's samples of every phase and span (us per op), trial by trial."""
     trial = TRIALS[mode]
     for run in (ops.run_compute, ops.run_comm, ops.run_both):
         warm_up(ctx, run, workload.warmup)
-    ops.take_splits()  # the warm-up's
-    mine: dict[str, list[float]] = {s: [] for s in ("compute", "comm", "both")}
-    mine |= {"compute_in_both": [], "comm_in_both": []}
+    ops.take_spans()  # the warm-up's and the calibration's
+    mine: dict[str, list[float]] = {s: [] for s in ("compute", "comm", "both", *SPANS)}
+    per_sample = workload.iters if mode == "throughput" else 1  # ops behind one sample
     for _ in range(workload.trials):
         mine["compute"] += trial(ctx, ops.run_compute, workload.iters)
         mine["comm"] += trial(ctx, ops.run_comm, workload.iters)
         mine["both"] += trial(ctx, ops.run_both, workload.iters)
-        splits = ops.take_splits()
-        per_sample = workload.iters if mode == "throughput" else 1  # a sample's ops
-        for k in range(0, len(splits), per_sample):
-            group = splits[k : k + per_sample]
-            mine["compute_in_both"].append(math.fsum(c for c, _ in group) / len(group))
-            mine["comm_in_both"].append(math.fsum(m for _, m in group) / len(group))
+        for name, spans in ops.take_spans().items():  # as the timers: a mean per sample
+            mine[name] += [
+                math.fsum(spans[k : k + per_sample]) / per_sample
+                for k in range(0, len(spans), per_sample)
+            ]
     return mine
 
 
@@ -145,12 +145,12 @@ def run_case(
     ctx: Context, workload: OverlapSpec, collective: Collective, n: int, mode: str
 ) -> tuple[list[Any], int, int]:
     """(every rank's samples, matmuls per op, wrong elements over ranks or -1) of one case."""
-    ops = Ops(ctx, collective, Matmul(n, 1, ctx.device))
+    matmul = Matmul(n, 1, ctx.device)
+    ops = Ops(ctx, collective, matmul)
     warm_up(ctx, ops.run_comm, workload.warmup)
-    iters = choose_iters(ctx, ops, Matmul(n, 1, ctx.device), workload.compute_iters)
-    ops.compute = Matmul(n, iters, ctx.device)
+    matmul.iters = choose_iters(ctx, ops, matmul, workload.compute_iters)
     mine = measure_case(ctx, workload, ops, mode)
     wrong = sum_over_ranks(ctx, ops.check()) if workload.check else -1
     gathered: list[Any] = [None] * ctx.world_size
     dist.all_gather_object(gathered, mine, group=ctx.group)
-    return gathered, iters, wrong
+    return gathered, matmul.iters, wrong

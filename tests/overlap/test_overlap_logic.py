@@ -14,11 +14,11 @@ from distbench.parse import UsageError
 
 
 def test_perfect_overlap_is_one_and_serialised_is_zero() -> None:
-    perfect = overlap_figures(100.0, 40.0, 100.0, 100.0, 40.0)
+    perfect = overlap_figures(100.0, 40.0, 100.0, 100.0, 40.0, 40.0)
     assert perfect.overlap_efficiency == 1.0
     assert perfect.compute_slowdown == 1.0 and perfect.comm_slowdown == 1.0
     assert perfect.osu_overlap_pct == 100.0
-    serial = overlap_figures(100.0, 40.0, 140.0, 100.0, 140.0)
+    serial = overlap_figures(100.0, 40.0, 140.0, 100.0, 140.0, 40.0)
     assert serial.overlap_efficiency == 0.0
     assert serial.comm_slowdown == 3.5
     assert serial.osu_overlap_pct == 0.0
@@ -26,28 +26,36 @@ def test_perfect_overlap_is_one_and_serialised_is_zero() -> None:
 
 def test_slower_together_is_negative_and_osu_clips_at_zero() -> None:
     """Competing for the same cores: both takes longer than one after the other."""
-    worse = overlap_figures(100.0, 50.0, 180.0, 150.0, 170.0)
+    worse = overlap_figures(100.0, 50.0, 180.0, 150.0, 170.0, 50.0)
     assert worse.overlap_efficiency == pytest.approx(-30.0 / 50.0)
     assert worse.compute_slowdown == 1.5
     assert worse.comm_slowdown == pytest.approx(3.4)
     # OSU subtracts the slowed compute: 100 - (180 - 150) / 50 x 100 = 40 % "overlap" although
     # running them together took longer than one after the other
     assert worse.osu_overlap_pct == pytest.approx(40.0)
-    assert overlap_figures(100.0, 50.0, 200.0, 100.0, 190.0).osu_overlap_pct == 0.0  # clipped
+    assert overlap_figures(100.0, 50.0, 200.0, 100.0, 190.0, 50.0).osu_overlap_pct == 0.0  # clipped
 
 
 def test_osu_figure_uses_the_compute_inside_both() -> None:
     """OSU: 100 - (overall - compute in the overlapped loop) / pure comm x 100."""
-    half = overlap_figures(100.0, 40.0, 120.0, 100.0, 120.0)
+    half = overlap_figures(100.0, 40.0, 120.0, 100.0, 120.0, 40.0)
     assert half.osu_overlap_pct == pytest.approx(50.0)
     assert half.overlap_efficiency == pytest.approx(0.5)  # equal when compute is unslowed
-    slowed = overlap_figures(100.0, 40.0, 120.0, 110.0, 120.0)
+    slowed = overlap_figures(100.0, 40.0, 120.0, 110.0, 120.0, 40.0)
     assert slowed.osu_overlap_pct == pytest.approx(75.0)  # the slowed compute counts as hidden
     assert slowed.overlap_efficiency == pytest.approx(0.5)
 
 
+def test_comm_slowdown_compares_like_with_like() -> None:
+    """Inside `both` and alone, the collective is timed issue to completion by one clock; the
+    host's t_comm (with the wait's wake-up) does not enter the slowdown."""
+    figures = overlap_figures(100.0, 50.0, 120.0, 100.0, 60.0, 40.0)
+    assert figures.comm_slowdown == pytest.approx(1.5)
+    assert figures.overlap_efficiency == pytest.approx(0.6)  # host times: (100 + 50 - 120) / 50
+
+
 def test_zero_times_give_nan_not_an_error() -> None:
-    figures = overlap_figures(0.0, 0.0, 0.0, 0.0, 0.0)
+    figures = overlap_figures(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     assert math.isnan(figures.overlap_efficiency) and math.isnan(figures.comm_slowdown)
 
 

@@ -42,7 +42,7 @@ def test_one_sane_row_per_collective(overlap_run: Path) -> None:
     assert set(rows["primitive"]) == {"overlap"} and (rows["wrong"] == 0).all()
     assert list(rows["pattern"]) == [f"{c}:matmul=32:threads=1" for c in COLLECTIVES]
     assert (rows["compute_threads"] == 1).all() and (rows["compute_iters"] >= 1).all()
-    for phase in ("compute", "comm", "both", "compute_in_both", "comm_in_both"):
+    for phase in ("compute", "comm", "both", "compute_in_both", "comm_in_both", "comm_completion"):
         assert (rows[f"t_{phase}_us"] > 0).all(), phase
     assert (rows["t_both_us"] == rows["time_us_p50"]).all()
     assert (rows["size_bytes"] == 16384).all() and (rows["samples"] == 3).all()
@@ -53,11 +53,13 @@ def test_figures_follow_from_each_rows_own_numbers(overlap_run: Path) -> None:
         tc, tm, tb = float(row.t_compute_us), float(row.t_comm_us), float(row.t_both_us)
         assert row.overlap_efficiency == pytest.approx((tc + tm - tb) / min(tc, tm))
         assert row.compute_slowdown == pytest.approx(float(row.t_compute_in_both_us) / tc)
-        assert row.comm_slowdown == pytest.approx(float(row.t_comm_in_both_us) / tm)
+        completion = float(row.t_comm_completion_us)
+        assert row.comm_slowdown == pytest.approx(float(row.t_comm_in_both_us) / completion)
         assert row.osu_overlap_pct == pytest.approx(
             max(0.0, 100 - (tb - float(row.t_compute_in_both_us)) / tm * 100)
         )
-        figures = overlap_figures(tc, tm, tb, row.t_compute_in_both_us, row.t_comm_in_both_us)
+        parts = (float(row.t_compute_in_both_us), float(row.t_comm_in_both_us), completion)
+        figures = overlap_figures(tc, tm, tb, *parts)
         assert figures.overlap_efficiency == pytest.approx(row.overlap_efficiency)
 
 
