@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 
 from distbench.collectors.migrations import changed_meaning
+from distbench.collectors.schema import COMM_MATCH_KEY, DDP_CASE_COLUMNS
 from distbench.parse import UsageError
 from distbench.reports.checks import Metric
 from distbench.reports.noise import null_level, rank_test
@@ -183,8 +184,8 @@ def compare_runs(baseline: Run, current: Run, metric: Metric, rule: GateRule) ->
     if not common:
         raise UsageError(
             f"{baseline.path} and {current.path} have no row in common (rows match on "
-            "primitive, backend, device, world size, dtype, size, mode, op, root, src, dst, "
-            "pattern; DDP rows on strategy, model, bucket_mb ...): compare runs of the same sweep"
+            f"{', '.join(COMM_MATCH_KEY)}; DDP rows on {', '.join(DDP_CASE_COLUMNS)}): compare "
+            "runs of the same sweep"
         )
     rows: list[RowVerdict] = []
     for key, base_row in baseline.rows.items():

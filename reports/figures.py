@@ -10,7 +10,7 @@ p5-p95 of those samples (samples.csv rank -1), so a band shows the spread a user
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import matplotlib
 
@@ -137,6 +137,22 @@ def draw_lines(
             ax.fill_between(line[x], line[band[0]], line[band[1]], color=color, alpha=0.18)
 
 
+def primitive_mode_figure(
+    frame: pd.DataFrame, draw: Callable[[Axes, pd.DataFrame], None], legend: str, title: str
+) -> Figure:
+    """One panel per primitive x mode of `frame` (sorted, wrapped by panel_grid, each titled
+    `primitive · mode` and filled by `draw(ax, its rows)`), one legend below titled `legend`."""
+    panels = list(frame.groupby(["primitive", "mode"], sort=True))
+    with sns.axes_style(STYLE):
+        fig, axes = panel_grid(len(panels))
+        for ax, ((primitive, mode), panel) in zip(axes, panels, strict=False):
+            ax.set_title(f"{primitive} · {mode}", fontsize="medium")
+            draw(ax, panel)
+        shared_legend(fig, axes, legend)
+        fig.suptitle(title)
+    return fig
+
+
 def plot_vs_size(points: pd.DataFrame, metric: str, ylabel: str, title: str) -> Figure | None:
     """p50 line and p5-p95 band vs size; one panel per primitive x mode.
 
@@ -154,20 +170,15 @@ def plot_vs_size(points: pd.DataFrame, metric: str, ylabel: str, title: str) -> 
         .set_axis(["p5", "p50", "p95"], axis=1)
         .reset_index()
     )
-    points = quantiles
-    palette = line_palette(points["series"].unique())
-    panels = list(points.groupby(["primitive", "mode"], sort=True))
-    with sns.axes_style(STYLE):
-        fig, axes = panel_grid(len(panels))
-        for ax, ((primitive, mode), panel) in zip(axes, panels, strict=False):
-            ax.set_title(f"{primitive} · {mode}", fontsize="medium")
-            draw_lines(ax, panel, "size_bytes", "p50", palette, band=("p5", "p95"))
-            size_axis(ax, panel["size_bytes"].unique())
-            ax.set_yscale("log")
-            ax.set_ylabel(ylabel)
-        shared_legend(fig, axes, "line")
-        fig.suptitle(title)
-    return fig
+    palette = line_palette(quantiles["series"].unique())
+
+    def draw(ax: Axes, panel: pd.DataFrame) -> None:
+        draw_lines(ax, panel, "size_bytes", "p50", palette, band=("p5", "p95"))
+        size_axis(ax, panel["size_bytes"].unique())
+        ax.set_yscale("log")
+        ax.set_ylabel(ylabel)
+
+    return primitive_mode_figure(quantiles, draw, "line", title)
 
 
 def plot_fit(lines: pd.DataFrame, fits: pd.DataFrame) -> Figure | None:
@@ -176,28 +187,27 @@ def plot_fit(lines: pd.DataFrame, fits: pd.DataFrame) -> Figure | None:
     if fits.empty or "series" not in fits.columns:
         return None
     palette = line_palette(fits["series"].unique())
-    panels = list(fits.groupby(["primitive", "mode"], sort=True))
-    with sns.axes_style(STYLE):
-        fig, axes = panel_grid(len(panels))
-        for ax, ((primitive, mode), panel) in zip(axes, panels, strict=False):
-            ax.set_title(f"{primitive} · {mode}", fontsize="medium")
-            same = (lines["primitive"] == primitive) & (lines["mode"] == mode)
-            for series, alpha, beta in zip(
-                panel["series"].astype(str), panel["alpha_us"], panel["beta_GBps"], strict=True
-            ):
-                rows = lines[same & (lines["series"] == series)]
-                p50 = rows.groupby("size_bytes")["time_us_p50"].median()
-                color = palette[series]
-                ax.plot(p50.index, p50.to_numpy(), "o", markersize=4, color=color, label=series)
-                sizes = np.geomspace(max(float(p50.index.min()), 1.0), float(p50.index.max()), 64)
-                slope = 0.0 if math.isinf(float(beta)) else 1e-3 / float(beta)
-                ax.plot(sizes, float(alpha) + slope * sizes, "--", linewidth=1, color=color)
-            size_axis(ax, lines.loc[lines["primitive"] == primitive, "size_bytes"].unique())
-            ax.set_yscale("log")
-            ax.set_ylabel("time p50 (µs)")
-        shared_legend(fig, axes, "line (points) · fit (dashed)")
-        fig.suptitle("Model fit: t = α + size / β against the measured p50 times")
-    return fig
+
+    def draw(ax: Axes, panel: pd.DataFrame) -> None:
+        primitive, mode = panel["primitive"].iloc[0], panel["mode"].iloc[0]
+        same = (lines["primitive"] == primitive) & (lines["mode"] == mode)
+        for series, alpha, beta in zip(
+            panel["series"].astype(str), panel["alpha_us"], panel["beta_GBps"], strict=True
+        ):
+            rows = lines[same & (lines["series"] == series)]
+            p50 = rows.groupby("size_bytes")["time_us_p50"].median()
+            color = palette[series]
+            ax.plot(p50.index, p50.to_numpy(), "o", markersize=4, color=color, label=series)
+            sizes = np.geomspace(max(float(p50.index.min()), 1.0), float(p50.index.max()), 64)
+            slope = 0.0 if math.isinf(float(beta)) else 1e-3 / float(beta)
+            ax.plot(sizes, float(alpha) + slope * sizes, "--", linewidth=1, color=color)
+        size_axis(ax, lines.loc[lines["primitive"] == primitive, "size_bytes"].unique())
+        ax.set_yscale("log")
+        ax.set_ylabel("time p50 (µs)")
+
+    legend = "line (points) · fit (dashed)"
+    title = "Model fit: t = α + size / β against the measured p50 times"
+    return primitive_mode_figure(fits, draw, legend, title)
 
 
 def plot_scaling(rows: pd.DataFrame) -> Figure | None:

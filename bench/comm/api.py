@@ -9,7 +9,8 @@ it; the cases are built by comm/api_cases.py on the ranks).
   `compiled:aot_eager` choose one). The row's api column names the backend.
 
 reduce and send_recv have no functional form in torch 2.13 (no `_functional_collectives.reduce`,
-no send/recv): --api functional or compiled refuses them in one line.
+no send/recv): --api functional or compiled refuses them in one line. alltoallv has one:
+`all_to_all_single` takes the output and input split sizes.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from distbench.parse import UsageError
 APIS = ("c10d", "functional", "compiled")
 """The --api values (compiled also as compiled:BACKEND)."""
 COMPILE_BACKENDS = ("inductor", "aot_eager")
-FUNCTIONAL_PRIMITIVES = ("all_reduce", "broadcast", "all_gather", "reduce_scatter", "all_to_all")
+FUNCTIONAL_PRIMITIVES = (
+    "all_reduce", "broadcast", "all_gather", "reduce_scatter", "all_to_all", "all_to_allv",
+)  # fmt: skip
 """The primitives torch 2.13 has a functional collective for (checked on gloo/CPU)."""
 
 
@@ -58,7 +61,7 @@ def check_api(api: str, primitives: Sequence[str]) -> None:
         raise UsageError(
             f"--api {api.partition(':')[0]} cannot run {', '.join(missing)}: torch has no "
             "functional collective for it; use --api c10d for it, or measure "
-            "allreduce, broadcast, allgather, reducescatter or alltoall"
+            "allreduce, broadcast, allgather, reducescatter, alltoall or alltoallv"
         )
 
 

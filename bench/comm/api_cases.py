@@ -12,6 +12,7 @@ of many sizes never falls back to eager in silence.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ import torch.distributed._functional_collectives as funcol
 
 from distbench.comm.api import compile_backend
 from distbench.primitives import checkdata, get_primitive
+from distbench.primitives.all_to_allv import Matrix, byte_columns, split_matrix, wrong_received
 from distbench.primitives.base import Case, CaseRequest, Context, element_count
 from distbench.primitives.facts import root_ranks
 
@@ -66,6 +68,8 @@ def build_cases(ctx: Context, primitive: str, request: CaseRequest) -> list[Case
             )
             for src in root_ranks(request.root, n)
         ]
+    if primitive == "all_to_allv":
+        return [uneven_case(ctx, request, group)]
     op = FUNCOL_OPS[request.op]
     per_rank = count // n
     collectives: dict[str, tuple[Collective, Check, int]] = {
@@ -90,6 +94,25 @@ def build_cases(ctx: Context, primitive: str, request: CaseRequest) -> list[Case
     emulated = prim.facts.emulated if primitive == "reduce_scatter" else {}
     labels = {"pattern": emulated[ctx.backend]} if ctx.backend in emulated else {}
     return [finish(ctx, request, count, collective, check, labels, inputs)]
+
+
+def uneven_case(ctx: Context, request: CaseRequest, group: Any) -> Case:
+    """alltoallv: all_to_all_single with the c10d case's split sizes and byte columns
+    (primitives/all_to_allv.py); every rank sends the same number of elements."""
+    me = ctx.rank
+    matrix, label = split_matrix(
+        ctx.world_size, request.requested_bytes // request.dtype.itemsize, request.options
+    )
+    received = [row[me] for row in matrix]
+    sent = sum(matrix[me])
+
+    def collective(tensor: torch.Tensor) -> torch.Tensor:
+        return funcol.all_to_all_single(tensor, received, matrix[me], group)
+
+    labels = {"pattern": label}
+    case = finish(ctx, request, sent, collective, split_check(ctx, matrix), labels, sent)
+    columns, busiest, factor = byte_columns(matrix, request.dtype.itemsize)
+    return dataclasses.replace(case, bw_bytes=busiest, busbw_factor=factor, columns=columns)
 
 
 def broadcast_from(src: int, group: Any) -> Collective:
@@ -169,6 +192,16 @@ def exchanged_check(ctx: Context, chunk: int) -> Check:
         return sum(
             checkdata.wrong_moved(out[s], s, start=me * chunk) for s in range(ctx.world_size)
         )
+
+    return check
+
+
+def split_check(ctx: Context, matrix: Matrix) -> Check:
+    """alltoallv: the segment from each sender holds its positions for this rank."""
+
+    def check(issue: Collective, dtype: torch.dtype, count: int) -> int:
+        data = checkdata.fill_pattern(count, ctx.rank, dtype, ctx.device)
+        return wrong_received(issue(data), matrix, ctx.rank)
 
     return check
 

@@ -131,6 +131,17 @@ def offsets(sizes: Sequence[int]) -> list[int]:
     return starts
 
 
+def wrong_received(out: torch.Tensor, matrix: Matrix, me: int) -> int:
+    """Wrong elements in what rank `me` received from the check data (checkdata.fill_pattern of
+    every sender): the segment from sender s must be s's positions offsets(M[s])[me]... (also
+    the functional api's check, comm/api_cases.py)."""
+    segments = out.split([row[me] for row in matrix])
+    return sum(
+        checkdata.wrong_moved(segments[s], s, start=offsets(matrix[s])[me])
+        for s in range(len(matrix))
+    )
+
+
 class AllToAllV(PrimitiveBase):
     name = "all_to_allv"
 
@@ -156,11 +167,7 @@ class AllToAllV(PrimitiveBase):
             data = checkdata.fill_pattern(len(send), me, dtype, ctx.device)
             out = checkdata.fill_sentinel(len(received), dtype, ctx.device)
             dist.all_to_all_single(out, data, recv_splits, send_splits, group=ctx.group)
-            segments = out.split(recv_splits)
-            return sum(
-                checkdata.wrong_moved(segments[s], s, start=offsets(matrix[s])[me])
-                for s in range(n)
-            )
+            return wrong_received(out, matrix, me)
 
         columns, busiest, factor = byte_columns(matrix, dtype.itemsize)
         sent = sum(matrix[0])  # every rank sends the same number of elements (module doc)

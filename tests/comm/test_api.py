@@ -13,14 +13,20 @@ import pytest
 import torch
 
 from distbench.comm.api import FUNCTIONAL_PRIMITIVES, check_api, parse_api
-from distbench.comm.api_cases import exchanged_check, gathered_check, moved_check, reduced_check
+from distbench.comm.api_cases import (
+    exchanged_check,
+    gathered_check,
+    moved_check,
+    reduced_check,
+    split_check,
+)
 from distbench.parse import UsageError
 from distbench.primitives.base import Context
 from tests.conftest import run_cli, usage_error_line
 
 CPU = torch.device("cpu")
 TINY = ("--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1", "--trials", "2")
-FUNCTIONAL_COMMANDS = "allreduce,broadcast,allgather,reducescatter,alltoall"
+FUNCTIONAL_COMMANDS = "allreduce,broadcast,allgather,reducescatter,alltoall,alltoallv"
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -95,6 +101,7 @@ def test_functional_checks_pass_right_and_count_wrong_results(dtype: torch.dtype
         gathered_check(ctx, 64),
         exchanged_check(ctx, 64),
         moved_check(ctx, 0),
+        split_check(ctx, [[64]]),
     ]
     for check in checks:
         assert check(lambda t: t.clone(), dtype, 64) == 0
@@ -117,7 +124,7 @@ def test_every_functional_primitive_runs_and_checks(api: str, tmp_path: Path) ->
     assert result.returncode == 0, result.stderr
     rows = read_csv(out / "results.csv")
     roots = 3 if api == "functional" else 1
-    assert len(rows) == 2 * (4 + roots)
+    assert len(rows) == 2 * (5 + roots)
     assert {r["api"] for r in rows} == {api}
     assert f"# api: {api}" in result.stdout  # the terminal table names it
     assert {r["wrong"] for r in rows} == {"0"}
@@ -160,6 +167,7 @@ def test_api_rows_report_beside_c10d_and_compare(tmp_path: Path) -> None:
     across = run_cli("compare", str(runs["c10d"]), str(runs["functional"]))
     assert across.returncode == 2
     assert across.stderr.startswith("distbench: error: ") and "no row in common" in across.stderr
+    assert "env, api, placement" in across.stderr  # the message names every column of the key
 
 
 @pytest.mark.slow
