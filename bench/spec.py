@@ -5,6 +5,7 @@ JSON, and every torchrun worker reads that one file (torchrun never sees our fla
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,21 @@ from typing import Any
 from distbench.collectors.schema import SPEC_JSON
 from distbench.parse import BACKENDS, DEVICES, DTYPES, MODES, OPS, UsageError
 from distbench.primitives.facts import FACTS
+
+
+def check_known(values: Iterable[str], known: Sequence[str], what: str) -> None:
+    """Each value one of `known`, else one line naming it and the choices (a spec read from a
+    file or built by a test, past the CLI's parsers)."""
+    for value in values:
+        if value not in known:
+            raise UsageError(f"unknown {what} '{value}': choose one of {', '.join(known)}")
+
+
+def check_minimums(*checks: tuple[str, float, float]) -> None:
+    """(option, value, minimum) each: a value below its minimum is one line naming the option."""
+    for name, value, minimum in checks:
+        if value < minimum:
+            raise UsageError(f"{name} must be at least {minimum}, got {value}")
 
 
 @dataclass(frozen=True)
@@ -127,21 +143,12 @@ class CommSpec:
             raise UsageError("no primitive to measure")
         if not self.sizes or min(self.sizes) < 1:
             raise UsageError("sizes must be positive byte counts")
-        for dtype in self.dtypes:
-            if dtype not in DTYPES:
-                raise UsageError(f"unknown dtype '{dtype}': choose from {', '.join(DTYPES)}")
-        if self.op not in OPS:
-            raise UsageError(f"unknown op '{self.op}': choose one of {', '.join(OPS)}")
-        for mode in self.modes:
-            if mode not in MODES:
-                raise UsageError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
-        for name, value, minimum in (
-            ("--iters", self.iters, 1),
-            ("--warmup", self.warmup, 0),
-            ("--trials", self.trials, 1),
-        ):
-            if value < minimum:
-                raise UsageError(f"{name} must be at least {minimum}, got {value}")
+        check_known(self.dtypes, DTYPES, "dtype")
+        check_known((self.op,), OPS, "op")
+        check_known(self.modes, MODES, "mode")
+        check_minimums(
+            ("--iters", self.iters, 1), ("--warmup", self.warmup, 0), ("--trials", self.trials, 1)
+        )
         if not 0 <= self.precision < 1 or self.max_trials < 1 or self.budget_s <= 0:
             raise UsageError("--precision, --max-trials and --budget must be positive")
         if self.trial_order not in TRIAL_ORDERS:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from distbench.parse import UsageError
+from distbench.spec import check_known, check_minimums
 
 MODELS = ("mlp", "transformer")
 
@@ -68,57 +69,48 @@ class StrategyRun:
 
 
 @dataclass(frozen=True)
-class DdpSpec:
-    """Training steps of one synthetic model under each communication strategy."""
+class TrainingSpec:
+    """What the training workloads (ddp, pipeline) share: the synthetic model, its data, the
+    timed steps and their windows. Each extends it with its strategies and its own settings."""
 
-    strategies: tuple[str, ...] = STRATEGIES
+    strategies: tuple[str, ...] = ()
     model: str = "mlp"
     """mlp (depth-1 hidden Linear+ReLU layers of `width`, then Linear(width, classes)) or
     transformer (nn.TransformerEncoder, d_model = width, `depth` layers, 4 heads, FFN 4 x width)."""
     width: int = 256
     depth: int = 4
     batch_size: int = 32
-    """Samples per rank per step."""
+    """Samples per step: per rank (ddp); the global batch, all microbatches together (pipeline)."""
     seq_len: int = 32
     """Tokens per sample (transformer only)."""
     classes: int = 10
     steps: int = 20
-    """Timed steps per strategy."""
+    """Timed steps per measurement."""
     warmup: int = 5
-    """Untimed steps before the timed ones (they train too: every strategy runs warmup + steps)."""
+    """Untimed steps before the timed ones (they train too: every measurement runs warmup +
+    steps)."""
     window_steps: int = 0
     """Timed steps per window: the steps between two barriers, timed as one (a divisor of
     steps). 0 picks the largest divisor of steps that is at most steps // 10 (see
     window_length)."""
-    bucket_mbs: tuple[float, ...] = (25.0,)
-    """DDP bucket_cap_mb values; more than one sweeps it."""
-    gradient_as_bucket_view: bool = False
-    static_graph: bool = False
-    avg_every: int = 1
-    """param-avg averages parameters after every K-th optimizer step (K = 1: every step)."""
     lr: float = 0.01
     """Plain SGD (no momentum, no weight decay): the manual strategies must match DDP exactly."""
     seed: int = 0
     """Seeds the initial weights (identical for every strategy and rank) and the data."""
-    dtype: str = "float32"
     tag: str = ""
     """Prefix of measurement ids when one run directory holds several specs (a later --env
     combination's `env<k>/`), keeping them unique; empty otherwise (as CommSpec.tag)."""
 
-    kind = "ddp"
-
-    def __post_init__(self) -> None:
+    def check_choices(self, known: tuple[str, ...], example: str) -> None:
+        """The strategies (at least one, each of `known`) and the model."""
         if not self.strategies:
-            raise UsageError("no strategy to measure: give e.g. --strategies ddp,grad-avg")
-        for name in self.strategies:
-            if name not in (*STRATEGIES, *ONE_PROCESS):
-                known = ", ".join((*STRATEGIES, *ONE_PROCESS))
-                raise UsageError(f"unknown strategy '{name}': choose from {known}")
-        if len(set(self.strategies)) != len(self.strategies):
-            raise UsageError(f"strategies repeat: {','.join(self.strategies)}")
-        if self.model not in MODELS:
-            raise UsageError(f"unknown model '{self.model}': choose one of {', '.join(MODELS)}")
-        for name, value, minimum in (
+            raise UsageError(f"no strategy to measure: give e.g. --strategies {example}")
+        check_known(self.strategies, known, "strategy")
+        check_known((self.model,), MODELS, "model")
+
+    def check_shape(self) -> None:
+        """The model's shape, the steps and their windows."""
+        check_minimums(
             ("--width", self.width, 1),
             ("--depth", self.depth, 1),
             ("--batch-size", self.batch_size, 1),
@@ -126,11 +118,8 @@ class DdpSpec:
             ("classes", self.classes, 2),
             ("--steps", self.steps, 1),
             ("--warmup", self.warmup, 0),
-            ("--avg-every", self.avg_every, 1),
             ("--window-steps", self.window_steps, 0),
-        ):
-            if value < minimum:
-                raise UsageError(f"{name} must be at least {minimum}, got {value}")
+        )
         if self.model == "transformer" and self.width % TRANSFORMER_HEADS:
             raise UsageError(
                 f"--width {self.width}: the transformer's width must be a multiple of "
@@ -142,12 +131,8 @@ class DdpSpec:
                 f"--window-steps {self.window_steps} does not divide --steps {self.steps} into "
                 f"equal windows: use a divisor ({', '.join(map(str, fits))}, ...) or auto"
             )
-        if not self.bucket_mbs or min(self.bucket_mbs) <= 0:
-            raise UsageError(f"--bucket-mb must be positive MB, got {list(self.bucket_mbs)}")
         if self.lr <= 0:
             raise UsageError(f"learning rate must be positive, got {self.lr}")
-        if self.dtype != "float32":
-            raise UsageError(f"the ddp workload trains in float32 only, got '{self.dtype}'")
 
     def window_length(self) -> int:
         """Timed steps per window: window_steps, or when 0 the largest divisor of steps that is
@@ -156,6 +141,33 @@ class DdpSpec:
             return self.window_steps
         longest = max(1, self.steps // WINDOWS_WANTED)
         return max(d for d in range(1, longest + 1) if self.steps % d == 0)
+
+
+@dataclass(frozen=True)
+class DdpSpec(TrainingSpec):
+    """Training steps of one synthetic model under each communication strategy."""
+
+    strategies: tuple[str, ...] = STRATEGIES
+    bucket_mbs: tuple[float, ...] = (25.0,)
+    """DDP bucket_cap_mb values; more than one sweeps it."""
+    gradient_as_bucket_view: bool = False
+    static_graph: bool = False
+    avg_every: int = 1
+    """param-avg averages parameters after every K-th optimizer step (K = 1: every step)."""
+    dtype: str = "float32"
+
+    kind = "ddp"
+
+    def __post_init__(self) -> None:
+        self.check_choices((*STRATEGIES, *ONE_PROCESS), "ddp,grad-avg")
+        if len(set(self.strategies)) != len(self.strategies):
+            raise UsageError(f"strategies repeat: {','.join(self.strategies)}")
+        self.check_shape()
+        check_minimums(("--avg-every", self.avg_every, 1))
+        if not self.bucket_mbs or min(self.bucket_mbs) <= 0:
+            raise UsageError(f"--bucket-mb must be positive MB, got {list(self.bucket_mbs)}")
+        if self.dtype != "float32":
+            raise UsageError(f"the ddp workload trains in float32 only, got '{self.dtype}'")
 
     def runs(self) -> list[StrategyRun]:
         """Every measurement of one launch, in execution order: the baselines first."""

@@ -69,7 +69,7 @@ def measure(
     meter = Busy(stage, ctx.rank == 0, ctx.rank == ctx.world_size - 1, ctx.device)
     step, schedule = build_step(strategy, meter, ctx, microbatches, spec.width)
     optimizer = torch.optim.SGD(stage.parameters(), lr=spec.lr)
-    window = spec.model_spec().window_length()
+    window = spec.window_length()
     window_us: list[float] = []
     busy_us: list[float] = []
     sent = 0

@@ -8,9 +8,9 @@ Pure Python: the CLI imports it without torch.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
-from distbench.ddp.spec import MODELS, DdpSpec
+from distbench.ddp.spec import DdpSpec, TrainingSpec
 from distbench.parse import UsageError
 
 STRATEGIES = ("sendrecv", "pipelining", "pipelining-1f1b")
@@ -63,40 +63,20 @@ def bubble_theory(stages: int, microbatches: int) -> float:
 
 
 @dataclass(frozen=True)
-class PipelineSpec:
-    """Training steps of one synthetic model split into one stage per rank."""
+class PipelineSpec(TrainingSpec):
+    """Training steps of one synthetic model split into one stage per rank (ddp's model, as
+    ddp/models.py builds it; batch_size is the global batch, a multiple of every M)."""
 
     strategies: tuple[str, ...] = STRATEGIES
-    model: str = "mlp"
-    """mlp or transformer, as `distbench ddp` builds them (ddp/models.py)."""
-    width: int = 256
-    depth: int = 4
-    microbatches: tuple[int, ...] = (4,)
-    """M values: each global batch is cut into M equal microbatches; more than one sweeps it."""
-    batch_size: int = 32
-    """Global batch per step (all microbatches together); a multiple of every M."""
-    seq_len: int = 32
-    classes: int = 10
-    steps: int = 20
     warmup: int = 2
     """Untimed steps first (at least 1: the library infers the stages' shapes in its first)."""
-    window_steps: int = 0
-    """Timed steps per window between barriers; 0: as ddp's automatic length."""
-    lr: float = 0.01
-    seed: int = 0
-    tag: str = ""
-    """Prefix of measurement ids when one run directory holds several specs (--env)."""
+    microbatches: tuple[int, ...] = (4,)
+    """M values: each global batch is cut into M equal microbatches; more than one sweeps it."""
 
     kind = "pipeline"
 
     def __post_init__(self) -> None:
-        if not self.strategies:
-            raise UsageError("no strategy to measure: give e.g. --strategies sendrecv,pipelining")
-        for name in self.strategies:
-            if name not in STRATEGIES:
-                raise UsageError(f"unknown strategy '{name}': choose from {', '.join(STRATEGIES)}")
-        if self.model not in MODELS:
-            raise UsageError(f"unknown model '{self.model}': choose one of {', '.join(MODELS)}")
+        self.check_choices(STRATEGIES, "sendrecv,pipelining")
         if not self.microbatches or min(self.microbatches) < 1:
             raise UsageError(f"--microbatches must be at least 1, got {list(self.microbatches)}")
         if self.warmup < 1:
@@ -110,24 +90,12 @@ class PipelineSpec:
                     f"--batch-size {self.batch_size} does not split into {m} equal microbatches: "
                     f"use a multiple of {m} (e.g. {m * max(1, self.batch_size // m)})"
                 )
-        self.model_spec()  # the shape checks of ddp (width, depth, steps, window, heads)
+        self.check_shape()
 
     def model_spec(self) -> DdpSpec:
         """The same model and data as `distbench ddp` builds (batch_size = the global batch)."""
-        return DdpSpec(
-            strategies=("ddp",),
-            model=self.model,
-            width=self.width,
-            depth=self.depth,
-            batch_size=self.batch_size,
-            seq_len=self.seq_len,
-            classes=self.classes,
-            steps=self.steps,
-            warmup=self.warmup,
-            window_steps=self.window_steps,
-            lr=self.lr,
-            seed=self.seed,
-        )
+        shared = {f.name: getattr(self, f.name) for f in fields(TrainingSpec)}
+        return DdpSpec(**{**shared, "strategies": ("ddp",), "tag": ""})
 
     def check_world_size(self, world_size: int) -> None:
         """One stage per rank: at least 2 ranks, and no more than the model has units."""
