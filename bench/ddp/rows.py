@@ -11,13 +11,23 @@ samples.csv holds, per measurement:
 
 from __future__ import annotations
 
+import gc
 import math
 import socket
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
-from distbench.collectors.schema import MAX_OVER_RANKS, RESULTS_CSV, DdpRow, SampleRow
-from distbench.collectors.sink import read_rows
+from distbench.collectors.schema import (
+    MAX_OVER_RANKS,
+    RESULTS_CSV,
+    SAMPLES_CSV,
+    DdpRow,
+    SampleRow,
+)
+from distbench.collectors.sink import CsvSink, read_rows
 from distbench.ddp import metrics
 from distbench.ddp.spec import DDP_STRATEGIES, HIDDEN_SHARE_REFERENCE, DdpSpec, StrategyRun
 from distbench.ddp.steps import Timed
@@ -26,7 +36,7 @@ from distbench.primitives.base import Context
 from distbench.ranks import ranks_label
 from distbench.spec import RunSpec
 from distbench.stats import Stats
-from distbench.timing import timer_name
+from distbench.timing import barrier, timer_name
 
 
 @dataclass(frozen=True)
@@ -68,6 +78,43 @@ def one_rank_rates(run_dir: Path, env: str = "") -> dict[tuple[str, str], float]
     return rates
 
 
+def training_columns(
+    spec: RunSpec, ctx: Context, measurement: str, primitive: str, strategy: str
+) -> dict[str, Any]:
+    """run_id to ranks: which run, measurement, strategy and ranks a training row (ddp's or
+    pipeline's) is of."""
+    return {
+        "run_id": spec.launch.run_id,
+        "label": spec.launch.label,
+        "host": socket.gethostname(),
+        "measurement": measurement,
+        "primitive": primitive,
+        "strategy": strategy,
+        "backend": spec.launch.backend,
+        "device": ctx.device.type,
+        "world_size": ctx.world_size,
+        "nnodes": spec.launch.nnodes,
+        "ranks": ranks_label(ctx.global_ranks),
+    }
+
+
+def window_columns(
+    row_type: type, steps: int, warmup: int, window_steps: int, ctx: Context, stats: Stats
+) -> dict[str, Any]:
+    """steps to step_time_us_*: a training row's timed windows and their statistics (the
+    step_time_us_* columns `row_type` has)."""
+    columns = {f.name for f in fields(row_type)}
+    timed = {f"step_{name}": value for name, value in stats.as_columns().items()}
+    return {
+        "steps": steps,
+        "warmup": warmup,
+        "window_steps": window_steps,
+        "timer": timer_name(ctx.device),
+        "samples": stats.n,
+        **{name: value for name, value in timed.items() if name in columns},
+    }
+
+
 def build_row(
     spec: RunSpec,
     ctx: Context,
@@ -96,17 +143,7 @@ def build_row(
         busbw = metrics.comm_busbw_gbps(comm_bytes, mean, nocomm, n) / 2
     is_ddp = run.strategy in DDP_STRATEGIES
     return DdpRow(
-        run_id=spec.launch.run_id,
-        label=spec.launch.label,
-        host=socket.gethostname(),
-        measurement=trained.measurement,
-        primitive="ddp",
-        strategy=run.strategy,
-        backend=spec.launch.backend,
-        device=ctx.device.type,
-        world_size=n,
-        nnodes=spec.launch.nnodes,
-        ranks=ranks_label(ctx.global_ranks),
+        **training_columns(spec, ctx, trained.measurement, "ddp", run.strategy),
         model=workload.model,
         params=params,
         dtype=workload.dtype,
@@ -115,12 +152,9 @@ def build_row(
         gradient_as_bucket_view=str(workload.gradient_as_bucket_view).lower() if is_ddp else "",
         static_graph=str(workload.static_graph).lower() if is_ddp else "",
         avg_every=str(workload.avg_every) if run.strategy == "param-avg" else "",
-        steps=workload.steps,
-        warmup=workload.warmup,
-        window_steps=trained.timed.window_steps,
-        timer=timer_name(ctx.device),
-        samples=stats.n,
-        **{f"step_{name}": value for name, value in stats.as_columns().items()},
+        **window_columns(
+            DdpRow, workload.steps, workload.warmup, trained.timed.window_steps, ctx, stats
+        ),
         samples_per_s=rate,
         scaling_efficiency=metrics.scaling_efficiency(n, rate, rate_1),
         comm_bytes_per_step=comm_bytes,
@@ -138,11 +172,46 @@ def build_row(
     )
 
 
-def window_rows(trained: Trained) -> list[SampleRow]:
+@dataclass(frozen=True)
+class Sinks:
+    """Rank 0's results.csv and samples.csv of a training workload."""
+
+    results: CsvSink
+    samples: CsvSink
+
+    def write(self, measurement: str, window_step_us: list[float], row: Any) -> None:
+        """A measurement's window samples, then its row: the row commits it (a resumed run
+        skips the measurements results.csv holds)."""
+        self.samples.write(window_rows(measurement, window_step_us))
+        self.results.write([row])
+
+
+@contextmanager
+def rank0_sinks(spec: RunSpec, ctx: Context, row_type: type) -> Iterator[Sinks | None]:
+    """The sinks on rank 0 (None on the other ranks), closed at the end. After the measurements,
+    every rank collects garbage and meets at a barrier: without these a gloo rank sometimes
+    aborted at exit ("terminate called without an active exception"), with a DDP object left
+    for interpreter exit or a rank left behind."""
+    run_dir = Path(spec.launch.run_dir)
+    sinks = None
+    if ctx.rank == 0:
+        results = CsvSink(run_dir / RESULTS_CSV, row_type)
+        sinks = Sinks(results, CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id))
+    try:
+        yield sinks
+        gc.collect()
+        barrier(ctx)
+    finally:
+        if sinks is not None:
+            sinks.results.close()
+            sinks.samples.close()
+
+
+def window_rows(measurement: str, window_step_us: list[float]) -> list[SampleRow]:
     """rank -1: one row per window (the statistics' samples); loss is per rank, per step."""
     return [
-        SampleRow(trained.measurement, MAX_OVER_RANKS, trial=w, iter=-1, time_us=t)
-        for w, t in enumerate(trained.timed.window_step_us)
+        SampleRow(measurement, MAX_OVER_RANKS, trial=w, iter=-1, time_us=t)
+        for w, t in enumerate(window_step_us)
     ]
 
 

@@ -21,8 +21,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, DdpRow, SampleRow
-from distbench.collectors.sink import CsvSink
+from distbench.collectors.schema import DdpRow, SampleRow
 from distbench.ddp import fsdp, memory
 from distbench.ddp.models import build_batches, build_model
 from distbench.ddp.rows import (
@@ -30,9 +29,9 @@ from distbench.ddp.rows import (
     build_row,
     format_mb,
     one_rank_rates,
+    rank0_sinks,
     run_key,
     step_rows,
-    window_rows,
 )
 from distbench.ddp.spec import BASELINES, DdpSpec, StrategyRun
 from distbench.ddp.steps import Batch, train
@@ -41,7 +40,6 @@ from distbench.plan import measurement_id
 from distbench.primitives.base import Context
 from distbench.ranks import gather_samples, max_over_ranks
 from distbench.spec import RunSpec
-from distbench.timing import barrier
 
 
 def flat_params(model: nn.Module) -> torch.Tensor:
@@ -111,19 +109,18 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     # reference weights); only the missing rows are written.
     writer = ctx.rank == 0
     one_rank = one_rank_rates(run_dir, " ".join(spec.launch.env)) if writer else {}
-    results = CsvSink(run_dir / RESULTS_CSV, DdpRow) if writer else None
-    samples = (
-        CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id) if writer else None
-    )
-    batches = build_batches(workload, ctx.global_ranks[ctx.rank], ctx.device)
-    params = sum(p.numel() for p in build_model(workload, torch.device("cpu")).parameters())
-    # Rows refer to the baselines (run first): hold them back until the last baseline is measured.
-    last_baseline = max((i for i, run in enumerate(runs) if run.strategy in BASELINES), default=-1)
-    baselines: dict[tuple[str, str], float] = {}
-    reference: torch.Tensor | None = None
-    pending: list[Trained] = []
-    local: list[SampleRow] = []
-    try:
+    with rank0_sinks(spec, ctx, DdpRow) as sinks:
+        batches = build_batches(workload, ctx.global_ranks[ctx.rank], ctx.device)
+        params = sum(p.numel() for p in build_model(workload, torch.device("cpu")).parameters())
+        # Rows refer to the baselines (run first): hold them back until the last baseline is
+        # measured.
+        last_baseline = max(
+            (i for i, run in enumerate(runs) if run.strategy in BASELINES), default=-1
+        )
+        baselines: dict[tuple[str, str], float] = {}
+        reference: torch.Tensor | None = None
+        pending: list[Trained] = []
+        local: list[SampleRow] = []
         for index, (run, measurement) in enumerate(zip(runs, ids, strict=True)):
             log(
                 f"begin {measurement} ddp {run.strategy} model={workload.model} params={params} "
@@ -141,18 +138,10 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                 local += step_rows(trained, ctx.global_ranks[ctx.rank])
                 pending.append(trained)
             if index >= last_baseline:
-                if results is not None and samples is not None:
-                    for ready in pending:  # samples first: the row commits the measurement
-                        samples.write(window_rows(ready))
-                        results.write([build_row(spec, ctx, ready, params, baselines, one_rank)])
+                if sinks is not None:  # rank 0
+                    for ready in pending:
+                        row = build_row(spec, ctx, ready, params, baselines, one_rank)
+                        sinks.write(ready.measurement, ready.timed.window_step_us, row)
                 pending = []
             del trained, final
-        gather_samples(ctx, local, samples)
-        # Leave no DDP object for interpreter exit and no rank behind: without these a gloo rank
-        # sometimes aborted at exit ("terminate called without an active exception").
-        gc.collect()
-        barrier(ctx)
-    finally:
-        for sink in (results, samples):
-            if sink is not None:
-                sink.close()
+        gather_samples(ctx, local, None if sinks is None else sinks.samples)

@@ -4,18 +4,15 @@ per window: the slowest rank's window / steps, rank -1 as every distbench statis
 from __future__ import annotations
 
 import math
-import socket
 from dataclasses import dataclass, replace
 
 from distbench.collectors.rows_pipeline import PipelineRow
-from distbench.collectors.schema import MAX_OVER_RANKS, SampleRow
+from distbench.ddp.rows import training_columns, window_columns
 from distbench.pipeline.spec import PipelineSpec, bubble_theory, unit_params
 from distbench.pipeline.stages import stage_bounds
 from distbench.primitives.base import Context
-from distbench.ranks import ranks_label
 from distbench.spec import RunSpec
 from distbench.stats import Stats
-from distbench.timing import timer_name
 
 
 @dataclass(frozen=True)
@@ -58,43 +55,18 @@ def stage_params(spec: PipelineSpec, stages: int) -> str:
     return "+".join(str(sum(counts[a:b])) for a, b in stage_bounds(spec, stages))
 
 
-def window_rows(measured: Measured) -> list[SampleRow]:
-    return [
-        SampleRow(measured.measurement, MAX_OVER_RANKS, trial=w, iter=-1, time_us=t)
-        for w, t in enumerate(measured.window_step_us)
-    ]
-
-
 def build_row(spec: RunSpec, ctx: Context, workload: PipelineSpec, m: Measured) -> PipelineRow:
     stats = Stats(tuple(m.window_step_us))
     steps = workload.steps
     return PipelineRow(
-        run_id=spec.launch.run_id,
-        label=spec.launch.label,
-        host=socket.gethostname(),
-        measurement=m.measurement,
-        primitive="pipeline",
-        strategy=m.strategy,
-        backend=spec.launch.backend,
-        device=spec.launch.device,
-        world_size=ctx.world_size,
-        nnodes=spec.launch.nnodes,
-        ranks=ranks_label(ctx.global_ranks),
+        **training_columns(spec, ctx, m.measurement, "pipeline", m.strategy),
         model=workload.model,
         params=sum(unit_params(workload.model, workload.width, workload.depth, workload.classes)),
         stage_params=stage_params(workload, ctx.world_size),
         dtype="float32",
         batch_size=workload.batch_size,
         microbatches=m.microbatches,
-        steps=steps,
-        warmup=workload.warmup,
-        window_steps=m.window_steps,
-        timer=timer_name(ctx.device),
-        samples=stats.n,
-        step_time_us_p50=stats.p50,
-        step_time_us_mean=stats.mean,
-        step_time_us_min=stats.min,
-        step_time_us_max=stats.max,
+        **window_columns(PipelineRow, steps, workload.warmup, m.window_steps, ctx, stats),
         samples_per_s=workload.batch_size / (stats.mean * 1e-6) if stats.mean > 0 else math.nan,
         bytes_per_step=bytes_per_step(workload, ctx.world_size),
         bytes_per_step_measured=round(m.sent_bytes / steps),

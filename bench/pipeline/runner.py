@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable
-from pathlib import Path
 
 import torch
 import torch.distributed as dist
 from torch import nn
 
 from distbench.collectors.rows_pipeline import PipelineRow
-from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, SampleRow
-from distbench.collectors.sink import CsvSink
 from distbench.ddp.models import build_batches, build_model
+from distbench.ddp.rows import rank0_sinks
 from distbench.ddp.steps import Batch
-from distbench.pipeline.rows import Measured, build_row, window_rows
+from distbench.pipeline.rows import Measured, build_row
 from distbench.pipeline.schedules import build_step
 from distbench.pipeline.spec import PipelineSpec
 from distbench.pipeline.stages import Busy, build_stage, build_units, stage_bounds
@@ -114,19 +112,13 @@ def run_pipeline(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> Non
     """Measure every (strategy, M) of the spec on this rank (stage); rank 0 writes the rows."""
     workload: PipelineSpec = spec.workload
     workload.check_world_size(ctx.world_size)
-    run_dir = Path(spec.launch.run_dir)
     runs = workload.runs(ctx.world_size)
     ids = [measurement_id(ctx.world_size, i, workload.tag) for i in range(len(runs))]
     done = set(spec.launch.done)
-    writer = ctx.rank == 0
-    results = CsvSink(run_dir / RESULTS_CSV, PipelineRow) if writer else None
-    samples = (
-        CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id) if writer else None
-    )
-    # The same global batches on every rank: stage 0 reads x, the last stage y.
-    batches = build_batches(workload.model_spec(), 0, ctx.device)
-    reference = reference_stage(workload, ctx, batches)
-    try:
+    with rank0_sinks(spec, ctx, PipelineRow) as sinks:
+        # The same global batches on every rank: stage 0 reads x, the last stage y.
+        batches = build_batches(workload.model_spec(), 0, ctx.device)
+        reference = reference_stage(workload, ctx, batches)
         for (strategy, microbatches), measurement in zip(runs, ids, strict=True):
             if measurement in done:
                 continue
@@ -134,13 +126,7 @@ def run_pipeline(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> Non
             measured, final = measure(strategy, microbatches, workload, ctx, batches)
             diff = max_over_ranks(ctx, [float((final - reference).abs().max())])[0]
             measured = measured.with_diff(measurement, diff)
-            if results is not None and samples is not None:
-                samples.write(window_rows(measured))  # samples first: the row commits it
-                results.write([build_row(spec, ctx, workload, measured)])
+            if sinks is not None:
+                row = build_row(spec, ctx, workload, measured)
+                sinks.write(measurement, measured.window_step_us, row)
             log(f"end {measurement}: bubble {measured.bubble:.3f}, max_param_diff {diff:.3g}")
-        gc.collect()
-        barrier(ctx)
-    finally:
-        for sink in (results, samples):
-            if sink is not None:
-                sink.close()
