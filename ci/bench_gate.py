@@ -13,9 +13,12 @@ per decision rule, the share of unchanged nights that fail (A/A) and of nights w
     python ci/bench_gate.py tests/data/gate-launches.json --model 0.02,0.01 --slowdown 1.1
                                                 # a quiet node from a noise model (no launches)
 
-A night is one launch: the baseline is one launch and the current run another (never the same),
-each row's samples drawn without replacement from its launch's trials (`--trials` of them), so
-the spread from night to night is the spread between launches, not between the trials of one.
+A night's baseline is `launches` launches (the shipped nightly: 2, ci/nightly.sh --launches) and
+its current run as many others (never the same ones), each row's samples drawn without
+replacement from each launch's trials, the launches of a side pooled as compare pools a run's
+launch-N folders (reports/launches.py): so the spread from night to night is the spread between
+launches, not between the trials of one. The export rounds samples to 0.1 us; a drawn sample is
+spread uniformly over its rounding interval, so that ties are as rare as in a real run.
 A/B multiplies the current samples of one primitive (every size, every dtype, every world size)
 by --slowdown; the night counts when it fails and a failing row names that primitive.
 """
@@ -34,6 +37,7 @@ from pathlib import Path
 
 from distbench.reports.checks import METRICS, Rule, Threshold, Thresholds
 from distbench.reports.compare import EXIT_OK, REGRESSED, GateRule, compare_runs
+from distbench.reports.launches import pool_runs
 from distbench.reports.runs import Row, Run, load_run
 
 Key = tuple[tuple[str, str], ...]
@@ -56,8 +60,10 @@ class Alternative:
     metric: str = "time_us_p50"
     margin: float | None = None
     """Per-row thresholds from the measured spread: the largest slowdown between the other
-    launches (never the night's own two: leave-pair-out), raised to this power (1.5: half as
+    launches (never the night's own: leave-them-out), raised to this power (1.5: half as
     much again in log terms), at least the rule's default threshold."""
+    launches: int = 1
+    """Launches pooled on each side of a night (ci/nightly.sh --launches)."""
 
 
 ORDERS: dict[str, str] = {}
@@ -131,7 +137,7 @@ def night(
     """One night's run drawn from a launch; `slow`: that primitive's samples x factor."""
     run = Run(path=Path(name), manifest={})
     for key, times in launch.items():
-        drawn = rng.sample(times, min(trials, len(times)))
+        drawn = [t + rng.uniform(-0.05, 0.05) for t in rng.sample(times, min(trials, len(times)))]
         values = dict(key)
         values["trial_order"] = ORDERS.get(name, "sequential")
         if values["primitive"] == slow:
@@ -142,6 +148,15 @@ def night(
         unit = "window" if kind == "ddp" else "trial"
         run.rows[key] = Row(key, kind, values, tuple(drawn), unit, run=name)
     return run
+
+
+def pooled_night(
+    launches: dict[str, Launch], names: tuple[str, ...], trials: int, rng: random.Random,
+    slow: str | None, factor: float,
+) -> Run:  # fmt: skip
+    """One side of a night from several launches, pooled as compare pools launch-N folders."""
+    runs = [night(launches[name], name, trials, rng, slow, factor) for name in names]
+    return runs[0] if len(runs) == 1 else pool_runs(Path("+".join(names)), runs)
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -239,23 +254,25 @@ def replay(
     names = sorted(launches)
     primitives = sorted({dict(k)["primitive"] for launch in launches.values() for k in launch})
     metric = METRICS[alt.metric]
-    cache: dict[tuple[str, str], GateRule] = {}
+    cache: dict[frozenset[str], GateRule] = {}
     aa = caught = other = 0
+    k = alt.launches
     for i in range(nights):
-        base_name, cur_name = rng.sample(names, 2)
+        picked = rng.sample(names, 2 * k)
+        base_names, cur_names = tuple(picked[:k]), tuple(picked[k:])
         rule = alt.rule
         if alt.margin is not None:
-            if (base_name, cur_name) not in cache:
-                rest = [n for n in names if n not in (base_name, cur_name)]
+            if (used := frozenset(picked)) not in cache:
+                rest = [n for n in names if n not in used]
                 floor = alt.rule.thresholds.default.value
                 bands = spread_thresholds(launches, rest, alt.metric, alt.margin, floor)
-                cache[base_name, cur_name] = replace(alt.rule, thresholds=bands)
-            rule = cache[base_name, cur_name]
-        base = night(launches[base_name], base_name, alt.trials, rng, None, 1.0)
-        same = night(launches[cur_name], cur_name, alt.trials, rng, None, 1.0)
+                cache[used] = replace(alt.rule, thresholds=bands)
+            rule = cache[used]
+        base = pooled_night(launches, base_names, alt.trials, rng, None, 1.0)
+        same = pooled_night(launches, cur_names, alt.trials, rng, None, 1.0)
         aa += compare_runs(base, same, metric, rule).exit_code != EXIT_OK
         slow = primitives[i % len(primitives)]
-        slowed = night(launches[cur_name], cur_name, alt.trials, rng, slow, factor)
+        slowed = pooled_night(launches, cur_names, alt.trials, rng, slow, factor)
         result = compare_runs(base, slowed, metric, rule)
         failing = {r.key.get("primitive") for r in result.rows if r.verdict == REGRESSED}
         failing |= {p.primitive for p in result.primitives if p.regressed}
@@ -275,27 +292,37 @@ SHIPPED_METRIC, SHIPPED_MARGIN, SHIPPED_TRIALS = "time_us_min", 1.5, 12
 
 
 def alternatives() -> list[Alternative]:
-    """The shipped defaults first, then what was tried against them. `rows:` the per-row rule
-    alone; `+prim E`: and the per-primitive test (reports/primitive_rule.py), minimum effect E."""
+    """The shipped defaults first, then what was tried against them. `KxT`: K launches pooled on
+    each side of a night, T trials each; `rows:` the per-row rule alone; `+prim E`: and the
+    per-primitive test (reports/primitive_rule.py), minimum effect E."""
     m, t, p50 = SHIPPED_METRIC, SHIPPED_TRIALS, "time_us_p50"
     at50 = replace(ROWS, thresholds=percent("50%"))
-    prim = {e: replace(SHIPPED, min_effect=e) for e in (0.0, 0.1, 0.2)}
+    prim = {e: replace(SHIPPED, min_effect=e) for e in (0.0, 0.1, 0.125, 0.2)}
+    no_bh = replace(SHIPPED, fdr=False)
+    rule = "spread^1.5, BH, adjacent"
     return [
-        Alternative("shipped: min, spread^1.5, BH, adjacent +prim 15%", t, SHIPPED, m, 1.5),
-        Alternative("rows: min, spread^1.5, BH, adjacent (0.1.x)", t, ROWS, m, 1.5),
-        Alternative("min, spread^1.5, BH, adjacent +prim 0%", t, prim[0.0], m, 1.5),
-        Alternative("min, spread^1.5, BH, adjacent +prim 10%", t, prim[0.1], m, 1.5),
-        Alternative("min, spread^1.5, BH, adjacent +prim 20%", t, prim[0.2], m, 1.5),
-        Alternative(
-            "min, spread^1.5, +prim 15% without BH", t, replace(SHIPPED, fdr=False), m, 1.5
-        ),
-        Alternative("p50, spread^1.5, BH, adjacent +prim 15%", t, SHIPPED, p50, 1.5),
-        Alternative("6 trials, min, spread^1.5, BH, adjacent +prim 15%", 6, SHIPPED, m, 1.5),
-        Alternative("rows: 3 trials, p50, 5%, p<=0.05 (0.1.0)", 3, PLAIN),
-        Alternative("rows: p50, 5%, p<=0.05", t, PLAIN),
-        Alternative("rows: p50, 5%, BH, adjacent", t, ROWS),
-        Alternative("rows: min, 50%, BH, adjacent", t, at50, m),
-        Alternative("rows: min, spread^1, BH, adjacent", t, ROWS, m, 1.0),
+        Alternative(f"shipped: 2x12, min, {rule} +prim 15%", t, SHIPPED, m, 1.5, 2),
+        Alternative(f"rows: 1x12, min, {rule} (0.1.x)", t, ROWS, m, 1.5),
+        Alternative(f"1x12, min, {rule} +prim 15% (0.2.0)", t, SHIPPED, m, 1.5),
+        Alternative(f"2x6, min, {rule} +prim 15%", 6, SHIPPED, m, 1.5, 2),
+        Alternative(f"3x12, min, {rule} +prim 15%", t, SHIPPED, m, 1.5, 3),
+        Alternative(f"2x12, min, {rule} +prim 10%", t, prim[0.1], m, 1.5, 2),
+        Alternative(f"2x12, min, {rule} +prim 12.5%", t, prim[0.125], m, 1.5, 2),
+        Alternative(f"2x12, min, {rule} +prim 20%", t, prim[0.2], m, 1.5, 2),
+        Alternative("2x12, min, spread^1.5, +prim 15% without BH", t, no_bh, m, 1.5, 2),
+        Alternative(f"rows: 2x12, min, {rule}", t, ROWS, m, 1.5, 2),
+        Alternative(f"2x12, p50, {rule} +prim 15%", t, SHIPPED, p50, 1.5, 2),
+        Alternative(f"1x12, min, {rule} +prim 0%", t, prim[0.0], m, 1.5),
+        Alternative(f"1x12, min, {rule} +prim 10%", t, prim[0.1], m, 1.5),
+        Alternative(f"1x12, min, {rule} +prim 20%", t, prim[0.2], m, 1.5),
+        Alternative("1x12, min, spread^1.5, +prim 15% without BH", t, no_bh, m, 1.5),
+        Alternative(f"1x12, p50, {rule} +prim 15%", t, SHIPPED, p50, 1.5),
+        Alternative(f"1x6, min, {rule} +prim 15%", 6, SHIPPED, m, 1.5),
+        Alternative("rows: 1x3, p50, 5%, p<=0.05 (0.1.0)", 3, PLAIN),
+        Alternative("rows: 1x12, p50, 5%, p<=0.05", t, PLAIN),
+        Alternative("rows: 1x12, p50, 5%, BH, adjacent", t, ROWS),
+        Alternative("rows: 1x12, min, 50%, BH, adjacent", t, at50, m),
+        Alternative("rows: 1x12, min, spread^1, BH, adjacent", t, ROWS, m, 1.0),
     ]
 
 
@@ -379,10 +406,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {len(launches)} launches x {rows} rows; {args.nights} nights each; A/B = one "
           f"primitive x{args.slowdown:g} (every size); seed {args.seed}")  # fmt: skip
     print(
-        f"{'rule (12 trials unless said)':<52} {'A/A failed':>10} {'A/B caught':>10} "
+        f"{'rule (launches x trials a side)':<52} {'A/A failed':>10} {'A/B caught':>10} "
         f"{'A/B +other':>10}"
     )
     for alternative in alternatives()[: 1 if args.only_shipped else None]:
+        if (needs := 2 * alternative.launches + 2) > len(launches):
+            print(f"{alternative.label:<52} needs {needs} launches (2 nights' and 2 spread's)")
+            continue
         rates = replay(launches, alternative, args.nights, args.seed, args.slowdown)
         n = rates.nights
         print(

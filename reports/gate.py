@@ -23,7 +23,7 @@ from distbench.reports.checks import Thresholds, load_thresholds, parse_check, p
 from distbench.reports.compare import GateRule, compare_runs
 from distbench.reports.compare_ci import ci_band_notes
 from distbench.reports.compare_render import RENDERERS
-from distbench.reports.runs import load_run
+from distbench.reports.launches import load_pooled
 
 FORMATS = tuple(RENDERERS)
 
@@ -91,9 +91,10 @@ def run_compare(args: CompareArgs) -> tuple[int, str]:
         allow_missing=args.allow_missing,
     )
     store_path = resolve_store(args.store)
-    base_run = load_run(resolve_run(args.baseline, store_path))
-    cur_run = load_run(resolve_run(args.current, store_path))
+    base_run, base_note = load_pooled(resolve_run(args.baseline, store_path))
+    cur_run, cur_note = load_pooled(resolve_run(args.current, store_path))
     comparison = compare_runs(base_run, cur_run, chosen, rule)
+    comparison.notes.extend(note for note in (base_note, cur_note) if note)
     comparison.notes.extend(ci_band_notes(comparison, base_run, cur_run))
     for name in args.save:
         path = Path(name)

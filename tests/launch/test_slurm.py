@@ -81,8 +81,13 @@ def sbatch(tmp_path: Path, nodes: int, name: str, **settings: str) -> tuple[int,
     return done.returncode, text, tmp_path / name
 
 
+def first_launch(run_dir: Path) -> Path:
+    """The first launch's folder of a run of the default LAUNCHES=2 (the run itself for one)."""
+    return run_dir / "launch-1" if (run_dir / "launch-1").is_dir() else run_dir
+
+
 def rows(run_dir: Path) -> list[dict[str, str]]:
-    with open(run_dir / "results.csv", newline="") as handle:
+    with open(first_launch(run_dir) / "results.csv", newline="") as handle:
         return list(csv.DictReader(handle))
 
 
@@ -92,6 +97,7 @@ def test_one_node_bootstraps_then_gates(tmp_path: Path) -> None:
     assert "saved baseline 'nightly-1n-cpu'" in text, text
     assert (run / "report" / "report.html").exists()
     assert {(r["nnodes"], r["world_size"]) for r in rows(run)} == {("1", "2")}
+    assert (run / "launch-2" / "results.csv").exists()  # two sweeps a night, pooled by compare
     code, text, run = sbatch(tmp_path, 1, "second")
     assert code == 0, text
     assert "no regression against 'nightly-1n-cpu'" in text, text
@@ -118,7 +124,8 @@ def test_two_nodes_write_rows_of_both_and_gate_against_their_own_baseline(
     assert {(r["nnodes"], r["world_size"], r["ranks"]) for r in found} == {("2", "2", "0-1")}
     assert all(len(r["hosts"].split("+")) == 2 for r in found)
     assert (run / "compare.md").exists()  # the gate ran on node 0's run directory
-    scheduler = json.loads((run / "manifest.json").read_text())["scheduler"]
+    assert "2 launches pooled" in (run / "compare.md").read_text()
+    scheduler = json.loads((first_launch(run) / "manifest.json").read_text())["scheduler"]
     assert scheduler["name"] == "slurm"
     assert (scheduler["nodelist"], scheduler["nnodes"], scheduler["partition"]) == (
         "n[1-2]",
@@ -175,7 +182,7 @@ def test_a_node_killed_mid_run_is_named_and_finished_rows_are_kept(tmp_path: Pat
         .replace("trials = 12", "trials = 20")
     )
     out, log = tmp_path / "killed", tmp_path / "killed.out"
-    command = sbatch_command(tmp_path, 2, "killed", CONFIG=str(config), BOOTSTRAP="1")
+    command = sbatch_command(tmp_path, 2, "killed", CONFIG=str(config), BOOTSTRAP="1", LAUNCHES="1")
     submitted = subprocess.run(
         [command[0], "--parsable", *command[1:]],
         cwd=REPO, capture_output=True, text=True, check=True,

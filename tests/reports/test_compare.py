@@ -400,6 +400,12 @@ def test_nightly_checks_the_baseline_before_sweeping(tmp_path: Path) -> None:
     assert result.returncode == 2 and not out.exists()  # no sweep was run
     assert "the first night is ci/nightly.sh --bootstrap" in result.stderr
     assert "ci/nightly.sh --run-dir RUN --bootstrap" in result.stderr
+    for bad in ("0", "two"):
+        refused = nightly(["--out", str(out), "--store", store, "--launches", bad], tmp_path)
+        assert refused.returncode == 2 and not out.exists()
+        assert refused.stderr.strip().splitlines() == [
+            f"nightly.sh: error: --launches '{bad}' must be a whole number from 1 to 99, e.g. 2"
+        ]
     usage = nightly(["--help"], tmp_path)
     assert usage.returncode == 0 and "when that command exists" not in usage.stdout
     assert "4  rows of the baseline are missing tonight" in usage.stdout
@@ -433,6 +439,13 @@ def test_nightly_sweeps_bootstraps_and_gates_a_real_run(tmp_path: Path) -> None:
     assert [r["verdict"] for r in body["rows"]] == [UNCHANGED, UNCHANGED]
     assert [r["ratio"] for r in body["rows"]] == [1.0, 1.0]
     assert {r["key"]["size_bytes"] for r in body["rows"]} == {"1024", "65536"}
+    # Two launches by default, pooled by compare (6 trials a row: 3 from each).
+    assert sorted(p.name for p in run.iterdir() if p.name.startswith("launch-")) == [
+        "launch-1",
+        "launch-2",
+    ]
+    assert {r["units"] for r in body["rows"]} == {"6 vs 6 trials"}
+    assert "2 launches pooled (launch-1, launch-2)" in (run / "compare.txt").read_text()
 
 
 @pytest.mark.parametrize(

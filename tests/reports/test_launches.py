@@ -1,0 +1,78 @@
+"""compare pools a run's launches (reports/launches.py, #16): ci/nightly.sh --launches 2 sweeps into
+RUN/launch-1 and RUN/launch-2, and compare reads such a run as one, each row's metric the geometric
+mean of its launches' and its samples every launch's trials. On fixture runs written with the real
+sinks; the nightly's own sweeps: test_compare.py."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from distbench.reports.launches import launch_dirs, load_pooled
+from distbench.reports.runs import load_run
+from tests.reports.test_compare import SEPARATED, cli, comm_row, write_run
+
+FAST = [80.0, 81.0, 82.0, 83.0, 84.0]
+SLOW = [120.0, 121.0, 122.0, 123.0, 125.0]
+
+
+def launches(path: Path, *samples: list[float], sizes: tuple[int, ...] = (1024,)) -> Path:
+    """A run directory of launch-1 ... launch-N, launch i measuring `samples[i]` at each size."""
+    for number, times in enumerate(samples, 1):
+        rows = [(comm_row(size, times, i), times) for i, size in enumerate(sizes)]
+        write_run(path / f"launch-{number}", rows)
+    return path
+
+
+def test_a_run_s_launches_are_pooled_by_geometric_mean_and_trials(tmp_path: Path) -> None:
+    run = launches(tmp_path / "night", FAST, SLOW)
+    pooled, note = load_pooled(run)
+    assert note is not None and "2 launches pooled (launch-1, launch-2)" in note
+    (row,) = pooled.rows.values()
+    assert row.metric("time_us_min") == pytest.approx(math.sqrt(80.0 * 120.0))
+    assert row.metric("time_us_p50") == pytest.approx(math.sqrt(82.0 * 122.0))
+    assert row.units_us == (*FAST, *SLOW)
+    assert row.run == "night"
+    single = write_run(tmp_path / "plain", [(comm_row(1024, SEPARATED, 0), SEPARATED)])
+    plain, none = load_pooled(single)
+    assert none is None and plain.rows == load_run(single).rows  # one launch: read as before
+
+
+def test_launch_folders_sort_by_number_and_a_missing_row_is_pooled_from_the_rest(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "night"
+    for number in (10, 2, 1):
+        times = [float(number)] * 5
+        write_run(run / f"launch-{number}", [(comm_row(1024, times, 0), times)])
+    (run / "launch-x").mkdir()  # not a launch: ignored
+    (run / "report").mkdir()
+    assert [d.name for d in launch_dirs(run)] == ["launch-1", "launch-2", "launch-10"]
+    extra = [(comm_row(1024, SEPARATED, 0), SEPARATED), (comm_row(2048, SEPARATED, 1), SEPARATED)]
+    write_run(run / "launch-11", extra)
+    pooled, _note = load_pooled(run)
+    rows = {dict(k)["size_bytes"]: r for k, r in pooled.rows.items()}
+    assert rows["2048"].units_us == tuple(SEPARATED)  # held by launch-11 only
+    assert rows["1024"].metric("time_us_min") == pytest.approx((1 * 2 * 10 * 100) ** 0.25)
+
+
+def test_compare_judges_the_pooled_launches_not_the_last_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tonight's second launch alone is 20 % slower than both of the baseline's; its first is as
+    much faster. Pooled, nothing changed: compare passes and says it pooled. Judged on the last
+    launch alone (the rule for a re-run), the same night would regress."""
+    sizes = (1024, 2048)
+    base = launches(tmp_path / "base", SEPARATED, SEPARATED, sizes=sizes)
+    night = launches(tmp_path / "night", FAST, SLOW, sizes=sizes)
+    code, out, _err = cli(["compare", str(base), str(night), "--threshold", "5%"], capsys)
+    assert code == 0, out
+    assert f"{night}: 2 launches pooled (launch-1, launch-2)" in out
+    as_json = cli(["compare", str(base), str(night), "--format", "json"], capsys)[1]
+    assert "10 vs 10 trials" in as_json
+    last = tmp_path / "last"
+    launches(last, SLOW, sizes=sizes)
+    code, out, _err = cli(["compare", str(base), str(last), "--threshold", "5%"], capsys)
+    assert code == 1, out
