@@ -135,7 +135,8 @@ def build_history(paths: list[Path], cache: str, min_change: float) -> History:
     found: list[tuple[pd.DataFrame, list[int], Candidate]] = []
     cuts: list[DefinitionCut] = []
     segments: list[int] = []
-    for (kind, _key, metric), series in points.groupby(["kind", "key", "metric"], sort=False):
+    by_series = points.groupby(["kind", "key", "metric"], sort=False, observed=True)
+    for (kind, _key, metric), series in by_series:
         column = METRIC_BY_NAME[str(metric)].column
         versions = series["schema_version"].tolist()
         segment = [0]

@@ -56,7 +56,16 @@ def read_uncached(paths: list[Path]) -> tuple[list[RunInfo], pd.DataFrame]:
         info, points = read_points(path)
         infos.append(info)
         frames.append(points.assign(path=info.path))
-    return infos, concat(frames)
+    return infos, as_categories(concat(frames))
+
+
+LABELS = ("path", "case", "kind", "key", "metric")
+"""Text columns with few distinct values among up to a million points: held as categories, so
+grouping and writing them hash each distinct string once, not once per use (docs/performance.md)."""
+
+
+def as_categories(points: pd.DataFrame) -> pd.DataFrame:
+    return points.astype({column: "category" for column in LABELS})
 
 
 def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -130,4 +139,4 @@ class PointCache:
             )
             for r in (by_path[key] for key in wanted)
         ]
-        return infos, points
+        return infos, as_categories(points)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from distbench.reports.noise import bh_adjust, rank_test
+from distbench.reports.noise import bh_adjust, two_sided_p
 
 PENALTY = 5.0
 """PELT's penalty per change point, in sigma^2 log n: BIC's 2 plus a margin for heavy tails
@@ -56,12 +56,6 @@ def noise_sigma(logs: np.ndarray) -> float:
     diffs = np.diff(logs)
     mad = float(np.median(np.abs(diffs - np.median(diffs))))
     return max(mad * 1.4826 / math.sqrt(2.0), 1e-9)
-
-
-def two_sided_p(before: Sequence[float], after: Sequence[float]) -> float:
-    slower = rank_test(before, after).p_value
-    faster = rank_test(after, before).p_value
-    return min(1.0, 2.0 * min(slower, faster))
 
 
 def candidates(values: Sequence[float], penalty: float = PENALTY) -> list[Candidate]:

@@ -31,8 +31,14 @@ def scale(values: np.ndarray, low: float, high: float, size: float) -> np.ndarra
 
 
 def coordinates(x: np.ndarray, y: np.ndarray) -> str:
-    """'x,y x,y ...' with one decimal: an SVG polyline's points."""
-    return " ".join(map("{:.1f},{:.1f}".format, x.tolist(), y.tolist()))
+    """'x,y x,y ...' in tenths of a pixel, as integers (drawn inside TENTHS): an SVG polyline's
+    points. Integers print twice as fast as one-decimal floats (1,000 panels of 1,000 nights)."""
+    tenths = np.rint(np.stack([x, y]) * 10).astype(np.int64).tolist()
+    return " ".join(map("{},{}".format, *tenths))
+
+
+TENTHS = '<g transform="scale(0.1)">'
+"""The group whose coordinates are tenths of a pixel (strokes keep their width in pixels)."""
 
 
 def chart(
@@ -53,8 +59,9 @@ def chart(
     parts = [
         f'<svg width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" '
         f'role="img" aria-label="{html.escape(metric)}">',
-        f'<polygon points="{band}" fill="{BAND}" stroke="none"/>',
-        f'<polyline points="{line}" fill="none" stroke="{LINE}" stroke-width="1.2"/>',
+        f'{TENTHS}<polygon points="{band}" fill="{BAND}" stroke="none"/>',
+        f'<polyline points="{line}" fill="none" stroke="{LINE}" stroke-width="1.2" '
+        'vector-effect="non-scaling-stroke"/></g>',
         f'<text x="2" y="{TOP + 10}" font-size="10">{top:.4g}</text>',
         f'<text x="2" y="{TOP + plot_h}" font-size="10">{bottom:.4g}</text>',
         f'<text x="2" y="{TOP + plot_h / 2 + 4}" font-size="10" font-weight="600">'
@@ -86,10 +93,10 @@ def panels(history: History) -> list[str]:
         color = REGRESSION if cp.regression else IMPROVEMENT
         marks.setdefault((cp.case, cp.metric), []).append((cp.position, color))
     out = []
-    for case, frame in history.points.groupby("case", sort=True):
+    for case, frame in history.points.groupby("case", sort=True, observed=True):
         charts = [
             chart(points, str(metric), len(labels), labels, marks.get((str(case), str(metric)), []))
-            for metric, points in frame.groupby("metric", sort=False)
+            for metric, points in frame.groupby("metric", sort=False, observed=True)
         ]
         out.append(
             f"<figure>{''.join(charts)}<figcaption>{html.escape(str(case))}</figcaption></figure>"

@@ -68,6 +68,15 @@ class NullDistribution:
             ways = at_least
         return ways / self.total
 
+    def p_at_most(self, w2: int) -> float:
+        """P(2W <= w2) = 1 - P(2W > w2)."""
+        greater = 0
+        for value, at_least in self.tail:
+            if value <= w2:
+                break
+            greater = at_least
+        return (self.total - greater) / self.total
+
     def level(self, alpha: float) -> float:
         """P(p <= alpha): how often the test fires when nothing changed (<= alpha)."""
         best = 0
@@ -164,6 +173,23 @@ def rank_test(baseline: Sequence[float], current: Sequence[float]) -> RankTest:
         return RankTest(u, p_value, True, m, n, null.p_at_least(null.tail[0][0]))
     p_value = min(1.0, normal_p_greater(current, baseline, u))
     return RankTest(u, p_value, False, m, n, 1.0 / math.comb(n + m, n))
+
+
+def two_sided_p(baseline: Sequence[float], current: Sequence[float]) -> float:
+    """2 x the smaller one-sided p-value: rank_test in both directions from one null
+    distribution (the rank sums of the two sides add up to a constant, so current's lower tail
+    is baseline's upper tail)."""
+    if not baseline or not current:
+        raise ValueError("the rank test needs samples from both runs")
+    n, m = len(current), len(baseline)
+    if n <= EXACT_MAX and m <= EXACT_MAX:
+        observed, null = _exact(current, baseline)
+        slower, faster = null.p_at_least(observed), null.p_at_most(observed)
+    else:
+        u = u_statistic(current, baseline)
+        slower = normal_p_greater(current, baseline, u)
+        faster = normal_p_greater(baseline, current, n * m - u)
+    return min(1.0, 2.0 * min(slower, faster))
 
 
 def null_level(baseline: Sequence[float], current: Sequence[float], alpha: float) -> float:

@@ -17,6 +17,7 @@ from distbench.reports.noise import (
     null_level,
     rank_test,
     tie_groups,
+    two_sided_p,
     u_statistic,
 )
 
@@ -106,3 +107,17 @@ def test_benjamini_hochberg() -> None:
     assert q == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.2])
     assert bh_adjust([]) == []
     assert bh_adjust([0.9, 0.95]) == pytest.approx([0.95, 0.95])
+
+
+@pytest.mark.parametrize("sizes", [(3, 3), (5, 9), (25, 25), (12, 40), (60, 60)])
+def test_two_sided_p_is_twice_the_smaller_one_sided_rank_test(sizes: tuple[int, int]) -> None:
+    """noise.two_sided_p takes both tails from one null distribution (history's change points);
+    it must equal the two one-sided rank tests it replaces, ties, exact and normal alike."""
+    rng = random.Random(sum(sizes))
+    for _ in range(20):
+        before = [float(rng.randint(0, 12)) for _ in range(sizes[0])]  # few values: many ties
+        after = [float(rng.randint(0, 12)) + rng.choice((0, 3)) for _ in range(sizes[1])]
+        slower = rank_test(before, after).p_value
+        faster = rank_test(after, before).p_value
+        expected = min(1.0, 2.0 * min(slower, faster))
+        assert two_sided_p(before, after) == pytest.approx(expected, rel=1e-12, abs=1e-15)
