@@ -5,31 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from distbench.collectors.rows_training import TrainingRow
+
 
 @dataclass(frozen=True)
-class PipelineRow:
-    """One strategy's pipelined training steps at one number of microbatches."""
+class PipelineRow(TrainingRow):
+    """One strategy's pipelined training steps at one number of microbatches (TrainingRow's
+    columns first)."""
 
-    run_id: str
-    label: str
-    host: str
-    """Hostname of global rank 0, which wrote the row."""
-    measurement: str
-    """Key joining this row to its samples in samples.csv (e.g. `ws2/i0`)."""
-    primitive: str
-    """Always `pipeline`."""
-    strategy: str
-    """sendrecv (GPipe by hand), pipelining (ScheduleGPipe) or pipelining-1f1b (Schedule1F1B)."""
-    backend: str
-    device: str
-    world_size: int
-    """Ranks = stages: rank s runs stage s."""
-    nnodes: int
-    ranks: str
-    model: str
-    """mlp or transformer, as `distbench ddp` builds them."""
-    params: int
-    """Trainable parameters of the whole model."""
     stage_params: str
     """Parameters per stage, `+`-joined in stage order (the balance of the split)."""
     dtype: str

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from distbench.collectors.rows_training import TrainingRow
+
 # the run directory's names live in rundir.py; importers may take them from here
 from distbench.collectors.rundir import (  # noqa: F401
     LOGS_DIR,
@@ -168,35 +170,10 @@ class SampleRow:
 
 
 @dataclass(frozen=True)
-class DdpRow:
-    """One strategy's training steps, timed in windows between barriers: a ddp results.csv row."""
+class DdpRow(TrainingRow):
+    """One strategy's training steps, timed in windows between barriers: a ddp results.csv row
+    (TrainingRow's columns first)."""
 
-    run_id: str
-    """The run directory's name, shared by all its rows."""
-    label: str
-    """The user's --label for the run; empty when not given."""
-    host: str
-    """Hostname of global rank 0, which wrote the row."""
-    measurement: str
-    """Key joining this row to its samples in samples.csv (e.g. `ws2/i5`)."""
-    primitive: str
-    """Always `ddp`."""
-    strategy: str
-    """ddp, ddp-nocomm, ddp-nooverlap, ddp-bf16, ddp-fp16, grad-avg(-flat), param-avg, fsdp(-*)."""
-    backend: str
-    """torch.distributed backend: gloo or nccl."""
-    device: str
-    """cpu or cuda: where the model trains."""
-    world_size: int
-    """Ranks training together (each on its own shard of batch_size samples)."""
-    nnodes: int
-    """Nodes of the launch."""
-    ranks: str
-    """The global ranks that took part, e.g. `0-1`."""
-    model: str
-    """mlp or transformer."""
-    params: int
-    """Trainable parameters of the model."""
     dtype: str
     """Parameter and gradient dtype (float32)."""
     batch_size: int

@@ -43,11 +43,34 @@ class Column:
 def read_columns(source: str) -> dict[str, list[Column]]:
     """The fields of each class in ROW_FILES, in declaration order, from the schema's source."""
     wanted = {name for name, _ in ROW_FILES}
+    found = {name: cols for name, cols in class_columns(source).items() if name in wanted}
+    missing = wanted - found.keys()
+    if missing:
+        raise ValueError(f"{SCHEMA_SOURCE}: no class {', '.join(sorted(missing))}")
+    return found
+
+
+def class_columns(source: str) -> dict[str, list[Column]]:
+    """Every class's fields, its bases' first: a base class of the source, or one imported from
+    distbench.collectors.X, read from collectors/X.py (DdpRow extends TrainingRow)."""
+    tree = ast.parse(source)
+    imported = {
+        alias.name: SCHEMA_SOURCE.parent / f"{node.module.rsplit('.', 1)[1]}.py"
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        if node.module.startswith("distbench.collectors.")
+        for alias in node.names
+    }
     found: dict[str, list[Column]] = {}
-    for node in ast.parse(source).body:
-        if not (isinstance(node, ast.ClassDef) and node.name in wanted):
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
             continue
         columns = []
+        for base in (b.id for b in node.bases if isinstance(b, ast.Name)):
+            if base in found:
+                columns += found[base]
+            elif base in imported:
+                columns += class_columns(imported[base].read_text()).get(base, [])
         for stmt, after in zip(node.body, [*node.body[1:], None], strict=True):
             if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                 continue
@@ -60,9 +83,6 @@ def read_columns(source: str) -> dict[str, list[Column]]:
                 doc = inspect.cleandoc(after.value.value)
             columns.append(Column(stmt.target.id, ast.unparse(stmt.annotation), doc))
         found[node.name] = columns
-    missing = wanted - found.keys()
-    if missing:
-        raise ValueError(f"{SCHEMA_SOURCE}: no class {', '.join(sorted(missing))}")
     return found
 
 
@@ -143,8 +163,8 @@ def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
 
 
 def on_config(config: Any, **kwargs: Any) -> Any:
-    """mkdocs event: rebuild when the schema changes under `mkdocs serve`."""
-    config.watch.append(str(SCHEMA_SOURCE))
+    """mkdocs event: rebuild when the schema (collectors/) changes under `mkdocs serve`."""
+    config.watch.append(str(SCHEMA_SOURCE.parent))
     return config
 
 
