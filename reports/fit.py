@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -183,6 +184,24 @@ FIT_COLUMNS = [
 ]
 
 
+RANGE_COLUMNS = {
+    "alpha_interval": ("alpha_low", "alpha_high"),
+    "beta_interval": ("beta_low", "beta_high"),
+    "alpha_sizes": ("alpha_from_bytes", "alpha_to_bytes"),
+    "beta_sizes": ("beta_from_bytes", "beta_to_bytes"),
+}
+"""Fit's (low, high) fields -> their two columns."""
+
+
+def fit_columns(fit: Fit) -> dict[str, Any]:
+    """FIT_COLUMNS of one fit but busbw_beta_GBps (the group's busbw factor makes it)."""
+    names = ("alpha_us", "beta_GBps", "rel_rms", "rel_max", "noise", "points", "split")
+    columns: dict[str, Any] = {name: getattr(fit, name) for name in names}
+    for field, (low, high) in RANGE_COLUMNS.items():
+        columns[low], columns[high] = getattr(fit, field)
+    return columns
+
+
 def fit_groups(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """One fit per group of communication rows (p50 time over size_bytes).
 
@@ -197,25 +216,12 @@ def fit_groups(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         fit = fit_latency_bandwidth(group["size_bytes"].tolist(), group["time_us_p50"].tolist())
         factor = float(group["busbw_factor"].iloc[0])
         values = key if isinstance(key, tuple) else (key,)
+        busbw_beta = fit.beta_GBps * factor if factor > 0 else math.nan
         records.append(
             {
                 **dict(zip(by, values, strict=True)),
-                "alpha_us": fit.alpha_us,
-                "beta_GBps": fit.beta_GBps,
-                "busbw_beta_GBps": fit.beta_GBps * factor if factor > 0 else math.nan,
-                "rel_rms": fit.rel_rms,
-                "rel_max": fit.rel_max,
-                "noise": fit.noise,
-                "alpha_low": fit.alpha_interval[0],
-                "alpha_high": fit.alpha_interval[1],
-                "beta_low": fit.beta_interval[0],
-                "beta_high": fit.beta_interval[1],
-                "points": fit.points,
-                "split": fit.split,
-                "alpha_from_bytes": fit.alpha_sizes[0],
-                "alpha_to_bytes": fit.alpha_sizes[1],
-                "beta_from_bytes": fit.beta_sizes[0],
-                "beta_to_bytes": fit.beta_sizes[1],
+                **fit_columns(fit),
+                "busbw_beta_GBps": busbw_beta,
             }
         )
     return pd.DataFrame.from_records(records, columns=[*by, *FIT_COLUMNS])
