@@ -19,12 +19,10 @@ from typing import Any
 
 import pandas as pd
 
-from distbench.collectors.manifest import read_manifest
-from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY, RESULTS_CSV
-from distbench.parse import UsageError, format_size
-from distbench.reports.load import read_results, schema_version_of
-from distbench.reports.repeats import run_order
-from distbench.reports.runs import find_results
+from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
+from distbench.parse import format_size
+from distbench.reports.load import read_results
+from distbench.reports.runs import find_run_dirs
 
 
 @dataclass(frozen=True)
@@ -136,29 +134,22 @@ def points_of(kind: str, rows: pd.DataFrame) -> pd.DataFrame:
 
 def read_points(path: Path) -> tuple[RunInfo, pd.DataFrame]:
     """One night's facts and points; UsageError for anything the report's loader refuses."""
-    if not path.is_dir():
-        raise UsageError(f"{path} is not a run directory (it does not exist or is a file)")
-    run_dirs = [results.parent for results in find_results(path)]
-    if not run_dirs:
-        raise UsageError(f"{path} holds no {RESULTS_CSV}: give run directories of nightly runs")
-    manifests = {d: read_manifest(d) for d in {path, *run_dirs}}
-    top = manifests[path] or next((m for d in run_dirs if (m := manifests[d])), None) or {}
-    run_dirs.sort(key=lambda d: run_order(manifests[d], d))  # the last to start wins a repeat
-    versions = [schema_version_of(manifests[d] or top) for d in run_dirs]
+    found = find_run_dirs(path, "give run directories of nightly runs")
+    top, versions = found.top, found.versions
     frames = []
-    for run_dir, version in zip(run_dirs, versions, strict=True):
-        kind, rows = read_results(run_dir, version)
+    for run_dir in found.dirs:  # the last to start wins a repeat
+        kind, rows = read_results(run_dir, versions[run_dir])
         if len(rows):
             frames.append(points_of(kind, rows))
     points = pd.concat(frames, ignore_index=True) if frames else empty_points()
     points = points.drop_duplicates(["key", "metric"], keep="last").reset_index(drop=True)
-    started = [str(m.get("started_utc") or "") for m in manifests.values() if m]
+    started = [str(m.get("started_utc") or "") for m in found.manifests.values() if m]
     info = RunInfo(
         path=str(path.resolve()),
         name=path.name,
         started_utc=str(top.get("started_utc") or min(started, default="")),
         git_sha=str(top.get("distbench_git_sha") or ""),
-        schema_version=min(versions),
+        schema_version=min(versions.values()),
     )
     return info, points
 

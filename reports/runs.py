@@ -116,6 +116,35 @@ def find_results(path: Path) -> list[Path]:
     return sorted(path.rglob(RESULTS_CSV))
 
 
+@dataclass(frozen=True)
+class RunDirs:
+    """The run directories below a path (each holds results.csv), in the order they started
+    (the last to start wins a repeat), with their manifests."""
+
+    dirs: list[Path]
+    manifests: dict[Path, dict[str, Any] | None]
+    """Each run directory's, and the path's own (None: none there)."""
+    top: dict[str, Any]
+    """The path's own manifest, else the first run directory's that has one; {} for none."""
+    versions: dict[Path, int]
+    """Each run directory's schema version (its manifest's, else top's)."""
+
+
+def find_run_dirs(path: Path, hint: str) -> RunDirs:
+    """The run directories below `path`; UsageError where it is not a directory or holds no
+    results.csv (`hint`: what to give instead)."""
+    if not path.is_dir():
+        raise UsageError(f"{path} is not a run directory (it does not exist or is a file)")
+    dirs = [results.parent for results in find_results(path)]
+    if not dirs:
+        raise UsageError(f"{path} holds no {RESULTS_CSV}: {hint}")
+    manifests = {run_dir: read_manifest(run_dir) for run_dir in {path, *dirs}}
+    top = manifests[path] or next((m for d in dirs if (m := manifests[d])), None) or {}
+    dirs.sort(key=lambda d: run_order(manifests[d], d))
+    versions = {d: schema_version_of(manifests[d] or top) for d in dirs}
+    return RunDirs(dirs, manifests, top, versions)
+
+
 def read_manifest_file(path: Path) -> dict[str, Any]:
     """A run's manifest ({} when it has none); unreadable or another schema: UsageError."""
     return read_manifest(path.parent) or {}
@@ -125,16 +154,9 @@ def load_run(path: Path) -> Run:
     """Read a run directory with the report's checks (reports/load.py): UsageError when it is
     missing, empty, truncated, foreign, holds a non-number, or is of a newer schema version."""
     path = Path(path)
-    if not path.is_dir():
-        raise UsageError(f"{path} is not a run directory (it does not exist or is a file)")
-    run_dirs = [results.parent for results in find_results(path)]
-    if not run_dirs:
-        raise UsageError(f"{path} holds no {RESULTS_CSV}: give a run directory or a baseline name")
-    manifests = {run_dir: read_manifest(run_dir) for run_dir in {path, *run_dirs}}
-    top = manifests[path] or next((m for d in run_dirs if (m := manifests[d])), None)
-    versions = {d: schema_version_of(manifests[d] or top) for d in run_dirs}
-    run_dirs.sort(key=lambda d: run_order(manifests[d], d))  # the last to start wins a repeat
-    run = Run(path=path, manifest=top or {}, schema_version=min(versions.values()))
+    located = find_run_dirs(path, "give a run directory or a baseline name")
+    run_dirs, versions = located.dirs, located.versions
+    run = Run(path=path, manifest=located.top, schema_version=min(versions.values()))
     holders: dict[tuple[tuple[str, str], ...], Path] = {}
     repeated: set[Path] = set()
     for run_dir in run_dirs:
