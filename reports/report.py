@@ -39,11 +39,11 @@ from distbench.reports.sections import section_collectives
 from distbench.reports.sections_api import section_api
 from distbench.reports.sections_compare import section_compare
 from distbench.reports.sections_ddp import section_ddp
-from distbench.reports.sections_init import section_init
-from distbench.reports.sections_overlap import section_overlap
+from distbench.reports.sections_init import INIT
+from distbench.reports.sections_overlap import OVERLAP
 from distbench.reports.sections_pairs import section_pairs
 from distbench.reports.sections_pipeline import section_pipeline
-from distbench.reports.sections_rpc import section_rpc
+from distbench.reports.sections_rpc import RPC
 from distbench.reports.shown import left_out
 from distbench.reports.sources import SOURCES, assign_sources
 
@@ -138,9 +138,8 @@ def build_report(
     sections += section_api(lines, notes)  # --api: functional/compiled next to c10d (#15 §2)
     sections += section_pairs(pairs, notes, loaded)
     sections += section_ddp(loaded.ddp, notes)
-    sections += section_init(loaded.comm, notes)  # distbench init (#13 §4)
-    sections += section_rpc(loaded.comm, notes)  # distbench rpc (#13)
-    sections += section_overlap(loaded.comm, notes)  # distbench overlap (#15 §1)
+    for own in (INIT, RPC, OVERLAP):  # distbench init, rpc (#13), overlap (#15 §1)
+        sections += own.render(loaded.comm, notes)
     sections += section_pipeline(loaded.pipeline, notes)
     notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES)
     prepare_out(target)

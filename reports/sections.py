@@ -10,6 +10,8 @@ Every table groups rows by the schema's case columns (analysis.CASE), so each sh
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -108,6 +110,37 @@ def figure_out(
         notes.append(why)
         return []
     return [FigureOut(name, caption, png_bytes(figure))]
+
+
+def run_cells(rows: pd.DataFrame) -> dict[str, pd.Series]:
+    """The first two columns of a kind's own table: its run and its world size."""
+    return {"run": rows["run"], "ranks": rows["world_size"].astype(str)}
+
+
+@dataclass(frozen=True)
+class RowsSection:
+    """The section of one kind of row that is no collective (init, rpc, overlap): one figure
+    (or a note saying why none) and one table, from the kind's own rows."""
+
+    title: str
+    text: str
+    rows: Callable[[pd.DataFrame], pd.DataFrame]
+    """The kind's rows out of the communication rows (empty: no section)."""
+    figure: str
+    """The PNG's file name."""
+    caption: str
+    missing: str
+    """The note when `plot` gives no figure."""
+    plot: Callable[[pd.DataFrame], Figure | None]
+    table: Callable[[pd.DataFrame], TableOut]
+
+    def render(self, comm: pd.DataFrame, notes: list[str]) -> list[Section]:
+        """Nothing without rows of the kind."""
+        rows = self.rows(comm)
+        if rows.empty:
+            return []
+        figures = figure_out(self.plot(rows), self.figure, self.caption, notes, self.missing)
+        return [Section(self.title, self.text, figures, [self.table(rows)])]
 
 
 def fit_section(figures: list[FigureOut], fit: TableOut) -> Section:

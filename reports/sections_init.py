@@ -8,8 +8,8 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from distbench.reports.figures import STYLE, panel_grid
-from distbench.reports.render import Section, TableOut, format_number
-from distbench.reports.sections import figure_out
+from distbench.reports.render import TableOut, format_number
+from distbench.reports.sections import RowsSection
 
 PHASE_ORDER = ("init_process_group", "first_collective", "new_groups", "destroy_process_group")
 
@@ -43,26 +43,26 @@ def plot_startup(rows: pd.DataFrame) -> Figure | None:
     return fig
 
 
-def section_init(comm: pd.DataFrame, notes: list[str]) -> list[Section]:
-    """Start-up time vs world size per method (figure and table); nothing without init rows."""
-    rows = init_rows(comm)
-    if rows.empty:
-        return []
-    figures = figure_out(
-        plot_startup(rows),
-        "fig-init-startup.png",
-        "process-group start-up: each phase's p50 over --trials fresh groups of the slowest "
-        "rank's time, ms, vs world size, one line per init method",
-        notes,
-        "init: no phase to plot",
-    )
+def init_table(rows: pd.DataFrame) -> TableOut:
     table = rows[["run", "backend", "method", "phase", "world_size", "trials"]].copy()
     for stat in ("p50", "min", "max"):
         table[f"{stat} ms"] = (rows[f"time_us_{stat}"] / 1e3).map(format_number)
     table.columns = pd.Index([str(c) for c in table.columns])
-    out = TableOut(
+    return TableOut(
         "Start-up phases (slowest rank per fresh group)",
         table.astype(str),
         numeric=("p50 ms", "min ms", "max ms"),
     )
-    return [Section("Process-group start-up", figures=figures, tables=[out])]
+
+
+INIT = RowsSection(
+    "Process-group start-up",
+    "",
+    init_rows,
+    "fig-init-startup.png",
+    "process-group start-up: each phase's p50 over --trials fresh groups of the slowest "
+    "rank's time, ms, vs world size, one line per init method",
+    "init: no phase to plot",
+    plot_startup,
+    init_table,
+)

@@ -10,9 +10,9 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from distbench.parse import format_size
-from distbench.reports.figures import STYLE, new_figure
-from distbench.reports.render import Section, TableOut, format_number
-from distbench.reports.sections import figure_out
+from distbench.reports.figures import STYLE, panel_grid
+from distbench.reports.render import TableOut, format_number
+from distbench.reports.sections import RowsSection, run_cells
 
 PHASES = {"t_compute_us": "compute alone", "t_comm_us": "collective alone", "t_both_us": "both"}
 PHASE_WORDS = ("compute", "comm", "both")
@@ -51,8 +51,7 @@ def plot_overlap(rows: pd.DataFrame) -> Figure:
     sns.set_style(STYLE)
     long = rows.melt(id_vars=["case"], value_vars=list(PHASES), var_name="phase", value_name="us")
     long["phase"] = long["phase"].map(PHASES)
-    fig = new_figure(1, 1)
-    ax = fig.subplots()
+    fig, (ax,) = panel_grid(1)
     sns.barplot(long, y="case", x="us", hue="phase", orient="h", ax=ax)
     if long["us"].max() > 20 * long["us"].min() > 0:  # cases of very different lengths
         ax.set_xscale("log")
@@ -61,23 +60,10 @@ def plot_overlap(rows: pd.DataFrame) -> Figure:
     return fig
 
 
-def section_overlap(comm: pd.DataFrame, notes: list[str]) -> list[Section]:
-    """The phases and figures of every overlap case; nothing without overlap rows."""
-    rows = overlap_rows(comm)
-    if rows.empty:
-        return []
-    figures = figure_out(
-        plot_overlap(rows),
-        "fig-overlap.png",
-        "communication while computing: compute alone, the collective alone and both at once "
-        "(issued async_op=True, compute, wait), p50 of the slowest rank per op",
-        notes,
-        "overlap: nothing to plot",
-    )
+def overlap_table(rows: pd.DataFrame) -> TableOut:
     table = pd.DataFrame(
         {
-            "run": rows["run"],
-            "ranks": rows["world_size"].astype(str),
+            **run_cells(rows),
             "collective": rows["collective"].astype(str),
             "size": rows["size_bytes"].map(lambda b: format_size(int(b))),
             "matmul": rows["compute_n"].astype(int).astype(str)
@@ -104,12 +90,21 @@ def section_overlap(comm: pd.DataFrame, notes: list[str]) -> list[Section]:
         "comm slowdown",
         "OSU %",
     )
-    out = TableOut("Overlap per case (slowest rank, p50)", table, numeric=numeric)
-    text = (
-        "efficiency = (compute + comm - both) / min(compute, comm): 1 when the shorter is wholly "
-        "hidden, 0 when serialised, below 0 when running them together is slower than one after "
-        "the other (on CPU gloo's threads and the matmul compete for the cores). the slowdowns "
-        "are each one's time inside `both` over its time alone. OSU % is OSU's "
-        "non-blocking overlap figure on the same times (docs/overlap.md)."
-    )
-    return [Section("Communication while computing (overlap)", text, figures, [out])]
+    return TableOut("Overlap per case (slowest rank, p50)", table, numeric=numeric)
+
+
+OVERLAP = RowsSection(
+    "Communication while computing (overlap)",
+    "efficiency = (compute + comm - both) / min(compute, comm): 1 when the shorter is wholly "
+    "hidden, 0 when serialised, below 0 when running them together is slower than one after "
+    "the other (on CPU gloo's threads and the matmul compete for the cores). the slowdowns "
+    "are each one's time inside `both` over its time alone. OSU % is OSU's "
+    "non-blocking overlap figure on the same times (docs/overlap.md).",
+    overlap_rows,
+    "fig-overlap.png",
+    "communication while computing: compute alone, the collective alone and both at once "
+    "(issued async_op=True, compute, wait), p50 of the slowest rank per op",
+    "overlap: nothing to plot",
+    plot_overlap,
+    overlap_table,
+)

@@ -9,9 +9,9 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from distbench.parse import format_size
-from distbench.reports.figures import STYLE, new_figure, size_axis
-from distbench.reports.render import Section, TableOut, format_number
-from distbench.reports.sections import figure_out
+from distbench.reports.figures import STYLE, panel_grid, size_axis
+from distbench.reports.render import TableOut, format_number
+from distbench.reports.sections import RowsSection, run_cells
 
 
 def rpc_rows(comm: pd.DataFrame) -> pd.DataFrame:
@@ -30,8 +30,7 @@ def plot_rpc(rows: pd.DataFrame) -> Figure | None:
     if rows["size_bytes"].nunique() < 2:
         return None
     sns.set_style(STYLE)
-    fig = new_figure(1, 1)
-    ax = fig.subplots()
+    fig, (ax,) = panel_grid(1)
     sns.lineplot(rows, x="size_bytes", y="time_us_p50", hue="series", marker="o", ax=ax)
     size_axis(ax, rows["size_bytes"])
     ax.set_yscale("log")
@@ -39,22 +38,10 @@ def plot_rpc(rows: pd.DataFrame) -> Figure | None:
     return fig
 
 
-def section_rpc(comm: pd.DataFrame, notes: list[str]) -> list[Section]:
-    """Time per call and calls/s per pattern and size; nothing without rpc rows."""
-    rows = rpc_rows(comm)
-    if rows.empty:
-        return []
-    figures = figure_out(
-        plot_rpc(rows),
-        "fig-rpc.png",
-        "torch.distributed.rpc: p50 time per call vs tensor size, a line per pattern and ranks",
-        notes,
-        "rpc: every row has one tensor size",
-    )
+def rpc_table(rows: pd.DataFrame) -> TableOut:
     table = pd.DataFrame(
         {
-            "run": rows["run"],
-            "ranks": rows["world_size"].astype(str),
+            **run_cells(rows),
             "pattern": rows["pattern"].astype(str),
             "mode": rows["mode"].astype(str),
             "size": rows["size_bytes"].map(lambda b: format_size(int(b))),
@@ -63,14 +50,22 @@ def section_rpc(comm: pd.DataFrame, notes: list[str]) -> list[Section]:
             "algbw GB/s": rows["algbw_GBps"].map(format_number),
         }
     )
-    out = TableOut(
+    return TableOut(
         "RPC calls (rank 0's callers; latency: one call, throughput: per call of a window)",
         table,
         numeric=("p50 µs", "calls/s", "algbw GB/s"),
     )
-    text = (
-        "Time per call over TensorPipe: sync is one rpc_sync echo, async a call of --window in "
-        "flight, rref remote() + to_here(), ps a parameter-server step at rank 0. "
-        "calls/s = 1e6 / p50 µs."
-    )
-    return [Section("RPC", text, figures=figures, tables=[out])]
+
+
+RPC = RowsSection(
+    "RPC",
+    "Time per call over TensorPipe: sync is one rpc_sync echo, async a call of --window in "
+    "flight, rref remote() + to_here(), ps a parameter-server step at rank 0. "
+    "calls/s = 1e6 / p50 µs.",
+    rpc_rows,
+    "fig-rpc.png",
+    "torch.distributed.rpc: p50 time per call vs tensor size, a line per pattern and ranks",
+    "rpc: every row has one tensor size",
+    plot_rpc,
+    rpc_table,
+)
