@@ -135,6 +135,10 @@ class CommSpec:
     measurement's warm-up, round t runs trial t of each in turn; comm/interleave.py)."""
     api: str = "c10d"
     """--api: c10d, functional or compiled:BACKEND (comm/api.py); the rows' api column."""
+    cuda_graph: int = 0
+    """--cuda-graph: replays of a CUDA graph of `iters` ops per trial (comm/graph.py); 0: none."""
+    buffers: str = "regular"
+    """--buffers: regular, or symmetric memory (comm/symmetric.py); the rows' buffers column."""
 
     kind = "comm"
 

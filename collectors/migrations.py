@@ -74,6 +74,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "; the api that issued the collective and its compile time (#15 §2)"
         "; FSDP2's bytes per step and every ddp row's peak memory (#15 §4)"
         "; in- or out-of-place placement and alltoallv's bytes per rank (#15 §3, §5)"
+        "; CUDA-graph replays and symmetric-memory buffers (#15 §5)"
         "; the pipeline workload's results.csv, a new kind (#13 §1)",
         added={
             **empty("comm", "ci_low_us", "ci_high_us", "trials_run", "converged"),
@@ -85,6 +86,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             ("comm", "placement"): "out",
             **empty("comm", "send_bytes_min", "send_bytes_max", "recv_bytes_min"),
             **empty("comm", "recv_bytes_max", "imbalance"),
+            ("comm", "graph"): "false",
+            ("comm", "buffers"): "regular",
             **empty("ddp", "env"),
             ("ddp", "allgather_bytes_per_step"): "0",
             ("ddp", "reduce_scatter_bytes_per_step"): "0",

@@ -75,8 +75,8 @@ class ResultRow:
     """throughput (back-to-back ops, one drain) or latency (each op isolated by a barrier)."""
     timer: str
     """perf_counter (host clock after the op completed), cuda_event (CUDA events around
-    back-to-back ops, as nccl-tests), or cuda_event+dispatch (events around one isolated op:
-    the sample includes the host's dispatch of it; CUDA latency mode)."""
+    back-to-back ops, as nccl-tests), cuda_event+dispatch (around one isolated op, its host
+    dispatch included: CUDA latency mode) or cuda_event+graph (--cuda-graph: nccl-tests -G)."""
     iters: int
     warmup: int
     trials: int
@@ -99,16 +99,14 @@ class ResultRow:
     wrong: int
     """Wrong elements found by --check; -1 when not checked."""
     hosts: str = ""
-    """The hosts the row's ranks ran on, `+`-separated, one per node in node order (so two
-    loopback "nodes" of one machine read `h+h`) (v2; empty in v1 runs)."""
+    """The row's ranks' hosts, `+`-separated, one per node in node order (v2; empty in v1)."""
     ci_low_us: float = float("nan")
     """Low end of the 95 % confidence interval of time_us_p50: the order-statistic (binomial)
     interval of a median, over the same samples; empty below 6 samples (v3; empty before)."""
     ci_high_us: float = float("nan")
     """High end of that interval (v3; empty before)."""
     trials_run: int = 0
-    """Trials actually run: `trials` without --precision, as many as it took with it (v3; empty
-    before, when every row ran exactly `trials`)."""
+    """Trials run: `trials`, or as many as --precision took (v3; empty before: `trials`)."""
     converged: str = ""
     """With --precision: true when the interval came within +-precision of the p50, false when
     --max-trials or --budget ended the measurement first; empty without --precision (v3)."""
@@ -119,11 +117,9 @@ class ResultRow:
     nccl_proto: str = ""
     """The protocol NCCL chose (LL, LL128, SIMPLE), as nccl_algo (v3)."""
     nccl_nchannels: str = ""
-    """Channels NCCL used (channel{Lo..Hi}: Hi - Lo + 1), as nccl_algo; empty with NCCL's older
-    log lines, which do not print them (v3)."""
+    """Channels NCCL used (channel{Lo..Hi}: Hi - Lo + 1), as nccl_algo; empty with older NCCL."""
     trial_order: str = "sequential"
-    """sequential (every trial of a measurement back to back) or interleaved (trial t of every
-    measurement of the launch in round t, --order interleaved); v3, sequential before."""
+    """sequential, or interleaved (--order: trial t of every measurement in round t); v3."""
     env: str = ""
     """The --env combination the launch's workers ran with, `NAME=V ...` (e.g. `NCCL_ALGO=Ring`);
     part of the case: rows of two combinations are two lines (v3; empty before and without)."""
@@ -150,6 +146,10 @@ class ResultRow:
     """all_to_allv: the most bytes a rank received (v3)."""
     imbalance: float = float("nan")
     """all_to_allv: the busiest rank's bytes (sent or received) / the mean per rank (v3)."""
+    graph: str = "false"
+    """true: timed as replays of a CUDA graph (--cuda-graph; timer cuda_event+graph); v3."""
+    buffers: str = "regular"
+    """symmetric: the timed buffers were symmetric memory (--buffers symmetric); v3, regular."""
 
 
 @dataclass(frozen=True)
@@ -241,7 +241,7 @@ class DdpRow(TrainingRow):
 
 COMM_CASE_COLUMNS = (
     "primitive", "backend", "device", "world_size", "nnodes", "dtype", "op", "mode", "root",
-    "src", "dst", "pattern", "env", "api", "placement",
+    "src", "dst", "pattern", "env", "api", "placement", "graph", "buffers",
 )  # fmt: skip
 """What a communication row measured, apart from its size (COMM_MATCH_KEY adds the size): the
 report's lines over sizes are these."""

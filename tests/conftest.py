@@ -1,11 +1,16 @@
-"""Shared helpers: run the real `distbench` CLI in a fresh interpreter, as a user would."""
+"""Shared helpers: run the real `distbench` CLI in a fresh interpreter, as a user would; run a
+function on the ranks of a real gloo group of forked processes."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import subprocess
 import sys
+from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,3 +48,38 @@ def usage_error_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def run_on_gloo_ranks(
+    work: Callable[[int, int], Any], world_size: int, store: Path, timeout: float = 240
+) -> list[Any]:
+    """work(rank, world_size) on `world_size` forked processes joined in a real gloo group (file
+    store at `store`); what each rank returned, in rank order."""
+    fork = multiprocessing.get_context("fork")
+    queue = fork.Queue()
+    ranks = [
+        fork.Process(target=gloo_rank, args=(work, rank, world_size, str(store), queue))
+        for rank in range(world_size)
+    ]
+    for proc in ranks:
+        proc.start()
+    results = dict(queue.get(timeout=timeout) for _ in ranks)
+    for proc in ranks:
+        proc.join(60)
+    return [results[rank] for rank in range(world_size)]
+
+
+def gloo_rank(
+    work: Callable[[int, int], Any], rank: int, size: int, store: str, queue: Any
+) -> None:
+    """One rank of run_on_gloo_ranks: join, put (rank, work's result), leave."""
+    import torch.distributed as dist
+
+    dist.init_process_group(
+        "gloo", init_method=f"file://{store}", rank=rank, world_size=size,
+        timeout=timedelta(seconds=120),
+    )  # fmt: skip
+    try:
+        queue.put((rank, work(rank, size)))
+    finally:
+        dist.destroy_process_group()

@@ -20,10 +20,13 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.collectors.sink import CsvSink
+from distbench.comm import graph, symmetric
 from distbench.comm.api_cases import build_cases
+from distbench.comm.gpu_modes import GRAPH_TIMER
 from distbench.comm.interleave import Pending, build_plan, run_rounds
 from distbench.comm.nccl_trace import open_trace
 from distbench.comm.precision import Trials, choose_iters, run_trials
+from distbench.comm.static import regular_buffers
 from distbench.groups import Placement, gather_placement
 from distbench.plan import measurement_id
 from distbench.primitives import get_primitive
@@ -56,6 +59,8 @@ def measure(ctx: Context, case: Case, workload: CommSpec, mode: str) -> Measured
     iters = workload.iters
     if workload.iters_auto:
         iters = choose_iters(ctx, case.run, trial, workload.trial_time_ms / 1e3)
+    if workload.cuda_graph:  # --cuda-graph N: N replays of a graph of `iters` ops per trial
+        trial = graph.replay_trial(ctx, case, iters, workload.cuda_graph)
     trials = run_trials(ctx, case.run, trial, iters, workload, case.ops_per_run)
     wrong = sum_over_ranks(ctx, case.check()) if workload.check else -1
     return Measured(case=case, mode=mode, iters=iters, trials=trials, wrong=wrong)
@@ -104,7 +109,7 @@ def build_row(
         pattern=labels.get("pattern", ""),
         placement=labels.get("placement", "out"),
         mode=result.mode,
-        timer=timer_name(ctx.device, result.mode),
+        timer=GRAPH_TIMER if workload.cuda_graph else timer_name(ctx.device, result.mode),
         iters=result.iters,
         warmup=workload.warmup,
         trials=workload.trials,
@@ -120,6 +125,8 @@ def build_row(
         else math.nan,
         trials_run=result.trials.trials_run,
         converged="" if converged is None else str(converged).lower(),
+        graph=str(workload.cuda_graph > 0).lower(),
+        buffers=workload.buffers,
         **case.columns,
     )
 
@@ -166,6 +173,8 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     trace = open_trace(workload.nccl_trace, run_dir)  # --nccl-trace: NCCL's choice per row
     local: list[SampleRow] = []  # this rank's raw samples, gathered once at the end
     done = set(spec.launch.done)  # a resumed run skips the measurements it already has
+    if workload.buffers == "symmetric":
+        symmetric.probe(ctx)  # Unsupported (one line) before the first row where it cannot run
 
     def record(
         measurement: str, primitive: str, dtype_name: str, requested: int, result: Measured
@@ -240,7 +249,7 @@ def run_sequential(
         request = CaseRequest(
             requested, dtype, workload.op, workload.root, workload.options, workload.api
         )
-        cases = build_cases(ctx, primitive, request)
+        cases = build_timed_cases(ctx, primitive, request, workload)
         for measurement, case in zip(ids, cases, strict=True):
             if measurement in done:
                 continue
@@ -249,6 +258,19 @@ def run_sequential(
                 measurement, primitive, dtype_name, requested, measure(ctx, case, workload, mode)
             )
         del cases  # free this size's buffers before the next is allocated
+
+
+def build_timed_cases(
+    ctx: Context, primitive: str, request: CaseRequest, workload: CommSpec
+) -> list[Case]:
+    """The cases of one size: on symmetric memory (--buffers symmetric) or --api's; checked by
+    replaying a captured op under --cuda-graph (the CLI allows both with --order sequential)."""
+    on_symmetric = workload.buffers == "symmetric"
+    cases = (symmetric.build_cases if on_symmetric else build_cases)(ctx, primitive, request)
+    if workload.cuda_graph:
+        alloc = symmetric.allocator(ctx) if on_symmetric else regular_buffers(ctx)
+        cases = graph.with_replayed_checks(ctx, primitive, request, cases, alloc)
+    return cases
 
 
 def run_interleaved(

@@ -78,6 +78,7 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
         header += f"\n# env: {env}" if env else ""
         api = group[0].get("api", "c10d")  # --api: one per launch
         header += f"\n# api: {api}" if api != "c10d" else ""
+        header += "\n# buffers: symmetric" if group[0].get("buffers") == "symmetric" else ""
         if world_size == "1":
             header += "\n# world size 1: nothing moves between ranks, so no bandwidth (-)"
         extra = [

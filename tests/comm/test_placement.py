@@ -5,18 +5,15 @@ in-place all_to_all (the reason the CLI refuses it there) shown on a real group;
 from __future__ import annotations
 
 import csv
-import multiprocessing
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import torch
-import torch.distributed as dist
 
 from distbench.primitives.base import CaseRequest, Context
 from distbench.primitives.facts import FACTS
 from distbench.primitives.registry import PRIMITIVES
-from tests.conftest import run_cli, usage_error_line
+from tests.conftest import run_cli, run_on_gloo_ranks, usage_error_line
 
 
 def test_placement_gives_one_case_per_placement_out_first() -> None:
@@ -60,34 +57,17 @@ def test_in_place_runs_check_and_rows_say_so(tmp_path: Path) -> None:
     assert "| placement |" in page and "| in |" in page  # the two lines are named apart
 
 
-def all_to_all_in_place_wrong(rank: int, world_size: int, store: str, queue: object) -> None:
-    dist.init_process_group(
-        "gloo", init_method=f"file://{store}", rank=rank, world_size=world_size,
-        timeout=timedelta(seconds=60),
-    )  # fmt: skip
-    try:
-        ctx = Context(rank, world_size, torch.device("cpu"), "gloo", None, (0, 1, 2))
-        request = CaseRequest(3 * 1024, torch.float32, options={"placements": ["out", "in"]})
-        out, inside = PRIMITIVES["all_to_all"].build_cases(ctx, request)
-        queue.put((rank, out.check(), inside.check()))  # type: ignore[attr-defined]
-    finally:
-        dist.destroy_process_group()
+def all_to_all_in_place_wrong(rank: int, world_size: int) -> tuple[int, int]:
+    ctx = Context(rank, world_size, torch.device("cpu"), "gloo", None, (0, 1, 2))
+    request = CaseRequest(3 * 1024, torch.float32, options={"placements": ["out", "in"]})
+    out, inside = PRIMITIVES["all_to_all"].build_cases(ctx, request)
+    return out.check(), inside.check()
 
 
 def test_gloo_all_to_all_in_place_is_wrong_so_the_cli_refuses_it(tmp_path: Path) -> None:
-    fork = multiprocessing.get_context("fork")
-    queue = fork.Queue()
-    store = str(tmp_path / "store")
-    ranks = [
-        fork.Process(target=all_to_all_in_place_wrong, args=(r, 3, store, queue)) for r in range(3)
-    ]
-    for proc in ranks:
-        proc.start()
-    results = sorted(queue.get(timeout=120) for _ in ranks)
-    for proc in ranks:
-        proc.join(60)
-    assert sum(out for _, out, _ in results) == 0
-    assert sum(inside for _, _, inside in results) > 0  # torch 2.13's gloo: data overwritten
+    results = run_on_gloo_ranks(all_to_all_in_place_wrong, 3, tmp_path / "store", timeout=120)
+    assert sum(out for out, _ in results) == 0
+    assert sum(inside for _, inside in results) > 0  # torch 2.13's gloo: data overwritten
 
 
 @pytest.mark.parametrize(

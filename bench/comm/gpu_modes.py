@@ -1,0 +1,121 @@
+"""--cuda-graph N and --buffers regular|symmetric: the two GPU-only ways of issuing a collective,
+checked in the CLI process (torch-free, as comm/api.py); comm/graph.py and comm/symmetric.py run
+them on the ranks. docs/apis.md says what each measures.
+
+- --cuda-graph N, as nccl-tests' -G: each measurement captures --iters ops into one CUDA graph and
+  times N replays of it between two CUDA events (timer cuda_event+graph, column graph = true).
+  The primitives are those with a tensor-in, tensor-out form (comm/api.py's functional ones), the
+  form --check replays a captured op of. Throughput mode only: one sample is N replays.
+- --buffers symmetric: the timed buffers live in symmetric memory (torch's
+  `_symmetric_memory`, NCCL backend: allocated by `empty`, window-registered by `rendezvous` on
+  the group), which NCCL 2.27+ serves with its symmetric kernels. NCCL has such kernels for
+  all_gather (any dtype) and for all_reduce and reduce_scatter with sum or avg of float32,
+  float16 or bfloat16; every other combination runs NCCL's regular kernels on those buffers, so
+  it is refused rather than labelled symmetric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from distbench.cli.options import choice, integer
+from distbench.comm.api import FUNCTIONAL_PRIMITIVES
+from distbench.parse import UsageError
+from distbench.primitives.facts import FACTS
+
+GRAPH_TIMER = "cuda_event+graph"
+"""The timer column of --cuda-graph rows: CUDA events around N replays of a graph of iters ops."""
+BUFFERS = ("regular", "symmetric")
+"""--buffers values; the rows' buffers column."""
+GRAPH_PRIMITIVES = FUNCTIONAL_PRIMITIVES
+SYMMETRIC_PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter")
+"""The collectives NCCL has symmetric kernels for."""
+SYMMETRIC_OPS = ("sum", "avg")
+SYMMETRIC_DTYPES = ("float32", "float16", "bfloat16")
+"""What NCCL's symmetric all_reduce and reduce_scatter reduce (all_gather takes any dtype)."""
+
+CUDA_GRAPH_OPTION = integer(
+    "CUDA + nccl: capture --iters ops in a CUDA graph and time N replays of it (nccl-tests -G); "
+    "rows say graph = true."
+)
+BUFFERS_OPTION = choice(
+    "regular, or symmetric (CUDA + nccl: symmetric memory, NCCL's symmetric kernels; "
+    "allreduce, allgather, reducescatter).",
+    BUFFERS,
+    "buffers",
+)
+
+
+def commands(names: Sequence[str]) -> str:
+    return ", ".join(FACTS[name].command for name in names)
+
+
+def outside(primitives: Sequence[str], allowed: Sequence[str]) -> str:
+    """The commands of the primitives not in `allowed`, or '' when there is none."""
+    return commands([name for name in primitives if name not in allowed])
+
+
+def check_gpu_modes(primitives: Sequence[str], args: Any, backend: str, device: str) -> None:
+    """Refuse, in one line, --cuda-graph or --buffers symmetric where they cannot run (`args`:
+    CommArgs; backend and device: the resolved launch's)."""
+    asked = (("--cuda-graph", args.cuda_graph), ("--buffers symmetric", symmetric(args)))
+    given = [flag for flag, on in asked if on]
+    for flag in given:
+        if backend != "nccl" or device != "cuda":
+            raise UsageError(
+                f"{flag} needs CUDA and the nccl backend (this run: {backend} on {device}): "
+                f"run it with --backend nccl on a GPU node, or drop {flag}"
+            )
+        if args.api != "c10d":
+            raise UsageError(f"{flag} issues the c10d calls: drop --api {args.api} or {flag}")
+        if args.order == "interleaved":
+            raise UsageError(f"{flag} measures one case at a time: use --order sequential")
+    if args.cuda_graph:
+        check_graph(primitives, args)
+    if symmetric(args):
+        check_symmetric(primitives, args)
+
+
+def symmetric(args: Any) -> bool:
+    return bool(args.buffers == "symmetric")
+
+
+def check_graph(primitives: Sequence[str], args: Any) -> None:
+    other = outside(primitives, GRAPH_PRIMITIVES)
+    if other:
+        raise UsageError(
+            f"--cuda-graph captures {commands(GRAPH_PRIMITIVES)} (the collectives whose --check "
+            f"replays a captured op), not {other}: drop --cuda-graph for those"
+        )
+    if "latency" in args.mode:
+        raise UsageError(
+            "--cuda-graph times N replays of --iters captured ops back to back (throughput "
+            "mode): drop --mode latency"
+        )
+    if args.iters == "auto":
+        raise UsageError("--cuda-graph captures --iters ops: give a number, e.g. --iters 20")
+
+
+def check_symmetric(primitives: Sequence[str], args: Any) -> None:
+    other = outside(primitives, SYMMETRIC_PRIMITIVES)
+    if other:
+        raise UsageError(
+            f"--buffers symmetric: NCCL has symmetric kernels for "
+            f"{commands(SYMMETRIC_PRIMITIVES)} only; {other} would run its regular kernels on "
+            "them: use --buffers regular for those"
+        )
+    if not {"all_reduce", "reduce_scatter"} & set(primitives):
+        return
+    op = args.op or "sum"
+    if op not in SYMMETRIC_OPS:
+        raise UsageError(
+            f"--buffers symmetric: NCCL's symmetric allreduce and reducescatter reduce with sum "
+            f"or avg only; --op {op} would run the regular kernels"
+        )
+    dtypes = [dtype for dtype in args.dtype if dtype not in SYMMETRIC_DTYPES]
+    if dtypes:
+        raise UsageError(
+            f"--buffers symmetric: NCCL's symmetric allreduce and reducescatter take "
+            f"{', '.join(SYMMETRIC_DTYPES)}; {', '.join(dtypes)} would run the regular kernels"
+        )

@@ -1,0 +1,85 @@
+"""--cuda-graph N on the ranks, as nccl-tests' -G:
+
+    distbench allreduce --backend nccl --cuda-graph 10 --iters 20 --check
+
+After the measurement's eager warm-up (NCCL's communicator and the buffers exist before any
+capture), one more op runs on a side stream, as torch.cuda.graphs asks before a capture, and
+`iters` calls of the case's op are captured into one torch.cuda.CUDAGraph. A trial is a barrier,
+then N replays between two CUDA events and one drain; its sample is the time / (N x iters), the
+time of one op, as nccl-tests -G divides. The host launches N graphs instead of N x iters
+collectives, so what the eager cuda_event timer amortises (each op's dispatch) is gone: the
+difference between a graph row and its eager twin is the launch cost. Rows: timer
+cuda_event+graph, graph = true, iters = ops per graph.
+
+--check: one op on buffers of the case's form (comm/static.py, allocated as the timed ones, so
+symmetric with --buffers symmetric) is captured, the check data copied in, the graph replayed
+once, and the result verified as the eager and functional checks verify it: the same data,
+counts and comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from distbench.comm.precision import Trial
+from distbench.comm.static import Alloc, build_static, check_static
+from distbench.primitives.base import Case, CaseRequest, Context
+from distbench.timing import Clock, barrier, drain
+
+
+def capture(ctx: Context, run: Callable[[], None], ops: int) -> torch.cuda.CUDAGraph:
+    """`ops` calls of run() captured into one graph (nothing runs yet)."""
+    current = torch.cuda.current_stream(ctx.device)
+    side = torch.cuda.Stream(device=ctx.device)
+    side.wait_stream(current)
+    with torch.cuda.stream(side):
+        run()  # warm-up on a side stream before capturing (every rank runs it: one collective)
+    current.wait_stream(side)
+    drain(ctx.device)  # no work of this group in flight when the capture begins
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(ops):
+            run()
+    drain(ctx.device)
+    return graph
+
+
+def replay_trial(ctx: Context, case: Case, iters: int, replays: int) -> Trial:
+    """The case's op captured `iters` times; a trial of `replays` replays of that graph, in the
+    timing.TRIALS signature (its `run` is the captured op, its `iters` the ops per graph)."""
+    graph = capture(ctx, case.run, iters)
+
+    def trial(ctx: Context, run: Callable[[], None], iters: int) -> list[float]:
+        def replay() -> None:
+            for _ in range(replays):
+                graph.replay()
+
+        barrier(ctx)
+        clock = Clock(ctx.device)
+        clock.time_call(replay)
+        return [clock.elapsed_us() / (replays * iters)]
+
+    return trial
+
+
+def replayed_check(
+    ctx: Context, primitive: str, request: CaseRequest, labels: dict[str, str], alloc: Alloc
+) -> Callable[[], int]:
+    """The check of the case with these labels, its op replayed from a captured graph."""
+
+    def check() -> int:
+        static = build_static(ctx, primitive, request, labels, alloc)
+        return check_static(static, capture(ctx, static.run, 1).replay)
+
+    return check
+
+
+def with_replayed_checks(
+    ctx: Context, primitive: str, request: CaseRequest, cases: list[Case], alloc: Alloc
+) -> list[Case]:
+    """`cases` with their checks replayed from graphs (each built from the case's labels)."""
+    for case in cases:
+        case.check = replayed_check(ctx, primitive, request, dict(case.labels), alloc)
+    return cases

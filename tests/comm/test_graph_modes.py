@@ -1,0 +1,147 @@
+"""--cuda-graph N and --buffers symmetric (#15 §5) on a box without a GPU: the refusals (one line,
+exit 2, in the CLI process), the checks they use (comm/static.py's buffers, checked on a real
+3-rank gloo group as they are and under every mutation of the mutation suite: the graph only
+changes how the op is issued), the graph and buffers columns of a gloo run with their defaults,
+an older run that lacks them loading, and report and compare accepting the rows. The GPU runs are
+tests/comm/test_graph_gpu.py's (gpu marker) and ci/gpu-smoke.sh's."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from distbench.comm.args import CommArgs
+from distbench.comm.gpu_modes import GRAPH_PRIMITIVES, check_gpu_modes
+from distbench.comm.static import build_static, case_labels, check_static, regular_buffers
+from distbench.parse import UsageError
+from distbench.primitives.base import CaseRequest, Context
+from distbench.reports.runs import load_run
+from tests.comm.mutation.corrupt import REDUCING, corrupted, mutations
+from tests.conftest import run_cli, run_on_gloo_ranks, usage_error_line
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+TINY = ("--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1", "--trials", "2")
+
+
+# --- refusals -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["allreduce", "--cuda-graph", "4"], "--cuda-graph needs CUDA and the nccl backend"),
+        (["allreduce", "--buffers", "symmetric"], "--buffers symmetric needs CUDA and the nccl"),
+        (["sweep", "--primitives", "all", "--cuda-graph", "2"], "(this run: gloo on cpu)"),
+        (["allreduce", "--cuda-graph", "0"], "--cuda-graph must be at least 1"),
+        (["allreduce", "--buffers", "shared"], "unknown buffers 'shared'"),
+    ],
+)
+def test_off_cuda_the_gpu_modes_are_one_line(
+    argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = usage_error_line([*argv, "--world-sizes", "2", "--sizes", "1K", "--dry-run"], capsys)
+    assert expected in line
+
+
+@pytest.mark.parametrize(
+    ("primitives", "given", "expected"),
+    [
+        (("reduce",), {"cuda_graph": 2}, "not reduce: drop --cuda-graph"),
+        (("send_recv",), {"cuda_graph": 2}, "not sendrecv"),
+        (("all_reduce",), {"cuda_graph": 2, "mode": ("latency",)}, "drop --mode latency"),
+        (("all_reduce",), {"cuda_graph": 2, "iters": "auto"}, "give a number"),
+        (("all_reduce",), {"cuda_graph": 2, "api": "functional"}, "drop --api functional"),
+        (("all_reduce",), {"cuda_graph": 2, "order": "interleaved"}, "--order sequential"),
+        (("broadcast",), {"buffers": "symmetric"}, "would run its regular kernels"),
+        (("all_reduce",), {"buffers": "symmetric", "op": "max"}, "--op max would run"),
+        (("reduce_scatter",), {"buffers": "symmetric", "dtype": ("float64",)}, "float64 would"),
+        (("all_reduce",), {"buffers": "symmetric", "api": "compiled:aot_eager"}, "drop --api"),
+    ],
+)
+def test_on_nccl_what_cannot_run_is_refused(
+    primitives: tuple[str, ...], given: dict[str, Any], expected: str
+) -> None:
+    with pytest.raises(UsageError) as refused:
+        check_gpu_modes(primitives, CommArgs(**given), "nccl", "cuda")
+    assert expected in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_on_nccl_what_can_run_passes() -> None:
+    check_gpu_modes(GRAPH_PRIMITIVES, CommArgs(cuda_graph=10), "nccl", "cuda")
+    check_gpu_modes(("all_gather",), CommArgs(buffers="symmetric", dtype=("int8",)), "nccl", "cuda")
+    both = CommArgs(cuda_graph=2, buffers="symmetric", dtype=("bfloat16",), op="avg")
+    check_gpu_modes(("all_reduce", "reduce_scatter"), both, "nccl", "cuda")
+    check_gpu_modes(("reduce", "send_recv"), CommArgs(), "gloo", "cpu")  # neither asked
+
+
+# --- the checks of static buffers on a real group, as they are and mutated ----------------------
+
+OPTIONS: dict[str, list[dict[str, Any]]] = {
+    "all_gather": [{"placements": ["out", "in"]}],
+    "reduce_scatter": [{"placements": ["out", "in"]}],
+    "all_to_allv": [{"skew": "zipf:1.5", "seed": 1}],
+}
+
+
+def static_checks(rank: int, world_size: int) -> dict[str, int]:
+    """{case/mutation: wrong elements summed over ranks}; 'none' is the check unmutated."""
+    ctx = Context(rank, world_size, torch.device("cpu"), "gloo", None, (0, 1, 2))
+    local: dict[str, int] = {}
+    for primitive in GRAPH_PRIMITIVES:
+        for options in OPTIONS.get(primitive, [{}]):
+            request = CaseRequest(world_size * 128, torch.float32, "sum", "all", options)
+            for labels in case_labels(primitive, request, world_size):
+                static = build_static(ctx, primitive, request, labels, regular_buffers(ctx))
+                name = f"{primitive}/{labels}"
+                local[f"{name}/none"] = check_static(static)
+                in_place = labels.get("placement") == "in"
+                for mutation in mutations(primitive, "sum", ("sum", "max")):
+                    if mutation == "lose1" and primitive in REDUCING and in_place:
+                        continue  # as the mutation suite: the buffer held the right element
+                    with corrupted(primitive, mutation, ctx):
+                        local[f"{name}/{mutation}"] = check_static(static)
+    total = torch.tensor(list(local.values()), dtype=torch.int64)
+    dist.all_reduce(total)
+    return dict(zip(local, total.tolist(), strict=True))
+
+
+def test_static_checks_pass_right_results_and_catch_every_mutation(tmp_path: Path) -> None:
+    results = run_on_gloo_ranks(static_checks, 3, tmp_path / "store")
+    wrong = results[0]
+    assert all(result == wrong for result in results)
+    right = {name: n for name, n in wrong.items() if name.endswith("/none")}
+    assert len(right) == 1 + 3 + 2 + 2 + 1 + 1  # reduce, 3 roots, 2 placements x 2, a2a, a2av
+    assert set(right.values()) == {0}, right
+    missed = [name for name, n in wrong.items() if not name.endswith("/none") and n == 0]
+    assert not missed, missed
+    assert len(wrong) > 5 * len(right)  # every case met several mutations
+
+
+# --- rows on gloo: the columns and their defaults, an older run, report and compare -------------
+
+
+def test_gloo_rows_carry_graph_and_buffers_with_their_defaults(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = run_cli("allreduce", *TINY, "--world-sizes", "2", "--check", "--out", str(out))
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = list(csv.DictReader((out / "results.csv").open()))
+    assert [(r["graph"], r["buffers"], r["timer"]) for r in rows] == [
+        ("false", "regular", "perf_counter")
+    ] * 2
+    report = run_cli("report", str(out), "--out", str(tmp_path / "report"))
+    assert report.returncode == 0, report.stderr[-3000:]
+    compare = run_cli("compare", str(out), str(out))
+    assert compare.returncode == 0, compare.stdout[-3000:] + compare.stderr[-3000:]
+
+
+def test_an_older_run_without_the_columns_loads_as_eager_and_regular() -> None:
+    run = load_run(DATA / "cluster-a" / "allreduce")  # schema v1: neither column
+    assert run.schema_version == 1
+    assert {(row.values["graph"], row.values["buffers"]) for row in run.rows.values()} == {
+        ("false", "regular")
+    }
