@@ -51,9 +51,11 @@ def commands(names: Sequence[str]) -> str:
     return ", ".join(FACTS[name].command for name in names)
 
 
-def outside(primitives: Sequence[str], allowed: Sequence[str]) -> str:
-    """The commands of the primitives not in `allowed`, or '' when there is none."""
-    return commands([name for name in primitives if name not in allowed])
+def refuse_outside(primitives: Sequence[str], allowed: Sequence[str], message: str) -> None:
+    """One line, `message` with {other} the commands of the primitives not in `allowed`."""
+    other = [name for name in primitives if name not in allowed]
+    if other:
+        raise UsageError(message.format(other=commands(other)))
 
 
 def check_gpu_modes(primitives: Sequence[str], args: Any, backend: str, device: str) -> None:
@@ -82,12 +84,12 @@ def symmetric(args: Any) -> bool:
 
 
 def check_graph(primitives: Sequence[str], args: Any) -> None:
-    other = outside(primitives, GRAPH_PRIMITIVES)
-    if other:
-        raise UsageError(
-            f"--cuda-graph captures {commands(GRAPH_PRIMITIVES)} (the collectives whose --check "
-            f"replays a captured op), not {other}: drop --cuda-graph for those"
-        )
+    refuse_outside(
+        primitives,
+        GRAPH_PRIMITIVES,
+        f"--cuda-graph captures {commands(GRAPH_PRIMITIVES)} (the collectives whose --check "
+        "replays a captured op), not {other}: drop --cuda-graph for those",
+    )
     if "latency" in args.mode:
         raise UsageError(
             "--cuda-graph times N replays of --iters captured ops back to back (throughput "
@@ -98,13 +100,12 @@ def check_graph(primitives: Sequence[str], args: Any) -> None:
 
 
 def check_symmetric(primitives: Sequence[str], args: Any) -> None:
-    other = outside(primitives, SYMMETRIC_PRIMITIVES)
-    if other:
-        raise UsageError(
-            f"--buffers symmetric: NCCL has symmetric kernels for "
-            f"{commands(SYMMETRIC_PRIMITIVES)} only; {other} would run its regular kernels on "
-            "them: use --buffers regular for those"
-        )
+    refuse_outside(
+        primitives,
+        SYMMETRIC_PRIMITIVES,
+        f"--buffers symmetric: NCCL has symmetric kernels for {commands(SYMMETRIC_PRIMITIVES)} "
+        "only; {other} would run its regular kernels on them: use --buffers regular for those",
+    )
     if not {"all_reduce", "reduce_scatter"} & set(primitives):
         return
     op = args.op or "sum"
