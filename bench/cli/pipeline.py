@@ -12,17 +12,9 @@ import typer
 from distbench.cli.args import LaunchArgs, ResolvedLaunch, same_named
 from distbench.cli.options import integer, text, with_groups
 from distbench.cli.run import run_workload
-from distbench.ddp.options import ModelArgs, parse_window_steps, resolve_shape
-from distbench.parse import parse_choice, parse_int, parse_list
+from distbench.ddp.options import ModelArgs, parse_window_steps, resolve_shape, strategies_option
+from distbench.parse import parse_int, parse_list
 from distbench.pipeline.spec import STRATEGIES, PipelineSpec
-
-
-def parse_strategies(text: str) -> tuple[str, ...]:
-    """'sendrecv,pipelining' -> the strategies; 'all' -> every one."""
-    if text.strip().lower() == "all":
-        return STRATEGIES
-    items = parse_list(text, "strategies")
-    return tuple(dict.fromkeys(parse_choice(item, STRATEGIES, "strategy") for item in items))
 
 
 def parse_microbatches(text: str) -> tuple[int, ...]:
@@ -37,11 +29,11 @@ class PipelineArgs(ModelArgs):
 
     strategies: Annotated[
         tuple[str, ...],
-        text(
+        strategies_option(
             "Comma list or 'all': sendrecv (GPipe by hand), pipelining (ScheduleGPipe), "
             "pipelining-1f1b (Schedule1F1B).",
-            parse_strategies,
-            default_text="all",
+            STRATEGIES,
+            STRATEGIES,
         ),
     ] = STRATEGIES
     microbatches: Annotated[

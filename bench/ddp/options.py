@@ -7,19 +7,30 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from distbench.cli.args import Machine, ResolvedLaunch, same_named
-from distbench.cli.options import choice, flag, integer, text
+from distbench.cli.options import Opt, choice, flag, integer, text
 from distbench.ddp.params import parse_param_count, width_for_params
 from distbench.ddp.spec import DEFAULT_SHAPE, MODELS, ONE_PROCESS, STRATEGIES, DdpSpec
 from distbench.parse import UsageError, parse_choice, parse_int, parse_list
 
 
-def parse_strategies(text: str) -> list[str]:
-    """'ddp,grad-avg' -> ['ddp', 'grad-avg']; 'all' -> every strategy."""
+def parse_strategies(
+    text: str,
+    every: tuple[str, ...] = STRATEGIES,
+    known: tuple[str, ...] = (*STRATEGIES, *ONE_PROCESS),
+) -> list[str]:
+    """'ddp,grad-avg' -> ['ddp', 'grad-avg'] (each of `known`, a repeat once); 'all' -> every
+    strategy (`every`). ddp's by default, pipeline's given."""
     if text.strip().lower() == "all":
-        return list(STRATEGIES)
+        return list(every)
     items = parse_list(text, "strategies")
-    known = (*STRATEGIES, *ONE_PROCESS)
     return list(dict.fromkeys(parse_choice(item, known, "strategy") for item in items))
+
+
+def strategies_option(help: str, every: tuple[str, ...], known: tuple[str, ...]) -> Opt:
+    """--strategies of a training command: a comma list of `known`, or 'all' (`every`)."""
+    return text(
+        help, lambda value: tuple(parse_strategies(value, every, known)), default_text="all"
+    )
 
 
 def parse_bucket_mbs(text: str) -> list[float]:
@@ -74,12 +85,12 @@ class DdpArgs(ModelArgs):
 
     strategies: Annotated[
         tuple[str, ...],
-        text(
+        strategies_option(
             "Comma list or 'all': ddp, ddp-nocomm, ddp-nooverlap, ddp-bf16, ddp-fp16, grad-avg, "
             "grad-avg-flat, param-avg, fsdp, fsdp-reshard-false; dp (nn.DataParallel, named "
             "only: 2+ GPUs, --world-sizes 1).",
-            lambda value: tuple(parse_strategies(value)),
-            default_text="all",
+            STRATEGIES,
+            (*STRATEGIES, *ONE_PROCESS),
         ),
     ] = STRATEGIES
     steps: Annotated[int, integer("Timed training steps per strategy.")] = 20
