@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from distbench.cli.args import ResolvedLaunch
-from distbench.cli.options import choice, flag, integer, text
+from distbench.cli.options import MODE_OPTION, choice, flag, integer, text
 from distbench.comm.api import check_api, parse_api
-from distbench.comm.gpu_modes import BUFFERS_OPTION, CUDA_GRAPH_OPTION, check_gpu_modes
 from distbench.parse import (
     DTYPE_BYTES,
     OPS,
@@ -20,11 +19,10 @@ from distbench.parse import (
     build_size_ladder,
     parse_dtypes,
     parse_int,
-    parse_modes,
     parse_size,
-    parse_sizes,
 )
 from distbench.primitives.facts import FACTS
+from distbench.shared_options import sizes_option
 from distbench.spec import TRIAL_ORDERS, CommSpec
 
 AUTO = "auto"
@@ -95,12 +93,7 @@ class CommArgs:
 
     sizes: Annotated[
         tuple[int, ...] | None,
-        text(
-            "Comma list, binary suffixes K/M/G (1K = 1024 B), e.g. 1K,1M,64M.",
-            lambda value: tuple(parse_sizes(value)),
-            "--sizes",
-            "-s",
-        ),
+        sizes_option("Comma list, binary suffixes K/M/G (1K = 1024 B), e.g. 1K,1M,64M."),
     ] = None
     min_size: Annotated[int | None, text("Ladder start [default 1K].", parse_size)] = None
     max_size: Annotated[
@@ -122,13 +115,7 @@ class CommArgs:
             "op",
         ),
     ] = None
-    mode: Annotated[
-        tuple[str, ...],
-        text(
-            "throughput (back-to-back ops), latency (each op isolated), or both.",
-            lambda value: tuple(parse_modes(value)),
-        ),
-    ] = ("throughput",)
+    mode: Annotated[tuple[str, ...], MODE_OPTION] = ("throughput",)
     iters: Annotated[
         int | str,
         text(
@@ -187,8 +174,6 @@ class CommArgs:
             parse_api,
         ),
     ] = "c10d"
-    cuda_graph: Annotated[int | None, CUDA_GRAPH_OPTION] = None
-    buffers: Annotated[str, BUFFERS_OPTION] = "regular"
     nccl_trace: Annotated[
         bool,
         flag(
@@ -240,7 +225,6 @@ def build_comm_spec(
 ) -> CommSpec:
     """The workload of a primitive command, the sizes resolved and the dtypes checked."""
     check_api(args.api, primitives)
-    check_gpu_modes(primitives, args, launch.backend, launch.device)
     sizes = resolve_sizes(args, launch.backend)
     op = args.op or "sum"
     check_dtypes(args.dtype, op, sizes)
@@ -255,8 +239,6 @@ def build_comm_spec(
         check=args.check,
         nccl_trace=args.nccl_trace,
         api=args.api,
-        cuda_graph=args.cuda_graph or 0,
-        buffers=args.buffers,
         root=root,
         options=dict(options or {}),
         **trial_settings(args),

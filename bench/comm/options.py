@@ -23,6 +23,7 @@ from distbench.parse import (
     parse_list,
 )
 from distbench.primitives.facts import COMMANDS, DEFAULT_PATTERNS, FACTS, PATTERNS, ROOTED
+from distbench.shared_options import parse_choice_list
 from distbench.spec import CommSpec
 
 MAX_WINDOW = 1024
@@ -60,18 +61,10 @@ def parse_pairs(text: str) -> str | list[list[int]]:
 
 
 def parse_patterns(text: str) -> list[str]:
-    """'pingpong', 'window', 'ring', a comma list of them, or 'all'."""
-    if text.strip().lower() == "all":
-        return list(PATTERNS)
-    patterns = []
-    for item in parse_list(text, "patterns", example="pingpong,ring"):
-        value = item.lower()
-        if value not in PATTERNS:
-            raise UsageError(
-                f"unknown --pattern '{item}': choose from {', '.join(PATTERNS)} (or all)"
-            )
-        patterns.append(value)
-    return list(dict.fromkeys(patterns))
+    """'pingpong', 'window', 'ring', 'multipair', a comma list of them, or 'all'."""
+    return parse_choice_list(
+        text, "--pattern", PATTERNS, "all", "patterns", "pingpong,ring", "or all"
+    )
 
 
 def parse_window(text: str) -> int:

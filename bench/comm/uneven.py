@@ -9,8 +9,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from distbench.parse import DTYPE_BYTES, UsageError, parse_list
+from distbench.parse import DTYPE_BYTES, UsageError
 from distbench.primitives.facts import PLACEABLE, PLACEMENTS, SKEWS
+from distbench.shared_options import parse_choice_list
 
 MOE_FLAGS = ("tokens", "hidden", "experts", "topk")
 UNEVEN_FLAGS = ("skew", "seed", *MOE_FLAGS)
@@ -20,16 +21,9 @@ MAX_ZIPF = 10.0
 
 def parse_placement(text: str) -> list[str]:
     """'out', 'in', 'in,out' (or 'both') -> the placements, in nccl-tests' order (out, in)."""
-    if text.strip().lower() == "both":
-        return list(PLACEMENTS)
-    given = []
-    for item in parse_list(text, "placement", example="in,out"):
-        value = item.lower()
-        if value not in PLACEMENTS:
-            raise UsageError(
-                f"unknown --placement '{item}': choose from in, out (a comma list, e.g. in,out)"
-            )
-        given.append(value)
+    hint = "a comma list, e.g. in,out"
+    choices = sorted(PLACEMENTS)  # named in, out
+    given = parse_choice_list(text, "--placement", choices, "both", "placement", "in,out", hint)
     return [p for p in PLACEMENTS if p in given]
 
 

@@ -9,7 +9,8 @@ from typing import Annotated
 from distbench.cli.args import ResolvedLaunch
 from distbench.cli.options import integer, text
 from distbench.init.spec import INIT_METHODS, InitSpec
-from distbench.parse import UsageError, parse_int
+from distbench.parse import UsageError
+from distbench.shared_options import parse_count
 
 MAX_NEW_GROUPS = 1000
 
@@ -28,10 +29,7 @@ def parse_init_methods(value: str) -> tuple[str, ...]:
 
 def parse_new_groups(value: str) -> int:
     """A whole number 0..MAX_NEW_GROUPS."""
-    k = parse_int(value, "--new-groups", 0)
-    if k > MAX_NEW_GROUPS:
-        raise UsageError(f"--new-groups must be at most {MAX_NEW_GROUPS}, got {value}")
-    return k
+    return parse_count(value, "--new-groups", MAX_NEW_GROUPS, minimum=0)
 
 
 @dataclass(frozen=True)

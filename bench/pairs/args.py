@@ -11,7 +11,8 @@ from distbench.cli.args import ResolvedLaunch
 from distbench.cli.options import ITERS_OPTION, MODE_OPTION, choice, flag, integer, text
 from distbench.comm.options import MAX_WINDOW, parse_window
 from distbench.pairs.spec import DEFAULT_THRESHOLD, LEVELS, PairsSpec
-from distbench.parse import UsageError, parse_dtype, parse_sizes
+from distbench.parse import UsageError, parse_dtype
+from distbench.shared_options import sizes_option
 
 DEFAULT_SIZE = {"gloo": 4 << 20, "nccl": 64 << 20}
 """One large size per pair unless --sizes says otherwise."""
@@ -61,11 +62,8 @@ class PairsArgs:
     ] = "rank"
     sizes: Annotated[
         tuple[int, ...] | None,
-        text(
-            "Comma list, binary suffixes K/M/G [default one size: 4M on gloo, 64M on nccl].",
-            lambda value: tuple(parse_sizes(value)),
-            "--sizes",
-            "-s",
+        sizes_option(
+            "Comma list, binary suffixes K/M/G [default one size: 4M on gloo, 64M on nccl]."
         ),
     ] = None
     dtype: Annotated[str, text("The element type, e.g. float32 or bfloat16.", parse_dtype)] = (

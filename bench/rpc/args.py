@@ -10,6 +10,7 @@ from distbench.cli.args import ResolvedLaunch
 from distbench.cli.options import integer, text
 from distbench.parse import UsageError, parse_int, parse_sizes
 from distbench.rpc.spec import DEFAULT_WINDOW, RPC_PATTERNS, RpcSpec
+from distbench.shared_options import parse_count, sizes_option
 
 MAX_WINDOW = 1024
 DEFAULT_SIZES = (8, 64 << 10, 1 << 20)
@@ -29,10 +30,7 @@ def parse_rpc_patterns(value: str) -> tuple[str, ...]:
 
 
 def parse_rpc_window(value: str) -> int:
-    window = parse_int(value, "--window")
-    if window > MAX_WINDOW:
-        raise UsageError(f"--window must be at most {MAX_WINDOW} calls in flight, got {value}")
-    return window
+    return parse_count(value, "--window", MAX_WINDOW, unit=" calls in flight")
 
 
 def parse_rpc_sizes(value: str) -> tuple[int, ...]:
@@ -57,11 +55,9 @@ class RpcArgs:
     ] = ("sync", "async")
     sizes: Annotated[
         tuple[int, ...],
-        text(
+        sizes_option(
             "Tensor bytes per call, comma list, binary suffixes K/M/G [8,64K,1M].",
             parse_rpc_sizes,
-            "--sizes",
-            "-s",
             default_text="8,64K,1M",
         ),
     ] = DEFAULT_SIZES
