@@ -1,11 +1,12 @@
-"""mkdocs hook: the column reference in docs/schema.md, generated from collectors/schema.py.
+"""mkdocs hook: the column reference in docs/schema.md, generated from collectors/.
 
     python docs/hooks/columns.py            # print the generated Markdown
 
-Each row dataclass (ResultRow, DdpRow, SampleRow) gives one table: every column in file order,
-with its type and the docstring under its field. A column that several files share is defined
-once, in the first table that has it; later tables link back to that definition. The source is
-read with `ast`, so building the docs imports neither torch nor distbench.
+Each row dataclass in ROW_FILES (results.csv of every command, samples.csv, ranks.csv) gives
+one table: every column in file order, with its type and the docstring under its field. A column
+that several files share is defined once, in the first table that has it; later tables link back
+to that definition. The source is read with `ast`, so building the docs imports neither torch nor
+distbench.
 """
 
 from __future__ import annotations
@@ -25,8 +26,20 @@ ROW_FILES = (
     ("ResultRow", "results.csv: communication rows"),
     ("DdpRow", "results.csv of `distbench ddp`"),
     ("SampleRow", "samples.csv"),
+    ("PipelineRow", "results.csv of `distbench pipeline`"),
+    ("InitRow", "results.csv of `distbench init`"),
+    ("OverlapRow", "results.csv of `distbench overlap`"),
+    ("RankRow", "ranks.csv of `distbench pairs`"),
 )
 """The row dataclasses, in the order the page shows them, and the file each one is a row of."""
+
+ROW_MODULES = {
+    "PipelineRow": "rows_pipeline.py",
+    "InitRow": "rows_init.py",
+    "OverlapRow": "rows_overlap.py",
+    "RankRow": "ranks.py",
+}
+"""Row classes defined outside collectors/schema.py, and their module in collectors/."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +57,9 @@ def read_columns(source: str) -> dict[str, list[Column]]:
     """The fields of each class in ROW_FILES, in declaration order, from the schema's source."""
     wanted = {name for name, _ in ROW_FILES}
     found = {name: cols for name, cols in class_columns(source).items() if name in wanted}
+    for name, module in ROW_MODULES.items():
+        if name not in found:
+            found[name] = class_columns((SCHEMA_SOURCE.parent / module).read_text())[name]
     missing = wanted - found.keys()
     if missing:
         raise ValueError(f"{SCHEMA_SOURCE}: no class {', '.join(sorted(missing))}")
@@ -120,7 +136,11 @@ def define_columns(columns: dict[str, list[Column]]) -> dict[str, Definition]:
         types = [first.type]
         types += [f"{c.type} in {k}" for k, c in found[1:] if c.type != first.type]
         docs = [first.doc] if first.doc else []
-        docs += [f"*In `{k}`:* {c.doc}" for k, c in found[1:] if c.doc and c.doc != first.doc]
+        said = {first.doc}  # an inherited column (TrainingRow's in DdpRow, PipelineRow): once
+        for k, c in found[1:]:
+            if c.doc and c.doc not in said:
+                docs.append(f"*In `{k}`:* {c.doc}")
+                said.add(c.doc)
         definitions[name] = Definition(name, home, ", ".join(types), " ".join(docs))
     return definitions
 
