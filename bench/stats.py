@@ -18,6 +18,7 @@ n = 6 samples on (n = 5: the widest interval, min..max, covers only 93.75 %).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,8 +63,9 @@ class Stats:
         if not self.samples_us:
             raise ValueError("Stats needs at least one sample")
 
-    @property
+    @functools.cached_property
     def sorted(self) -> list[float]:
+        """The samples in order, sorted once: every order statistic reads them."""
         return sorted(self.samples_us)
 
     @property
@@ -73,14 +75,6 @@ class Stats:
     @property
     def p50(self) -> float:
         return percentile(self.sorted, 50)
-
-    @property
-    def p95(self) -> float:
-        return percentile(self.sorted, 95)
-
-    @property
-    def p99(self) -> float:
-        return percentile(self.sorted, 99)
 
     def p50_ci(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
         """The confidence interval of the p50 (module docstring); (nan, nan) with too few
@@ -106,11 +100,11 @@ class Stats:
 
     @property
     def min(self) -> float:
-        return min(self.samples_us)
+        return self.sorted[0]
 
     @property
     def max(self) -> float:
-        return max(self.samples_us)
+        return self.sorted[-1]
 
     @property
     def std(self) -> float:
@@ -123,13 +117,14 @@ class Stats:
     def as_columns(self, tails: bool = True) -> dict[str, float]:
         """The time_us_* columns of a results row; `tails=False` leaves p95 and p99 empty (NaN):
         samples that are means of several operations (throughput mode) have no tail."""
+        ordered = self.sorted
         return {
             "time_us_p50": self.p50,
             "time_us_mean": self.mean,
             "time_us_min": self.min,
             "time_us_max": self.max,
-            "time_us_p95": self.p95 if tails else math.nan,
-            "time_us_p99": self.p99 if tails else math.nan,
+            "time_us_p95": percentile(ordered, 95) if tails else math.nan,
+            "time_us_p99": percentile(ordered, 99) if tails else math.nan,
             "time_us_std": self.std,
         }
 
