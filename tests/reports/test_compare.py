@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from distbench.cli.app import run_cli
+from distbench.collectors.manifest import write_manifest
 from distbench.collectors.schema import (
     MANIFEST_JSON,
     MAX_OVER_RANKS,
@@ -118,7 +119,7 @@ def write_run(
         "torch": "2.13.0",
         "status": "completed",
     }
-    (path / MANIFEST_JSON).write_text(json.dumps(manifest))
+    write_manifest(path, manifest)
     return path
 
 
