@@ -11,8 +11,15 @@ Why it holds its level: with --order interleaved (comm/interleave.py), each row'
 spread over the whole launch, so rows of one primitive move nearly independently from launch to
 launch, and on unchanged code a primitive's rows are exchangeable with the others': the rank
 test's p is then uniform. A whole-run shift (the box busier tonight) moves every primitive alike
-and cancels. It is the other side of that coin: a change that slows every primitive alike is not
-this check's to see (the per-row rule still is). With sequential order the rows of a primitive
+and cancels. A finer reference was measured and not built: each row against the other
+primitives' rows of its own world size (or world size, dtype and size) left the variance of the
+rows' log ratios between launches where it was (0.0466 -> 0.0448) or raised it (0.0558): rows of
+different primitives share little of a launch's effect beyond the whole run's (docs: the nightly
+gate). What did help is measuring each side twice (ci/nightly.sh --launches 2, pooled by
+reports/launches.py), which halves the variance between launches that the test sees.
+
+The other side of the whole-run shift cancelling: a change that slows every primitive alike
+is not this check's to see (the per-row rule still is). With sequential order the rows of a primitive
 share the seconds they ran in and move together, and the rank test's independence fails
 (ci/bench_gate.py measures both).
 """

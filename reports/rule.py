@@ -38,9 +38,10 @@ EXIT_OK, EXIT_REGRESSED, EXIT_MISSING = 0, 1, 4
 class GateRule:
     """How compare decides. The defaults are the shipped gate. Measured on a shared 2-core box
     (docs/compare-and-ci.md, ci/bench_gate.py, 12 interleaved launches of the nightly matrix):
-    with the measured thresholds, 3.5 % of replayed unchanged nights failed and 89 % of nights
-    with one primitive 25 % slower failed naming it (the per-row rule alone: 12 %); on a quiet
-    node's noise model, 10 % slowdowns are caught."""
+    with the measured thresholds and two launches a night pooled (reports/launches.py), 2.4 %
+    of replayed unchanged nights failed and 96.8 % of nights with one primitive 25 % slower
+    failed naming it (one launch a night: 6.6 %, 92.2 %); on a quiet node's noise model, 10 %
+    slowdowns are caught."""
 
     thresholds: Thresholds
     """Per-row threshold: the first matching rule of a thresholds file, else --threshold."""
@@ -61,7 +62,8 @@ class GateRule:
     a primitive slower than the rest fails the gate, naming it."""
     min_effect: float = 0.15
     """The per-primitive test's minimum effect: its median slowdown beyond the others' median
-    (ci/bench_gate.py: 10 % let 8 % of unchanged nights fail on the shared box, 15 % 5 %)."""
+    (ci/bench_gate.py, two launches a night on the shared box: 10 % let 6.2 % of unchanged
+    nights fail, 15 % 2.4 %; 20 % caught 88 % of 25 % slowdowns, 15 % 97 %)."""
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
