@@ -19,9 +19,9 @@ gate). What did help is measuring each side twice (ci/nightly.sh --launches 2, p
 reports/launches.py), which halves the variance between launches that the test sees.
 
 The other side of the whole-run shift cancelling: a change that slows every primitive alike
-is not this check's to see (the per-row rule still is). With sequential order the rows of a primitive
-share the seconds they ran in and move together, and the rank test's independence fails
-(ci/bench_gate.py measures both).
+is not this check's to see (the per-row rule still is). With sequential order the rows of a
+primitive share the seconds they ran in and move together, and the rank test's independence
+fails (ci/bench_gate.py measures both).
 """
 
 from __future__ import annotations
