@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from distbench.cli.args import ResolvedLaunch
 from distbench.cli.options import MODE_OPTION, choice, flag, integer, text
 from distbench.comm.api import check_api, parse_api
+from distbench.comm.gpu_modes import BUFFERS_OPTION, CUDA_GRAPH_OPTION, check_gpu_modes
 from distbench.parse import (
     DTYPE_BYTES,
     OPS,
@@ -174,6 +175,8 @@ class CommArgs:
             parse_api,
         ),
     ] = "c10d"
+    cuda_graph: Annotated[int | None, CUDA_GRAPH_OPTION] = None
+    buffers: Annotated[str, BUFFERS_OPTION] = "regular"
     nccl_trace: Annotated[
         bool,
         flag(
@@ -225,6 +228,7 @@ def build_comm_spec(
 ) -> CommSpec:
     """The workload of a primitive command, the sizes resolved and the dtypes checked."""
     check_api(args.api, primitives)
+    check_gpu_modes(primitives, args, launch.backend, launch.device)
     sizes = resolve_sizes(args, launch.backend)
     op = args.op or "sum"
     check_dtypes(args.dtype, op, sizes)
@@ -239,6 +243,8 @@ def build_comm_spec(
         check=args.check,
         nccl_trace=args.nccl_trace,
         api=args.api,
+        cuda_graph=args.cuda_graph or 0,
+        buffers=args.buffers,
         root=root,
         options=dict(options or {}),
         **trial_settings(args),
