@@ -38,6 +38,8 @@ SERIES_LABELS = {
     "src": "src={}",
     "dst": "dst={}",
     "placement": "placement={}",
+    "graph": "graph={}",
+    "buffers": "{} buffers",
     "env": "{}",
 }
 """How a case column shows in a line's name when it tells lines apart."""

@@ -35,8 +35,8 @@ def png_bytes(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-QUIET_DEFAULTS = {"placement": "out"}
-"""Case columns shown only where a row differs from this value (every row before v3 says out)."""
+QUIET_DEFAULTS = {"placement": "out", "graph": "false", "buffers": "regular"}
+"""Case columns shown only where a row differs from this value (every row before v3's)."""
 
 
 def display(frame: pd.DataFrame, names: dict[str, str], numeric: tuple[str, ...] = ()) -> TableOut:
@@ -77,6 +77,8 @@ CASE_NAMES = {
     "src": "src",
     "dst": "dst",
     "placement": "placement",
+    "graph": "graph",
+    "buffers": "buffers",
     "env": "env",
 }
 

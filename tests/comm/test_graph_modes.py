@@ -8,6 +8,7 @@ tests/comm/test_graph_gpu.py's (gpu marker) and ci/gpu-smoke.sh's."""
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,22 @@ def test_gloo_rows_carry_graph_and_buffers_with_their_defaults(tmp_path: Path) -
     assert report.returncode == 0, report.stderr[-3000:]
     compare = run_cli("compare", str(out), str(out))
     assert compare.returncode == 0, compare.stdout[-3000:] + compare.stderr[-3000:]
+    # the rows a GPU run writes (made here by editing a copy): report names them apart, compare
+    # never sets them against eager rows on regular buffers
+    gpu = tmp_path / "gpu"
+    shutil.copytree(out, gpu)
+    for row in rows:
+        row.update(graph="true", buffers="symmetric", timer="cuda_event+graph")
+    with open(gpu / "results.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    both = run_cli("report", str(out), str(gpu), "--out", str(tmp_path / "both"))
+    assert both.returncode == 0, both.stderr[-3000:]
+    page = (tmp_path / "both" / "report.md").read_text()
+    assert "| graph | buffers |" in page and "| true | symmetric |" in page
+    across = run_cli("compare", str(out), str(gpu))
+    assert across.returncode == 2 and "no row in common" in across.stderr
 
 
 def test_an_older_run_without_the_columns_loads_as_eager_and_regular() -> None:
