@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from distbench.parse import MODES, UsageError
+from distbench.spec import check_known, check_minimums
 
 OVERLAP_PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 """The collectives a training step overlaps with compute (DDP's buckets, FSDP's gathers and
@@ -43,20 +44,21 @@ class OverlapSpec:
     kind = "overlap"
 
     def __post_init__(self) -> None:
-        unknown = [p for p in self.primitives if p not in OVERLAP_PRIMITIVES]
-        if not self.primitives or unknown:
-            raise UsageError(f"overlap primitives must be among {', '.join(OVERLAP_PRIMITIVES)}")
-        if not self.sizes or min(self.sizes) < 1:
-            raise UsageError("sizes must be positive byte counts")
-        if not self.compute or not all(1 <= n <= MAX_COMPUTE for n in self.compute):
+        if not (self.primitives and self.sizes and self.compute and self.compute_threads):
+            raise UsageError("overlap needs at least one primitive, size, compute and thread count")
+        check_known(self.primitives, OVERLAP_PRIMITIVES, "overlap primitive")
+        check_known(self.modes, MODES, "mode")
+        if max(self.compute) > MAX_COMPUTE:
             raise UsageError(f"--compute sizes must be 1..{MAX_COMPUTE}")
-        if self.compute_iters < 0 or min(self.compute_threads, default=-1) < 0:
-            raise UsageError("--compute-iters and --compute-threads must be at least 0")
-        for mode in self.modes:
-            if mode not in MODES:
-                raise UsageError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
-        if self.iters < 1 or self.trials < 1 or self.warmup < 0:
-            raise UsageError("--iters and --trials must be at least 1, --warmup at least 0")
+        check_minimums(
+            ("sizes", min(self.sizes), 1),
+            ("--compute", min(self.compute), 1),
+            ("--compute-iters", self.compute_iters, 0),
+            ("--compute-threads", min(self.compute_threads), 0),
+            ("--iters", self.iters, 1),
+            ("--trials", self.trials, 1),
+            ("--warmup", self.warmup, 0),
+        )
 
 
 def plan_size(workload: OverlapSpec, world_size: int) -> int:
