@@ -20,7 +20,7 @@ from distbench.overlap.spec import OverlapSpec
 from distbench.pairs.rows import sample_rows
 from distbench.ranks import ranks_label
 from distbench.spec import RunSpec
-from distbench.stats import Stats
+from distbench.stats import Stats, row_figures
 from distbench.timing import timer_name
 
 SERIES = ("compute", "comm", "both", "compute_in_both", "comm_in_both", "comm_completion")
@@ -61,7 +61,6 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
     stats = Stats(tuple(case.worst("both")))
     times = {series: p50(case.worst(series)) for series in SERIES}
     figures = overlap_figures(*(times[s] for s in SERIES))
-    ci_low, ci_high = stats.p50_ci()
     world = len(case.gathered)
     return OverlapRow(
         run_id=spec.launch.run_id,
@@ -88,15 +87,9 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
         iters=workload.iters,
         warmup=workload.warmup,
         trials=workload.trials,
-        samples=stats.n,
-        **stats.as_columns(tails=case.mode == "latency"),
-        algbw_GBps=math.nan,
-        busbw_GBps=math.nan,
-        busbw_factor=math.nan,
+        **row_figures(stats, case.mode == "latency", math.nan, math.nan),  # no bandwidth (both)
         wrong=case.wrong,
         hosts=placement.hosts,
-        ci_low_us=ci_low,
-        ci_high_us=ci_high,
         trials_run=workload.trials,
         env=" ".join(spec.launch.env),
         collective=case.collective,
