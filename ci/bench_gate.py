@@ -411,7 +411,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     for alternative in alternatives()[: 1 if args.only_shipped else None]:
         if (needs := 2 * alternative.launches + 2) > len(launches):
-            print(f"{alternative.label:<52} needs {needs} launches (2 nights' and 2 spread's)")
+            night = needs - 2
+            print(f"{alternative.label:<52} needs {needs} launches ({night} a night, 2 spread)")
             continue
         rates = replay(launches, alternative, args.nights, args.seed, args.slowdown)
         n = rates.nights

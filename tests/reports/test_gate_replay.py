@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "gate-launches.json"
 INTERLEAVED = ROOT / "tests" / "data" / "gate-launches-interleaved.json"
@@ -93,3 +95,17 @@ def test_ddp_windows_meet_the_same_rule() -> None:
     rates = gate.replay(launches, gate.alternatives()[0], nights=100, seed=0, factor=3.0)
     assert rates.aa_failed <= 5
     assert rates.ab_caught >= 95
+
+
+def test_a_rule_needing_more_launches_than_the_data_holds_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two launches a side and two more for the thresholds' spread: 6. With five, the shipped
+    rule's row says so instead of a rate."""
+    gate = bench_gate()
+    launches = gate.load_launches(INTERLEAVED)
+    few = tmp_path / "five.json"
+    gate.export({name: launches[name] for name in sorted(launches)[:5]}, few)
+    assert gate.main([str(few), "--nights", "2", "--only-shipped"]) == 0
+    out = capsys.readouterr().out
+    assert "shipped: 2x12" in out and "needs 6 launches (4 a night, 2 spread)" in out
