@@ -27,9 +27,11 @@ LAUNCH = re.compile(r"launch-(\d+)")
 """The name of one launch's folder inside a pooled run directory (ci/nightly.sh)."""
 
 POOLED_COLUMNS = frozenset(
-    column for m in METRICS.values() for column in (m.comm_column, m.ddp_column) if column
+    {column for m in METRICS.values() for column in (m.comm_column, m.ddp_column) if column}
+    | {"ci_low_us", "ci_high_us"}
 )
-"""The metric columns a pooled row averages (geometric mean over launches)."""
+"""The columns a pooled row averages (geometric mean over launches): every metric, and the p50's
+interval bounds, so that compare's interval note speaks of the pooled p50, roughly."""
 
 
 def launch_dirs(path: Path) -> list[Path]:

@@ -14,14 +14,15 @@ from distbench.reports.launches import launch_dirs, load_pooled
 from distbench.reports.runs import load_run
 from tests.reports.test_compare import SEPARATED, cli, comm_row, write_run
 
-FAST = [80.0, 81.0, 82.0, 83.0, 84.0]
-SLOW = [120.0, 121.0, 122.0, 123.0, 125.0]
+FAST = [80.0, 81.0, 82.0, 83.0, 84.0, 85.0]
+SLOW = [120.0, 121.0, 122.0, 123.0, 124.0, 125.0]
 
 
 def launches(path: Path, *samples: list[float], sizes: tuple[int, ...] = (1024,)) -> Path:
     """A run directory of launch-1 ... launch-N, launch i measuring `samples[i]` at each size."""
     for number, times in enumerate(samples, 1):
-        rows = [(comm_row(size, times, i), times) for i, size in enumerate(sizes)]
+        interval = {"ci_low_us": times[1], "ci_high_us": times[-2]}
+        rows = [(comm_row(size, times, i, **interval), times) for i, size in enumerate(sizes)]
         write_run(path / f"launch-{number}", rows)
     return path
 
@@ -32,7 +33,8 @@ def test_a_run_s_launches_are_pooled_by_geometric_mean_and_trials(tmp_path: Path
     assert note is not None and "2 launches pooled (launch-1, launch-2)" in note
     (row,) = pooled.rows.values()
     assert row.metric("time_us_min") == pytest.approx(math.sqrt(80.0 * 120.0))
-    assert row.metric("time_us_p50") == pytest.approx(math.sqrt(82.0 * 122.0))
+    assert row.metric("time_us_p50") == pytest.approx(math.sqrt(82.5 * 122.5))
+    assert row.metric("ci_low_us") == pytest.approx(math.sqrt(81.0 * 121.0))  # the interval too
     assert row.units_us == (*FAST, *SLOW)
     assert row.run == "night"
     single = write_run(tmp_path / "plain", [(comm_row(1024, SEPARATED, 0), SEPARATED)])
@@ -71,7 +73,7 @@ def test_compare_judges_the_pooled_launches_not_the_last_one(
     assert code == 0, out
     assert f"{night}: 2 launches pooled (launch-1, launch-2)" in out
     as_json = cli(["compare", str(base), str(night), "--format", "json"], capsys)[1]
-    assert "10 vs 10 trials" in as_json
+    assert "10 vs 12 trials" in as_json
     last = tmp_path / "last"
     launches(last, SLOW, sizes=sizes)
     code, out, _err = cli(["compare", str(base), str(last), "--threshold", "5%"], capsys)
