@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from distbench.cli.args import ResolvedLaunch
+from distbench.cli.args import ResolvedLaunch, same_named
 from distbench.cli.options import MODE_OPTION, choice, flag, integer, text
 from distbench.comm.api import check_api, parse_api
 from distbench.comm.gpu_modes import BUFFERS_OPTION, CUDA_GRAPH_OPTION, check_gpu_modes
@@ -238,11 +238,7 @@ def build_comm_spec(
         dtypes=args.dtype,
         op=op,
         modes=args.mode,
-        warmup=args.warmup,
-        trials=args.trials,
-        check=args.check,
-        nccl_trace=args.nccl_trace,
-        api=args.api,
+        **same_named(args, "warmup", "trials", "check", "nccl_trace", "api"),
         cuda_graph=args.cuda_graph or 0,
         buffers=args.buffers,
         root=root,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from distbench.cli.args import ResolvedLaunch
+from distbench.cli.args import ResolvedLaunch, same_named
 from distbench.cli.options import ITERS_OPTION, MODE_OPTION, flag, integer, text
 from distbench.overlap.spec import MAX_COMPUTE, OVERLAP_PRIMITIVES, OverlapSpec
 from distbench.parse import UsageError, parse_int, parse_list, parse_sizes
@@ -101,6 +101,13 @@ class OverlapArgs:
     ] = False
 
 
+TAKEN_AS_GIVEN = (
+    "primitives", "compute", "compute_iters", "compute_threads",
+    "iters", "warmup", "trials", "check",
+)  # fmt: skip
+"""OverlapSpec's fields that take their option's value as it is."""
+
+
 def build_overlap_spec(args: OverlapArgs, launch: ResolvedLaunch) -> OverlapSpec:
     """The spec of one launch, every combination of options checked (one line, exit 2)."""
     if max(launch.world_sizes) < 2 and launch.device != "cuda":
@@ -114,13 +121,6 @@ def build_overlap_spec(args: OverlapArgs, launch: ResolvedLaunch) -> OverlapSpec
         raise UsageError("--compute-threads sets the CPU's matmul threads: leave it out on CUDA")
     return OverlapSpec(
         sizes=args.sizes or DEFAULT_SIZES.get(launch.backend, DEFAULT_SIZES["gloo"]),
-        primitives=args.primitives,
-        compute=args.compute,
-        compute_iters=args.compute_iters,
-        compute_threads=args.compute_threads,
         modes=args.mode,
-        iters=args.iters,
-        warmup=args.warmup,
-        trials=args.trials,
-        check=args.check,
+        **same_named(args, *TAKEN_AS_GIVEN),
     )

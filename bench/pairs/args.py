@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Annotated
 
-from distbench.cli.args import ResolvedLaunch
+from distbench.cli.args import ResolvedLaunch, same_named
 from distbench.cli.options import ITERS_OPTION, MODE_OPTION, choice, flag, integer, text
 from distbench.comm.options import MAX_WINDOW, parse_window
 from distbench.pairs.spec import DEFAULT_THRESHOLD, LEVELS, PairsSpec
@@ -111,13 +111,8 @@ def build_pairs_spec(args: PairsArgs, launch: ResolvedLaunch) -> PairsSpec:
     sizes = args.sizes or (DEFAULT_SIZE[launch.backend],)
     return PairsSpec(
         sizes=tuple(sizes),
-        primitive=args.primitive,
-        level=args.level,
-        dtype=args.dtype,
+        **same_named(args, "primitive", "level", "dtype", "iters", "warmup", "trials"),
         modes=args.mode,
-        iters=args.iters,
-        warmup=args.warmup,
-        trials=args.trials,
         window=args.window or 0,
         threshold=args.outlier_threshold,
     )
