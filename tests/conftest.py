@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,6 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    # A shell starts a background job (`pytest &`, `nohup ... &`) with SIGINT ignored, and every
+    # child inherits that: the Ctrl-C tests' CLI would never see their SIGINT and run to the end.
+    # A handler, unlike SIG_IGN, is reset to the default at exec, so the CLIs get Ctrl-C again.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def run_cli(

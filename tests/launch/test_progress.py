@@ -23,7 +23,7 @@ from distbench.launch.progress import describe, format_clock, parse_begin, part_
 from tests.conftest import run_cli, usage_error_line
 
 # 16M at 30 iterations takes seconds on this box: the running line and the table order show.
-SLOW_SWEEP = ["--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,16M", "--iters", "30"]
+SLOW_SWEEP = ["--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,16M", "--iters", "80"]
 
 
 class Timed:
