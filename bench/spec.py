@@ -185,6 +185,18 @@ class RunSpec:
     def kind(self) -> str:
         return str(self.workload.kind)
 
+    @property
+    def run_columns(self) -> dict[str, str]:
+        """The columns every row of the run takes from its launch: run_id, label, backend and
+        env (the --env combination its workers ran with)."""
+        launch = self.launch
+        return {
+            "run_id": launch.run_id,
+            "label": launch.label,
+            "backend": launch.backend,
+            "env": " ".join(launch.env),
+        }
+
     def to_json(self) -> str:
         body = {"kind": self.kind, "launch": asdict(self.launch), "workload": asdict(self.workload)}
         return json.dumps(body, indent=2)

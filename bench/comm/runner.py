@@ -88,12 +88,10 @@ def build_row(
     algbw = algbw_gbps(case.bw_bytes or case.size_bytes, stats.p50) if moves else math.nan
     labels = result.case.labels
     return ResultRow(
-        run_id=spec.launch.run_id,
-        label=spec.launch.label,
+        **spec.run_columns,
         host=socket.gethostname(),
         measurement=measurement,
         primitive=primitive,
-        backend=spec.launch.backend,
         device=ctx.device.type,
         world_size=ctx.world_size,
         nnodes=placement.nnodes,
@@ -117,7 +115,6 @@ def build_row(
         **row_figures(stats, result.mode == "latency", algbw, factor),
         wrong=result.wrong,
         hosts=placement.hosts,
-        env=" ".join(spec.launch.env),
         api=workload.api,
         compile_s=float(labels.get("compile_s", "nan")),
         msg_rate_per_s=1e6 / stats.p50

@@ -132,12 +132,10 @@ def init_row(
     placement = placement_of(rdzv.hosts)
     size = 4 if phase == "first_collective" else 0
     return InitRow(
-        run_id=spec.launch.run_id,
-        label=spec.launch.label,
+        **spec.run_columns,
         host=rdzv.hosts[0][1],
         measurement=measurement,
         primitive="init",
-        backend=spec.launch.backend,
         device=spec.launch.device,
         world_size=len(rdzv.hosts),
         nnodes=placement.nnodes,
@@ -160,7 +158,6 @@ def init_row(
         wrong=-1,
         hosts=placement.hosts,
         trials_run=workload.trials,
-        env=" ".join(spec.launch.env),
         phase=phase,
     )
 

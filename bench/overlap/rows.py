@@ -63,12 +63,10 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
     figures = overlap_figures(*(times[s] for s in SERIES))
     world = len(case.gathered)
     return OverlapRow(
-        run_id=spec.launch.run_id,
-        label=spec.launch.label,
+        **spec.run_columns,
         host=host,
         measurement=case.measurement,
         primitive="overlap",
-        backend=spec.launch.backend,
         device=spec.launch.device,
         world_size=world,
         nnodes=placement.nnodes,
@@ -91,7 +89,6 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
         wrong=case.wrong,
         hosts=placement.hosts,
         trials_run=workload.trials,
-        env=" ".join(spec.launch.env),
         collective=case.collective,
         compute_n=case.compute_n,
         compute_iters=case.compute_iters,

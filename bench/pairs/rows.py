@@ -71,12 +71,10 @@ def pair_row(
     nodes = sorted({layout.nodes[r] for r in ranks})
     host_of = {layout.nodes[r]: layout.hosts[r] for r in ranks}
     return ResultRow(
-        run_id=spec.launch.run_id,
-        label=spec.launch.label,
+        **spec.run_columns,
         host=layout.hosts[0],
         measurement=result.measurement,
         primitive=workload.primitive,
-        backend=spec.launch.backend,
         device=spec.launch.device,
         world_size=len(layout.nodes),
         nnodes=len(nodes),
@@ -99,7 +97,6 @@ def pair_row(
         wrong=-1,
         hosts="+".join(host_of[n] for n in nodes),
         trials_run=workload.trials,
-        env=env_label(spec),
     )
 
 

@@ -32,12 +32,10 @@ def rpc_row(
     mode = "latency" if pattern in LATENCY_PATTERNS else "throughput"
     algbw = algbw_gbps(size, stats.p50)
     return ResultRow(
-        run_id=spec.launch.run_id,
-        label=spec.launch.label,
+        **spec.run_columns,
         host=host,
         measurement=measurement,
         primitive="rpc",
-        backend=spec.launch.backend,
         device="cpu",
         world_size=len(callers) + (pattern == "ps"),
         nnodes=place.nnodes,
@@ -60,7 +58,6 @@ def rpc_row(
         wrong=-1,
         hosts=place.hosts,
         trials_run=workload.trials,
-        env=" ".join(spec.launch.env),
     )
 
 
