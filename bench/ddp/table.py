@@ -41,8 +41,16 @@ def row_cells(row: dict[str, str]) -> list[str]:
     ]
 
 
+def peak_megabytes(row: dict[str, str]) -> str | None:
+    """The row's peak memory in MB (1e6 bytes) when it was measured (fsdp's column, v3), else
+    None: rows of older runs and tests have no such column."""
+    peak = row.get("peak_mem_bytes", "")
+    return None if peak in ("", "nan") else format_number(float(peak) / 1e6, ".1f")
+
+
 def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
-    """One table per (model, world size) group of rows, in the order given."""
+    """One table per (model, world size) group of rows, in the order given; a `peak_MB` column
+    (and its source in the header) where the rows measured their peak memory."""
     groups = group_rows(rows, ("model", "params", "backend", "device", "world_size"))
     blocks = []
     for (model, params, backend, device, world_size, env), group in groups.items():
@@ -54,7 +62,14 @@ def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
             f"{first['window_steps']} steps"
         )
         header += f"\n# env: {env}" if env else ""
-        numeric = [name for name in HEADER if name not in TEXT_COLUMNS]
-        lines = render_rows(HEADER, (row_cells(row) for row in group), numeric)
+        cells = [row_cells(row) for row in group]
+        names: tuple[str, ...] = HEADER
+        peaks = [peak_megabytes(row) for row in group]
+        if any(peaks):
+            names = (*HEADER, "peak_MB")
+            cells = [[*c, p or "-"] for c, p in zip(cells, peaks, strict=True)]
+            header += f"  peak memory={first.get('mem_source') or 'unlabelled'} above the baseline"
+        numeric = [name for name in names if name not in TEXT_COLUMNS]
+        lines = render_rows(names, cells, numeric)
         blocks.append("\n".join([header, *lines]))
     return "\n\n".join(blocks)

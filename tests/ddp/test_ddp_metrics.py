@@ -242,3 +242,19 @@ def test_render_table() -> None:
     assert set(text.splitlines()[2]) == {"-"}  # the rule under the header
     cells = text.splitlines()[3].split()  # the step column is the mean, not the p50
     assert cells == ["ddp", "25", "2250.0", "28444.5", "-", "0.800", "-", "0.693", "0.418", "0"]
+
+
+def test_render_table_shows_peak_memory_where_measured() -> None:
+    """fsdp's trade (#15 §4) reads in the terminal: peak_MB per strategy, its source named."""
+    base = dict.fromkeys(column_names(DdpRow), "")
+    base.update(model="mlp", params="442", backend="gloo", device="cpu", world_size="2")
+    base.update(batch_size="4", timer="perf_counter", window_steps="2", mem_source="rss_hwm")
+    rows = [
+        {**base, "strategy": "ddp", "step_time_us_mean": "100", "peak_mem_bytes": "34000000"},
+        {**base, "strategy": "fsdp", "step_time_us_mean": "200", "peak_mem_bytes": "3300000"},
+    ]
+    lines = render_ddp_table(rows).splitlines()
+    assert "peak memory=rss_hwm above the baseline" in lines[0]
+    assert lines[1].split()[-1] == "peak_MB"
+    assert [line.split()[-1] for line in lines[3:]] == ["34.0", "3.3"]
+    assert "peak_MB" not in render_ddp_table([{**rows[0], "peak_mem_bytes": ""}])
