@@ -30,6 +30,25 @@ def check_minimums(*checks: tuple[str, float, float]) -> None:
             raise UsageError(f"{name} must be at least {minimum}, got {value}")
 
 
+@dataclass(frozen=True, kw_only=True)
+class Repeats:
+    """How a workload of single measurements (pairs, overlap) repeats each one: its modes, ops
+    per trial, untimed ops and trials, as CommSpec's fields of the same names."""
+
+    modes: tuple[str, ...] = ("throughput",)
+    iters: int = 10
+    """Throughput: ops per timed trial. Latency: isolated ops per trial, each a sample."""
+    warmup: int = 3
+    trials: int = 5
+    tag: str = ""
+    """Prefix of measurement ids when one run directory holds several specs (--env combos)."""
+
+    def check_repeats(self) -> None:
+        check_known(self.modes, MODES, "mode")
+        check_minimums(("--iters", self.iters, 1), ("--trials", self.trials, 1))
+        check_minimums(("--warmup", self.warmup, 0))
+
+
 @dataclass(frozen=True)
 class LaunchSpec:
     """Where and how the process groups run."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from distbench.parse import MODES, UsageError
-from distbench.spec import check_known, check_minimums
+from distbench.parse import UsageError
+from distbench.spec import Repeats, check_known, check_minimums
 
 OVERLAP_PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 """The collectives a training step overlaps with compute (DDP's buckets, FSDP's gathers and
@@ -19,7 +19,7 @@ MAX_COMPUTE = 16384
 
 
 @dataclass(frozen=True)
-class OverlapSpec:
+class OverlapSpec(Repeats):
     """Every (compute threads, primitive, size, compute size, mode) case: three phases each."""
 
     sizes: tuple[int, ...]
@@ -32,14 +32,8 @@ class OverlapSpec:
     per case after warm-up, the largest count over ranks)."""
     compute_threads: tuple[int, ...] = (0,)
     """torch.set_num_threads on every rank per case; 0: leave the launch's setting."""
-    modes: tuple[str, ...] = ("throughput",)
-    iters: int = 10
-    warmup: int = 3
-    trials: int = 5
     check: bool = False
     """Check the collective's result in the overlapped phase (compute running), untimed."""
-    tag: str = ""
-    """Prefix of measurement ids when one run directory holds several specs (--env combos)."""
 
     kind = "overlap"
 
@@ -47,7 +41,7 @@ class OverlapSpec:
         if not (self.primitives and self.sizes and self.compute and self.compute_threads):
             raise UsageError("overlap needs at least one primitive, size, compute and thread count")
         check_known(self.primitives, OVERLAP_PRIMITIVES, "overlap primitive")
-        check_known(self.modes, MODES, "mode")
+        self.check_repeats()
         if max(self.compute) > MAX_COMPUTE:
             raise UsageError(f"--compute sizes must be 1..{MAX_COMPUTE}")
         check_minimums(
@@ -55,9 +49,6 @@ class OverlapSpec:
             ("--compute", min(self.compute), 1),
             ("--compute-iters", self.compute_iters, 0),
             ("--compute-threads", min(self.compute_threads), 0),
-            ("--iters", self.iters, 1),
-            ("--trials", self.trials, 1),
-            ("--warmup", self.warmup, 0),
         )
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from distbench.parse import DTYPES, MODES, UsageError
+from distbench.parse import DTYPES, UsageError
+from distbench.spec import Repeats, check_minimums
 
 PAIR_PRIMITIVES = ("send_recv", "all_reduce")
 """What one pair runs: a bidirectional window of send/recv, or an all_reduce on its subgroup."""
@@ -21,7 +22,7 @@ at least 35 % below the median to be flagged."""
 
 
 @dataclass(frozen=True)
-class PairsSpec:
+class PairsSpec(Repeats):
     """Every pair of units (ranks, or nodes: all of two nodes' ranks) in concurrent rounds."""
 
     sizes: tuple[int, ...]
@@ -30,16 +31,10 @@ class PairsSpec:
     level: str = "rank"
     """rank: every pair of ranks; node: every pair of nodes, the two nodes' ranks in one group."""
     dtype: str = "float32"
-    modes: tuple[str, ...] = ("throughput",)
-    iters: int = 10
-    warmup: int = 3
-    trials: int = 5
     window: int = 0
     """send_recv messages in flight each way per exchange; 0: sendrecv's default for the size."""
     threshold: float = DEFAULT_THRESHOLD
     """--outlier-threshold: the robust z-score (median/MAD over units) that flags a unit."""
-    tag: str = ""
-    """Prefix of measurement ids when one run directory holds several specs (--env combos)."""
 
     kind = "pairs"
 
@@ -52,11 +47,8 @@ class PairsSpec:
             raise UsageError("sizes must be positive byte counts")
         if self.dtype not in DTYPES:
             raise UsageError(f"unknown dtype '{self.dtype}': choose from {', '.join(DTYPES)}")
-        for mode in self.modes:
-            if mode not in MODES:
-                raise UsageError(f"unknown mode '{mode}': choose one of {', '.join(MODES)}")
-        if self.iters < 1 or self.trials < 1 or self.warmup < 0 or self.window < 0:
-            raise UsageError("--iters and --trials must be at least 1, --warmup at least 0")
+        self.check_repeats()
+        check_minimums(("--window", self.window, 0))
         if not self.threshold > 0:
             raise UsageError(f"--outlier-threshold must be positive, got {self.threshold}")
 
