@@ -13,7 +13,7 @@ import pytest
 from distbench.reports.load import load_runs
 from distbench.reports.pairs import pair_matrices, read_ranks, split_matrix_rows
 from distbench.reports.report import build_report
-from tests.pairs.test_pairs_e2e import WINDOW, run_pairs
+from tests.pairs.test_pairs_e2e import STEADY, WINDOW, run_pairs
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ def markdown_table(text: str, title: str) -> list[list[str]]:
 
 def test_the_report_marks_the_slow_rank(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    done = run_pairs(run_dir, 6, "4:0.005", *WINDOW)
+    done = run_pairs(run_dir, 6, "4:0.002", *WINDOW, *STEADY)
     assert done.returncode == 0, done.stderr
     loaded = load_runs([run_dir])
     lines, pairs = split_matrix_rows(loaded.comm.assign(source="vm"))
@@ -43,11 +43,11 @@ def test_the_report_marks_the_slow_rank(tmp_path: Path) -> None:
     files = build_report([str(run_dir)], str(tmp_path / "report"))
     html = files.html.read_text()
     text = files.markdown.read_text()
-    grid = markdown_table(text, "**algbw GB/s: run · 6 ranks · 4K float32 (symmetric")
+    grid = markdown_table(text, "**algbw GB/s: run · 6 ranks · 64K float32 (symmetric")
     marked = ["0", "1", "2", "3", "4 (outlier)", "5"]
     assert grid[0] == ["src \\ dst rank", *marked]
     assert [row[0] for row in grid[2:]] == marked
-    standings = markdown_table(text, "**Standings: run · 6 ranks · 4K float32**")
+    standings = markdown_table(text, "**Standings: run · 6 ranks · 64K float32**")
     assert standings[0] == ["rank", "host", "pairs", "median busbw GB/s", "robust z", "outlier"]
     assert [(row[0], row[5]) for row in standings[2:]] == [
         ("0", "false"), ("1", "false"), ("2", "false"), ("3", "false"), ("4", "true"),
