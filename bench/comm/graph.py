@@ -26,7 +26,7 @@ import torch
 from distbench.comm.precision import Trial
 from distbench.comm.static import Alloc, build_static, check_static
 from distbench.primitives.base import Case, CaseRequest, Context
-from distbench.timing import Clock, barrier, drain
+from distbench.timing import drain, trial_throughput
 
 
 def capture(ctx: Context, run: Callable[[], None], ops: int) -> torch.cuda.CUDAGraph:
@@ -52,14 +52,8 @@ def replay_trial(ctx: Context, case: Case, iters: int, replays: int) -> Trial:
     graph = capture(ctx, case.run, iters)
 
     def trial(ctx: Context, run: Callable[[], None], iters: int) -> list[float]:
-        def replay() -> None:
-            for _ in range(replays):
-                graph.replay()
-
-        barrier(ctx)
-        clock = Clock(ctx.device)
-        clock.time_call(replay)
-        return [clock.elapsed_us() / (replays * iters)]
+        # a throughput trial of `replays` graph replays; each replay runs `iters` ops
+        return [t / iters for t in trial_throughput(ctx, graph.replay, replays)]
 
     return trial
 

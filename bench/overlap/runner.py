@@ -35,23 +35,10 @@ from distbench.plan import measurement_id
 from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, sum_over_ranks
 from distbench.spec import RunSpec
-from distbench.timing import TRIALS, Clock, barrier, warm_up
+from distbench.timing import TRIALS, trial_throughput, warm_up
 
 CALIBRATION_OPS = 3
 """Ops timed (after the warm-up) to match the compute's length to the collective's."""
-
-
-def time_one(ctx: Context, run: Callable[[], None], ops: int) -> float:
-    """us per op of `ops` back-to-back runs on this rank (a drain inside the clock)."""
-    barrier(ctx)
-    clock = Clock(ctx.device)
-
-    def repeat() -> None:
-        for _ in range(ops):
-            run()
-
-    clock.time_call(repeat)
-    return clock.elapsed_us() / ops
 
 
 def choose_iters(ctx: Context, ops: Ops, single: Matmul, requested: int) -> int:
@@ -59,9 +46,9 @@ def choose_iters(ctx: Context, ops: Ops, single: Matmul, requested: int) -> int:
     largest count over ranks, so every rank computes as long as the slowest needs."""
     if requested:
         return requested
-    comm_us = time_one(ctx, ops.run_comm, CALIBRATION_OPS)
+    comm_us = trial_throughput(ctx, ops.run_comm, CALIBRATION_OPS)[0]
     warm_up(ctx, single, 1)  # the first matmul pays for the BLAS library's set-up
-    matmul_us = time_one(ctx, single, CALIBRATION_OPS)
+    matmul_us = trial_throughput(ctx, single, CALIBRATION_OPS)[0]
     wanted = max(1, round(comm_us / matmul_us)) if matmul_us > 0 else 1
     return int(max(max_over_ranks(ctx, [float(wanted)])))
 
