@@ -205,6 +205,11 @@ class RunSpec:
         return str(self.workload.kind)
 
     @property
+    def env_label(self) -> str:
+        """The --env combination the launch's workers run with, `NAME=V ...`; empty without."""
+        return " ".join(self.launch.env)
+
+    @property
     def run_columns(self) -> dict[str, str]:
         """The columns every row of the run takes from its launch: run_id, label, backend and
         env (the --env combination its workers ran with)."""
@@ -213,7 +218,7 @@ class RunSpec:
             "run_id": launch.run_id,
             "label": launch.label,
             "backend": launch.backend,
-            "env": " ".join(launch.env),
+            "env": self.env_label,
         }
 
     def to_json(self) -> str:

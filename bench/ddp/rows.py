@@ -164,7 +164,7 @@ def build_row(
             n, mean, nocomm, baselines.get(run_key(reference, bucket), math.nan)
         ),
         max_param_diff=trained.max_param_diff,
-        env=" ".join(spec.launch.env),
+        env=spec.env_label,
         allgather_bytes_per_step=trained.fsdp_bytes[0],
         reduce_scatter_bytes_per_step=trained.fsdp_bytes[1],
         peak_mem_bytes=trained.peak_mem[0],

@@ -108,7 +108,7 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     # A partly done world size is measured again whole (the rows need its baselines and its
     # reference weights); only the missing rows are written.
     writer = ctx.rank == 0
-    one_rank = one_rank_rates(run_dir, " ".join(spec.launch.env)) if writer else {}
+    one_rank = one_rank_rates(run_dir, spec.env_label) if writer else {}
     with rank0_sinks(spec, ctx, DdpRow) as sinks:
         batches = build_batches(workload, ctx.global_ranks[ctx.rank], ctx.device)
         params = sum(p.numel() for p in build_model(workload, torch.device("cpu")).parameters())

@@ -38,11 +38,6 @@ class PairResult:
         return [max(values) for values in zip(*(self.gathered[r] for r in ranks), strict=True)]
 
 
-def env_label(spec: RunSpec) -> str:
-    """The --env combination of the launch, `NAME=V ...`; empty without --env."""
-    return " ".join(spec.launch.env)
-
-
 def pattern_of(workload: PairsSpec, size_bytes: int) -> str:
     """`pairs` (all_reduce) or `pairs:bidir-window=W`, `node-pairs...` at node level."""
     prefix = "pairs" if workload.level == "rank" else "node-pairs"
@@ -147,7 +142,7 @@ def rank_rows(
                 primitive=workload.primitive,
                 mode=mode,
                 size_bytes=size,
-                env=env_label(spec),
+                env=spec.env_label,
                 pairs=standing.pairs,
                 busbw_GBps=standing.busbw_GBps,
                 robust_z=standing.robust_z,

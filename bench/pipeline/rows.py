@@ -74,5 +74,5 @@ def build_row(spec: RunSpec, ctx: Context, workload: PipelineSpec, m: Measured) 
         bubble_min=m.bubble_min,
         bubble_theory=bubble_theory(ctx.world_size, m.microbatches),
         max_param_diff=m.max_param_diff,
-        env=" ".join(spec.launch.env),
+        env=spec.env_label,
     )
