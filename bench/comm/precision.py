@@ -8,10 +8,12 @@ and broadcasts it. All of it happens between trials, outside every timed region.
 
 --iters auto (OSU lowers its iteration count for large messages; this does it by time): probe
 trials of 1, 4, 16 ... ops with the mode's own trial and clock, until the slowest rank's probe
-holds PROBE_SHARE of --trial-time in ops; then iters = ops x trial_time / probe time. So a trial
-holds about --trial-time of op time: exactly the trial in throughput mode; in latency mode each op
-also waits for its barrier, which the trial adds. The probes run after the warm-up and are not
-samples.
+holds PROBE_SHARE of --trial-time in ops. A probe that reaches it is run once more and the faster
+of the two kept: a stall only lengthens a probe (on a busy box one stall in a short probe made a
+1K op look 100x slow and gave it fewer ops than a 4M one), and if the repeat falls short, probing
+goes on. Then iters = ops x trial_time / probe time. So a trial holds about --trial-time of op
+time: exactly the trial in throughput mode; in latency mode each op also waits for its barrier,
+which the trial adds. The probes run after the warm-up and are not samples.
 
 --precision P: after the first --trials trials, one trial at a time until the 95 % confidence
 interval of the p50 (stats.py: the order-statistic interval of a median) is within +-P of the
@@ -47,12 +49,19 @@ def choose_iters(ctx: Context, run: Callable[[], None], trial: Trial, trial_time
     on every rank, because it is computed from the maximum over ranks of each probe."""
     ops = 1
     while True:
-        samples = trial(ctx, run, ops)  # throughput: [mean per op]; latency: one per op
-        busy_s = sum(samples) / len(samples) * ops / 1e6  # the probe's time in ops
-        busy_s = max(max_over_ranks(ctx, [busy_s])[0], 1e-9)
+        busy_s = _probe_s(ctx, run, trial, ops)
+        if busy_s >= trial_time_s * PROBE_SHARE:
+            busy_s = min(busy_s, _probe_s(ctx, run, trial, ops))  # the faster of two
         if busy_s >= trial_time_s * PROBE_SHARE or ops >= MAX_AUTO_ITERS:
             return max(1, min(MAX_AUTO_ITERS, round(ops * trial_time_s / busy_s)))
-        ops = min(ops * 4, MAX_AUTO_ITERS)
+        ops = min(ops * 4, MAX_AUTO_ITERS)  # short, or the long one was a stall: probe on
+
+
+def _probe_s(ctx: Context, run: Callable[[], None], trial: Trial, ops: int) -> float:
+    """One probe trial of `ops` ops: the slowest rank's time in ops (s), the same on every rank."""
+    samples = trial(ctx, run, ops)  # throughput: [mean per op]; latency: one per op
+    busy_s = sum(samples) / len(samples) * ops / 1e6
+    return max(max_over_ranks(ctx, [busy_s])[0], 1e-9)
 
 
 @dataclass(frozen=True)

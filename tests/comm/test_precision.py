@@ -8,15 +8,22 @@ from __future__ import annotations
 import csv
 import math
 import re
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import torch
+import torch.distributed as dist
 
 import distbench.cli.app  # noqa: F401  (first: comm.args imports cli.args, whose package imports it)
 from distbench.comm.args import parse_duration, parse_iters, parse_precision
+from distbench.comm.precision import choose_iters
 from distbench.comm.table import render_table
 from distbench.parse import UsageError
+from distbench.primitives.base import Context
 from distbench.stats import Stats, median_ci_ranks
+from distbench.timing import trial_throughput
 from tests.conftest import run_cli, usage_error_line
 
 
@@ -221,3 +228,33 @@ def test_auto_iters_gives_small_messages_more_ops(tmp_path: Path) -> None:
     assert small["trials_run"] == "3"
     # a trial holds about --trial-time of ops: the 4M trial's ops within a few x of 40 ms
     assert 0.01 < int(large["iters"]) * float(large["time_us_p50"]) / 1e6 < 0.2
+
+
+def test_auto_iters_ignores_a_stall_in_the_deciding_probe() -> None:
+    """The CI failure this guards (1K given 8 ops, 4M 12): one stall lengthened the probe that
+    crossed the threshold. A test-side wrapper of the real throughput trial stalls that probe
+    once (20 ms on a 4-op probe); the repeat is fast, so probing goes on and the count follows
+    the op's real time. Without the repeat the count would be 4 ops x 40 ms / ~20 ms = 8."""
+    ctx = Context(rank=0, world_size=1, device=torch.device("cpu"), backend="gloo")
+    stalled: list[int] = []
+
+    def stalls_once(ctx: Context, run: Callable[[], None], iters: int) -> list[float]:
+        samples = trial_throughput(ctx, run, iters)
+        if iters == 4 and not stalled:
+            stalled.append(iters)
+            time.sleep(0.02)
+            return [s + 20_000 / iters for s in samples]
+        return samples
+
+    def op() -> None:  # ~50 us of work
+        end = time.perf_counter() + 50e-6
+        while time.perf_counter() < end:
+            pass
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        iters = choose_iters(ctx, op, stalls_once, 0.04)
+    finally:
+        dist.destroy_process_group()
+    assert stalled == [4]
+    assert 40 < iters <= 800  # 40 ms of ops of 50 us and more, never the stalled probe's 8
