@@ -25,8 +25,9 @@ from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV, SCHEMA_VERSI
 from distbench.parse import UsageError
 from distbench.reports.history_load import RunInfo, empty_points, read_points
 
-POINTS_VERSION = 1
-"""Bump when read_points' output changes meaning: every cached run is read again."""
+POINTS_VERSION = 2
+"""Bump when read_points' output changes meaning: every cached run is read again (2: the launches
+of a night are pooled into one point, not the last launch's)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (path VARCHAR PRIMARY KEY, fingerprint VARCHAR, name VARCHAR,

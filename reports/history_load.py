@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
 from distbench.parse import format_size
+from distbench.reports.launches import launch_dirs
 from distbench.reports.load import read_results
 from distbench.reports.runs import find_run_dirs
 
@@ -133,16 +135,16 @@ def points_of(kind: str, rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def read_points(path: Path) -> tuple[RunInfo, pd.DataFrame]:
-    """One night's facts and points; UsageError for anything the report's loader refuses."""
+    """One night's facts and points; UsageError for anything the report's loader refuses. A
+    night of several launches (ci/nightly.sh --launches N: launch-1, launch-2 ...) gives one
+    point per case, pooled as compare pools them (reports/launches.py): the geometric mean of
+    the launches' values, the spread from the lowest low to the highest high."""
     found = find_run_dirs(path, "give run directories of nightly runs")
     top, versions = found.top, found.versions
-    frames = []
-    for run_dir in found.dirs:  # the last to start wins a repeat
-        kind, rows = read_results(run_dir, versions[run_dir])
-        if len(rows):
-            frames.append(points_of(kind, rows))
-    points = pd.concat(frames, ignore_index=True) if frames else empty_points()
-    points = points.drop_duplicates(["key", "metric"], keep="last").reset_index(drop=True)
+    launches = launch_dirs(path)
+    groups = [[d for d in found.dirs if d.is_relative_to(launch)] for launch in launches]
+    per_launch = [launch_points(dirs, versions) for dirs in groups or [found.dirs]]
+    points = pool_points(per_launch) if len(per_launch) > 1 else per_launch[0]
     started = [str(m.get("started_utc") or "") for m in found.manifests.values() if m]
     info = RunInfo(
         path=str(path.resolve()),
@@ -152,6 +154,33 @@ def read_points(path: Path) -> tuple[RunInfo, pd.DataFrame]:
         schema_version=min(versions.values()),
     )
     return info, points
+
+
+def launch_points(run_dirs: list[Path], versions: dict[Path, int]) -> pd.DataFrame:
+    """The points of one launch's run directories; the last to start wins a repeat."""
+    frames = []
+    for run_dir in run_dirs:
+        kind, rows = read_results(run_dir, versions[run_dir])
+        if len(rows):
+            frames.append(points_of(kind, rows))
+    points = pd.concat(frames, ignore_index=True) if frames else empty_points()
+    return points.drop_duplicates(["key", "metric"], keep="last").reset_index(drop=True)
+
+
+def pool_points(per_launch: list[pd.DataFrame]) -> pd.DataFrame:
+    """One point per (case, metric) from several launches' (read_points): a case missing from
+    some launches is pooled from the others."""
+    points = pd.concat(per_launch, ignore_index=True)
+    points["log_value"] = np.log(points["value"].where(points["value"] > 0))
+    pooled = points.groupby(["key", "metric"], sort=False, as_index=False).agg(
+        case=("case", "first"),
+        kind=("kind", "first"),
+        log_value=("log_value", "mean"),
+        low=("low", "min"),
+        high=("high", "max"),
+    )
+    pooled["value"] = np.exp(pooled["log_value"])
+    return pooled[list(POINT_COLUMNS)]
 
 
 def empty_points() -> pd.DataFrame:
