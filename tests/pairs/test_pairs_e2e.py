@@ -2,10 +2,10 @@
 slow_rank, loaded through PYTHONPATH only here) is named, alone, at 4 and 6 ranks, and
 --fail-on-outlier exits 1; without the wrapper nobody is flagged.
 
-Sizes are tiny and the delay strong (5 ms per message posted, 8 messages each way: ~80 ms per
-exchange against ~2 ms), so noise on this 2-core box (6 ranks oversubscribe it) cannot move a
-rank by the 35 % below the median that the default threshold needs at least (pairs/spec.py
-MAD_FLOOR), while the slow rank's pairs are an order of magnitude slower.
+The delay is strong (the slowed rank sleeps 2 ms per 64K message, STEADY below), so noise on this
+2-core box (6 ranks oversubscribe it) cannot move a healthy rank by the 35 % below the median
+that the default threshold needs at least (pairs/spec.py MAD_FLOOR), while the slow rank's
+pairs are several times slower.
 """
 
 from __future__ import annotations
