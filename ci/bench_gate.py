@@ -27,27 +27,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
-import statistics
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from distbench.reports.checks import METRICS, Rule, Threshold, Thresholds
+from distbench.reports.checks import METRICS, Threshold, Thresholds
 from distbench.reports.compare import EXIT_OK, REGRESSED, GateRule, compare_runs
-from distbench.reports.launches import pool_runs
-from distbench.reports.runs import Row, Run, load_run
 
-Key = tuple[tuple[str, str], ...]
-Launch = dict[Key, tuple[float, ...]]
-STATISTICS: dict[str, Callable[[list[float]], float]] = {
-    "time_us_p50": statistics.median,
-    "time_us_min": min,
-    "time_us_mean": statistics.fmean,
-}
-"""The metrics a night can be gated on, from its drawn trial samples."""
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, however it is loaded
+from gate_launches import (
+    Launch,
+    export,
+    load_launches,
+    model_launches,
+    night,
+    pooled_night,
+)
+from gate_thresholds import spread_thresholds, write_thresholds
+
+__all__ = ["export", "load_launches", "night", "pooled_night"]  # the tests use them from here
 
 
 @dataclass(frozen=True)
@@ -64,177 +63,6 @@ class Alternative:
     much again in log terms), at least the rule's default threshold."""
     launches: int = 1
     """Launches pooled on each side of a night (ci/nightly.sh --launches)."""
-
-
-ORDERS: dict[str, str] = {}
-"""Launch name -> its trial order (load_launches fills it; an export without one: sequential)."""
-
-
-def load_launches(path: Path) -> dict[str, Launch]:
-    """Launch name -> row key -> trial samples, from run directories below `path` or from a JSON
-    export of them. Only rows every launch holds are kept."""
-    if path.is_file():
-        data = json.loads(path.read_text())
-        keys = [tuple((k, str(v)) for k, v in case.items()) for case in data["cases"]]
-        launches = {
-            name: {key: tuple(times) for key, times in zip(keys, rows, strict=True) if times}
-            for name, rows in data["launches"].items()
-        }
-        ORDERS.update(dict.fromkeys(launches, data.get("trial_order", "sequential")))
-    else:
-        launches = {}
-        for run_dir in sorted(p for p in path.iterdir() if p.is_dir()):
-            run = load_run(run_dir)
-            launches[run_dir.name] = {k: r.units_us for k, r in run.rows.items() if r.units_us}
-            orders = {r.values.get("trial_order") or "sequential" for r in run.rows.values()}
-            ORDERS[run_dir.name] = orders.pop() if len(orders) == 1 else "mixed"
-    common = set.intersection(*(set(launch) for launch in launches.values()))
-    return {
-        name: {k: v for k, v in launch.items() if k in common} for name, launch in launches.items()
-    }
-
-
-def model_launches(
-    like: dict[str, Launch], spread: float, jitter: float, count: int, seed: int
-) -> dict[str, Launch]:
-    """Launches from a noise model instead of a box: the rows and trial counts of `like`, each
-    row's level moved per launch by a lognormal factor of sd `spread` (night-to-night) and each
-    trial by one of sd `jitter` (within a launch). For a node this script cannot run on."""
-    rng = random.Random(seed)
-    template = next(iter(like.values()))
-    levels = {key: statistics.median(times) for key, times in template.items()}
-    launches = {}
-    for i in range(count):
-        launch = {}
-        for key, level in levels.items():
-            shifted = level * math.exp(rng.gauss(0.0, spread))
-            trials = len(template[key])
-            launch[key] = tuple(shifted * math.exp(rng.gauss(0.0, jitter)) for _ in range(trials))
-        launches[f"M{i:02d}"] = launch
-        ORDERS[f"M{i:02d}"] = "interleaved"  # the model's rows move independently by design
-    return launches
-
-
-def export(launches: dict[str, Launch], path: Path) -> None:
-    keys = sorted({key for launch in launches.values() for key in launch})
-    body = {
-        "about": "per-trial time_us of each row of independent launches (ci/bench_gate.py)",
-        "trial_order": orders.pop()
-        if len(orders := {ORDERS.get(n) for n in launches}) == 1
-        else None,
-        "cases": [dict(key) for key in keys],
-        "launches": {
-            name: [[round(t, 1) for t in launch.get(key, ())] for key in keys]
-            for name, launch in launches.items()
-        },
-    }
-    path.write_text(json.dumps(body, separators=(",", ":")) + "\n")
-
-
-def night(
-    launch: Launch, name: str, trials: int, rng: random.Random, slow: str | None, factor: float
-) -> Run:
-    """One night's run drawn from a launch; `slow`: that primitive's samples x factor."""
-    run = Run(path=Path(name), manifest={})
-    for key, times in launch.items():
-        drawn = [t + rng.uniform(-0.05, 0.05) for t in rng.sample(times, min(trials, len(times)))]
-        values = dict(key)
-        values["trial_order"] = ORDERS.get(name, "sequential")
-        if values["primitive"] == slow:
-            drawn = [t * factor for t in drawn]
-        for column, statistic in STATISTICS.items():
-            values[column] = values[f"step_{column}"] = str(statistic(drawn))
-        kind = values["kind"]
-        unit = "window" if kind == "ddp" else "trial"
-        run.rows[key] = Row(key, kind, values, tuple(drawn), unit, run=name)
-    return run
-
-
-def pooled_night(
-    launches: dict[str, Launch], names: tuple[str, ...], trials: int, rng: random.Random,
-    slow: str | None, factor: float,
-) -> Run:  # fmt: skip
-    """One side of a night from several launches, pooled as compare pools launch-N folders."""
-    runs = [night(launches[name], name, trials, rng, slow, factor) for name in names]
-    return runs[0] if len(runs) == 1 else pool_runs(Path("+".join(names)), runs)
-
-
-def quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def size_bands(keys: list[Key]) -> dict[Key, tuple[int | None, int | None]]:
-    """Per row with a size: the band of sizes it stands for, up to the geometric midpoints with
-    the neighbouring sizes of its case (1K, 64K, 1M: <= 8K, 8K-256K, >= 256K), so a rule still
-    matches when a release rounds sizes differently (1020 B -> 1008 B)."""
-    cases: dict[Key, list[tuple[int, Key]]] = {}
-    for key in keys:
-        values = dict(key)
-        if "size_bytes" in values:
-            case = tuple(kv for kv in key if kv[0] != "size_bytes")
-            cases.setdefault(case, []).append((int(values["size_bytes"]), key))
-    bands = {}
-    for members in cases.values():
-        members.sort()
-        sizes = [size for size, _key in members]
-        for i, (_size, key) in enumerate(members):
-            low = int((sizes[i - 1] * sizes[i]) ** 0.5) + 1 if i else None
-            high = int((sizes[i] * sizes[i + 1]) ** 0.5) if i + 1 < len(sizes) else None
-            bands[key] = (low, high)
-    return bands
-
-
-def row_rule(key: Key, percent: float, band: tuple[int | None, int | None] | None) -> Rule:
-    """A thresholds-file rule for one row of the sweep (its size band, when it has a size)."""
-    values = dict(key)
-    threshold = Threshold(round(percent, 1), True)
-    if band is None:  # a DDP row: one per strategy and world size in a sweep
-        return Rule(
-            threshold, primitive=values["primitive"], backend=values["backend"],
-            strategy=values["strategy"], world_size=int(values["world_size"]),
-        )  # fmt: skip
-    return Rule(
-        threshold, primitive=values["primitive"], backend=values["backend"],
-        mode=values["mode"], dtype=values["dtype"], pattern=values["pattern"],
-        world_size=int(values["world_size"]), min_size=band[0], max_size=band[1],
-    )  # fmt: skip
-
-
-def spread_thresholds(
-    launches: dict[str, Launch], names: list[str], metric: str, margin: float, floor: float
-) -> Thresholds:
-    """Per row: the largest slowdown between any two of `names` (ratio r), as r ** margin - 1
-    in percent, at least `floor`: what --write-thresholds ships for this box."""
-    statistic = STATISTICS[metric]
-    keys = sorted(next(iter(launches.values())))
-    bands = size_bands(keys)
-    rules = []
-    for key in keys:
-        level = [statistic(list(launches[n][key])) for n in names]
-        worst = max(level) / min(level)
-        rules.append(row_rule(key, max(floor, (worst**margin - 1) * 100), bands.get(key)))
-    return Thresholds(Threshold(floor, True), tuple(rules))
-
-
-def write_thresholds(thresholds: Thresholds, path: Path, about: str) -> None:
-    """A thresholds TOML file that compare --thresholds reads: one rule per row."""
-    lines = [f"# {line}" for line in about.splitlines()]
-    lines += ["", f'default = "{thresholds.default}"']
-    for rule in thresholds.rules:
-        lines += ["", "[[rules]]"]
-        for name in ("primitive", "backend", "mode", "dtype", "pattern", "strategy", "world_size"):
-            value = getattr(rule, name)
-            if value is not None:
-                lines.append(f"{name} = {value}" if name == "world_size" else f'{name} = "{value}"')
-        for name in ("min_size", "max_size"):
-            if getattr(rule, name) is not None:
-                lines.append(f'{name} = "{getattr(rule, name)}"')
-        lines.append(f'threshold = "{rule.threshold}"')
-    path.write_text("\n".join(lines) + "\n")
 
 
 @dataclass(frozen=True)
