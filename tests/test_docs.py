@@ -183,3 +183,18 @@ def test_the_readme_set_up_block_is_what_ci_runs() -> None:
     ci_lines = {line.strip() for line in ci.splitlines()}
     for command in readme_setup:
         assert command in ci_lines, f".ci/run does not run the README's '{command}'"
+
+
+def test_the_front_page_lists_every_command() -> None:
+    """README's command table names every command `distbench --help` lists, and links it."""
+    import typer
+
+    from distbench.cli.app import app
+
+    commands = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("| command | what it does |") : text.index("## Documentation")]
+    missing = [
+        name for name in commands if f"`distbench {name}" not in table and f"`{name}`" not in table
+    ]
+    assert not missing, f"add these commands to README.md's command table: {missing}"
