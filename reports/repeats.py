@@ -2,8 +2,8 @@
 started last is used (manifest started_utc, then the run's path; within one results.csv, the later
 row), and a note names the runs involved. Taking the latest measurement is what a resumed or
 re-run case means; pooling or a median would mix measurements the user replaced. (A nightly's
-launch-N folders are not replacements but repeats on purpose: compare pools them,
-reports/launches.py; a report shows the last launch.)
+launch-N folders are not replacements but repeats on purpose: compare and report pool them,
+reports/launches.py and reports/launch_frames.py.)
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def keep_last_repeats(
     note = (
         f"{dropped} {what} row(s) repeat a case of the same source in runs {', '.join(runs)} "
         f"(by start time): each case is shown from the run that started last, as compare does "
-        "(a run's launch-N folders, which compare pools, excepted)"
+        "(a run's launch-N folders are pooled instead)"
     )
     return kept.drop(columns="_order").sort_index(), note
 

@@ -24,6 +24,7 @@ from distbench.reports import analysis as an
 from distbench.reports import figures as fg
 from distbench.reports.differs import section_differs
 from distbench.reports.kinds import OWN_SECTION_PRIMITIVES
+from distbench.reports.launch_frames import pool_launches
 from distbench.reports.load import Loaded, RunData, load_runs
 from distbench.reports.outputs import check_out, default_out, prepare_out, record_outputs
 from distbench.reports.pairs import split_matrix_rows
@@ -123,6 +124,7 @@ def build_report(
     check_out(target)  # refused before minutes of drawing, not after
     references = read_references(Path(reference)) if reference else None  # before drawing
     loaded = load_runs([Path(p) for p in paths])
+    pool_launches(loaded)  # a nightly's launch-N folders, as compare pools them
     by = assign_sources(loaded, by)
     keep_one_row_per_case(loaded)  # compare's rule for a case measured twice
     notes = list(loaded.notes)

@@ -101,3 +101,35 @@ def test_history_gives_a_night_of_two_launches_one_pooled_point(tmp_path: Path) 
     alone = next(case for case in times.index if case.endswith(" 2K"))
     plain = read_points(night / "launch-3")[1]
     assert times[alone] == pytest.approx(plain[plain["metric"] == "time_us_p50"]["value"].iloc[0])
+
+
+def test_report_pools_a_nights_launches_as_compare_does(tmp_path: Path) -> None:
+    """The report of a two-launch night shows one row per case named after the night: its p50
+    the geometric mean of the launches', its samples both launches' trials (numbered on), and
+    a note; a run outside launch folders is left as it was."""
+    from distbench.reports.launch_frames import pool_launches
+    from distbench.reports.load import load_runs
+    from distbench.reports.report import build_report
+
+    night = launches(tmp_path / "night", FAST, SLOW, sizes=(1024, 2048))
+    write_run(night / "launch-3", [(comm_row(4096, SEPARATED, 2), SEPARATED)])
+    plain = write_run(tmp_path / "plain", [(comm_row(1024, SEPARATED, 0), SEPARATED)])
+    loaded = load_runs([plain, night])
+    pool_launches(loaded)
+    assert sorted(run.name for run in loaded.runs) == ["night", "run"]  # plain: its run_id
+    rows = loaded.comm.set_index(["run", "size_bytes"])
+    assert rows.loc[("night", 1024), "time_us_p50"] == pytest.approx(math.sqrt(82.5 * 122.5))
+    assert rows.loc[("night", 2048), "time_us_p50"] == pytest.approx(math.sqrt(82.5 * 122.5))
+    assert rows.loc[("night", 4096), "time_us_p50"] == pytest.approx(102.0)  # launch-3 alone
+    assert rows.loc[("run", 1024), "time_us_p50"] == pytest.approx(102.0)
+    measurement = rows.loc[("night", 1024), "measurement"]
+    mine = loaded.samples[
+        (loaded.samples["run"] == "night") & (loaded.samples["measurement"] == measurement)
+    ]
+    assert sorted(mine["time_us"]) == sorted(FAST + SLOW)
+    assert sorted(mine["trial"]) == list(range(len(FAST) + len(SLOW)))
+    assert any("3 launches pooled (launch-1, launch-2, launch-3)" in n for n in loaded.notes)
+
+    files = build_report([str(night)], out=str(tmp_path / "report"))
+    text = files.markdown.read_text(encoding="utf-8")
+    assert "launches pooled" in text

@@ -1,0 +1,129 @@
+"""A night's launch-N folders pooled for `distbench report`, as compare pools them
+(reports/launches.py), so that the report of a nightly says what its gate judged.
+
+`ci/nightly.sh --launches 2` sweeps into NIGHT/launch-1 and NIGHT/launch-2. The report reads them
+as one run named NIGHT: each case's metric columns are the geometric mean of its launches'
+values (POOLED_COLUMNS), its other cells the last launch's, and its samples every launch's, the
+trials of later launches numbered after the earlier ones'. A case missing from some launches is
+pooled from the others. Runs outside launch-N folders are left as they are.
+
+    loaded = load_runs(paths)
+    pool_launches(loaded)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from distbench.reports.kinds import MATCH_KEYS, ROW_TYPES
+from distbench.reports.launches import LAUNCH, POOLED_COLUMNS
+from distbench.reports.load import Loaded, RunData, concat_rows, concat_samples, unique_names
+
+LAUNCH_COLUMN = "_launch"
+
+
+def night_of(run_dir: Path) -> tuple[Path, int] | None:
+    """(NIGHT, N) when `run_dir` is NIGHT/launch-N or lies below it; None otherwise."""
+    for folder in (run_dir, *run_dir.parents):
+        if match := LAUNCH.fullmatch(folder.name):
+            return folder.parent, int(match.group(1))
+    return None
+
+
+def pool_launches(loaded: Loaded) -> None:
+    """Replace the runs of each night's launches in `loaded` by one pooled run per row kind
+    (module docstring); a note names each night pooled."""
+    nights: dict[tuple[Path, str], list[tuple[int, RunData]]] = {}
+    kept: list[RunData] = []
+    for run in loaded.runs:
+        found = night_of(Path(run.path))
+        if found is None or not len(run.rows):
+            kept.append(run)
+            continue
+        nights.setdefault((found[0], run.kind), []).append((found[1], run))
+    pooled: list[RunData] = []
+    for (night, _kind), members in nights.items():
+        launches = sorted({number for number, _run in members})
+        if len(launches) < 2:
+            kept += [run for _number, run in members]
+            continue
+        pooled.append(pool_night(night, sorted(members, key=lambda m: m[0])))
+        names = ", ".join(f"launch-{n}" for n in launches)
+        note = (
+            f"{night}: {len(launches)} launches pooled ({names}), as compare pools them: each "
+            "case's metrics are the geometric mean of its launches', its samples every launch's"
+        )
+        if note not in loaded.notes:
+            loaded.notes.append(note)
+    if not pooled:
+        return
+    loaded.runs = kept + pooled
+    unique_names(loaded.runs)
+    with_rows = [run for run in loaded.runs if len(run.rows)]
+    loaded.comm = concat_rows([r for r in with_rows if r.kind == "comm"], ROW_TYPES["comm"])
+    loaded.ddp = concat_rows([r for r in with_rows if r.kind == "ddp"], ROW_TYPES["ddp"])
+    loaded.pipeline = concat_rows(
+        [r for r in with_rows if r.kind == "pipeline"], ROW_TYPES["pipeline"]
+    )
+    loaded.samples = concat_samples(with_rows)
+
+
+def pool_night(night: Path, members: list[tuple[int, RunData]]) -> RunData:
+    """One run of one kind from the launches' runs (in launch order)."""
+    last = members[-1][1]
+    key = list(MATCH_KEYS[last.kind])
+    rows = pd.concat(
+        [run.rows.assign(**{LAUNCH_COLUMN: i}) for i, (_n, run) in enumerate(members)],
+        ignore_index=True,
+    )
+    case = rows[key].astype(str).agg("\x1f".join, axis=1)
+    rows = rows.assign(_case=case)
+    pooled = rows.drop_duplicates("_case", keep="last").set_index("_case")
+    for column in sorted(POOLED_COLUMNS & set(rows.columns)):
+        pooled[column] = rows.groupby("_case")[column].agg(geometric_mean)
+    samples = pool_samples(members, rows, pooled["measurement"])
+    pooled = pooled.reset_index(drop=True).drop(columns=[LAUNCH_COLUMN])
+    name = night.name
+    pooled["run_id"] = name
+    return replace(
+        last,
+        name=name,
+        rows=pooled,
+        samples=samples,
+        schema_version=min(run.schema_version for _n, run in members),
+    )
+
+
+def geometric_mean(values: pd.Series) -> float:
+    """Of positive finite values; else the last value (as reports/launches.py's cells)."""
+    numbers = values.astype(float).to_numpy()
+    if len(numbers) and np.all(np.isfinite(numbers)) and np.all(numbers > 0):
+        return math.exp(float(np.mean(np.log(numbers))))
+    return float(numbers[-1]) if len(numbers) else math.nan
+
+
+def pool_samples(
+    members: list[tuple[int, RunData]], rows: pd.DataFrame, measurement_of: pd.Series
+) -> pd.DataFrame | None:
+    """Every launch's samples of each pooled case under the pooled row's measurement id, the
+    trials of each launch numbered after the previous launches' of the same case."""
+    frames = []
+    offset: dict[str, float] = {}
+    for i, (_n, run) in enumerate(members):
+        if run.samples is None:
+            continue
+        mine = rows[rows[LAUNCH_COLUMN] == i]
+        target = dict(zip(mine["measurement"], mine["_case"].map(measurement_of), strict=True))
+        samples = run.samples[run.samples["measurement"].isin(target)].copy()
+        samples["measurement"] = samples["measurement"].map(target)
+        shift = samples["measurement"].map(lambda m: offset.get(m, 0.0))
+        samples["trial"] = samples["trial"] + shift
+        for measurement, trials in samples.groupby("measurement")["trial"].max().items():
+            offset[str(measurement)] = float(trials) + 1
+        frames.append(samples)
+    return pd.concat(frames, ignore_index=True) if frames else None
