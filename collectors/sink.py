@@ -6,12 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Iterable
-from dataclasses import astuple, replace
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from distbench.collectors.schema import RESULTS_CSV, column_names
+from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, SampleRow, column_names
 
 
 def format_value(value: Any) -> Any:
@@ -57,6 +58,36 @@ class CsvSink:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class RunSinks:
+    """Rank 0's results.csv and samples.csv of one run directory (run_sinks opens them)."""
+
+    results: CsvSink
+    samples: CsvSink
+
+    def write(self, samples: Iterable[SampleRow], row: Any) -> None:
+        """A measurement's samples, then its row: the row commits the measurement (a resumed run
+        skips the measurements results.csv holds)."""
+        self.samples.write(samples)
+        self.results.write([row])
+
+
+@contextmanager
+def run_sinks(
+    run_dir: Path | str, row_type: type, run_id: str, writer: bool
+) -> Iterator[RunSinks | None]:
+    """The run's sinks if this process writes them (`writer`: rank 0), else None: results.csv of
+    `row_type` rows and samples.csv, whose rows get `run_id`. Closed on every exit, an
+    exception's included."""
+    with ExitStack() as stack:
+        sinks = None
+        if writer:
+            results = stack.enter_context(CsvSink(Path(run_dir) / RESULTS_CSV, row_type))
+            samples = CsvSink(Path(run_dir) / SAMPLES_CSV, SampleRow, run_id=run_id)
+            sinks = RunSinks(results, stack.enter_context(samples))
+        yield sinks
 
 
 def count_rows(path: Path) -> int:

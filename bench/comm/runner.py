@@ -12,14 +12,8 @@ from pathlib import Path
 
 import torch
 
-from distbench.collectors.schema import (
-    MAX_OVER_RANKS,
-    RESULTS_CSV,
-    SAMPLES_CSV,
-    ResultRow,
-    SampleRow,
-)
-from distbench.collectors.sink import CsvSink
+from distbench.collectors.schema import MAX_OVER_RANKS, ResultRow, SampleRow
+from distbench.collectors.sink import RunSinks, run_sinks
 from distbench.comm import graph, symmetric
 from distbench.comm.api_cases import build_cases
 from distbench.comm.gpu_modes import GRAPH_TIMER
@@ -160,12 +154,16 @@ def plan_items(workload: CommSpec) -> Iterator[tuple[str, str, str, int]]:
 
 def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     """Measure the whole sweep on this rank; rank 0 writes rows as each measurement finishes."""
+    with run_sinks(spec.launch.run_dir, ResultRow, spec.launch.run_id, ctx.rank == 0) as sinks:
+        run_sweep(spec, ctx, log, sinks)
+
+
+def run_sweep(
+    spec: RunSpec, ctx: Context, log: Callable[[str], None], sinks: RunSinks | None
+) -> None:
+    """run_comm's body: the sweep, its rows written to `sinks` (rank 0's; None elsewhere)."""
     workload: CommSpec = spec.workload
     run_dir = Path(spec.launch.run_dir)
-    writer = ctx.rank == 0
-    run_id = spec.launch.run_id
-    results = CsvSink(run_dir / RESULTS_CSV, ResultRow) if writer else None
-    samples = CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=run_id) if writer else None
     placement = gather_placement(ctx, run_dir)
     trace = open_trace(workload.nccl_trace, run_dir)  # --nccl-trace: NCCL's choice per row
     local: list[SampleRow] = []  # this rank's raw samples, gathered once at the end
@@ -182,14 +180,14 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
         rank = ctx.global_ranks[ctx.rank]
         local.extend(sample_rows(measurement, rank, result.mode, run.trials_run, run.local_us))
         begin = time.perf_counter_ns()
-        if results is not None and samples is not None:
+        if sinks is not None:
             row = build_row(
                 spec, ctx, placement, measurement, primitive, dtype_name, requested, result
             )
-            samples.write(
-                sample_rows(measurement, MAX_OVER_RANKS, result.mode, run.trials_run, run.max_us)
+            worst = sample_rows(
+                measurement, MAX_OVER_RANKS, result.mode, run.trials_run, run.max_us
             )
-            results.write([trace.fill(row)])
+            sinks.write(worst, trace.fill(row))
         write_us = (time.perf_counter_ns() - begin) / 1e3
         log(
             f"end {measurement} iters={result.iters} trials={run.trials_run} "
@@ -201,19 +199,14 @@ def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                 f"{dtype_name} size={result.case.size_bytes} ({measurement})"
             )
 
-    try:
-        if workload.trial_order == "interleaved":
-            run_interleaved(ctx, workload, done, log, record)
-        else:
-            run_sequential(ctx, workload, done, log, record)
-        begin = time.perf_counter_ns()
-        gather_samples(ctx, local, samples)
-        gather_us = (time.perf_counter_ns() - begin) / 1e3
-        log(f"gathered {len(local)} samples per rank in {gather_us:.0f} us")
-    finally:
-        for sink in (results, samples):
-            if sink is not None:
-                sink.close()
+    if workload.trial_order == "interleaved":
+        run_interleaved(ctx, workload, done, log, record)
+    else:
+        run_sequential(ctx, workload, done, log, record)
+    begin = time.perf_counter_ns()
+    gather_samples(ctx, local, None if sinks is None else sinks.samples)
+    gather_us = (time.perf_counter_ns() - begin) / 1e3
+    log(f"gathered {len(local)} samples per rank in {gather_us:.0f} us")
 
 
 Record = Callable[[str, str, str, int, Measured], None]

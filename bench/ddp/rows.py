@@ -20,14 +20,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from distbench.collectors.schema import (
-    MAX_OVER_RANKS,
-    RESULTS_CSV,
-    SAMPLES_CSV,
-    DdpRow,
-    SampleRow,
-)
-from distbench.collectors.sink import CsvSink, read_rows
+from distbench.collectors.schema import MAX_OVER_RANKS, RESULTS_CSV, DdpRow, SampleRow
+from distbench.collectors.sink import RunSinks, read_rows, run_sinks
 from distbench.ddp import metrics
 from distbench.ddp.spec import DDP_STRATEGIES, HIDDEN_SHARE_REFERENCE, DdpSpec, StrategyRun
 from distbench.ddp.steps import Timed
@@ -172,39 +166,16 @@ def build_row(
     )
 
 
-@dataclass(frozen=True)
-class Sinks:
-    """Rank 0's results.csv and samples.csv of a training workload."""
-
-    results: CsvSink
-    samples: CsvSink
-
-    def write(self, measurement: str, window_step_us: list[float], row: Any) -> None:
-        """A measurement's window samples, then its row: the row commits it (a resumed run
-        skips the measurements results.csv holds)."""
-        self.samples.write(window_rows(measurement, window_step_us))
-        self.results.write([row])
-
-
 @contextmanager
-def rank0_sinks(spec: RunSpec, ctx: Context, row_type: type) -> Iterator[Sinks | None]:
-    """The sinks on rank 0 (None on the other ranks), closed at the end. After the measurements,
-    every rank collects garbage and meets at a barrier: without these a gloo rank sometimes
-    aborted at exit ("terminate called without an active exception"), with a DDP object left
-    for interpreter exit or a rank left behind."""
-    run_dir = Path(spec.launch.run_dir)
-    sinks = None
-    if ctx.rank == 0:
-        results = CsvSink(run_dir / RESULTS_CSV, row_type)
-        sinks = Sinks(results, CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id))
-    try:
+def rank0_sinks(spec: RunSpec, ctx: Context, row_type: type) -> Iterator[RunSinks | None]:
+    """run_sinks of a training workload (ddp's, pipeline's): on rank 0, None on the others.
+    After the measurements, every rank collects garbage and meets at a barrier: without these a
+    gloo rank sometimes aborted at exit ("terminate called without an active exception"), with a
+    DDP object left for interpreter exit or a rank left behind."""
+    with run_sinks(spec.launch.run_dir, row_type, spec.launch.run_id, ctx.rank == 0) as sinks:
         yield sinks
         gc.collect()
         barrier(ctx)
-    finally:
-        if sinks is not None:
-            sinks.results.close()
-            sinks.samples.close()
 
 
 def window_rows(measurement: str, window_step_us: list[float]) -> list[SampleRow]:

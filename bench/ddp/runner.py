@@ -32,6 +32,7 @@ from distbench.ddp.rows import (
     rank0_sinks,
     run_key,
     step_rows,
+    window_rows,
 )
 from distbench.ddp.spec import BASELINES, DdpSpec, StrategyRun
 from distbench.ddp.steps import Batch, train
@@ -141,7 +142,7 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                 if sinks is not None:  # rank 0
                     for ready in pending:
                         row = build_row(spec, ctx, ready, params, baselines, one_rank)
-                        sinks.write(ready.measurement, ready.timed.window_step_us, row)
+                        sinks.write(window_rows(ready.measurement, ready.timed.window_step_us), row)
                 pending = []
             del trained, final
         gather_samples(ctx, local, None if sinks is None else sinks.samples)

@@ -31,8 +31,8 @@ import torch
 import torch.distributed as dist
 
 from distbench.collectors.rows_init import InitRow
-from distbench.collectors.schema import MAX_OVER_RANKS, RESULTS_CSV, SAMPLES_CSV, SampleRow
-from distbench.collectors.sink import CsvSink
+from distbench.collectors.schema import MAX_OVER_RANKS, SampleRow
+from distbench.collectors.sink import RunSinks, run_sinks
 from distbench.groups import placement_of
 from distbench.init.spec import InitSpec
 from distbench.plan import measurement_id
@@ -163,21 +163,23 @@ def init_row(
 
 
 def write_method(
-    spec: RunSpec, rdzv: Rendezvous, index: int, gathered: list[Any], sinks: tuple[CsvSink, ...]
+    spec: RunSpec, rdzv: Rendezvous, index: int, gathered: list[Any], sinks: RunSinks
 ) -> None:
     """Rank 0: one row per phase of method `index` with its samples (samples first: the row
     commits the measurement)."""
     workload: InitSpec = spec.workload
-    results, samples = sinks
     method = workload.methods[index]
     for p, phase in enumerate(workload.phases):
         number = index * len(workload.phases) + p
         measurement = measurement_id(len(gathered), number, workload.tag)
         per_rank = [[trial[phase] for trial in rank_times] for rank_times in gathered]
         worst = [max(values) for values in zip(*per_rank, strict=True)]
-        for rank, values in [*enumerate(per_rank), (MAX_OVER_RANKS, worst)]:
-            samples.write([SampleRow(measurement, rank, t, 0, v) for t, v in enumerate(values)])
-        results.write([init_row(spec, rdzv, measurement, method, phase, worst)])
+        samples = [
+            SampleRow(measurement, rank, t, 0, v)
+            for rank, values in [*enumerate(per_rank), (MAX_OVER_RANKS, worst)]
+            for t, v in enumerate(values)
+        ]
+        sinks.write(samples, init_row(spec, rdzv, measurement, method, phase, worst))
 
 
 def run_init(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
@@ -194,27 +196,20 @@ def run_init(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     rdzv: Rendezvous = replace(shared[0], hosts=hosts)
     dist.barrier()
     dist.destroy_process_group()
-    sinks: tuple[CsvSink, ...] = ()
-    if ctx.rank == 0:
-        sinks = (
-            CsvSink(run_dir / RESULTS_CSV, InitRow),
-            CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id),
-        )
     try:
-        for index, method in enumerate(workload.methods):
-            log(f"init {method}: {workload.trials} fresh groups")
-            places = rdzv.files[index] if method == "file" else rdzv.ports[index]
-            mine = [repetition(method, where, rdzv, ctx, spec) for where in places]
-            join("tcp", rdzv.collect[index], rdzv, ctx, spec.launch.timeout_s)
-            gathered: list[Any] = [None] * ctx.world_size
-            dist.all_gather_object(gathered, mine)
-            if sinks:
-                write_method(spec, rdzv, index, gathered, sinks)
-            if index < len(workload.methods) - 1:
-                dist.barrier()
-                dist.destroy_process_group()
+        with run_sinks(run_dir, InitRow, spec.launch.run_id, ctx.rank == 0) as sinks:
+            for index, method in enumerate(workload.methods):
+                log(f"init {method}: {workload.trials} fresh groups")
+                places = rdzv.files[index] if method == "file" else rdzv.ports[index]
+                mine = [repetition(method, where, rdzv, ctx, spec) for where in places]
+                join("tcp", rdzv.collect[index], rdzv, ctx, spec.launch.timeout_s)
+                gathered: list[Any] = [None] * ctx.world_size
+                dist.all_gather_object(gathered, mine)
+                if sinks is not None:
+                    write_method(spec, rdzv, index, gathered, sinks)
+                if index < len(workload.methods) - 1:
+                    dist.barrier()
+                    dist.destroy_process_group()
     finally:
-        for sink in sinks:
-            sink.close()
         if ctx.rank == 0:
             shutil.rmtree(run_dir / RENDEZVOUS_DIR, ignore_errors=True)

@@ -13,7 +13,7 @@ import torch
 
 from distbench.collectors.rows_overlap import OverlapRow
 from distbench.collectors.schema import MAX_OVER_RANKS
-from distbench.collectors.sink import CsvSink
+from distbench.collectors.sink import RunSinks
 from distbench.groups import Placement
 from distbench.overlap.metrics import overlap_figures
 from distbench.overlap.spec import OverlapSpec
@@ -107,16 +107,17 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
 
 
 def write_case(
-    sinks: tuple[CsvSink, CsvSink], spec: RunSpec, placement: Placement, host: str, case: Case
+    sinks: RunSinks, spec: RunSpec, placement: Placement, host: str, case: Case
 ) -> OverlapRow:
     """The `both` samples of every rank and of the maximum (rank -1) first (the row commits the
     measurement, as --resume expects), then the row."""
-    results, samples = sinks
     iters = spec.workload.iters
-    for rank, mine in enumerate(case.gathered):
-        samples.write(sample_rows(case.measurement, rank, case.mode, iters, mine["both"]))
-    worst = case.worst("both")
-    samples.write(sample_rows(case.measurement, MAX_OVER_RANKS, case.mode, iters, worst))
+    both = [mine["both"] for mine in case.gathered]
+    samples = [
+        sample
+        for rank, values in [*enumerate(both), (MAX_OVER_RANKS, case.worst("both"))]
+        for sample in sample_rows(case.measurement, rank, case.mode, iters, values)
+    ]
     row = overlap_row(spec, placement, host, case)
-    results.write([row])
+    sinks.write(samples, row)
     return row

@@ -18,15 +18,13 @@ import itertools
 import math
 import socket
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
 from distbench.collectors.rows_overlap import OverlapRow
-from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, SampleRow
-from distbench.collectors.sink import CsvSink
+from distbench.collectors.sink import run_sinks
 from distbench.groups import gather_placement
 from distbench.overlap.ops import SPANS, Collective, Matmul, Ops, build_collective
 from distbench.overlap.rows import Case, write_case
@@ -85,20 +83,13 @@ def set_threads(threads: int) -> int:
 def run_overlap(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     """Every case; rank 0 writes each case's row as it ends."""
     workload: OverlapSpec = spec.workload
-    run_dir = Path(spec.launch.run_dir)
     placement = gather_placement(ctx)
-    sinks: tuple[CsvSink, CsvSink] | None = None
-    if ctx.rank == 0:
-        sinks = (
-            CsvSink(run_dir / RESULTS_CSV, OverlapRow),
-            CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id),
-        )
     cases = itertools.product(
         workload.compute_threads, workload.primitives, workload.sizes, workload.compute,
         workload.modes,
     )  # fmt: skip
     built: dict[tuple[str, int], Collective] = {}
-    try:
+    with run_sinks(spec.launch.run_dir, OverlapRow, spec.launch.run_id, ctx.rank == 0) as sinks:
         for index, (threads, name, requested, n, mode) in enumerate(cases):
             measurement = measurement_id(ctx.world_size, index, workload.tag)
             if measurement in spec.launch.done:  # --resume: its row is kept
@@ -123,9 +114,6 @@ def run_overlap(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None
             )
             if sinks is not None:
                 write_case(sinks, spec, placement, socket.gethostname(), case)
-    finally:
-        for sink in sinks or ():
-            sink.close()
 
 
 def run_case(

@@ -12,7 +12,7 @@ import torch
 
 from distbench.collectors.ranks import RankRow
 from distbench.collectors.schema import MAX_OVER_RANKS, ResultRow, SampleRow
-from distbench.collectors.sink import CsvSink
+from distbench.collectors.sink import RunSinks
 from distbench.pairs.outliers import standings
 from distbench.pairs.spec import PairsSpec
 from distbench.primitives.send_recv import default_window
@@ -108,19 +108,16 @@ def sample_rows(
     return rows
 
 
-def write_pair(
-    sinks: tuple[CsvSink, CsvSink, CsvSink], row: ResultRow, result: PairResult, layout: Any
-) -> None:
+def write_pair(sinks: RunSinks, row: ResultRow, result: PairResult, layout: Any) -> None:
     """Samples first (the row commits the measurement, as --resume expects), then the row."""
-    results, samples, _ = sinks
     ranks = pair_ranks(layout.units, result.pair)
-    for rank in ranks:
-        samples.write(
-            sample_rows(row.measurement, rank, row.mode, row.iters, result.gathered[rank])
-        )
-    worst = result.worst(ranks)
-    samples.write(sample_rows(row.measurement, MAX_OVER_RANKS, row.mode, row.iters, worst))
-    results.write([row])
+    per_rank = [*((r, result.gathered[r]) for r in ranks), (MAX_OVER_RANKS, result.worst(ranks))]
+    samples = [
+        sample
+        for rank, values in per_rank
+        for sample in sample_rows(row.measurement, rank, row.mode, row.iters, values)
+    ]
+    sinks.write(samples, row)
 
 
 def rank_rows(

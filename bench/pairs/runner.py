@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,14 +24,8 @@ import torch
 import torch.distributed as dist
 
 from distbench.collectors.ranks import RankRow
-from distbench.collectors.schema import (
-    RANKS_CSV,
-    RESULTS_CSV,
-    SAMPLES_CSV,
-    ResultRow,
-    SampleRow,
-)
-from distbench.collectors.sink import CsvSink, read_rows
+from distbench.collectors.schema import RANKS_CSV, RESULTS_CSV, ResultRow
+from distbench.collectors.sink import CsvSink, RunSinks, read_rows, run_sinks
 from distbench.pairs.rows import PairResult, kept_result, pair_row, rank_rows, write_pair
 from distbench.pairs.spec import PairsSpec, circle_rounds
 from distbench.plan import measurement_id
@@ -100,10 +95,6 @@ def pair_groups(spec: PairsSpec, layout: Layout) -> dict[tuple[int, int], Any]:
     }
 
 
-Sinks = tuple[CsvSink, CsvSink, CsvSink]
-"""Rank 0's results.csv, samples.csv and ranks.csv."""
-
-
 @dataclass
 class PairsRun:
     """One launch's pairs: what every size's rounds need, and the next measurement index."""
@@ -112,7 +103,9 @@ class PairsRun:
     ctx: Context
     layout: Layout
     groups: dict[tuple[int, int], Any]
-    sinks: Sinks | None
+    sinks: RunSinks | None
+    ranks_csv: CsvSink | None
+    """Rank 0's ranks.csv, beside its results.csv and samples.csv (`sinks`)."""
     kept: dict[str, dict[str, str]]
     """results.csv rows of an interrupted run (--resume), by measurement id; rank 0 only."""
     index: int = 0
@@ -144,9 +137,9 @@ class PairsRun:
                 row = pair_row(self.spec, self.layout, result, dtype, count)
                 write_pair(self.sinks, row, result, self.layout)
                 results.append((pair[0], pair[1], row.busbw_GBps))
-        if self.sinks is not None:
+        if self.ranks_csv is not None:
             size = count * dtype.itemsize
-            self.sinks[2].write(rank_rows(self.spec, self.layout, results, mode, size))
+            self.ranks_csv.write(rank_rows(self.spec, self.layout, results, mode, size))
 
 
 def run_pairs(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
@@ -154,23 +147,18 @@ def run_pairs(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     workload: PairsSpec = spec.workload
     run_dir = Path(spec.launch.run_dir)
     layout = gather_layout(workload.level, ctx.world_size)
-    sinks: Sinks | None = None
+    writer = ctx.rank == 0
     kept: dict[str, dict[str, str]] = {}
-    if ctx.rank == 0:
+    if writer:
         kept = {row["measurement"]: row for row in read_rows(run_dir / RESULTS_CSV)}
-        sinks = (
-            CsvSink(run_dir / RESULTS_CSV, ResultRow),
-            CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id),
-            CsvSink(run_dir / RANKS_CSV, RankRow),
-        )
-    run = PairsRun(spec, ctx, layout, pair_groups(workload, layout), sinks, kept)
-    try:
+    with (
+        run_sinks(run_dir, ResultRow, spec.launch.run_id, writer) as sinks,
+        CsvSink(run_dir / RANKS_CSV, RankRow) if writer else nullcontext() as ranks_csv,
+    ):
+        run = PairsRun(spec, ctx, layout, pair_groups(workload, layout), sinks, ranks_csv, kept)
         for mode in workload.modes:
             for requested in workload.sizes:
                 run.measure_size(mode, requested, log)
-    finally:
-        for sink in sinks or ():
-            sink.close()
 
 
 def run_round(

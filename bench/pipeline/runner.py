@@ -22,7 +22,7 @@ from torch import nn
 
 from distbench.collectors.rows_pipeline import PipelineRow
 from distbench.ddp.models import build_batches, build_model
-from distbench.ddp.rows import rank0_sinks
+from distbench.ddp.rows import rank0_sinks, window_rows
 from distbench.ddp.steps import Batch
 from distbench.pipeline.rows import Measured, build_row
 from distbench.pipeline.schedules import build_step
@@ -128,5 +128,5 @@ def run_pipeline(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> Non
             measured = measured.with_diff(measurement, diff)
             if sinks is not None:
                 row = build_row(spec, ctx, workload, measured)
-                sinks.write(measurement, measured.window_step_us, row)
+                sinks.write(window_rows(measurement, measured.window_step_us), row)
             log(f"end {measurement}: bubble {measured.bubble:.3f}, max_param_diff {diff:.3g}")

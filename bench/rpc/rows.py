@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from distbench.collectors.schema import MAX_OVER_RANKS, ResultRow, SampleRow
-from distbench.collectors.sink import CsvSink
+from distbench.collectors.sink import RunSinks
 from distbench.groups import Placement
 from distbench.ranks import ranks_label
 from distbench.rpc.spec import RpcSpec, pattern_label
@@ -62,21 +62,15 @@ def rpc_row(
 
 
 def write_measurement(
-    sinks: tuple[CsvSink, CsvSink], row_of: Any, measurement: str, gathered: list[list[float]],
-    per_trial: int,
-) -> None:  # fmt: skip
+    sinks: RunSinks, row_of: Any, measurement: str, gathered: list[list[float]], per_trial: int
+) -> None:
     """Samples first (the row commits the measurement, as --resume expects), then the row;
     `row_of(worst, callers)` builds it."""
-    results, samples = sinks
     callers = [rank for rank, values in enumerate(gathered) if values]
     worst = [max(v) for v in zip(*(gathered[r] for r in callers), strict=True)]
-    for rank, values in [*((r, gathered[r]) for r in callers), (MAX_OVER_RANKS, worst)]:
-        samples.write(
-            [
-                SampleRow(
-                    measurement, rank, i // per_trial, i % per_trial if per_trial > 1 else -1, v
-                )
-                for i, v in enumerate(values)
-            ]
-        )
-    results.write([row_of(worst, callers)])
+    samples = [
+        SampleRow(measurement, rank, i // per_trial, i % per_trial if per_trial > 1 else -1, v)
+        for rank, values in [*((r, gathered[r]) for r in callers), (MAX_OVER_RANKS, worst)]
+        for i, v in enumerate(values)
+    ]
+    sinks.write(samples, row_of(worst, callers))

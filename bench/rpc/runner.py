@@ -11,20 +11,20 @@ then the row, as each measurement ends.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
 from torch.distributed import rpc
 
-from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, ResultRow, SampleRow
-from distbench.collectors.sink import CsvSink
+from distbench.collectors.schema import ResultRow
+from distbench.collectors.sink import run_sinks
 from distbench.groups import gather_placement
 from distbench.init.runner import free_ports
 from distbench.plan import measurement_id
@@ -152,21 +152,13 @@ def start_rpc(ctx: Context, timeout_s: float) -> None:
 def run_rpc(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     """Every pattern at every size; rank 0 writes each measurement's rows as it ends."""
     workload: RpcSpec = spec.workload
-    run_dir = Path(spec.launch.run_dir)
     place = gather_placement(ctx)
     start_rpc(ctx, spec.launch.timeout_s)
-    sinks: tuple[CsvSink, CsvSink] | None = None
-    if ctx.rank == 0:
-        sinks = (
-            CsvSink(run_dir / RESULTS_CSV, ResultRow),
-            CsvSink(run_dir / SAMPLES_CSV, SampleRow, run_id=spec.launch.run_id),
-        )
-    try:
-        index = 0
-        for pattern in workload.patterns:
-            for requested in workload.sizes:
+    with run_sinks(spec.launch.run_dir, ResultRow, spec.launch.run_id, ctx.rank == 0) as sinks:
+        try:
+            cases = itertools.product(workload.patterns, workload.sizes)
+            for index, (pattern, requested) in enumerate(cases):
                 measurement = measurement_id(ctx.world_size, index, workload.tag)
-                index += 1
                 if measurement in spec.launch.done:
                     continue
                 count = requested // 4
@@ -180,7 +172,5 @@ def run_rpc(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                         rpc_row, spec, place, os.uname().nodename, measurement, pattern, count
                     )
                     write_measurement(sinks, row_of, measurement, gathered, per_trial)
-    finally:
-        rpc.shutdown()
-        for sink in sinks or ():
-            sink.close()
+        finally:
+            rpc.shutdown()
