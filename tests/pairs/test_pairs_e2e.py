@@ -2,10 +2,11 @@
 slow_rank, loaded through PYTHONPATH only here) is named, alone, at 4 and 6 ranks, and
 --fail-on-outlier exits 1; without the wrapper nobody is flagged.
 
-The delay is strong (the slowed rank sleeps 2 ms per 64K message, STEADY below), so noise on this
-2-core box (6 ranks oversubscribe it) cannot move a healthy rank by the 35 % below the median
-that the default threshold needs at least (pairs/spec.py MAD_FLOOR), while the slow rank's
-pairs are several times slower.
+The delay is strong (the slowed rank sleeps SLOW_DELAY, 5 ms, per 64K message posted, STEADY
+below: a healthy message takes 0.1 to 2 ms here, loaded), so noise on this 2-core box (6 ranks
+oversubscribe it) cannot move a healthy rank by the 35 % below the median that the default
+threshold needs at least (pairs/spec.py MAD_FLOOR), while the slow rank's pairs are several
+times slower. (At 2 ms, a loaded box once left the slow rank at z = -2.45, unflagged.)
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ QUICK = ["--backend", "gloo", "--sizes", "4K", "--iters", "2", "--trials", "3", 
 QUICK += ["--quiet"]
 WINDOW = ["--window", "8"]
 STEADY = ["--sizes", "64K", "--iters", "5", "--trials", "5"]  # after QUICK: the last one wins
+SLOW_DELAY = 0.005
+"""Seconds the slowed rank sleeps before each message it posts (module docstring)."""
 """Where a test names the flagged ranks exactly: 4K messages of ~100 us on ranks sharing 2
 cores let one preemption make a healthy rank look 3x slow (a second rank flagged beside the
 slowed one, now and then under load); windows of 64K messages, 5 per trial, 5 trials do not."""
@@ -62,7 +65,12 @@ def test_a_slow_rank_is_named_alone_and_fails_the_run(
     tmp_path: Path, world_size: int, slow_rank: int
 ) -> None:
     done = run_pairs(
-        tmp_path / "run", world_size, f"{slow_rank}:0.002", *WINDOW, *STEADY, "--fail-on-outlier"
+        tmp_path / "run",
+        world_size,
+        f"{slow_rank}:{SLOW_DELAY}",
+        *WINDOW,
+        *STEADY,
+        "--fail-on-outlier",
     )
     assert done.returncode == 1, done.stderr
     assert outliers(tmp_path / "run") == [str(slow_rank)]

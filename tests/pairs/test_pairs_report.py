@@ -13,7 +13,7 @@ import pytest
 from distbench.reports.load import load_runs
 from distbench.reports.pairs import pair_matrices, read_ranks, split_matrix_rows
 from distbench.reports.report import build_report
-from tests.pairs.test_pairs_e2e import STEADY, WINDOW, run_pairs
+from tests.pairs.test_pairs_e2e import SLOW_DELAY, STEADY, WINDOW, run_pairs
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ def markdown_table(text: str, title: str) -> list[list[str]]:
 
 def test_the_report_marks_the_slow_rank(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    done = run_pairs(run_dir, 6, "4:0.002", *WINDOW, *STEADY)
+    done = run_pairs(run_dir, 6, f"4:{SLOW_DELAY}", *WINDOW, *STEADY)
     assert done.returncode == 0, done.stderr
     loaded = load_runs([run_dir])
     lines, pairs = split_matrix_rows(loaded.comm.assign(source="vm"))
