@@ -194,7 +194,10 @@ def format_significant(value: float, digits: int = 3) -> str:
     magnitude = math.floor(math.log10(abs(rounded)))
     if magnitude >= digits - 1:
         return f"{value:.0f}"
-    return f"{rounded:.{min(digits - 1 - magnitude, 15)}f}"
+    text = f"{rounded:.{min(digits - 1 - magnitude, 15)}f}"
+    return (
+        "0" if float(text) == 0 else text
+    )  # below 5e-16 (a float's residue): not 0.000000000000000
 
 
 def format_size(size_bytes: int) -> str:

@@ -135,14 +135,17 @@ def fit_latency_bandwidth(sizes_bytes: Sequence[float], times_us: Sequence[float
     alpha, slope = float(alpha_all[0]), float(slope_all[0])
     predicted = alpha + slope * sizes
     relative = np.abs(predicted - times) / times
-    # Residual bootstrap: the fitted times times resampled log residuals, refitted.
-    rng = np.random.default_rng(SEED)
-    residuals = np.log(times / predicted)
-    drawn = residuals[rng.integers(0, len(times), size=(REPLICATES, len(times)))]
-    alphas, slopes = fit_parts(sizes, predicted * np.exp(drawn), small, large)
-    tails = [2.5, 97.5]
-    alpha_low, alpha_high = np.percentile(alphas, tails)
-    slope_low, slope_high = np.percentile(slopes, tails)
+    # Residual bootstrap: the fitted times times resampled log residuals, refitted. Two points
+    # leave no residual (the line passes through both): no interval, never a zero-width one.
+    alpha_low = alpha_high = slope_low = slope_high = math.nan
+    if len(times) > 2:
+        rng = np.random.default_rng(SEED)
+        residuals = np.log(times / predicted)
+        drawn = residuals[rng.integers(0, len(times), size=(REPLICATES, len(times)))]
+        alphas, slopes = fit_parts(sizes, predicted * np.exp(drawn), small, large)
+        tails = [2.5, 97.5]
+        alpha_low, alpha_high = np.percentile(alphas, tails)
+        slope_low, slope_high = np.percentile(slopes, tails)
     rel_rms = math.sqrt(float(np.mean(relative**2)))
     return Fit(
         alpha_us=alpha,
@@ -160,7 +163,9 @@ def fit_latency_bandwidth(sizes_bytes: Sequence[float], times_us: Sequence[float
 
 
 def to_beta(slope: float) -> float:
-    """GB/s from a slope in µs per byte; math.inf when time does not grow."""
+    """GB/s from a slope in µs per byte; math.inf when time does not grow (NaN stays NaN)."""
+    if math.isnan(slope):
+        return math.nan
     return GBPS_PER_BYTE_PER_US / slope if slope > 0 else math.inf
 
 

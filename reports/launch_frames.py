@@ -92,6 +92,7 @@ def pool_night(night: Path, members: list[tuple[int, RunData]]) -> RunData:
     pooled["run_id"] = name
     return replace(
         last,
+        path=night,
         name=name,
         rows=pooled,
         samples=samples,

@@ -157,7 +157,8 @@ def fit_section(figures: list[FigureOut], fit: TableOut) -> Section:
         "worst (large where protocols switch between the two ends). A line whose rel. RMS "
         f"is above {MAX_REL_RMS:.0%} shows '{NO_FIT}': its times are noise to this model, "
         "and it is left out of the figure. [low, high]: 95 % intervals from a residual "
-        "bootstrap (the fitted times times resampled log residuals, refitted).",
+        "bootstrap (the fitted times times resampled log residuals, refitted); none for a line "
+        "of two sizes, which passes through both.",
         figures=figures,
         tables=[titled(fit, "Latency-bandwidth fit")],
     )

@@ -37,6 +37,10 @@ def test_two_sizes_are_solved_exactly() -> None:
     assert fit.alpha_us == pytest.approx(10.0)
     assert fit.beta_GBps == pytest.approx(1.0)
     assert not fit.split  # too few sizes: alpha is the intercept of one line through all
+    # A line through two points leaves no residual: no interval, not a zero-width one.
+    assert all(math.isnan(v) for v in (*fit.alpha_interval, *fit.beta_interval))
+    three = fit_latency_bandwidth([1000, 2000, 3000], [11.0, 12.5, 13.0])
+    assert three.alpha_interval[0] < three.alpha_us < three.alpha_interval[1]
 
 
 def test_relative_weighting_keeps_alpha_from_small_sizes() -> None:

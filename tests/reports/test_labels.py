@@ -73,6 +73,9 @@ def test_placement_counts_the_nodes_a_group_spans() -> None:
         (123456.7, 4, "123457"),
         (0.0, 4, "0"),
         (-0.5, 3, "-0.500"),
+        (1.7e-17, 4, "0"),  # a float's residue (an exact fit's rel. RMS), not 0.000000000000000
+        (-3e-18, 4, "0"),
+        (2.5e-12, 3, "0.00000000000250"),
     ],
 )
 def test_significant_digits_without_exponent_or_separator(
