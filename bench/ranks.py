@@ -8,6 +8,8 @@ only), on the CPU under gloo. One collective per call, whatever the world size.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.distributed as dist
 
@@ -53,3 +55,16 @@ def gather_samples(ctx: Context, local: list[SampleRow], sink: CsvSink | None) -
     if sink is not None:
         for rows in gathered:
             sink.write(rows or [])
+
+
+def agreed_failure(ctx: Context, error: str | None) -> str | None:
+    """One rank's failure made every rank's, before a collective step the failed rank would
+    never join (the others would wait in it until --timeout): None where no rank failed, else
+    'rank K: <its error>' of the lowest failing rank, on every rank. `error`: this rank's."""
+    errors: list[Any] = [None] * ctx.world_size
+    dist.all_gather_object(errors, error, group=ctx.group)
+    failed = [(rank, text) for rank, text in enumerate(errors) if text is not None]
+    if not failed:
+        return None
+    rank, text = failed[0]
+    return f"rank {rank}: {text}"
