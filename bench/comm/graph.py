@@ -11,6 +11,13 @@ collectives, so what the eager cuda_event timer amortises (each op's dispatch) i
 difference between a graph row and its eager twin is the launch cost. Rows: timer
 cuda_event+graph, graph = true, iters = ops per graph.
 
+The capture uses torch.cuda.graph's default (global) capture mode: ProcessGroupNCCL enqueues no
+watchdog work while a stream captures (pytorch #103503) and queries its events in thread-local
+mode (#148594), so the watchdog cannot invalidate the capture; and the warm-up has made NCCL's
+connections, whose on-demand setup would allocate inside a capture (nccl-tests captures in
+thread-local mode for that reason). Never run on a GPU yet: ci/gpu-smoke.sh's cuda-graph-nccl
+step is the first check.
+
 --check: one op on buffers of the case's form (comm/static.py, allocated as the timed ones, so
 symmetric with --buffers symmetric) is captured, the check data copied in, the graph replayed
 once, and the result verified as the eager and functional checks verify it: the same data,
