@@ -50,6 +50,9 @@ from distbench.reports.sources import SOURCES, assign_sources
 
 COMPARED_FIELDS = {"host", "platform", "CPU", "memory", "GPUs", "python", "torch", "CUDA", "NCCL"}
 COMPARED_FIELDS |= {"distbench", "environment", "worker environment"}
+LAUNCH_PLUMBING = frozenset({"MASTER_ADDR", "MASTER_PORT"})
+"""Worker variables torchrun sets anew for every launch (a free port): not a difference between
+two clusters, so the report leaves them out of the worker environment (manifest.json keeps them)."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ def manifest_fields(run: RunData) -> dict[str, str]:
     gpus = m.get("gpus") or []
     sha = str(m.get("distbench_git_sha") or "")[:10]
     sha += " (uncommitted changes)" if m.get("distbench_git_dirty") else ""
-    worker_env = m.get("worker_env") or {}
+    worker_env = {k: v for k, v in (m.get("worker_env") or {}).items() if k not in LAUNCH_PLUMBING}
     return {
         "run": run.name,
         "directory": str(run.path),

@@ -333,3 +333,22 @@ def test_bad_by_names_every_choice(fold: Path, capsys: pytest.CaptureFixture[str
     assert line == (
         "distbench: error: unknown --by 'rack': choose one of auto, label, argument, host, run"
     )
+
+
+def test_the_runs_table_marks_a_worker_variable_not_torchrun_s_port() -> None:
+    """Two launches always get different MASTER_PORTs: not a difference between the runs, so not
+    shown or marked; a variable the user set differently (NCCL_ALGO) is marked."""
+    import pandas as pd
+
+    from distbench.reports.load import RunData
+    from distbench.reports.report import manifests_table
+
+    def run(name: str, **worker_env: str) -> RunData:
+        manifest = {"status": "completed", "worker_env": {"MASTER_ADDR": "localhost", **worker_env}}
+        return RunData(Path(name), name, 0, "comm", pd.DataFrame(), None, manifest)
+
+    same = manifests_table([run("a", MASTER_PORT="45961"), run("b", MASTER_PORT="37367")])
+    assert not same.highlight and "MASTER_PORT" not in same.frame.to_string()
+    algo = manifests_table([run("a", NCCL_ALGO="Ring"), run("b", NCCL_ALGO="Tree")])
+    fields = list(algo.frame[""])
+    assert [fields[i] for i in algo.highlight] == ["worker environment"]
