@@ -5,7 +5,8 @@
 as one run named NIGHT: each case's metric columns are the geometric mean of its launches'
 values (POOLED_COLUMNS), its other cells the last launch's, and its samples every launch's, the
 trials of later launches numbered after the earlier ones'. A case missing from some launches is
-pooled from the others. Runs outside launch-N folders are left as they are.
+pooled from the others. Runs outside launch-N folders are left as they are, and so are launches
+given as arguments of their own (`report NIGHT/launch-1 NIGHT/launch-2` compares the two).
 
     loaded = load_runs(paths)
     pool_launches(loaded)
@@ -38,16 +39,16 @@ def night_of(run_dir: Path) -> tuple[Path, int] | None:
 def pool_launches(loaded: Loaded) -> None:
     """Replace the runs of each night's launches in `loaded` by one pooled run per row kind
     (module docstring); a note names each night pooled."""
-    nights: dict[tuple[Path, str], list[tuple[int, RunData]]] = {}
+    nights: dict[tuple[int, Path, str], list[tuple[int, RunData]]] = {}
     kept: list[RunData] = []
     for run in loaded.runs:
         found = night_of(Path(run.path))
         if found is None or not len(run.rows):
             kept.append(run)
             continue
-        nights.setdefault((found[0], run.kind), []).append((found[1], run))
+        nights.setdefault((run.argument, found[0], run.kind), []).append((found[1], run))
     pooled: list[RunData] = []
-    for (night, _kind), members in nights.items():
+    for (_argument, night, _kind), members in nights.items():
         launches = sorted({number for number, _run in members})
         if len(launches) < 2:
             kept += [run for _number, run in members]

@@ -130,6 +130,10 @@ def test_report_pools_a_nights_launches_as_compare_does(tmp_path: Path) -> None:
     assert sorted(mine["trial"]) == list(range(len(FAST) + len(SLOW)))
     assert any("3 launches pooled (launch-1, launch-2, launch-3)" in n for n in loaded.notes)
 
+    apart = load_runs([night / "launch-1", night / "launch-2"])  # given one by one: compared
+    pool_launches(apart)
+    assert len(apart.runs) == 2 and not any("pooled" in n for n in apart.notes)
+
     files = build_report([str(night)], out=str(tmp_path / "report"))
     text = files.markdown.read_text(encoding="utf-8")
     assert "launches pooled" in text
