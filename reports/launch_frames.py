@@ -14,16 +14,14 @@ given as arguments of their own (`report NIGHT/launch-1 NIGHT/launch-2` compares
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from distbench.reports.kinds import MATCH_KEYS, ROW_TYPES
-from distbench.reports.launches import LAUNCH, POOLED_COLUMNS
-from distbench.reports.load import Loaded, RunData, concat_rows, concat_samples, unique_names
+from distbench.reports.kinds import MATCH_KEYS
+from distbench.reports.launches import LAUNCH, POOLED_COLUMNS, geometric_mean_or_last
+from distbench.reports.load import Loaded, RunData, run_frames, unique_names
 
 LAUNCH_COLUMN = "_launch"
 
@@ -65,13 +63,8 @@ def pool_launches(loaded: Loaded) -> None:
         return
     loaded.runs = kept + pooled
     unique_names(loaded.runs)
-    with_rows = [run for run in loaded.runs if len(run.rows)]
-    loaded.comm = concat_rows([r for r in with_rows if r.kind == "comm"], ROW_TYPES["comm"])
-    loaded.ddp = concat_rows([r for r in with_rows if r.kind == "ddp"], ROW_TYPES["ddp"])
-    loaded.pipeline = concat_rows(
-        [r for r in with_rows if r.kind == "pipeline"], ROW_TYPES["pipeline"]
-    )
-    loaded.samples = concat_samples(with_rows)
+    for name, frame in run_frames(loaded.runs).items():
+        setattr(loaded, name, frame)
 
 
 def pool_night(night: Path, members: list[tuple[int, RunData]]) -> RunData:
@@ -86,7 +79,9 @@ def pool_night(night: Path, members: list[tuple[int, RunData]]) -> RunData:
     rows = rows.assign(_case=case)
     pooled = rows.drop_duplicates("_case", keep="last").set_index("_case")
     for column in sorted(POOLED_COLUMNS & set(rows.columns)):
-        pooled[column] = rows.groupby("_case")[column].agg(geometric_mean)
+        pooled[column] = rows.groupby("_case")[column].agg(
+            lambda values: geometric_mean_or_last(values.astype(float).tolist())
+        )
     samples = pool_samples(members, rows, pooled["measurement"])
     pooled = pooled.reset_index(drop=True).drop(columns=[LAUNCH_COLUMN])
     name = night.name
@@ -99,14 +94,6 @@ def pool_night(night: Path, members: list[tuple[int, RunData]]) -> RunData:
         samples=samples,
         schema_version=min(run.schema_version for _n, run in members),
     )
-
-
-def geometric_mean(values: pd.Series) -> float:
-    """Of positive finite values; else the last value (as reports/launches.py's cells)."""
-    numbers = values.astype(float).to_numpy()
-    if len(numbers) and np.all(np.isfinite(numbers)) and np.all(numbers > 0):
-        return math.exp(float(np.mean(np.log(numbers))))
-    return float(numbers[-1]) if len(numbers) else math.nan
 
 
 def pool_samples(

@@ -46,15 +46,25 @@ def launch_dirs(path: Path) -> list[Path]:
     return [child for _number, child in sorted(found)]
 
 
+def positive(values: list[float]) -> bool:
+    return bool(values) and all(v > 0 and math.isfinite(v) for v in values)
+
+
+def geometric_mean_or_last(values: list[float]) -> float:
+    """The geometric mean of positive finite values; the last value when any is not one (the
+    report's pooled frames, reports/launch_frames.py)."""
+    if not positive(values):
+        return values[-1] if values else math.nan
+    return math.exp(math.fsum(math.log(v) for v in values) / len(values))
+
+
 def geometric_mean(cells: list[str]) -> str:
     """The geometric mean of positive numbers as a cell; the last cell when any is not one."""
     try:
         values = [float(cell) for cell in cells]
     except ValueError:
         return cells[-1]
-    if not values or any(not v > 0 or not math.isfinite(v) for v in values):
-        return cells[-1]
-    return repr(math.exp(math.fsum(math.log(v) for v in values) / len(values)))
+    return repr(geometric_mean_or_last(values)) if positive(values) else cells[-1]
 
 
 def pool_rows(rows: list[Row], run: str) -> Row:

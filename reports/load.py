@@ -25,7 +25,6 @@ from distbench.collectors.schema import (
     RESULTS_CSV,
     SAMPLES_CSV,
     SCHEMA_VERSION,
-    DdpRow,
     ResultRow,
     SampleRow,
 )
@@ -259,19 +258,21 @@ def load_runs(paths: list[Path]) -> Loaded:
             notes.append(f"{run.path}: {RESULTS_CSV} has no rows; nothing of this run is shown")
         elif run.samples is None and run.kind == "comm":
             notes.append(f"{run.path}: no {SAMPLES_CSV}, so its figures have no sample bands")
-    with_rows = [run for run in runs if len(run.rows)]
-    if not with_rows:
+    if not any(len(run.rows) for run in runs):
         where = ", ".join(str(p) for p in paths)
         raise UsageError(f"nothing to report: no run under {where} has a row in {RESULTS_CSV}")
-    return Loaded(
-        runs=runs,
-        comm=concat_rows([r for r in with_rows if r.kind == "comm"], ResultRow),
-        ddp=concat_rows([r for r in with_rows if r.kind == "ddp"], DdpRow),
-        samples=concat_samples(with_rows),
-        notes=notes,
-        arguments=[str(p) for p in paths],
-        pipeline=concat_rows([r for r in with_rows if r.kind == "pipeline"], ROW_TYPES["pipeline"]),
-    )
+    return Loaded(runs=runs, notes=notes, arguments=[str(p) for p in paths], **run_frames(runs))
+
+
+def run_frames(runs: list[RunData]) -> dict[str, pd.DataFrame]:
+    """Loaded's frames of `runs`: comm, ddp and pipeline rows and the samples of every run that
+    holds rows, each concatenated."""
+    with_rows = [run for run in runs if len(run.rows)]
+    frames = {
+        kind: concat_rows([r for r in with_rows if r.kind == kind], row_type)
+        for kind, row_type in ROW_TYPES.items()
+    }
+    return {**frames, "samples": concat_samples(with_rows)}
 
 
 def concat_rows(runs: list[RunData], row_type: type) -> pd.DataFrame:
