@@ -195,9 +195,8 @@ def format_significant(value: float, digits: int = 3) -> str:
     if magnitude >= digits - 1:
         return f"{value:.0f}"
     text = f"{rounded:.{min(digits - 1 - magnitude, 15)}f}"
-    return (
-        "0" if float(text) == 0 else text
-    )  # below 5e-16 (a float's residue): not 0.000000000000000
+    # below 5e-16 (a float's residue) the digits are all zeros: "0", not 0.000000000000000
+    return "0" if float(text) == 0 else text
 
 
 def format_size(size_bytes: int) -> str:

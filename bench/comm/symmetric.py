@@ -14,8 +14,8 @@ Where torch, NCCL or the GPUs cannot do it (a torch without NCCL symmetric memor
 no peer access between the GPUs ...), `probe` finds out before anything is measured: each rank
 raises Unsupported, one line naming the reason (and the rank, where one rank failed alone in its
 local steps, which every rank agrees on before the collective rendezvous), and the run stops
-before its first row (the CLI
-reports the launch as failed, with that line at the end of the rank's log). Where NCCL judges
+before its first row (the CLI reports the launch as failed, with that line at the end of the
+rank's log). Where NCCL judges
 its symmetric kernels unfit for a call it runs its regular ones on the same buffers, silently;
 `NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING` logs `[Symmetric]` on the calls that used them.
 """
