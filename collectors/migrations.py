@@ -94,6 +94,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             **empty("ddp", "peak_mem_bytes", "mem_source"),
         },
     ),
+    Migration(
+        4,
+        "verdicts on the launch (#25), the first GPU run (#30), samples that scale (#27)",
+    ),
 )
 """One entry per version, oldest first; the last one is SCHEMA_VERSION."""
 

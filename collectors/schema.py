@@ -32,7 +32,7 @@ from distbench.collectors.rundir import (  # noqa: F401
     worker_facts_path,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # samples.csv: rank -1 holds the per-sample maximum over ranks, the input of every statistic.
 MAX_OVER_RANKS = -1
