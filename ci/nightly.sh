@@ -116,7 +116,7 @@ if [[ ! -d "$BASELINE_DIR" && $BOOTSTRAP -eq 0 ]]; then
             "ci/nightly.sh --run-dir $RUN_DIR --bootstrap (no new sweep)"
     else
         say "error: no baseline '$BASELINE' in $STORE: the first night is" \
-            "ci/nightly.sh --bootstrap (sweeps once and saves the run as '$BASELINE');" \
+            "ci/nightly.sh --bootstrap (sweeps and saves the run as '$BASELINE');" \
             "to pin a run you already have: ci/nightly.sh --run-dir RUN --bootstrap"
     fi
     exit 2
