@@ -1,0 +1,31 @@
+"""distbench's statistical core: one package that every verdict, interval and estimate calls, so
+that compare, the nightly gate, report, history, --precision and the fit cannot disagree.
+
+A leaf: it imports numpy and scipy, never torch, pandas or another distbench package, so the rank
+side (--precision) and the reports both use it. Its modules follow the data:
+
+- samples:    one measurement's samples -> the row's figures (p50, mean, ..., the p50's interval)
+- components: one row's launches -> its launch-level variance, within- and between-launch parts,
+              and the empirical-Bayes prior borrowed from similar rows
+- shift:      two sides' launches -> the shift between them, its interval, p-value and the
+              smallest change the comparison could see (detectable_change)
+- family:     the hypotheses of one comparison (every row; per primitive, size bands, one world
+              size, one dtype) and Benjamini-Hochberg over them
+- verdict:    the four states every output uses (regressed, improved, no change seen, cannot tell)
+
+Why the launch is the unit between runs: the trials of one launch share its process placement
+and the box's load of the moment, so they scatter less than launches do; a test that counts
+trials as independent across launches is anti-conservative (docs/gate.md measures by how much).
+Inside one launch, the trial is the unit (samples.trial_interval).
+"""
+
+from distbench.stats.samples import (
+    CONFIDENCE,
+    Stats,
+    algbw_gbps,
+    median_ci_ranks,
+    percentile,
+    row_figures,
+)
+
+__all__ = ["CONFIDENCE", "Stats", "algbw_gbps", "median_ci_ranks", "percentile", "row_figures"]
