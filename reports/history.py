@@ -35,8 +35,8 @@ class HistoryArgs:
     fail_on_regression: int | None = None
     """Exit 1 when a regressing change point falls within the last N runs."""
     min_change: float = MIN_CHANGE
-    cache: str = ""
-    """A DuckDB file, 'off', or '' for $XDG_CACHE_HOME/distbench/history.duckdb."""
+    cache: str | None = None
+    """A DuckDB file, 'off', or None for $XDG_CACHE_HOME/distbench/history.duckdb."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def resolve_runs(run_dirs: tuple[str, ...], pattern: str | None) -> list[Path]:
     return list(unique.values())
 
 
-def load(paths: list[Path], cache: str) -> tuple[list[RunInfo], pd.DataFrame]:
+def load(paths: list[Path], cache: str | None) -> tuple[list[RunInfo], pd.DataFrame]:
     from distbench.reports.history_cache import PointCache, read_uncached
 
     if cache == "off":
@@ -120,7 +120,7 @@ def load(paths: list[Path], cache: str) -> tuple[list[RunInfo], pd.DataFrame]:
         return store.load(paths)
 
 
-def build_history(paths: list[Path], cache: str, min_change: float) -> History:
+def build_history(paths: list[Path], cache: str | None, min_change: float) -> History:
     infos, points = load(paths, cache)
     order = sorted(range(len(infos)), key=lambda i: (infos[i].started_utc, infos[i].path))
     runs = [infos[i] for i in order]

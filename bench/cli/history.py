@@ -73,13 +73,14 @@ class HistoryOptions:
         ),
     ] = 0.05
     cache: Annotated[
-        str,
+        str | None,
         text(
             "DuckDB file caching each run's points, or off "
             "[default: $XDG_CACHE_HOME/distbench/history.duckdb].",
             parse_cache,
         ),
-    ] = ""
+    ] = None
+    """None: the default file (no text for the parser to read, which refuses '')."""
 
 
 @with_groups(options=HistoryOptions)

@@ -210,6 +210,7 @@ def with_groups(hidden: Collection[str] = (), **groups: type) -> Callable[..., C
 
         run.__signature__ = inspect.Signature([*own, *options])  # type: ignore[attr-defined]
         run.__annotations__ = {}  # typer reads the signature's
+        run.option_groups = dict(groups)  # type: ignore[attr-defined]  # tests/cli/test_defaults
         return run
 
     return wrap
