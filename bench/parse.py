@@ -1,7 +1,8 @@
 """Parsers for every string a user types. Each raises UsageError with one line saying what is wrong
 and what would be right; the CLI turns that into exit code 2.
 
-Sizes follow nccl-tests and PARAM: K, M, G are binary (1K = 1024 bytes), as are KiB, MiB, GiB.
+Sizes follow nccl-tests and PARAM: K, M, G are binary (1K = 1024 bytes), as are KiB, MiB, GiB and
+KB, MB, GB. A unit ending in a lowercase b ('64Mb', '8b') counts bits and is refused.
 """
 
 from __future__ import annotations
@@ -72,12 +73,18 @@ class UsageError(ValueError):
 
 
 def parse_size(text: str) -> int:
-    """'64M' -> 67108864. Binary suffixes K/M/G/T (or KiB/MiB/GiB/TiB), plain bytes, optional B."""
+    """'64M' -> 67108864. Binary suffixes K/M/G/T (or KiB/MiB/GiB/TiB, KB/MB/GB/TB), plain
+    bytes, optional B; a lowercase b (a bit: '64Mb') is refused."""
     match = _SIZE_RE.match(text)
     hint = "use a number of bytes with an optional K, M or G suffix (binary: 1K = 1024), e.g. 64M"
     if match is None:
         raise UsageError(f"'{text}' is not a size: {hint}")
     number, unit = match.groups()
+    if unit.endswith("b"):  # '64Mb' is 64 megabits: refused, never read as bytes
+        raise UsageError(
+            f"'{text}' is in bits (b is a bit, B a byte) and a bit count is not a size: sizes are "
+            "bytes, M is MiB (1M = 1048576 bytes), e.g. 64M or 64MiB"
+        )
     unit_key = unit.lower()
     if unit_key.endswith("b") and unit_key not in _UNITS:
         unit_key = unit_key[:-1]  # 'KB' and 'MB' read as K and M, the nccl-tests way

@@ -1,7 +1,9 @@
 """pytest-benchmark inside a torchrun group: fixtures that time one primitive on every rank.
 
-    python -m torch.distributed.run --standalone --nproc-per-node 2 \
-        -m pytest ci/test_bench_allreduce.py -p no:cacheprovider --benchmark-autosave
+    ci/bench-tests.sh ci/test_bench_allreduce.py --benchmark-autosave
+
+(ci/bench-tests.sh runs `python -m torch.distributed.run --standalone --nproc-per-node N -m pytest`
+with the status and log handling below.)
 
 Registered as the `distbench` pytest11 plugin, so it loads in every pytest run: it imports only
 pytest at module level, and does nothing unless a test asks for its fixtures or the process is a
@@ -37,8 +39,8 @@ if TYPE_CHECKING:
     from distbench.primitives.base import Context
 
 TORCHRUN_HINT = (
-    "needs a torchrun group: python -m torch.distributed.run --standalone --nproc-per-node 2 "
-    "-m pytest FILE"
+    "needs a torchrun group: run it with ci/bench-tests.sh FILE (torchrun, 2 ranks or one per "
+    "GPU; docs: compare-and-ci, pytest-benchmark)"
 )
 
 RANK0_ONLY_OPTIONS: dict[str, object] = {

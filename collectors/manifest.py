@@ -155,6 +155,7 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
     if version > SCHEMA_VERSION:
         raise UsageError(
             f"{path} was written by a newer distbench (schema v{version}); this one reads up to "
-            f"v{SCHEMA_VERSION}: upgrade distbench (pip install -U distbench) to read it"
+            f"v{SCHEMA_VERSION}: upgrade distbench (in its checkout: git pull && pip install -e .) "
+            "to read it"
         )
     return manifest
