@@ -161,28 +161,82 @@ def test_the_report_picture_is_small() -> None:
         assert picture.stat().st_size < 300_000, picture
 
 
-def commands_between(text: str, start: str, end: str) -> list[str]:
-    """The command lines between two marker lines, comments and blank lines dropped."""
-    block = text[text.index(start) + len(start) : text.index(end)]
+README_TORCH = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+"""PyTorch's own instruction for its CPU build on Linux (pytorch.org, Get Started: pip, CPU),
+torch alone: the README's first set-up command."""
+CI_TORCH = "pip install torch==2.13.0"
+"""CI's own step in its place: that index is out of reach from CI, whose machine has the wheel."""
+README_SETUP = ("<!-- .ci/run runs these commands verbatim", "<!-- end of the set-up block -->")
+CI_SETUP = ("# --- the README's set-up commands, verbatim", "# --- end of README set-up ---")
+
+
+def commands_between(text: str, start: str, end: str, fenced: bool) -> list[str]:
+    """The command lines between two marker lines (inside code fences only, when `fenced`),
+    comments and blank lines dropped."""
+    block = text[text.index(start) : text.index(end)].split("\n", 1)[1]
+    if fenced:
+        block = "\n".join(re.findall(r"^```\w*\n(.*?)^```", block, re.M | re.S))
     lines = (re.sub(r"\s+#.*$", "", line).strip() for line in block.splitlines())
     return [line for line in lines if line and not line.startswith(("#", "```"))]
 
 
+def setup_commands(readme: str, ci: str) -> tuple[list[str], list[str]]:
+    return commands_between(readme, *README_SETUP, fenced=True), commands_between(
+        ci, *CI_SETUP, fenced=False
+    )
+
+
+def setup_problems(readme: str, ci: str) -> list[str]:
+    """What breaks the contract: .ci/run runs the README's set-up commands verbatim, in order,
+    but the torch line, which it replaces by its own named local step; the test suite (pytest)
+    runs at the end of .ci/run. The README's torch line is PyTorch's own CPU-wheel instruction and
+    comes before every other install command of the README."""
+    readme_setup, ci_setup = setup_commands(readme, ci)
+    problems = []
+    if not readme_setup or readme_setup[0] != README_TORCH:
+        problems.append(f"the README's set-up must start with '{README_TORCH}'")
+    first_install = re.search(r"^pip install.*$", readme, re.M)
+    if first_install is None or not first_install[0].startswith(README_TORCH):
+        problems.append("an install command comes before the README's CPU-torch step")
+    expected = [CI_TORCH if c == README_TORCH else c for c in readme_setup if c != "pytest"]
+    if ci_setup != expected:
+        problems.append(f".ci/run's set-up is {ci_setup}, the README's asks for {expected}")
+    ci_lines = [line.strip() for line in ci.splitlines()]
+    if CI_TORCH in ci_lines:
+        named = ci_lines[ci_lines.index(CI_TORCH) - 2 : ci_lines.index(CI_TORCH)]
+        if not any("CI's own step" in line and README_TORCH in line for line in named):
+            problems.append(f".ci/run must name '{CI_TORCH}' as CI's own step for the README's")
+    if "pytest" in readme_setup and "pytest" not in ci_lines:
+        problems.append(".ci/run does not run the README's 'pytest'")
+    return problems
+
+
 def test_the_readme_set_up_block_is_what_ci_runs() -> None:
+    readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci/run").read_text()
-    ci_setup = commands_between(
-        ci, "# --- the README's set-up commands, verbatim ---", "# --- end of README set-up ---"
-    )
-    text = (ROOT / "README.md").read_text()
-    readme_setup = commands_between(
-        text,
-        "verbatim (tests/test_docs.py checks they match). -->",
-        "<!-- end of the set-up block -->",
-    )
-    assert ci_setup and readme_setup[: len(ci_setup)] == ci_setup
-    ci_lines = {line.strip() for line in ci.splitlines()}
-    for command in readme_setup:
-        assert command in ci_lines, f".ci/run does not run the README's '{command}'"
+    assert setup_problems(readme, ci) == []
+    readme_setup, _ = setup_commands(readme, ci)
+    assert "pip install -e ." in readme_setup and 'pip install -e ".[dev]"' in readme_setup
+
+
+def test_the_set_up_contract_catches_a_drift() -> None:
+    """Each way the README and .ci/run can drift apart is named (mutations of the real files)."""
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci/run").read_text()
+    broken = {
+        "CUDA torch in the README": readme.replace(README_TORCH, "pip install torch", 1),
+        "torch after distbench": readme.replace(
+            "\n" + README_TORCH + " ", "\npip install -e .\n" + README_TORCH + " ", 1
+        ),
+    }
+    for name, text in broken.items():
+        assert setup_problems(text, ci), name
+    unnamed = ci.replace("CI's own step", "a step")
+    assert setup_problems(readme, unnamed), "CI's torch step not named"
+    light_dropped = ci.replace("pip install -e .\n", "", 1)
+    assert setup_problems(readme, light_dropped), "the light install not run by CI"
+    index_in_ci = ci.replace(CI_TORCH + "\n", README_TORCH + "\n", 1)
+    assert setup_problems(readme, index_in_ci), "CI ran the unreachable index"
 
 
 def test_the_front_page_lists_every_command() -> None:
