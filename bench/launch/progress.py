@@ -219,6 +219,8 @@ class RunProgress:
         for row in self.rows.read():
             self.finished(row)
         for begin in begins:
+            if begin.measurement in self.ended:
+                continue  # finished already (its row was read above): it says nothing of the next
             if self.pending and begin.part != self.part(self.pending[-1]):
                 self.flush()  # the next primitive began: this one's table is complete
         if begins and begins[-1].measurement not in self.ended:

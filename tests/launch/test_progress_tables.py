@@ -1,0 +1,61 @@
+"""One table per primitive and world size in a run's output (issue #26 item 6: a nightly's tables
+for one primitive were split under repeated headers).
+
+The cause: the progress display reads the ranks' begin lines before the rows (so that no row is
+missed), and a poll whose begin lines still held the begin of the measurement whose row it then
+read (the last all_reduce) took that begin for "the next primitive began" once the first
+send_recv row was held back, and printed that one row as a table of its own. Replayed here in
+process with the two files written in the order the ranks write them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from distbench.collectors.rundir import progress_path
+from distbench.launch.progress import RunProgress
+
+HEADER = "measurement,primitive\n"
+
+
+def render(rows: Sequence[dict[str, str]]) -> str:
+    return f"TABLE {rows[0]['primitive']}: " + " ".join(r["measurement"] for r in rows)
+
+
+def begin(measurement: str, primitive: str) -> str:
+    return f"1.0 begin {measurement} {primitive} float32 throughput size=1024\n"
+
+
+def test_a_begin_already_finished_does_not_split_the_next_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "results.csv").write_text(HEADER)
+    log = progress_path(tmp_path, 2)
+    log.parent.mkdir()
+    log.write_text("")
+    progress = RunProgress(tmp_path, render, 6, [], "quiet")
+    progress.start_launch(2, [2], 6)
+
+    def append(path: Path, text: str) -> None:
+        with open(path, "a") as handle:
+            handle.write(text)
+
+    # the ranks: begin i0, row i0, begin i1 (all_reduce), row i1, begin i2 (send_recv) ...
+    append(log, begin("ws2/i0", "all_reduce"))
+    append(tmp_path / "results.csv", "ws2/i0,all_reduce\n")
+    progress.poll()
+    # one poll reads begin i1 (all_reduce) and i2, i3 (send_recv), then rows i1 and i2
+    append(log, begin("ws2/i1", "all_reduce") + begin("ws2/i2", "send_recv"))
+    append(log, begin("ws2/i3", "send_recv"))
+    append(tmp_path / "results.csv", "ws2/i1,all_reduce\nws2/i2,send_recv\n")
+    progress.poll()
+    append(log, begin("ws2/i4", "send_recv") + begin("ws2/i5", "send_recv"))
+    append(tmp_path / "results.csv", "ws2/i3,send_recv\nws2/i4,send_recv\nws2/i5,send_recv\n")
+    progress.end_launch()
+    tables = [line for line in capsys.readouterr().out.splitlines() if line.startswith("TABLE")]
+    assert tables == [
+        "TABLE all_reduce: ws2/i0 ws2/i1",
+        "TABLE send_recv: ws2/i2 ws2/i3 ws2/i4 ws2/i5",
+    ]
