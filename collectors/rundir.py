@@ -65,5 +65,11 @@ def node_dir(run_dir: Path, node_rank: int) -> Path:
     return Path(run_dir) / f"node{node_rank}"
 
 
+NIGHT_STATE = "nightly.state"
+"""ci/nightly.sh's record of a night, in the night's folder: `key=value` lines (status=partial
+until every launch of the night completed, then complete; launches, config, sweep_args;
+resumed=1 once `ci/nightly.sh --resume` finished it). distbench history skips a night that is
+not complete; nightly.sh's --update-baseline saves only a complete night never resumed."""
+
 RANKS_CSV = "ranks.csv"
 """`distbench pairs`: one row per rank or node (collectors/ranks.py RankRow)."""

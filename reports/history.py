@@ -22,7 +22,7 @@ import pandas as pd
 from distbench.collectors.migrations import changed_meaning
 from distbench.parse import UsageError
 from distbench.reports.history_detect import ALPHA, MIN_CHANGE, Candidate, candidates, significant
-from distbench.reports.history_load import METRIC_BY_NAME, RunInfo
+from distbench.reports.history_load import METRIC_BY_NAME, RunInfo, incomplete_reason
 
 EXIT_REGRESSION = 1
 
@@ -111,6 +111,24 @@ def resolve_runs(run_dirs: tuple[str, ...], pattern: str | None) -> list[Path]:
     return list(unique.values())
 
 
+def skip_incomplete(paths: list[Path]) -> tuple[list[Path], list[str]]:
+    """The runs that completed, and a note for each one skipped (history_load.incomplete_reason:
+    a night ci/nightly.sh left partial, a run that did not complete)."""
+    kept, skipped = [], []
+    for path in paths:
+        reason = incomplete_reason(path)
+        if reason is None:
+            kept.append(path)
+        else:
+            skipped.append(f"{path} ({reason})")
+    if len(kept) < 2:
+        raise UsageError(
+            f"history needs at least two runs that completed; of {len(paths)}, "
+            f"{len(skipped)} did not: {'; '.join(skipped)}"
+        )
+    return kept, skipped
+
+
 def load(paths: list[Path], cache: str | None) -> tuple[list[RunInfo], pd.DataFrame]:
     from distbench.reports.history_cache import PointCache, read_uncached
 
@@ -193,12 +211,15 @@ def run_history(args: HistoryArgs) -> tuple[int, str]:
     """(exit code, the terminal output); writes the files under args.out."""
     from distbench.reports.history_render import render_terminal, write_files
 
-    paths = resolve_runs(args.run_dirs, args.glob)
+    paths, skipped = skip_incomplete(resolve_runs(args.run_dirs, args.glob))
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a file: give a folder for the history files")
     history = build_history(paths, args.cache, args.min_change)
     files = write_files(history, Path(args.out))
     text = render_terminal(history, files)
+    if skipped:
+        text += f"\nhistory: skipped {len(skipped)} run{'s' * (len(skipped) > 1)} that did not "
+        text += "complete: " + "; ".join(skipped)
     if args.fail_on_regression is not None:
         recent = recent_regressions(history, args.fail_on_regression)
         if recent:

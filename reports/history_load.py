@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from distbench.collectors.rundir import MANIFEST_JSON, NIGHT_STATE
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
 from distbench.parse import format_size
 from distbench.reports.launches import launch_dirs
@@ -87,6 +88,27 @@ class RunInfo:
     def label(self) -> str:
         """'2026-11-29 02235a9': the date and git revision the trend panels show."""
         return f"{self.started_utc[:10] or '?'} {self.git_sha[:7] or '?'}".strip()
+
+
+def incomplete_reason(path: Path) -> str | None:
+    """Why `path` is not a whole night, or None: ci/nightly.sh marked it partial (NIGHT_STATE:
+    Ctrl-C, a crash; its --resume finishes it), or a manifest of it (the run's, or a launch's)
+    says the run did not complete. Such a night's rows are a part of it: history skips it."""
+    state = path / NIGHT_STATE
+    if state.is_file():
+        lines = state.read_text(encoding="utf-8", errors="replace").splitlines()
+        values = dict(line.split("=", 1) for line in lines if "=" in line and line[0] != "#")
+        if values.get("status") != "complete":
+            return f"partial night: ci/nightly.sh --resume {path} finishes it"
+    for manifest in sorted([path / MANIFEST_JSON, *path.glob(f"*/{MANIFEST_JSON}")]):
+        try:
+            status = json.loads(manifest.read_text(encoding="utf-8")).get("status")
+        except (OSError, ValueError, AttributeError):
+            continue  # missing or unreadable: the loader says what is wrong with it
+        if status not in (None, "completed"):
+            where = "" if manifest.parent == path else f" in {manifest.parent.name}"
+            return f"status {status}{where}"
+    return None
 
 
 def case_label(kind: str, values: dict[str, Any]) -> str:
