@@ -97,6 +97,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         4,
         "verdicts on the launch (#25), the first GPU run (#30), samples that scale (#27)",
+        added={
+            **empty("comm", "nccl_symmetric", "enqueue_us", "dispatch_bound"),
+        },
     ),
 )
 """One entry per version, oldest first; the last one is SCHEMA_VERSION."""

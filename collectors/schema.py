@@ -150,6 +150,18 @@ class ResultRow:
     """true: timed as replays of a CUDA graph (--cuda-graph; timer cuda_event+graph); v3."""
     buffers: str = "regular"
     """symmetric: the timed buffers were symmetric memory (--buffers symmetric); v3, regular."""
+    nccl_symmetric: str = ""
+    """true: NCCL served the row's calls with its symmetric kernels (its log's `[Symmetric]`
+    lines; nccl_algo then names the kernel), false: with its regular ones, as nccl_algo (v4).
+    From --nccl-trace, which --buffers symmetric turns on; empty without a trace or on gloo."""
+    enqueue_us: float = float("nan")
+    """nccl: the host's time to issue one op onto an idle stream (torch's dispatch + NCCL's
+    enqueue), median of 5 calls after the warm-up, slowest rank; under --cuda-graph one replay's
+    host time / iters. Empty on gloo, whose calls complete before they return (v4)."""
+    dispatch_bound: str = ""
+    """true when time_us_p50 < 2 x enqueue_us: the GPU waited for the host, so the row measures
+    the per-call host cost, not NCCL; --cuda-graph N removes it. false above; empty with
+    enqueue_us (v4)."""
 
 
 @dataclass(frozen=True)

@@ -228,7 +228,8 @@ def build_comm_spec(
 ) -> CommSpec:
     """The workload of a primitive command, the sizes resolved and the dtypes checked."""
     check_api(args.api, primitives)
-    check_gpu_modes(primitives, args, launch.backend, launch.device)
+    where = (launch.backend, launch.device, launch.world_sizes, launch.separate_launches)
+    check_gpu_modes(primitives, args, *where)
     sizes = resolve_sizes(args, launch.backend)
     op = args.op or "sum"
     check_dtypes(args.dtype, op, sizes)
@@ -238,7 +239,8 @@ def build_comm_spec(
         dtypes=args.dtype,
         op=op,
         modes=args.mode,
-        **same_named(args, "warmup", "trials", "check", "nccl_trace", "api"),
+        **same_named(args, "warmup", "trials", "check", "api"),
+        nccl_trace=args.nccl_trace or args.buffers == "symmetric",  # rows say what NCCL ran
         cuda_graph=args.cuda_graph or 0,
         buffers=args.buffers,
         root=root,

@@ -11,7 +11,15 @@ them on the ranks. docs/apis.md says what each measures.
   the group), which NCCL 2.27+ serves with its symmetric kernels. NCCL has such kernels for
   all_gather (any dtype) and for all_reduce and reduce_scatter with sum or avg of float32,
   float16 or bfloat16; every other combination runs NCCL's regular kernels on those buffers, so
-  it is refused rather than labelled symmetric.
+  it is refused rather than labelled symmetric. Where NCCL still runs its regular kernels on
+  symmetric buffers (its symmetric kernels need every GPU one NVLink hop from the others, and
+  their size ranges and ops change with its version: avg is served from 2.29 on, in part),
+  --nccl-trace records it: --buffers symmetric turns it on, and each row's nccl_symmetric says
+  what NCCL ran (comm/nccl_trace.py).
+- --buffers symmetric needs 2 ranks or more (a 1-rank communicator moves nothing, and torch's
+  symmetric memory on it is untested upstream) and one world size per launch: on subgroups of one
+  launch, each rank's symmetric pool keeps the segments of the world sizes it took part in, so
+  ranks register windows of different sizes (--separate-launches gives each world size its own).
 """
 
 from __future__ import annotations
@@ -58,9 +66,17 @@ def refuse_outside(primitives: Sequence[str], allowed: Sequence[str], message: s
         raise UsageError(message.format(other=commands(other)))
 
 
-def check_gpu_modes(primitives: Sequence[str], args: Any, backend: str, device: str) -> None:
+def check_gpu_modes(
+    primitives: Sequence[str],
+    args: Any,
+    backend: str,
+    device: str,
+    world_sizes: Sequence[int] = (),
+    separate_launches: bool = False,
+) -> None:
     """Refuse, in one line, --cuda-graph or --buffers symmetric where they cannot run (`args`:
-    CommArgs; backend and device: the resolved launch's)."""
+    CommArgs; backend, device, world sizes and --separate-launches: the resolved launch's; no
+    world sizes: not checked)."""
     asked = (("--cuda-graph", args.cuda_graph), ("--buffers symmetric", symmetric(args)))
     given = [flag for flag, on in asked if on]
     for flag in given:
@@ -77,6 +93,23 @@ def check_gpu_modes(primitives: Sequence[str], args: Any, backend: str, device: 
         check_graph(primitives, args)
     if symmetric(args):
         check_symmetric(primitives, args)
+        check_symmetric_world_sizes(world_sizes, separate_launches)
+
+
+def check_symmetric_world_sizes(world_sizes: Sequence[int], separate_launches: bool) -> None:
+    """--buffers symmetric at 2 ranks or more, one world size per launch (module docstring)."""
+    if 1 in world_sizes:
+        rest = ",".join(str(n) for n in world_sizes if n != 1) or "2"
+        raise UsageError(
+            "--buffers symmetric needs 2 ranks or more: at world size 1 nothing moves and a "
+            f"1-rank NCCL communicator's symmetric memory is untested: use --world-sizes {rest}"
+        )
+    if len(set(world_sizes)) > 1 and not separate_launches:
+        raise UsageError(
+            "--buffers symmetric with several world sizes needs --separate-launches (or one "
+            "world size per run): on subgroups of one launch the ranks' symmetric pools hold "
+            "segments of different sizes, so NCCL would register windows that differ by rank"
+        )
 
 
 def symmetric(args: Any) -> bool:

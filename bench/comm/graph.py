@@ -11,12 +11,15 @@ collectives, so what the eager cuda_event timer amortises (each op's dispatch) i
 difference between a graph row and its eager twin is the launch cost. Rows: timer
 cuda_event+graph, graph = true, iters = ops per graph.
 
-The capture uses torch.cuda.graph's default (global) capture mode: ProcessGroupNCCL enqueues no
-watchdog work while a stream captures (pytorch #103503) and queries its events in thread-local
-mode (#148594), so the watchdog cannot invalidate the capture; and the warm-up has made NCCL's
-connections, whose on-demand setup would allocate inside a capture (nccl-tests captures in
-thread-local mode for that reason). Never run on a GPU yet: ci/gpu-smoke.sh's cuda-graph-nccl
-step is the first check.
+Before trial 0, WARM_REPLAYS untimed replays, each onto an idle stream: the first replay of a
+graph uploads it to the device (a one-off cost that would otherwise land in trial 0), and the
+host time of the later ones / iters is the row's enqueue_us (comm/dispatch.py).
+
+The capture runs in thread-local mode (CAPTURE_MODE), as nccl-tests captures: a CUDA call that
+another thread of the process makes meanwhile (ProcessGroupNCCL's watchdog, the heartbeat) can
+then not invalidate it, which the default global mode allows. The warm-up has made NCCL's
+connections, whose on-demand setup would allocate inside a capture. Never run on a GPU yet:
+ci/gpu-smoke.sh's graph step is the first check.
 
 --check: one op on buffers of the case's form (comm/static.py, allocated as the timed ones, so
 symmetric with --buffers symmetric) is captured, the check data copied in, the graph replayed
@@ -30,10 +33,21 @@ from collections.abc import Callable
 
 import torch
 
+from distbench.comm.dispatch import host_times_us, slowest_median
 from distbench.comm.precision import Trial
 from distbench.comm.static import Alloc, build_static, check_static
 from distbench.primitives.base import Case, CaseRequest, Context
 from distbench.timing import drain, trial_throughput
+
+CAPTURE_MODE = "thread_local"
+"""torch.cuda.graph's capture_error_mode (cudaStreamCaptureModeThreadLocal), as nccl-tests."""
+WARM_REPLAYS = 3
+"""Untimed replays before trial 0: the first uploads the graph, the others time the host."""
+
+
+def capture_scope(cuda_graph: torch.cuda.CUDAGraph) -> torch.cuda.graph:
+    """The capture context of every distbench graph: thread-local capture mode."""
+    return torch.cuda.graph(cuda_graph, capture_error_mode=CAPTURE_MODE)
 
 
 def capture(ctx: Context, run: Callable[[], None], ops: int) -> torch.cuda.CUDAGraph:
@@ -46,23 +60,34 @@ def capture(ctx: Context, run: Callable[[], None], ops: int) -> torch.cuda.CUDAG
     current.wait_stream(side)
     drain(ctx.device)  # no work of this group in flight when the capture begins
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with capture_scope(graph):
         for _ in range(ops):
             run()
     drain(ctx.device)
     return graph
 
 
-def replay_trial(ctx: Context, case: Case, iters: int, replays: int) -> Trial:
+def replay_trial(ctx: Context, case: Case, iters: int, replays: int) -> tuple[Trial, float]:
     """The case's op captured `iters` times; a trial of `replays` replays of that graph, in the
-    timing.TRIALS signature (its `run` is the captured op, its `iters` the ops per graph)."""
+    timing.TRIALS signature (its `run` is the captured op, its `iters` the ops per graph), and
+    the host's time to issue one op from it (us)."""
     graph = capture(ctx, case.run, iters)
+    return timed_replays(ctx, graph.replay, iters, replays)
+
+
+def timed_replays(
+    ctx: Context, replay: Callable[[], None], iters: int, replays: int
+) -> tuple[Trial, float]:
+    """WARM_REPLAYS untimed replays (the upload; the host's enqueue time per op, from all but the
+    first), then the trial: `replays` replays, each of `iters` ops, timed as one."""
+    warm = host_times_us(ctx, replay, WARM_REPLAYS)
+    enqueue_us = slowest_median(ctx, warm[1:], iters)
 
     def trial(ctx: Context, run: Callable[[], None], iters: int) -> list[float]:
         # a throughput trial of `replays` graph replays; each replay runs `iters` ops
-        return [t / iters for t in trial_throughput(ctx, graph.replay, replays)]
+        return [t / iters for t in trial_throughput(ctx, replay, replays)]
 
-    return trial
+    return trial, enqueue_us
 
 
 def replayed_check(

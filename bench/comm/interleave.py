@@ -18,13 +18,16 @@ outside the timed region, and freed after it.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import torch
 
 from distbench.comm.api_cases import build_cases
+from distbench.comm.dispatch import host_enqueue_us
 from distbench.comm.precision import Trials, choose_iters
 from distbench.primitives.base import Case, CaseRequest, Context
 from distbench.ranks import max_over_ranks, sum_over_ranks
@@ -51,17 +54,28 @@ class Pending:
     size_bytes: int
     iters: int = 0
     local_us: list[float] | None = None
+    enqueue_us: float = math.nan
+    """The host's time to issue one op (comm/dispatch.py), measured after the warm-up."""
 
 
 Finish = Callable[[Pending, Case, Trials, int], None]
 """Called on every rank after a case's last trial: (pending, its case, trials, wrong)."""
+Window = Callable[[str], AbstractContextManager[None]]
+"""NcclTrace.window: the calls inside are the measurement's own (--nccl-trace)."""
 
 
-def prepare(ctx: Context, workload: CommSpec, plan: list[Pending]) -> None:
-    """Warm every case up and fix its ops per trial; free the ones not kept."""
+def no_window(measurement: str) -> AbstractContextManager[None]:
+    return nullcontext()
+
+
+def prepare(ctx: Context, workload: CommSpec, plan: list[Pending], window: Window) -> None:
+    """Warm every case up (inside its trace window) and fix its ops per trial; free the ones not
+    kept."""
     for pending in plan:
         case = case_of(ctx, pending)
-        warm_up(ctx, case.run, workload.warmup)
+        with window(pending.measurement):
+            warm_up(ctx, case.run, workload.warmup)
+        pending.enqueue_us = host_enqueue_us(ctx, case.run, case.ops_per_run)
         pending.iters = workload.iters
         if workload.iters_auto:
             trial = TRIALS[pending.mode]
@@ -81,9 +95,10 @@ def run_rounds(
     plan: list[Pending],
     log: Callable[[str], None],
     finish: Finish,
+    window: Window = no_window,
 ) -> None:
     """`workload.trials` rounds over `plan`; `finish` each case after its last trial."""
-    prepare(ctx, workload, plan)
+    prepare(ctx, workload, plan, window)
     rounds = workload.trials
     for round_index in range(rounds):
         log(f"round {round_index + 1} of {rounds} over {len(plan)} measurements")

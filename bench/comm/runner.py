@@ -16,9 +16,10 @@ from distbench.collectors.schema import MAX_OVER_RANKS, ResultRow, SampleRow
 from distbench.collectors.sink import RunSinks, run_sinks
 from distbench.comm import graph, symmetric
 from distbench.comm.api_cases import build_cases
+from distbench.comm.dispatch import dispatch_bound, host_enqueue_us
 from distbench.comm.gpu_modes import GRAPH_TIMER
 from distbench.comm.interleave import Pending, build_plan, run_rounds
-from distbench.comm.nccl_trace import open_trace
+from distbench.comm.nccl_trace import NcclTrace, open_trace
 from distbench.comm.precision import Trials, choose_iters, run_trials
 from distbench.comm.static import regular_buffers
 from distbench.groups import Placement, gather_placement
@@ -45,19 +46,29 @@ class Measured:
     """Ops per trial: --iters, or the count --iters auto chose for this case."""
     trials: Trials
     wrong: int
+    enqueue_us: float = math.nan
+    """The host's time to issue one op (comm/dispatch.py); NaN off nccl."""
 
 
-def measure(ctx: Context, case: Case, workload: CommSpec, mode: str) -> Measured:
+def measure(
+    ctx: Context, case: Case, workload: CommSpec, mode: str, trace: NcclTrace, measurement: str
+) -> Measured:
+    """One case's trials. The warm-up (and the graph's capture) are the case's window of the NCCL
+    log under --nccl-trace: its own calls, none of the harness's."""
     trial = TRIALS[mode]
-    warm_up(ctx, case.run, workload.warmup)
+    with trace.window(measurement):
+        warm_up(ctx, case.run, workload.warmup)
     iters = workload.iters
     if workload.iters_auto:
         iters = choose_iters(ctx, case.run, trial, workload.trial_time_ms / 1e3)
     if workload.cuda_graph:  # --cuda-graph N: N replays of a graph of `iters` ops per trial
-        trial = graph.replay_trial(ctx, case, iters, workload.cuda_graph)
+        with trace.window(measurement):
+            trial, enqueue_us = graph.replay_trial(ctx, case, iters, workload.cuda_graph)
+    else:
+        enqueue_us = host_enqueue_us(ctx, case.run, case.ops_per_run)
     trials = run_trials(ctx, case.run, trial, iters, workload, case.ops_per_run)
     wrong = sum_over_ranks(ctx, case.check()) if workload.check else -1
-    return Measured(case=case, mode=mode, iters=iters, trials=trials, wrong=wrong)
+    return Measured(case, mode, iters, trials, wrong, enqueue_us)
 
 
 def build_row(
@@ -118,6 +129,8 @@ def build_row(
         converged="" if converged is None else str(converged).lower(),
         graph=str(workload.cuda_graph > 0).lower(),
         buffers=workload.buffers,
+        enqueue_us=result.enqueue_us,
+        dispatch_bound=dispatch_bound(stats.p50, result.enqueue_us),
         **case.columns,
     )
 
@@ -200,15 +213,16 @@ def run_sweep(
             )
 
     if workload.trial_order == "interleaved":
-        run_interleaved(ctx, workload, done, log, record)
+        run_interleaved(ctx, workload, done, log, record, trace)
     else:
-        run_sequential(ctx, workload, done, log, record)
+        run_sequential(ctx, workload, done, log, record, trace)
     begin = time.perf_counter_ns()
     gather_samples(ctx, local, None if sinks is None else sinks.samples)
     gather_us = (time.perf_counter_ns() - begin) / 1e3
     log(f"gathered {len(local)} samples per rank in {gather_us:.0f} us")
 
 
+Log = Callable[[str], None]
 Record = Callable[[str, str, str, int, Measured], None]
 """(measurement, primitive, dtype, requested bytes, result): run_comm's writer of one row."""
 
@@ -229,7 +243,7 @@ def planned_ids(ctx: Context, workload: CommSpec) -> Iterator[tuple[str, str, st
 
 
 def run_sequential(
-    ctx: Context, workload: CommSpec, done: set[str], log: Callable[[str], None], record: Record
+    ctx: Context, workload: CommSpec, done: set[str], log: Log, record: Record, trace: NcclTrace
 ) -> None:
     """Every trial of one measurement back to back, then the next (--order sequential)."""
     for primitive, dtype_name, mode, requested, ids in planned_ids(ctx, workload):
@@ -244,9 +258,8 @@ def run_sequential(
             if measurement in done:
                 continue
             log(f"begin {measurement} {primitive} {dtype_name} {mode} size={case.size_bytes}")
-            record(
-                measurement, primitive, dtype_name, requested, measure(ctx, case, workload, mode)
-            )
+            result = measure(ctx, case, workload, mode, trace, measurement)
+            record(measurement, primitive, dtype_name, requested, result)
         del cases  # free this size's buffers before the next is allocated
 
 
@@ -264,13 +277,13 @@ def build_timed_cases(
 
 
 def run_interleaved(
-    ctx: Context, workload: CommSpec, done: set[str], log: Callable[[str], None], record: Record
+    ctx: Context, workload: CommSpec, done: set[str], log: Log, record: Record, trace: NcclTrace
 ) -> None:
     """Trial t of every measurement in round t (--order interleaved, comm/interleave.py)."""
     plan = build_plan(ctx, workload, list(planned_ids(ctx, workload)), done)
 
     def finish(pending: Pending, case: Case, trials: Trials, wrong: int) -> None:
-        result = Measured(case, pending.mode, pending.iters, trials, wrong)
+        result = Measured(case, pending.mode, pending.iters, trials, wrong, pending.enqueue_us)
         record(
             pending.measurement,
             pending.primitive,
@@ -279,4 +292,4 @@ def run_interleaved(
             result,
         )
 
-    run_rounds(ctx, workload, plan, log, finish)
+    run_rounds(ctx, workload, plan, log, finish, trace.window)

@@ -109,6 +109,13 @@ def render_table(rows: Sequence[dict[str, str]]) -> str:
                 wrong,
             ] + [cell(row, name) for name in extra]
             lines.append("".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))
+        bound = sum(1 for row in group if row.get("dispatch_bound") == "true")
+        if bound:  # comm/dispatch.py
+            lines.append(
+                f"# {bound} of {len(group)} rows are dispatch-bound (time < 2 x the host's "
+                "enqueue_us): they time torch's per-call host cost, not NCCL; --cuda-graph N "
+                "times the same ops without it"
+            )
         short = sum(1 for row in group if row.get("converged") == "false")
         if short:
             lines.append(

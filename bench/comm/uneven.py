@@ -90,7 +90,7 @@ def build_uneven_options(
 def fit_comm(primitives: Sequence[str], options: dict[str, Any], comm: Any, backend: str) -> Any:
     """`comm` (CommArgs) with the MoE form's size: tokens x topk x hidden elements of the first
     dtype, which each rank sends (refused with --sizes, or beside other primitives); in-place
-    alltoall refused on gloo."""
+    alltoall refused."""
     refuse_in_place(primitives, options, backend)
     moe = options.get("moe")
     if not moe:
@@ -104,11 +104,20 @@ def fit_comm(primitives: Sequence[str], options: dict[str, Any], comm: Any, back
 
 
 def refuse_in_place(primitives: Sequence[str], options: dict[str, Any], backend: str) -> None:
-    """gloo's all_to_all_single with one buffer for input and output delivers wrong data (it
-    sends from the buffer it is receiving into): refused there, in one line."""
-    if backend == "gloo" and "all_to_all" in primitives and "in" in options.get("placements", []):
+    """In-place all_to_all is refused, in one line. gloo's all_to_all_single with one buffer for
+    input and output delivers wrong data (it sends from the buffer it is receiving into); NCCL's
+    is a group of send/recv pairs with no order between the send reading a chunk and the receive
+    writing it, so --check may fail now and then at large sizes (issue #30)."""
+    if "all_to_all" not in primitives or "in" not in options.get("placements", []):
+        return
+    if backend == "gloo":
         raise UsageError(
             "--placement in for alltoall: gloo's all_to_all_single overwrites its input while "
             "sending it when both are one buffer (--check finds wrong data); use --placement "
-            "out on gloo, or --backend nccl"
+            "out on gloo"
         )
+    raise UsageError(
+        f"--placement in for alltoall: {backend}'s all_to_all_single is a group of send/recv "
+        "pairs that gives no order between sending a chunk and receiving into it, so the "
+        "result can be wrong; use --placement out for alltoall"
+    )

@@ -162,3 +162,53 @@ def test_an_older_run_without_the_columns_loads_as_eager_and_regular() -> None:
     assert {(row.values["graph"], row.values["buffers"]) for row in run.rows.values()} == {
         ("false", "regular")
     }
+
+
+# --- the capture mode and the untimed replays (#30) ---------------------------------------------
+
+
+def test_graphs_are_captured_in_thread_local_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As nccl-tests: another thread's CUDA call (NCCL's watchdog, the heartbeat) cannot
+    invalidate the capture. torch.cuda.graph itself needs a GPU, so the test records what
+    capture_scope hands it; the parameter exists in this torch (and in 2.11, docs/apis.md)."""
+    import inspect
+
+    from distbench.comm import graph
+
+    assert "capture_error_mode" in inspect.signature(torch.cuda.graph.__init__).parameters
+    seen: dict[str, Any] = {}
+
+    def recorder(cuda_graph: object, **kwargs: Any) -> str:
+        seen.update(kwargs, graph=cuda_graph)
+        return "scope"
+
+    monkeypatch.setattr(graph.torch.cuda, "graph", recorder)
+    sentinel = object()
+    assert graph.capture_scope(sentinel) == "scope"
+    assert seen == {"graph": sentinel, "capture_error_mode": "thread_local"}
+
+
+def replays_before_trial_zero(rank: int, world_size: int) -> tuple[int, int, int, bool]:
+    """(replays before the trial, after it, the trial's samples, enqueue_us finite)."""
+    from distbench.comm.graph import timed_replays
+
+    ctx = Context(rank, world_size, torch.device("cpu"), "gloo", None, (0, 1))
+    count = [0]
+
+    def replay() -> None:
+        count[0] += 1
+
+    trial, enqueue_us = timed_replays(ctx, replay, 4, 3)
+    before = count[0]
+    samples = trial(ctx, replay, 4)
+    return before, count[0] - before, len(samples), enqueue_us == enqueue_us
+
+
+def test_graph_rows_replay_untimed_before_trial_zero(tmp_path: Path) -> None:
+    """The first replay of a graph uploads it: WARM_REPLAYS untimed replays come before trial
+    0 (their host time, all but the first, gives enqueue_us), then a trial of N replays."""
+    from distbench.comm.graph import WARM_REPLAYS
+
+    results = run_on_gloo_ranks(replays_before_trial_zero, 2, tmp_path / "store")
+    assert results == [(WARM_REPLAYS, 3, 1, True)] * 2
+    assert WARM_REPLAYS >= 2

@@ -2,8 +2,9 @@
 tests/comm/test_nccl_trace.py: when a worker runs with NCCL_DEBUG=INFO and NCCL_DEBUG_FILE (what
 --nccl-trace sets), global rank 0 appends one line per all_reduce call in the newer NCCL format,
 `<host>:<pid>:<tid> [0] NCCL INFO AllReduce: <bytes> Bytes -> Algo RING proto SIMPLE
-channel{Lo..Hi}={0..3}`, as NCCL's rank 0 does. It proves the path from the option to the columns
-on CPU; the real NCCL lines are checked on a GPU node (ci/gpu-smoke.sh)."""
+channel{Lo..Hi}={0..3}`, as NCCL's rank 0 does, and once a warning line as NCCL's logger writes
+it (which --nccl-trace must copy back into the rank's log). It proves the path from the option to
+the columns on CPU; the real NCCL lines are checked on a GPU node (ci/gpu-smoke.sh)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ if os.environ.get("RANK") == "0" and os.environ.get("DISTBENCH_TEST_NCCL_LOG"):
         if path and os.environ.get("NCCL_DEBUG") == "INFO":
             nbytes = tensor.numel() * tensor.element_size()
             with open(path, "a", encoding="utf-8") as handle:
+                if not getattr(_logged, "warned", False):
+                    _logged.warned = True  # type: ignore[attr-defined]
+                    handle.write(
+                        f"\nvm:{os.getpid()}:1 [0] init.cc:1 (ncclCommInitRank) NCCL WARN "
+                        "distbench-test: a warning NCCL wrote to its own log\n"
+                    )
                 handle.write(
                     f"vm:{os.getpid()}:1 [0] NCCL INFO AllReduce: {nbytes} Bytes -> Algo RING "
                     "proto SIMPLE channel{Lo..Hi}={0..3}\n"
