@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from distbench.cli.envsweep import parse_env_axis
-from distbench.cli.multinode import Nodes, parse_endpoint, parse_rdzv_id, resolve_nodes
+from distbench.cli.multinode import (
+    Nodes,
+    master_endpoint,
+    parse_endpoint,
+    parse_host,
+    parse_port,
+    parse_rdzv_id,
+    resolve_nodes,
+)
 from distbench.cli.options import Opt, choice, flag, integer, text
 from distbench.collectors.machine import cuda_gpus
 from distbench.parse import BACKENDS, DEVICES, UsageError, parse_label, parse_world_sizes
@@ -98,7 +106,8 @@ class LaunchArgs:
     timeout: Annotated[
         float,
         text(
-            "Seconds a rank may stay silent or a collective stuck before the run fails.",
+            "Seconds a rank may stay silent, a collective stuck or the rendezvous wait "
+            "before the run fails.",
             parse_timeout,
         ),
     ] = 300.0
@@ -108,17 +117,50 @@ class LaunchArgs:
     ] = None
     node_rank: Annotated[
         int | None,
-        integer("This node's rank; fixes node 0 as the writer [default: c10d assigns].", 0),
+        integer(
+            "This node's rank; fixes node 0 as the writer [default: c10d assigns].",
+            0,
+            decls=("--node-rank", "--node_rank"),
+        ),
     ] = None
     nproc_per_node: Annotated[
         int | None,
-        integer("Ranks per node [default: local GPUs for cuda, 1 for cpu on several nodes]."),
+        integer(
+            "Ranks per node [default: local GPUs for cuda, 1 for cpu on several nodes].",
+            decls=("--nproc-per-node", "--nproc_per_node"),
+        ),
     ] = None
     rdzv_endpoint: Annotated[
-        str | None, text("HOST:PORT of the rendezvous, the same on every node.", parse_endpoint)
+        str | None,
+        text(
+            "HOST:PORT of the rendezvous, the same on every node.",
+            parse_endpoint,
+            "--rdzv-endpoint",
+            "--rdzv_endpoint",
+        ),
     ] = None
     rdzv_id: Annotated[
-        str | None, text("Rendezvous id, the same on every node.", parse_rdzv_id)
+        str | None,
+        text("Rendezvous id, the same on every node.", parse_rdzv_id, "--rdzv-id", "--rdzv_id"),
+    ] = None
+    master_addr: Annotated[
+        str | None,
+        text(
+            "torchrun's spelling of the endpoint's host (with --master-port: --rdzv-endpoint).",
+            parse_host,
+            "--master-addr",
+            "--master_addr",
+        ),
+    ] = None
+    master_port: Annotated[
+        int | None,
+        integer(
+            "The endpoint's port with --master-addr [default: 29500].",
+            1,
+            65535,
+            parse=lambda value: parse_port(value, "--master-port"),
+            decls=("--master-port", "--master_port"),
+        ),
     ] = None
     separate_launches: Annotated[
         bool,
@@ -247,9 +289,10 @@ def resolve_launch(
         args.nnodes,
         args.node_rank,
         args.nproc_per_node,
-        args.rdzv_endpoint,
+        master_endpoint(args.rdzv_endpoint, args.master_addr, args.master_port),
         args.rdzv_id,
         os.environ if env is None else env,
+        args.master_port if args.master_addr is None else None,
     )
     if args.separate_launches and nodes.nnodes > 1:
         raise UsageError(

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from distbench.launch.hostlist import expand_hostlist
 from distbench.parse import UsageError, parse_int
 
 DEFAULT_RDZV_PORT = 29500
@@ -45,6 +46,26 @@ def parse_endpoint(text: str) -> str:
     return f"{host}:{int(port)}"
 
 
+def parse_host(text: str) -> str:
+    """--master-addr: a host name, IPv4 address or IPv6 address (bracketed or not)."""
+    host = text.strip()
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # an IPv6 address as torchrun's --master-addr takes it
+    if not _HOST_RE.match(host):
+        raise UsageError(
+            f"--master-addr '{text}' is not a host name or address: e.g. --master-addr node01"
+        )
+    return host
+
+
+def parse_port(text: str, what: str) -> int:
+    """A TCP port, 1-65535."""
+    port = parse_int(text, what)
+    if port > 65535:
+        raise UsageError(f"{what} must be a port from 1 to 65535, got {port}")
+    return port
+
+
 def parse_rdzv_id(text: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9._-]{1,128}", text):
         raise UsageError(
@@ -54,18 +75,14 @@ def parse_rdzv_id(text: str) -> str:
 
 
 def first_host(nodelist: str) -> str:
-    """The first host of a Slurm node list: 'gpu[07-09,12],cpu1' -> 'gpu07'."""
-    text = nodelist.strip()
-    match = re.match(r"^([^,\[\]]+)(?:\[([^\]]*)\])?", text)
-    if match is None:
-        raise UsageError(f"cannot read the Slurm node list '{nodelist}'")
-    prefix, ranges = match.group(1), match.group(2)
-    if ranges is None:
-        return prefix
-    first = ranges.split(",", 1)[0].split("-", 1)[0].strip()
-    if not first:
-        raise UsageError(f"cannot read the Slurm node list '{nodelist}'")
-    return prefix + first
+    """The first host of a Slurm node list: 'gpu[07-09,12],cpu1' -> 'gpu07',
+    'node[01-04]-ib' -> 'node01-ib' (scontrol's expansion where Slurm is installed)."""
+    return expand_hostlist(nodelist)[0]
+
+
+def read_int(env: Mapping[str, str], name: str, minimum: int = 1) -> int:
+    """A whole-number variable of a launcher's environment, named in the error."""
+    return parse_int(env[name], name, minimum)
 
 
 def slurm_nodes(env: Mapping[str, str]) -> Nodes | None:
@@ -75,7 +92,7 @@ def slurm_nodes(env: Mapping[str, str]) -> Nodes | None:
     needed = ("SLURM_NNODES", "SLURM_NODEID", "SLURM_JOB_ID", "SLURM_STEP_ID")
     if not all(name in env for name in needed):
         return None
-    nnodes = parse_int(env["SLURM_NNODES"], "SLURM_NNODES")
+    nnodes = read_int(env, "SLURM_NNODES")
     if nnodes < 2:
         return None
     tasks = env.get("SLURM_NTASKS", str(nnodes)).strip()
@@ -87,10 +104,141 @@ def slurm_nodes(env: Mapping[str, str]) -> Nodes | None:
     nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST", "")
     return Nodes(
         nnodes=nnodes,
-        node_rank=parse_int(env["SLURM_NODEID"], "SLURM_NODEID", minimum=0),
+        node_rank=read_int(env, "SLURM_NODEID", minimum=0),
         rdzv_endpoint=f"{first_host(nodelist)}:{DEFAULT_RDZV_PORT}",
         rdzv_id=parse_rdzv_id(env["SLURM_JOB_ID"]),
     )
+
+
+def torchrun_env_nodes(env: Mapping[str, str]) -> Nodes | None:
+    """The nodes torchrun's environment names (`PET_<OPTION>`, torchrun's fallback for each of
+    its options, as Kubeflow Trainer sets them), or None where none is set. What distbench
+    cannot honour (an elastic range, etcd, a node list without an address) is refused."""
+    pet = {k.removeprefix("PET_"): v.strip() for k, v in env.items() if k.startswith("PET_")}
+    if not pet:
+        return None
+    if pet.get("STANDALONE", "").lower() in ("1", "true"):
+        return Nodes(nproc_per_node=pet_nproc(pet))
+    low, _, high = pet.get("NNODES", "1").partition(":")
+    if high and high != low:
+        raise UsageError(
+            f"PET_NNODES={pet['NNODES']} is an elastic range: distbench measures a fixed set "
+            f"of nodes, set PET_NNODES={high} (or pass --nnodes)"
+        )
+    nnodes = parse_int(low, "PET_NNODES")
+    backend = pet.get("RDZV_BACKEND", "static" if "NODE_RANK" in pet else "c10d").lower()
+    if backend not in ("static", "c10d"):
+        raise UsageError(
+            f"PET_RDZV_BACKEND={pet['RDZV_BACKEND']}: distbench uses torchrun's c10d or static "
+            "rendezvous (unset it, or pass --rdzv-endpoint)"
+        )
+    if nnodes == 1:
+        return Nodes(nproc_per_node=pet_nproc(pet))
+    endpoint = pet.get("RDZV_ENDPOINT") or (
+        f"{pet['MASTER_ADDR']}:{pet.get('MASTER_PORT', DEFAULT_RDZV_PORT)}"
+        if "MASTER_ADDR" in pet
+        else ""
+    )
+    if not endpoint:
+        raise UsageError(
+            f"PET_NNODES={nnodes} (torchrun's environment) names no meeting point: set "
+            "PET_MASTER_ADDR and PET_MASTER_PORT (or PET_RDZV_ENDPOINT), or pass --rdzv-endpoint"
+        )
+    rank = parse_int(pet["NODE_RANK"], "PET_NODE_RANK", 0) if backend == "static" else -1
+    if rank >= nnodes:
+        raise UsageError(f"PET_NODE_RANK={rank} must be below PET_NNODES={nnodes}")
+    return Nodes(
+        nnodes=nnodes,
+        node_rank=rank,
+        nproc_per_node=pet_nproc(pet),
+        rdzv_endpoint=parse_endpoint(endpoint),
+        rdzv_id=parse_rdzv_id(pet.get("RDZV_ID", "distbench")),
+    )
+
+
+def pet_nproc(pet: Mapping[str, str]) -> int | None:
+    """PET_NPROC_PER_NODE: a number, or gpu/auto (distbench's default: one rank per GPU)."""
+    value = pet.get("NPROC_PER_NODE", "auto")
+    if value.lower() in ("auto", "gpu", "cuda"):
+        return None
+    return parse_int(value, "PET_NPROC_PER_NODE")
+
+
+def skypilot_nodes(env: Mapping[str, str]) -> Nodes | None:
+    """The nodes of a SkyPilot task (SKYPILOT_NUM_NODES, SKYPILOT_NODE_RANK, the head node as
+    the first line of SKYPILOT_NODE_IPS, SKYPILOT_NUM_GPUS_PER_NODE), or None outside one."""
+    if "SKYPILOT_NUM_NODES" not in env or "SKYPILOT_NODE_RANK" not in env:
+        return None
+    nnodes = read_int(env, "SKYPILOT_NUM_NODES")
+    if nnodes < 2:
+        return None
+    ips = env.get("SKYPILOT_NODE_IPS", "").split()
+    if len(ips) != nnodes:
+        raise UsageError(
+            f"SKYPILOT_NODE_IPS lists {len(ips)} addresses for SKYPILOT_NUM_NODES={nnodes}: "
+            "pass --rdzv-endpoint HEAD:PORT yourself"
+        )
+    gpus = parse_int(env.get("SKYPILOT_NUM_GPUS_PER_NODE", "0") or "0", "GPUs per node", 0)
+    return Nodes(
+        nnodes=nnodes,
+        node_rank=read_int(env, "SKYPILOT_NODE_RANK", minimum=0),
+        nproc_per_node=gpus or None,
+        rdzv_endpoint=parse_endpoint(f"{ips[0]}:{DEFAULT_RDZV_PORT}"),
+        rdzv_id="distbench",
+    )
+
+
+def refuse_inside_a_group(env: Mapping[str, str]) -> None:
+    """distbench starts its ranks itself: one started as a rank of someone else's group (under
+    torchrun, whose agent sets TORCHELASTIC_RUN_ID in every worker, or with a launcher's
+    WORLD_SIZE and no PET_* variables to say how the nodes meet) would start a group per rank."""
+    pet = any(name.startswith("PET_") for name in env)
+    inside = "TORCHELASTIC_RUN_ID" in env or (
+        not pet and env.get("WORLD_SIZE", "1").strip() not in ("", "0", "1")
+    )
+    if not inside:
+        return
+    names = ("TORCHELASTIC_RUN_ID", "RANK", "LOCAL_RANK", "WORLD_SIZE")
+    said = ", ".join(f"{n}={env[n]}" for n in names if n in env)
+    raise UsageError(
+        f"this process is one rank of a group ({said}): distbench starts its ranks itself, so "
+        "run it once per node, not under torchrun, with --nnodes and --rdzv-endpoint (or "
+        "torchrun's PET_* variables)"
+    )
+
+
+def environment_nodes(env: Mapping[str, str]) -> Nodes | None:
+    """The nodes the environment names: torchrun's PET_* variables, else a Slurm step, else a
+    SkyPilot task; None where none does. Two that disagree on the node count are refused."""
+    found = {
+        name: nodes
+        for name, read in (
+            ("torchrun's PET_* variables", torchrun_env_nodes),
+            ("Slurm", slurm_nodes),
+            ("SkyPilot", skypilot_nodes),
+        )
+        if (nodes := read(env)) is not None
+    }
+    counts = {nodes.nnodes for nodes in found.values()}
+    if len(counts) > 1:
+        said = "; ".join(f"{name}: {nodes.nnodes} nodes" for name, nodes in found.items())
+        raise UsageError(f"the environment names different node counts ({said}): pass --nnodes")
+    return next(iter(found.values()), None)
+
+
+def master_endpoint(
+    rdzv_endpoint: str | None, master_addr: str | None, master_port: int | None
+) -> str | None:
+    """--rdzv-endpoint, or torchrun's spelling of it: --master-addr and --master-port."""
+    if master_addr is None and master_port is None:
+        return rdzv_endpoint
+    if rdzv_endpoint is not None:
+        raise UsageError(
+            "--rdzv-endpoint and --master-addr/--master-port name the same thing: give one"
+        )
+    if master_addr is None:
+        return None  # the port alone: resolve_nodes puts it on the environment's head node
+    return parse_endpoint(f"{master_addr}:{master_port or DEFAULT_RDZV_PORT}")
 
 
 def resolve_nodes(
@@ -100,15 +248,25 @@ def resolve_nodes(
     rdzv_endpoint: str | None,
     rdzv_id: str | None,
     env: Mapping[str, str],
+    port: int | None = None,
 ) -> Nodes:
-    """The multi-node options (parsed by their options), else as Slurm implies, else one node."""
+    """The multi-node options (parsed by their options), else as the environment implies
+    (torchrun's PET_*, Slurm, SkyPilot; `port`, a --master-port given alone, replaces the port
+    of the endpoint it names), else one node."""
+    refuse_inside_a_group(env)
     if nnodes is None and node_rank is None and rdzv_endpoint is None:
-        derived = slurm_nodes(env)
+        derived = environment_nodes(env)
         if derived is not None:
+            nproc_per_node = nproc_per_node or derived.nproc_per_node
+            if derived.nnodes == 1:
+                return Nodes(nproc_per_node=nproc_per_node)
+            endpoint = derived.rdzv_endpoint
+            if port is not None:
+                endpoint = f"{endpoint.rpartition(':')[0]}:{port}"
             rdzv = rdzv_id or derived.rdzv_id
-            return Nodes(
-                derived.nnodes, derived.node_rank, nproc_per_node, derived.rdzv_endpoint, rdzv
-            )
+            return Nodes(derived.nnodes, derived.node_rank, nproc_per_node, endpoint, rdzv)
+    if port is not None and rdzv_endpoint is None:
+        raise UsageError("--master-port needs --master-addr (or give --rdzv-endpoint HOST:PORT)")
     count = nnodes or 1
     rank = node_rank if node_rank is not None else -1
     if count == 1:

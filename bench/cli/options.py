@@ -71,11 +71,13 @@ def integer(
     minimum: int = 1,
     maximum: int | None = None,
     parse: Callable[[str], int] | None = None,
+    decls: tuple[str, ...] = (),
 ) -> Opt:
-    """A whole number from `minimum` (and up to `maximum`, which `parse` then checks)."""
+    """A whole number from `minimum` (and up to `maximum`, which `parse` then checks); `decls`:
+    its flags where they are not --<field-name> alone (torchrun's underscore spellings)."""
     if parse is None:
-        return Opt(help, lambda value, flag: parse_int(value, flag, minimum), int, (), minimum)
-    return Opt(help, lambda value, _flag: parse(value), int, (), minimum, maximum)
+        return Opt(help, lambda value, flag: parse_int(value, flag, minimum), int, decls, minimum)
+    return Opt(help, lambda value, _flag: parse(value), int, decls, minimum, maximum)
 
 
 def choice(help: str, choices: tuple[str, ...], what: str) -> Opt:

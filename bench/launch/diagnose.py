@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 
 from distbench.collectors.schema import rank_log_path, rank_map_path, torchrun_log_path
+from distbench.spec import LaunchSpec
 
 
 def describe_silent(
@@ -25,6 +26,46 @@ def describe_silent(
             f"{timeout_s:g}) {position(text)}; the group was stopped; its log: {path}"
         )
     return "\n".join(parts)
+
+
+def describe_rendezvous_wait(launch: LaunchSpec, world_size: int, waited_s: float) -> str:
+    """One line: what a launch whose workers never started waited for, and for how long."""
+    log = torchrun_log_path(Path(launch.run_dir), world_size)
+    waited = f"waited {waited_s:.0f} s (--timeout {launch.timeout_s:g})"
+    if launch.nnodes <= 1:
+        return (
+            f"{waited} for torchrun to start {world_size} ranks on this node, none started; "
+            f"the group was stopped; torchrun's log: {log}"
+        )
+    if launch.node_rank == 0:
+        what = (
+            f"for the other {launch.nnodes - 1} of {launch.nnodes} nodes to join this node's "
+            f"static rendezvous at {launch.rdzv_endpoint}"
+        )
+    elif launch.node_rank > 0:
+        what = (
+            f"as node {launch.node_rank} of {launch.nnodes} for node 0's static rendezvous at "
+            f"{launch.rdzv_endpoint}"
+        )
+    else:
+        what = (
+            f"for {launch.nnodes} nodes to join the c10d rendezvous '{launch.rdzv_id}' at "
+            f"{launch.rdzv_endpoint}"
+        )
+    return (
+        f"{waited} {what}; no worker started, the launch was stopped: run the same command on "
+        f"every node (same --nnodes, --rdzv-endpoint reachable from each, --rdzv-id); "
+        f"torchrun's log: {log}"
+    )
+
+
+def describe_slow_start(run_dir: Path, world_size: int, waited_s: float) -> str:
+    """One line: torchrun did not get as far as its rendezvous (importing torch)."""
+    log = torchrun_log_path(run_dir, world_size)
+    return (
+        f"torchrun did not start within {waited_s:.0f} s (importing torch, before any "
+        f"rendezvous); the launch was stopped; its log: {log}"
+    )
 
 
 def tail(path: Path, lines: int = 8) -> str:

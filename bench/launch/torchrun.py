@@ -1,9 +1,12 @@
 """Launch a torchrun process group (one node, or this node's share of several) and watch it.
 
 The CLI never imports torch.distributed: it builds a torchrun command line with the same Python
-(--standalone, or a c10d/static rendezvous across nodes), hands the workers one spec file,
-follows results.csv for progress and the workers' heartbeat files for silence (--timeout), and
-when the group fails names the rank, what it was measuring and the tail of its log.
+(--standalone, or a c10d/static rendezvous across nodes; torchrun runs inside launch/agent.py,
+which says when torch is imported and the rendezvous wait begins), hands the workers one spec
+file, follows results.csv for progress, and watches for silence (--timeout): first the
+rendezvous (torchrun ready, no worker started yet), then the workers' heartbeat files. When the
+group fails it names the rank, what it was measuring and the tail of its log, or what the
+rendezvous waited for.
 """
 
 from __future__ import annotations
@@ -24,10 +27,18 @@ from distbench.collectors.schema import (
     torchrun_log_path,
 )
 from distbench.collectors.sink import count_rows
-from distbench.launch.diagnose import describe_failure, describe_silent
+from distbench.launch.diagnose import (
+    describe_failure,
+    describe_rendezvous_wait,
+    describe_silent,
+    describe_slow_start,
+)
 from distbench.spec import LaunchSpec
 
 POLL_S = 0.2
+START_S = 120.0
+"""How long torchrun may take to import torch before its rendezvous (or --timeout, if longer):
+from a shared filesystem under load this takes minutes."""
 TERMINATE_GRACE_S = 5.0
 """After SIGTERM, how long torchrun gets to stop its workers before everything is SIGKILLed."""
 
@@ -69,7 +80,8 @@ def build_torchrun_command(launch: LaunchSpec, world_size: int, spec_path: Path)
     return [
         sys.executable,
         "-m",
-        "torch.distributed.run",
+        "distbench.launch.agent",  # torchrun's main, touching `ready` once torch is imported
+        str(ready_path(Path(launch.run_dir), world_size)),
         *group,
         "--max-restarts=0",
         "--monitor-interval=0.1",  # torchrun's default: it sees the ranks exit sooner
@@ -77,6 +89,11 @@ def build_torchrun_command(launch: LaunchSpec, world_size: int, spec_path: Path)
         "distbench.worker",
         str(spec_path),
     ]
+
+
+def ready_path(run_dir: Path, world_size: int) -> Path:
+    """The file launch/agent.py touches once torchrun has imported torch."""
+    return torchrun_log_path(run_dir, world_size).with_suffix(".ready")
 
 
 def exited(proc: subprocess.Popen[bytes], wait_s: float) -> bool:
@@ -90,8 +107,11 @@ def exited(proc: subprocess.Popen[bytes], wait_s: float) -> bool:
 
 
 def worker_env(settings: tuple[str, ...] = ()) -> dict[str, str]:
-    """The workers' environment: ours, plus the launch's --env combination (`NAME=VALUE`)."""
-    env = dict(os.environ)
+    """The workers' environment: ours less torchrun's PET_* variables (read by cli/multinode.py
+    and passed as options: left in, torchrun would take each as the default of its option, a
+    PET_NNODES=2 making a --standalone launch wait for a second node), plus the launch's --env
+    combination (`NAME=VALUE`)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PET_")}
     for setting in settings:
         name, _, value = setting.partition("=")
         env[name] = value
@@ -124,16 +144,67 @@ def silent_ranks(run_dir: Path, world_size: int, timeout_s: float) -> list[tuple
     return silent
 
 
+def child_pids(pid: int) -> list[int] | None:
+    """The processes whose parent is `pid` (/proc), or None where /proc cannot tell."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    children = []
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # gone meanwhile
+        if len(fields) > 1 and fields[1] == str(pid):
+            children.append(int(stat.parent.name))
+    return children
+
+
+@dataclass
+class StartWatch:
+    """The wait before the workers run: torchrun importing torch (START_S or --timeout, the
+    longer), then its rendezvous (--timeout from the moment launch/agent.py says it is ready)."""
+
+    launch: LaunchSpec
+    world_size: int
+    pid: int
+    began: float
+    ready_at: float | None = None
+    started: bool = False
+
+    def check(self, now: float) -> str | None:
+        """None while all is well (or the workers run), else what the launch waited for."""
+        if self.started:
+            return None
+        run_dir = Path(self.launch.run_dir)
+        children = child_pids(self.pid)
+        self.started = bool(children) or (
+            children is None and bool(heartbeats(run_dir, self.world_size))
+        )
+        if self.started:
+            return None
+        if self.ready_at is None and ready_path(run_dir, self.world_size).exists():
+            self.ready_at = now
+        if self.ready_at is not None and now - self.ready_at > self.launch.timeout_s:
+            return describe_rendezvous_wait(self.launch, self.world_size, now - self.ready_at)
+        limit = max(START_S, self.launch.timeout_s)
+        if self.ready_at is None and now - self.began > limit:
+            return describe_slow_start(run_dir, self.world_size, now - self.began)
+        return None
+
+
 def run_launch(
     launch: LaunchSpec,
     world_size: int,
     spec_path: Path,
     on_poll: Callable[[], None],
 ) -> LaunchResult:
-    """Run one process group to completion, watching the workers' heartbeats: a rank silent for
-    --timeout seconds (stopped, swapped out, wedged) ends the launch at once, named. Ctrl-C or
-    SIGTERM stops the group before the KeyboardInterrupt propagates. `on_poll` runs every
-    POLL_S (the progress display reads the rows and the running measurement)."""
+    """Run one process group to completion, watching the rendezvous (--timeout after torchrun
+    is ready, no worker started: ended, naming what it waited for) and then the workers'
+    heartbeats: a rank silent for --timeout seconds (stopped, swapped out, wedged) ends the
+    launch at once, named. Ctrl-C or SIGTERM stops the group before the KeyboardInterrupt
+    propagates. `on_poll` runs every POLL_S (the progress display reads the rows and the
+    running measurement)."""
     run_dir = Path(launch.run_dir)
     results = run_dir / RESULTS_CSV
     before = count_rows(results)
@@ -141,6 +212,7 @@ def run_launch(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     for old in heartbeats(run_dir, world_size).values():
         old.unlink(missing_ok=True)  # left by an earlier, interrupted attempt (--resume)
+    ready_path(run_dir, world_size).unlink(missing_ok=True)
     failure = None
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
@@ -151,9 +223,15 @@ def run_launch(
             env=worker_env(launch.env),
             start_new_session=True,  # Ctrl-C reaches us; we stop torchrun deliberately
         )
+        watch = StartWatch(launch, world_size, proc.pid, time.monotonic())
         try:
             while not exited(proc, POLL_S):
                 on_poll()
+                waited = watch.check(time.monotonic())
+                if waited is not None:
+                    failure = waited
+                    stop_group(proc, run_dir, world_size, grace_s=0.0)
+                    break
                 silent = silent_ranks(run_dir, world_size, launch.timeout_s)
                 if silent:
                     failure = describe_silent(run_dir, world_size, silent, launch.timeout_s)
@@ -161,6 +239,7 @@ def run_launch(
         finally:
             if proc.poll() is None:
                 stop_group(proc, run_dir, world_size)
+    ready_path(run_dir, world_size).unlink(missing_ok=True)
     for left in heartbeats(run_dir, world_size).values():
         left.unlink(missing_ok=True)  # the workers are gone; a killed one leaves its file
     rows = count_rows(results) - before
