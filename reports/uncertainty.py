@@ -37,7 +37,7 @@ import pandas as pd
 
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY, SCHEMA_VERSION
 from distbench.reports.checks import METRICS, Thresholds, parse_threshold
-from distbench.reports.compare import judge
+from distbench.reports.legacy_compare import judge
 from distbench.reports.render import format_number
 from distbench.reports.rule import REGRESSED, GateRule, decide
 from distbench.reports.runs import DDP_WINDOWS_SINCE, Row

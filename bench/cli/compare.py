@@ -29,8 +29,8 @@ class CompareOptions:
     threshold: Annotated[
         str,
         text(
-            "How much worse counts: 5% (of the baseline) or an amount with its unit (20us, "
-            "2GB/s); METRIC:5% also picks the metric (median:5%). A bare number is refused."
+            "The floor a change must pass as well as the noise: 5% (of the baseline) or an "
+            "amount with its unit (20us, 2GB/s); METRIC:5% also picks the metric (median:5%)."
         ),
     ] = "5%"
     thresholds_file: Annotated[
@@ -38,12 +38,12 @@ class CompareOptions:
         text("TOML file of per-primitive / size-band thresholds.", None, "--thresholds"),
     ] = None
     alpha: Annotated[
-        str, text("Significance of the rank test that separates a change from noise.")
+        str,
+        text(
+            "Benjamini-Hochberg's q over every row and band: the false discovery rate, and the "
+            "chance of any false alarm when nothing changed."
+        ),
     ] = "0.05"
-    noise_test: Annotated[
-        bool,
-        flag("Require the samples to differ (rank test).", "--noise-test/--no-noise-test"),
-    ] = True
     output_format: Annotated[
         str, text("table, markdown (CI job summaries) or json.", None, "--format")
     ] = "table"
@@ -56,26 +56,19 @@ class CompareOptions:
             decls=("--save",),
         ),
     ] = ()
-    fdr: Annotated[
-        bool,
-        flag(
-            "Benjamini-Hochberg across the rows: alpha bounds the false discovery rate, not "
-            "each row's p.",
-            "--fdr/--no-fdr",
-        ),
-    ] = True
-    min_samples: Annotated[
+    min_nights: Annotated[
         str,
         text(
-            "Independent samples (trials; DDP windows) per side below which the rank test does "
-            "not vote and the threshold alone decides."
+            "Nights a baseline window must hold before its noise is known; until then rows "
+            "within the default spread are 'cannot tell'."
         ),
     ] = "5"
-    adjacent: Annotated[
+    relative: Annotated[
         bool,
         flag(
-            "A regression must show at two adjacent sizes of a case (one size: unconfirmed).",
-            "--adjacent/--any-size",
+            "Judge each primitive beyond the rest of the run (a shift of the whole box is one "
+            "hypothesis of its own); --absolute judges every row on its own level.",
+            "--relative/--absolute",
         ),
     ] = True
     allow_missing: Annotated[
@@ -93,8 +86,11 @@ def compare(
     current: Annotated[str, typer.Argument(help="Run directory (or baseline name).")],
     options: CompareOptions,
 ) -> None:
-    """Compare two runs row by row. Exit 0 pass, 1 a row regressed (past its threshold, past the
-    noise, at two adjacent sizes), 4 rows of the baseline are missing, 2 bad input.
+    """Compare two runs, nights or baseline windows, row by row and band by band. Between runs the
+    launch is the unit: a row or band regresses when it is past the launches' noise (Benjamini-
+    Hochberg over every hypothesis) and past the threshold floor. Each row says what it could
+    see (the smallest change it would catch). Exit 0 pass, 1 a row or band regressed, 4 rows of
+    the baseline are missing, 2 bad input.
 
     \b
     Examples:
@@ -103,7 +99,7 @@ def compare(
       distbench compare nightly results/today --thresholds ci/thresholds-example.toml
       distbench compare nightly results/today --save verdict.md --save verdict.json
     """
-    from distbench.reports.gate import CompareArgs, run_compare
+    from distbench.reports.compare.cli import CompareArgs, run_compare
 
     typed = {f.name: getattr(options, f.name) for f in fields(options)}
     code, report = run_compare(CompareArgs(baseline, current, **typed))
@@ -124,18 +120,20 @@ def baseline_save(
     name: Annotated[str, typer.Option(help="Baseline name, e.g. nightly or a100-torch2.13.")],
     store: Store = None,
     force: Annotated[
-        bool, typer.Option("--force", help="Replace a baseline of that name.")
+        bool, typer.Option("--force", help="Replace the whole window by this night.")
     ] = False,
+    keep: Annotated[str, typer.Option(help="Nights the window keeps (the newest).")] = "14",
 ) -> None:
-    """Copy a run's results, samples and manifest into the baseline store.
+    """Append a night (a run, or a night's launch-N folders) to the named baseline window, which
+    keeps the last --keep nights. Refuses a night that did not complete or was resumed.
 
     \b
     Example:
-      distbench baseline save results/20261129T020000Z-sweep --name nightly
+      distbench baseline save results/nightly-20261129T020000Z --name nightly
     """
-    from distbench.reports.gate import run_baseline_save
+    from distbench.reports.compare.cli import run_baseline_save
 
-    print(run_baseline_save(run_dir, name, store, force))
+    print(run_baseline_save(run_dir, name, store, force, keep))
 
 
 @baseline_app.command("delete")
@@ -149,7 +147,7 @@ def baseline_delete(
     Example:
       distbench baseline delete nightly-old
     """
-    from distbench.reports.gate import run_baseline_delete
+    from distbench.reports.compare.cli import run_baseline_delete
 
     print(run_baseline_delete(name, store))
 
@@ -157,6 +155,6 @@ def baseline_delete(
 @baseline_app.command("list")
 def baseline_list(store: Store = None) -> None:
     """List the saved baselines."""
-    from distbench.reports.gate import run_baseline_list
+    from distbench.reports.compare.cli import run_baseline_list
 
     print(run_baseline_list(store))

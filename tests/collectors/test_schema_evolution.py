@@ -25,7 +25,8 @@ from distbench.collectors.schema import (
     SampleRow,
     column_names,
 )
-from distbench.reports.baselines import save_baseline
+from distbench.reports.compare.sides import load_side
+from distbench.reports.compare.window import save_night
 from distbench.reports.load import load_runs
 from distbench.reports.runs import load_run
 from tests.conftest import usage_error_line
@@ -70,8 +71,10 @@ def test_a_v1_run_loads_for_compare_and_baselines(run: Path, tmp_path: Path) -> 
     kind = next(iter(loaded.rows.values())).kind
     for row in loaded.rows.values():
         assert set(row.values) >= set(columns_at(kind, SCHEMA_VERSION))
-    saved = save_baseline(run, "v1", tmp_path / "store")
-    assert load_run(saved).schema_version == 1
+    saved, _what = save_night(run, "v1", tmp_path / "store")
+    side = load_side(saved)
+    assert side.window
+    assert [launch.run.schema_version for launch in side.launches] == [1]
 
 
 def test_v1_runs_load_for_report_with_current_columns() -> None:

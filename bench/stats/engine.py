@@ -1,0 +1,313 @@
+"""One comparison, judged: rows -> the declared family -> each hypothesis's shift -> BH -> states.
+
+compare, the nightly gate and report all call `judge_family`, so they cannot disagree on a row.
+
+Relative and absolute. A shared box moves every row of a launch together (its load, its clock);
+a code change moves one primitive's rows, or a band of them. With rows of several primitives in
+a comparison, each hypothesis of primitive p is tested on its rows' values *beyond the rest of
+the run*: from each launch value the launch's common level is taken out, the median over the
+rows of the other primitives of their deviation from their own mean (`common_levels`, leave one
+primitive out, so p's own regression cannot hide itself). What moves every primitive alike is
+then one hypothesis of its own, "the whole run", tested on the launches' common level itself.
+With one primitive only there is nothing to contrast: every hypothesis is absolute.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from distbench.stats.components import LaunchValue, Prior, fit_prior
+from distbench.stats.family import Hypothesis, bh_adjust, build_family, primitive_of
+from distbench.stats.shift import Shift
+from distbench.stats.verdict import Judged, decide_state
+
+WHOLE_RUN = "*:whole run"
+"""The primitive name of the whole-run hypothesis (relative mode)."""
+BAND_PRIOR_DF = 2.0
+"""A band's own launches are its evidence; its members' variances (as if perfectly correlated,
+the widest a mean of them can be) enter as a prior worth this many launches."""
+MIN_PRIOR_ROWS = 3
+"""Rows a prior is fitted from (components.fit_prior): fewer, and the group borrows from its
+whole kind, then falls back to the default."""
+
+
+@dataclass(frozen=True)
+class RowInput:
+    """One matched row of a comparison."""
+
+    key: Mapping[str, str]
+    base: tuple[LaunchValue, ...]
+    current: tuple[LaunchValue, ...]
+    floor: float = 0.0
+    """The threshold floor (share) a change must pass as well."""
+    default: Prior | None = None
+    """The stated default prior for this row (metric, size band, its own within-launch part);
+    used while the baseline is learning and where no prior can be fitted."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    alpha: float = 0.05
+    """BH's q over the whole family."""
+    min_nights: int = 5
+    """Nights the baseline must hold before its noise is known (else: cannot tell, learning)."""
+    relative: bool = True
+    """Test hypotheses beyond the rest of the run when rows of 2+ primitives are compared."""
+
+
+@dataclass
+class Outcome:
+    rows: list[Judged]
+    """One per RowInput, in order (their row hypotheses)."""
+    bands: list[Judged]
+    """Every band (and the whole run, relative mode), in family order."""
+    family_size: int
+    nights: tuple[int, int]
+    """Distinct nights on the baseline and the current side."""
+    learning: str
+    """'' once the noise is known, else why not ('learning the noise: 3 of 5 nights')."""
+    relative: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def size_band(key: Mapping[str, str]) -> str:
+    """Rows of one primitive whose noise is alike: small (< 64 KiB), mid (< 4 MiB), large."""
+    text = key.get("size_bytes", "")
+    if not text.isdigit():
+        return "none"
+    size = int(text)
+    return "small" if size < 64 * 1024 else "mid" if size < 4 * 1024 * 1024 else "large"
+
+
+def nights_of(rows: Sequence[RowInput], side: str) -> int:
+    return len({v.night for row in rows for v in getattr(row, side)})
+
+
+@dataclass
+class SideMatrix:
+    """One side's launch values as arrays: launches x rows (nan where a launch lacks a row)."""
+
+    launches: list[str]
+    nights: list[str]
+    y: np.ndarray
+    within: np.ndarray
+
+    @classmethod
+    def of(cls, rows: Sequence[RowInput], side: str) -> SideMatrix:
+        order: dict[str, str] = {}
+        for row in rows:
+            for v in getattr(row, side):
+                order.setdefault(v.launch, v.night)
+        index = {launch: i for i, launch in enumerate(order)}
+        y = np.full((len(order), len(rows)), np.nan)
+        within = np.full_like(y, np.nan)
+        for j, row in enumerate(rows):
+            for v in getattr(row, side):
+                y[index[v.launch], j] = v.y
+                within[index[v.launch], j] = v.within
+        return cls(list(order), list(order.values()), y, within)
+
+    def values(self, members: Sequence[int]) -> list[LaunchValue]:
+        """A row's (one member) or a band's launch values: the mean of its rows' y in every
+        launch that holds them all; the within part of a mean of independent trials."""
+        cols = list(members)
+        y, within = self.y[:, cols], self.within[:, cols]
+        full = ~np.isnan(y).any(axis=1)
+        means = y[full].mean(axis=1)
+        parts = within[full].sum(axis=1) / len(cols) ** 2
+        return [
+            LaunchValue(float(m), float(w), self.launches[i], self.nights[i])
+            for m, w, i in zip(means, parts, np.flatnonzero(full), strict=True)
+        ]
+
+    def shifted(self, levels: np.ndarray) -> SideMatrix:
+        """Every value beyond its launch's common level (a launch without one: dropped)."""
+        return SideMatrix(self.launches, self.nights, self.y - levels[:, None], self.within)
+
+
+def common_levels(
+    base: SideMatrix, current: SideMatrix, keep: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each launch's common level on both sides: the median over the rows in `keep` (the other
+    primitives') of their value minus the row's mean over every launch of both sides."""
+    both = np.vstack([base.y, current.y])
+    if not keep.any():
+        return np.full(len(base.y), np.nan), np.full(len(current.y), np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-nan slices: a launch with no row
+        deviation = both[:, keep] - np.nanmean(both[:, keep], axis=0)
+        levels = np.nanmedian(deviation, axis=1)
+    return levels[: len(base.y)], levels[len(base.y) :]
+
+
+def row_priors(
+    keys: Sequence[Mapping[str, str]], spreads: Sequence[tuple[float, int]],
+    defaults: Sequence[Prior], learning: bool,
+) -> list[Prior]:  # fmt: skip
+    """Each row's prior: its default while learning; else the empirical-Bayes fit over the
+    rows of its primitive and size band (else of its kind), else its default."""
+    if learning:
+        return list(defaults)
+    groups: dict[tuple[str, str], list[int]] = {}
+    kinds: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        groups.setdefault((primitive_of(key), size_band(key)), []).append(i)
+        kinds.setdefault(key.get("kind", ""), []).append(i)
+    fitted: dict[tuple[int, ...], Prior | None] = {}
+
+    def fit(members: list[int], what: str) -> Prior | None:
+        if tuple(members) not in fitted:
+            usable = [spreads[i] for i in members if spreads[i][1] > 0]
+            fitted[tuple(members)] = (
+                fit_prior([v for v, _d in usable], [d for _v, d in usable],
+                          f"estimated from {len(usable)} rows of {what} in this comparison")
+                if len(usable) >= MIN_PRIOR_ROWS else None
+            )  # fmt: skip
+        return fitted[tuple(members)]
+
+    priors = []
+    for i, key in enumerate(keys):
+        primitive, band = primitive_of(key), size_band(key)
+        found = fit(groups[(primitive, band)], f"{primitive.split(':')[-1]}, {band} sizes")
+        priors.append(found or fit(kinds[key.get("kind", "")], "this kind") or defaults[i])
+    return priors
+
+
+@lru_cache(maxsize=64)
+def cached_family(keys: tuple[tuple[tuple[str, str], ...], ...]) -> tuple[Hypothesis, ...]:
+    """build_family of these row keys, once (a replay judges thousands of nights of one family)."""
+    return tuple(build_family([dict(k) for k in keys]))
+
+
+def summaries(
+    y: np.ndarray, within: np.ndarray, member: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per hypothesis (rows of `member`, hypotheses x rows, 0/1): its launches (those holding
+    every member row), the mean of its launch values (the mean of its rows' y), their sum of
+    squares around it, and the mean within-launch variance of a launch value (nan: unknown)."""
+    k = member.sum(axis=1)
+    valid = ~np.isnan(y)
+    full = (valid.astype(float) @ member.T) == k
+    means = (np.where(valid, y, 0.0) @ member.T) / k
+    n = full.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(full, means, 0.0).sum(axis=0) / n
+        squares = (np.where(full, means - mean, 0.0) ** 2).sum(axis=0)
+        unknown = (np.isnan(within) & valid).astype(float) @ member.T
+        parts = (np.where(np.isnan(within), 0.0, within) @ member.T) / k**2
+        part = np.where(full, parts, 0.0).sum(axis=0) / n
+        part[(np.where(full, unknown, 0.0).sum(axis=0) > 0) | (n == 0)] = np.nan
+    return n, mean, squares, part
+
+
+def judge_family(
+    rows: Sequence[RowInput], settings: Settings, fallback: Prior,
+    floor_of_band: Callable[[Sequence[float]], float] = max,
+) -> Outcome:  # fmt: skip
+    """Judge every declared hypothesis of the comparison (module docstring)."""
+    return judge_matrices(
+        [row.key for row in rows], SideMatrix.of(rows, "base"), SideMatrix.of(rows, "current"),
+        [row.floor for row in rows], [row.default or fallback for row in rows], settings,
+        fallback, floor_of_band,
+    )  # fmt: skip
+
+
+def judge_matrices(
+    keys: Sequence[Mapping[str, str]], base: SideMatrix, current: SideMatrix,
+    row_floors: Sequence[float], defaults: Sequence[Prior], settings: Settings, fallback: Prior,
+    floor_of_band: Callable[[Sequence[float]], float] = max,
+) -> Outcome:  # fmt: skip
+    """judge_family on launch values already laid out as matrices (a replay's fast path)."""
+    nights = (len(set(base.nights)), len(set(current.nights)))
+    learning = (
+        f"learning the noise: {nights[0]} of {settings.min_nights} nights"
+        if nights[0] < settings.min_nights
+        else ""
+    )
+    primitives = np.array([primitive_of(k) for k in keys])
+    relative = settings.relative and len(set(primitives.tolist())) >= 2
+    family = list(cached_family(tuple(tuple(k.items()) for k in keys)))
+    member = np.zeros((len(family), len(keys)))
+    for h, hypothesis in enumerate(family):
+        member[h, list(hypothesis.members)] = 1.0
+    sides = [base, current]
+    if relative:
+        sides = [SideMatrix(m.launches, m.nights, m.y.copy(), m.within) for m in sides]
+        for primitive in set(primitives.tolist()):
+            own = primitives == primitive
+            levels = common_levels(base, current, ~own)
+            for m, level in zip(sides, levels, strict=True):
+                m.y[:, own] -= level[:, None]
+        whole = common_levels(base, current, np.ones(len(keys), bool))
+        family.append(Hypothesis(WHOLE_RUN, tuple(range(len(keys))), (("whole", "run"),)))
+        for m, level in zip(sides, whole, strict=True):  # the whole run: one more "row"
+            m.y = np.hstack([m.y, level[:, None]])
+            m.within = np.hstack([m.within, np.full((len(level), 1), np.nan)])
+        member = np.vstack([np.hstack([member, np.zeros((len(member), 1))]),
+                            np.r_[np.zeros(len(keys)), 1.0][None, :]])  # fmt: skip
+    (n_b, mean_b, ss_b, w_b), (n_c, mean_c, ss_c, w_c) = (
+        summaries(m.y, m.within, member) for m in sides
+    )
+    df_data = np.maximum(n_b - 1, 0) + np.maximum(n_c - 1, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        data_var = (ss_b + ss_c) / df_data
+    spreads = [(float(data_var[j]), int(df_data[j])) for j in range(len(keys))]
+    priors = row_priors(keys, spreads, defaults, bool(learning))
+    prior_var = np.array([p.variance for p in priors])
+    band_var = (member[:, : len(keys)] * prior_var).max(axis=1)
+    if relative:
+        band_var[-1] = prior_var.max()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the whole run has no within part
+        within = np.nanmean(np.vstack([w_b, w_c]), axis=0)
+    shifts: list[Shift | None] = []
+    floors: list[float] = []
+    band_prior_source = "its rows' variances, as if moving together"
+    for h, hypothesis in enumerate(family):
+        is_row = hypothesis.is_row and hypothesis.primitive != WHOLE_RUN
+        prior = priors[hypothesis.members[0]] if is_row else Prior(
+            float(band_var[h]), BAND_PRIOR_DF, band_prior_source
+        )  # fmt: skip
+        floors.append(floor_of_band([row_floors[i] for i in hypothesis.members]))
+        if not (n_b[h] and n_c[h]):
+            shifts.append(None)
+            continue
+        variance, df = prior.squeeze(float(data_var[h]), int(df_data[h]))
+        if math.isfinite(within[h]):
+            variance = max(variance, float(within[h]))
+        se = math.sqrt(variance * (1 / n_b[h] + 1 / n_c[h])) if variance > 0 else 0.0
+        shifts.append(
+            Shift(float(mean_c[h] - mean_b[h]), se, df if df > 0 else math.inf, variance,
+                  float(within[h]), int(n_b[h]), int(n_c[h]), prior.source, int(df_data[h]))
+        )  # fmt: skip
+    return judged_outcome(family, shifts, floors, settings, learning, nights, relative)
+
+
+def judged_outcome(
+    family: list[Hypothesis], shifts: list[Shift | None], floors: list[float],
+    settings: Settings, learning: str, nights: tuple[int, int], relative: bool,
+) -> Outcome:  # fmt: skip
+    """BH over the family in both directions, then each hypothesis's state."""
+    p_slow = [s.p_slower() if s else 1.0 for s in shifts]
+    p_fast = [s.p_faster() if s else 1.0 for s in shifts]
+    q_slow, q_fast = bh_adjust(p_slow), bh_adjust(p_fast)
+    alpha_one = settings.alpha / max(1, len(family))
+    judged = []
+    for i, (hypothesis, shift) in enumerate(zip(family, shifts, strict=True)):
+        state, reason = decide_state(
+            shift, q_slow[i], q_fast[i], settings.alpha, floors[i], learning
+        )
+        detectable = shift.detectable(alpha_one, floors[i]) if shift else math.inf
+        judged.append(
+            Judged(hypothesis, shift, p_slow[i], p_fast[i], q_slow[i], q_fast[i], state,
+                   detectable, floors[i], reason)
+        )  # fmt: skip
+    rows = [j for j in judged if j.hypothesis.is_row and j.hypothesis.primitive != WHOLE_RUN]
+    bands = [j for j in judged if not (j.hypothesis.is_row and j.hypothesis.primitive != WHOLE_RUN)]
+    return Outcome(rows, bands, len(family), nights, learning, relative)

@@ -1,0 +1,116 @@
+"""The hypotheses one comparison tests, declared before it looks at any number, and the error
+control over them.
+
+The regressions users get are rarely "every row 25 % slower": a protocol change slows large
+messages, a topology change one world size, a kernel one dtype. A row-by-row test sees each of
+those rows alone, with a single row's noise; a band of rows averages their independent noise
+and sees the band. So, per primitive (kind + primitive), the family holds:
+
+- every row alone;
+- bands: sizes from some size up (every size of the primitive from s on, for each s), crossed
+  with one world size or all, one dtype or all, and one variant or all (a variant is what else
+  sets a row apart: send/recv's pattern, mode, op, api, ...). A band with the same rows as
+  another is declared once; a band of one row is that row.
+
+All of them, for every primitive of the comparison, form one family, and Benjamini-Hochberg at
+q = alpha runs over it. Its statistics are one-sided and positively correlated (a band shares
+rows with its sub-bands), where BH keeps the false discovery rate at alpha (Benjamini and
+Yekutieli 2001, PRDS); when nothing changed every discovery is false, so the chance of any false
+alarm is at most alpha too. A row's `alpha_row` (for detectable_change) is alpha / m: the level
+at which BH rejects one hypothesis alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+AXES = ("size_bytes", "world_size", "dtype")
+"""The key columns bands are cut along; every other key column makes a row's variant."""
+NOT_VARIANT = frozenset({"kind", "primitive", *AXES})
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One declared hypothesis: a row, or a band of rows of one primitive."""
+
+    primitive: str
+    """kind:primitive, e.g. 'comm:all_reduce'."""
+    members: tuple[int, ...]
+    """Indices of its rows in the comparison's row list, ascending."""
+    band: tuple[tuple[str, str], ...]
+    """What selects it: (('size_from', '1048576'), ('world_size', '3')); () for every row of
+    the primitive; a row's full key for a row."""
+
+    @property
+    def is_row(self) -> bool:
+        return len(self.members) == 1
+
+
+def primitive_of(key: Mapping[str, str]) -> str:
+    return f"{key.get('kind', '')}:{key.get('primitive', '')}"
+
+
+def variant_of(key: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple((k, v) for k, v in key.items() if k not in NOT_VARIANT and v != "")
+
+
+def _size(key: Mapping[str, str]) -> int | None:
+    text = key.get("size_bytes", "")
+    return int(text) if text.isdigit() else None
+
+
+def build_family(keys: Sequence[Mapping[str, str]]) -> list[Hypothesis]:
+    """Every row, then every distinct band of two or more rows of each primitive (module
+    docstring), in a fixed order: the same rows always give the same family."""
+    family = [Hypothesis(primitive_of(k), (i,), tuple(k.items())) for i, k in enumerate(keys)]
+    by_primitive: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        by_primitive.setdefault(primitive_of(key), []).append(i)
+    for primitive, rows in by_primitive.items():
+        seen: set[tuple[int, ...]] = set()
+        sizes = sorted({s for i in rows if (s := _size(keys[i])) is not None})
+        worlds = sorted({keys[i].get("world_size", "") for i in rows} - {""}, key=_number)
+        dtypes = sorted({keys[i].get("dtype", "") for i in rows} - {""})
+        variants = sorted({variant_of(keys[i]) for i in rows})
+        for size_from in [None, *sizes[1:]]:
+            for world in [None, *worlds] if len(worlds) > 1 else [None]:
+                for dtype in [None, *dtypes] if len(dtypes) > 1 else [None]:
+                    for variant in [None, *variants] if len(variants) > 1 else [None]:
+                        members = tuple(
+                            i
+                            for i in rows
+                            if (size_from is None or (_size(keys[i]) or 0) >= size_from)
+                            and (world is None or keys[i].get("world_size") == world)
+                            and (dtype is None or keys[i].get("dtype") == dtype)
+                            and (variant is None or variant_of(keys[i]) == variant)
+                        )
+                        if len(members) < 2 or members in seen:
+                            continue
+                        seen.add(members)
+                        band = (
+                            *((("size_from", str(size_from)),) if size_from is not None else ()),
+                            *((("world_size", world),) if world is not None else ()),
+                            *((("dtype", dtype),) if dtype is not None else ()),
+                            *(variant or ()),
+                        )
+                        family.append(Hypothesis(primitive, members, band))
+    return family
+
+
+def _number(text: str) -> tuple[int, str]:
+    return (int(text), text) if text.isdigit() else (1 << 62, text)
+
+
+def bh_adjust(p_values: Sequence[float]) -> list[float]:
+    """Benjamini-Hochberg q-values, in the order given: a hypothesis whose q <= alpha is a
+    discovery with the false discovery rate of the family kept at alpha."""
+    count = len(p_values)
+    order = sorted(range(count), key=lambda i: p_values[i])
+    q = [1.0] * count
+    smallest = 1.0
+    for position in range(count - 1, -1, -1):  # step up: from the largest p down
+        i = order[position]
+        smallest = min(smallest, p_values[i] * count / (position + 1))
+        q[i] = min(1.0, smallest)
+    return q

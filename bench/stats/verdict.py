@@ -1,0 +1,105 @@
+"""The four states of a verdict, the only words compare, the gate, report and history use:
+
+- regressed:       slower, past the multiplicity rule (BH over the declared family) and past the
+                   threshold floor;
+- improved:        the same, faster;
+- no change seen:  neither, with the smallest slowdown the comparison would have caught
+                   (detectable_change) beside it: "no change seen (would catch >= 18 %)";
+- cannot tell:     neither, and the comparison cannot vouch for its noise: the baseline window is
+                   still learning it (fewer nights than --min-nights), or a side has no launch.
+
+"no change seen" is not "unchanged": a row whose detectable change is 60 % may have slowed by 40 %.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from distbench.stats.family import Hypothesis
+from distbench.stats.shift import Shift
+
+REGRESSED, IMPROVED, NO_CHANGE, CANNOT_TELL = (
+    "regressed",
+    "improved",
+    "no change seen",
+    "cannot tell",
+)
+STATES = (REGRESSED, IMPROVED, NO_CHANGE, CANNOT_TELL)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One hypothesis (a row, or a band of rows) of a comparison, judged."""
+
+    hypothesis: Hypothesis
+    shift: Shift | None
+    """None when a side has no launch value (nothing to compare)."""
+    p_slower: float
+    p_faster: float
+    q_slower: float
+    """Benjamini-Hochberg over the family (slower)."""
+    q_faster: float
+    state: str
+    detectable: float
+    """detectable_change: the smallest slowdown (share) caught with 80 % power at the level this
+    hypothesis is tested at; inf when nothing could be caught."""
+    floor: float
+    """The threshold floor (share) a change must pass as well."""
+    reason: str = ""
+    """Why cannot tell (learning the noise: 3 of 5 nights; no launch on one side)."""
+
+    @property
+    def change(self) -> float:
+        """current / baseline - 1 in time terms (0.24: 24 % slower); nan without a shift."""
+        return self.shift.ratio - 1 if self.shift is not None else math.nan
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """The change's interval as shares (-0.05, 0.31); nans without a shift."""
+        if self.shift is None:
+            return math.nan, math.nan
+        low, high = self.shift.interval(level)
+        return low - 1, high - 1
+
+
+def decide_state(
+    shift: Shift | None, q_slower: float, q_faster: float, alpha: float, floor: float,
+    learning: str,
+) -> tuple[str, str]:  # fmt: skip
+    """The state of one hypothesis and, for cannot tell, why. `learning` is '' once the noise
+    is known, else its reason ('learning the noise: 3 of 5 nights')."""
+    if shift is None:
+        return CANNOT_TELL, "no launch on one side"
+    past = abs(shift.effect) > math.log1p(floor)
+    if q_slower <= alpha and shift.effect > 0 and past:
+        return REGRESSED, ""
+    if q_faster <= alpha and shift.effect < 0 and past:
+        return IMPROVED, ""
+    if learning:
+        return CANNOT_TELL, learning
+    return NO_CHANGE, ""
+
+
+def describe_change(judged: Judged) -> str:
+    """'+24 % [17, 31]': the change in time terms with its 95 % interval."""
+    low, high = judged.interval()
+    if not math.isfinite(judged.change):
+        return "-"
+    return f"{judged.change * 100:+.0f} % [{low * 100:+.0f}, {high * 100:+.0f}]"
+
+
+def describe_state(judged: Judged) -> str:
+    """The state as printed: 'no change seen (would catch >= 18 %)', 'cannot tell: learning
+    the noise (3 of 5 nights)', 'regressed'."""
+    if judged.state == NO_CHANGE:
+        return f"{NO_CHANGE} ({catch_text(judged.detectable)})"
+    if judged.state == CANNOT_TELL and judged.reason:
+        return f"{CANNOT_TELL}: {judged.reason}"
+    return judged.state
+
+
+def catch_text(detectable: float) -> str:
+    """'would catch >= 18 %', or that it would catch nothing below 10x."""
+    if not math.isfinite(detectable) or detectable > 9:
+        return "would catch nothing below 10x"
+    return f"would catch >= {detectable * 100:.0f} %"

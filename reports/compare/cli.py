@@ -1,0 +1,143 @@
+"""What `distbench compare` and `distbench baseline ...` do, from the strings the user typed to the
+exit code, so that the CLI stays a list of options.
+
+    distbench baseline save results/nightly-20261128T0200Z --name nightly
+    distbench compare nightly results/nightly-20261129T0200Z --format markdown
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from distbench.parse import UsageError, parse_choice
+from distbench.reports.checks import Thresholds, load_thresholds, parse_check, parse_metric
+from distbench.reports.compare.judge import compare_sides
+from distbench.reports.compare.render import RENDERERS
+from distbench.reports.compare.sides import load_side
+from distbench.reports.compare.window import (
+    DEFAULT_KEEP,
+    delete_baseline,
+    list_baselines,
+    parse_keep,
+    resolve_run,
+    resolve_store,
+    save_night,
+)
+from distbench.stats.engine import Settings
+from distbench.tables import render_rows
+
+FORMATS = tuple(RENDERERS)
+
+
+def parse_alpha(text: str) -> float:
+    try:
+        alpha = float(text)
+    except ValueError:
+        alpha = -1.0
+    if not 0 < alpha < 1:
+        raise UsageError(f"--alpha '{text}' must be a probability between 0 and 1, e.g. 0.05")
+    return alpha
+
+
+def parse_min_nights(text: str) -> int:
+    if not text.strip().isdigit() or not 1 <= int(text) <= 365:
+        raise UsageError(f"--min-nights '{text}' must be a number of nights from 1 to 365, e.g. 5")
+    return int(text)
+
+
+@dataclass(frozen=True)
+class CompareArgs:
+    """`distbench compare` as typed: every value a string until parsed here."""
+
+    baseline: str
+    """Run directory, night, or baseline name (a window of nights)."""
+    current: str
+    metric: str = "time_us_p50"
+    threshold: str = "5%"
+    """The floor a change must pass as well as the noise: `5%`, `20us`, or `METRIC:5%`."""
+    thresholds_file: str | None = None
+    alpha: str = "0.05"
+    output_format: str = "table"
+    store: str | None = None
+    save: tuple[str, ...] = ()
+    """Files to write as well, the format from the suffix: .md, .json, anything else a table."""
+    min_nights: str = "5"
+    relative: bool = True
+    allow_missing: bool = False
+
+
+def format_for(path: Path) -> str:
+    return {".md": "markdown", ".json": "json"}.get(path.suffix.lower(), "table")
+
+
+def run_compare(args: CompareArgs) -> tuple[int, str]:
+    """Exit code (0 pass, 1 regression, 4 rows missing) and the rendered comparison;
+    UsageError for bad input (exit 2). Files named by --save are written before returning."""
+    renderer = RENDERERS[parse_choice(args.output_format, FORMATS, "format")]
+    check = parse_check(args.threshold)
+    chosen = check.metric or parse_metric(args.metric)
+    thresholds = Thresholds(check.threshold)
+    if args.thresholds_file:
+        thresholds = load_thresholds(Path(args.thresholds_file), check.threshold)
+    thresholds.check_units(chosen)
+    settings = Settings(parse_alpha(args.alpha), parse_min_nights(args.min_nights), args.relative)
+    store = resolve_store(args.store)
+    baseline = load_side(resolve_run(args.baseline, store))
+    current = load_side(resolve_run(args.current, store))
+    comparison = compare_sides(baseline, current, chosen, thresholds, settings, args.allow_missing)
+    if not comparison.outcome.rows:
+        raise UsageError(no_rows_message(comparison))
+    for name in args.save:
+        path = Path(name)
+        try:
+            path.write_text(RENDERERS[format_for(path)](comparison) + "\n")
+        except OSError as error:
+            raise UsageError(f"cannot write --save {path}: {error.strerror}") from None
+    return comparison.exit_code, renderer(comparison)
+
+
+def no_rows_message(comparison: object) -> str:
+    from distbench.collectors.schema import COMM_MATCH_KEY, DDP_CASE_COLUMNS
+    from distbench.reports.compare.judge import Comparison
+
+    assert isinstance(comparison, Comparison)
+    skipped = [u.reason for u in comparison.unmatched if u.outcome == "not-compared"]
+    if skipped and not any(u.outcome == "only-baseline" for u in comparison.unmatched):
+        return (
+            f"--metric {comparison.metric.name}: {skipped[0]}: choose time_us_p50, busbw_GBps "
+            "or samples_per_s (DDP)"
+        )
+    return (
+        f"{comparison.baseline.path} and {comparison.current.path} have no row in common (rows "
+        f"match on {', '.join(COMM_MATCH_KEY)}; DDP rows on {', '.join(DDP_CASE_COLUMNS)}): "
+        "compare runs of the same sweep"
+    )
+
+
+def run_baseline_save(
+    run_dir: str, name: str, store: str | None, force: bool, keep: str = str(DEFAULT_KEEP)
+) -> str:
+    target, what = save_night(Path(run_dir), name, resolve_store(store), parse_keep(keep), force)
+    return f"saved {run_dir} into baseline '{target.name}' in {target.parent}: {what}"
+
+
+def run_baseline_delete(name: str, store: str | None) -> str:
+    target = delete_baseline(name, resolve_store(store))
+    return f"deleted baseline '{name}' ({target})"
+
+
+def run_baseline_list(store: str | None) -> str:
+    store_path = resolve_store(store)
+    baselines = list_baselines(store_path)
+    if not baselines:
+        return (
+            f"no baselines in {store_path} (save one: distbench baseline save RUN_DIR --name NAME)"
+        )
+    header = ("name", "nights", "keep", "oldest", "newest", "rows", "host", "torch")
+    lines = [
+        (b.name, str(b.nights), str(b.keep), b.first, b.last, str(b.rows), b.host, b.torch)
+        for b in baselines
+    ]
+    rendered = render_rows(header, lines, numeric=("nights", "keep", "rows"))
+    return "\n".join([f"baselines in {store_path}:", *rendered])

@@ -1,0 +1,246 @@
+"""Match two sides' rows and judge them with the statistical core (distbench.stats.engine).
+
+Each matched row becomes one RowInput: its value in every launch of each side, in log time terms
+(a bandwidth's log negated: larger is slower), with the launch's own within-launch variance from
+its trial units, and the row's threshold floor. A row of the baseline missing tonight is
+only-baseline (it fails the gate unless --allow-missing); a row new tonight is only-current; a
+column whose meaning changed between the runs' schema versions is definition-changed, and the
+launches on the other side of the change are left out of that row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from distbench.collectors.migrations import changed_meaning
+from distbench.reports.checks import Metric, Thresholds
+from distbench.reports.compare.sides import Side
+from distbench.reports.runs import Row
+from distbench.stats.components import LaunchValue, within_variance
+from distbench.stats.defaults import default_prior, statistic_family
+from distbench.stats.engine import Outcome, RowInput, Settings, judge_family, size_band
+from distbench.stats.verdict import REGRESSED, Judged
+
+ONLY_BASELINE, ONLY_CURRENT = "only-baseline", "only-current"
+CHANGED, SKIPPED = "definition-changed", "not-compared"
+UNMATCHED = (ONLY_BASELINE, ONLY_CURRENT, CHANGED, SKIPPED)
+"""Outcomes of rows that were not judged, beside distbench.stats.verdict.STATES."""
+
+EXIT_OK, EXIT_REGRESSED, EXIT_MISSING = 0, 1, 4
+"""0 pass; 1 a row or band regressed; 4 no regression, but rows of the baseline are missing."""
+
+STATISTICS: dict[str, Callable[..., np.ndarray]] = {
+    "min": np.min,
+    "p50": np.median,
+    "mean": np.mean,
+    "tail": np.max,
+}
+"""The statistic of a launch's trial units that its metric is (within_variance)."""
+
+Key = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    """A row that was not judged, and why."""
+
+    key: dict[str, str]
+    column: str
+    value: float | None
+    outcome: str
+    reason: str
+
+
+@dataclass
+class Comparison:
+    baseline: Side
+    current: Side
+    metric: Metric
+    settings: Settings
+    thresholds: Thresholds
+    outcome: Outcome
+    values: list[tuple[float, float]]
+    """Per judged row: the baseline's and the current side's value (geometric mean over
+    launches), in the metric's own unit and direction."""
+    columns: list[str]
+    """Per judged row: the results.csv column compared."""
+    unmatched: list[Unmatched] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    allow_missing: bool = False
+
+    def regressions(self) -> list[Judged]:
+        return [j for j in (*self.outcome.rows, *self.outcome.bands) if j.state == REGRESSED]
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.regressions())
+
+    @property
+    def missing(self) -> list[Unmatched]:
+        return [u for u in self.unmatched if u.outcome == ONLY_BASELINE]
+
+    @property
+    def exit_code(self) -> int:
+        if self.regressed:
+            return EXIT_REGRESSED
+        return EXIT_MISSING if self.missing and not self.allow_missing else EXIT_OK
+
+    def status(self) -> str:
+        if self.regressed:
+            return "REGRESSION"
+        if self.missing and not self.allow_missing:
+            return "FAILED: rows missing"
+        return "pass"
+
+
+def launch_value(
+    row: Row, column: str, metric: Metric, launch: str, night: str, seed: int
+) -> LaunchValue | None:
+    value = row.metric(column)
+    if value is None or not value > 0 or not math.isfinite(value):
+        return None
+    y = -math.log(value) if metric.higher_is_better else math.log(value)
+    statistic = STATISTICS[statistic_family(column)]
+    within = within_variance(row.units_us, statistic, seed) if row.units_us else math.nan
+    return LaunchValue(y, within, launch, night)
+
+
+def side_rows(side: Side) -> dict[Key, list[tuple[str, str, Row]]]:
+    """key -> (launch, night, row) for every launch of the side that holds the row."""
+    found: dict[Key, list[tuple[str, str, Row]]] = {}
+    for launch in side.launches:
+        for key, row in launch.run.rows.items():
+            found.setdefault(key, []).append((launch.name, launch.night, row))
+    return found
+
+
+def floor_of(thresholds: Thresholds, row: Row, base_value: float, metric: Metric) -> float:
+    """The row's threshold as a share of its baseline value (an absolute amount divided by it)."""
+    threshold = thresholds.for_row(row.values)
+    if threshold.percent:
+        return threshold.value / 100
+    return threshold.value / abs(base_value) if base_value else math.inf
+
+
+def geometric(values: list[LaunchValue], metric: Metric) -> float:
+    mean = math.fsum(v.y for v in values) / len(values)
+    return math.exp(-mean) if metric.higher_is_better else math.exp(mean)
+
+
+def compare_sides(
+    baseline: Side, current: Side, metric: Metric, thresholds: Thresholds, settings: Settings,
+    allow_missing: bool = False,
+) -> Comparison:  # fmt: skip
+    """Every row of both sides matched and judged (module docstring)."""
+    base_rows, cur_rows = side_rows(baseline), side_rows(current)
+    newest = set(baseline.last.rows) if baseline.launches else set()
+    inputs: list[RowInput] = []
+    values: list[tuple[float, float]] = []
+    columns: list[str] = []
+    unmatched: list[Unmatched] = []
+    for seed, (key, found) in enumerate(base_rows.items()):
+        sample = found[-1][2]
+        column = metric.column(sample.kind)
+        if column is None:
+            unmatched.append(
+                Unmatched(
+                    dict(key),
+                    "",
+                    None,
+                    SKIPPED,
+                    f"{metric.name} does not exist for {sample.kind} rows",
+                )
+            )
+            continue
+        if key not in cur_rows:
+            if key in newest:
+                unmatched.append(
+                    Unmatched(
+                        dict(key),
+                        column,
+                        sample.metric(column),
+                        ONLY_BASELINE,
+                        "not in the current run",
+                    )
+                )
+            continue
+        version = cur_rows[key][-1][2].schema_version
+        kept = [
+            f
+            for f in found
+            if changed_meaning(sample.kind, column, f[2].schema_version, version) is None
+        ]
+        if not kept:
+            unmatched.append(
+                Unmatched(
+                    dict(key),
+                    column,
+                    None,
+                    CHANGED,
+                    f"{column} changed meaning after schema v{sample.schema_version}",
+                )
+            )
+            continue
+        base = [
+            v
+            for launch, night, row in kept
+            if (v := launch_value(row, column, metric, launch, night, seed))
+        ]
+        cur = [
+            v
+            for launch, night, row in cur_rows[key]
+            if (v := launch_value(row, column, metric, launch, night, seed))
+        ]
+        if not base or not cur:
+            unmatched.append(
+                Unmatched(
+                    dict(key),
+                    column,
+                    None,
+                    SKIPPED,
+                    f"{column} is empty on {'the baseline' if not base else 'the current'} side",
+                )
+            )
+            continue
+        base_value = geometric(base, metric)
+        floor = floor_of(thresholds, sample, base_value, metric)
+        within = [v.within for v in (*base, *cur) if math.isfinite(v.within)]
+        default = default_prior(
+            column, size_band(dict(key)), float(np.mean(within)) if within else math.nan
+        )
+        inputs.append(RowInput(dict(key), tuple(base), tuple(cur), floor, default))
+        values.append((base_value, geometric(cur, metric)))
+        columns.append(column)
+    for key, found in cur_rows.items():
+        if key not in base_rows:
+            sample = found[-1][2]
+            column = metric.column(sample.kind) or ""
+            unmatched.append(
+                Unmatched(
+                    dict(key),
+                    column,
+                    sample.metric(column) if column else None,
+                    ONLY_CURRENT,
+                    "not in the baseline",
+                )
+            )
+    fallback = default_prior(metric.comm_column or metric.name, "mid", math.nan)
+    outcome = judge_family(inputs, settings, fallback)
+    notes = [*baseline.notes, *current.notes]
+    return Comparison(
+        baseline,
+        current,
+        metric,
+        settings,
+        thresholds,
+        outcome,
+        values,
+        columns,
+        unmatched,
+        notes,
+        allow_missing,
+    )

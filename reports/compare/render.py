@@ -1,0 +1,242 @@
+"""A Comparison as a terminal table, Markdown (the CI job summary) or JSON. The verdict comes
+first (status, each regressed or improved band, what the comparison could see), then how it was
+tested, every row, the notes, and the verdict once more as the last line."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from distbench.parse import format_size
+from distbench.reports.compare.judge import ONLY_BASELINE, Comparison
+from distbench.reports.compare.words import (
+    family_line,
+    headline_verdicts,
+    noise_line,
+    row_name,
+    seen_lines,
+    verdict_line,
+)
+from distbench.stats.verdict import REGRESSED, STATES, Judged, describe_state
+from distbench.tables import format_number, render_rows
+
+JSON_VERSION = 2
+"""compare --format json's layout (1: 0.2.0's rank-test rows, no version key)."""
+FIRST_MISSING = 5
+METRIC_DIGITS = 4
+NUMBER_COLUMNS = ("#", "size", "baseline", "current", "change", "interval", "q")
+SHOWN_KEYS = ("primitive", "size_bytes", "dtype", "world_size", "pattern", "mode", "op",
+              "strategy", "api", "placement", "env")  # fmt: skip
+
+
+def counts(comparison: Comparison) -> str:
+    found = {state: 0 for state in STATES}
+    for judged in comparison.outcome.rows:
+        found[judged.state] += 1
+    parts = [f"{n} {state}" for state, n in found.items() if n]
+    parts += [f"{len(comparison.missing)} missing"] if comparison.missing else []
+    return ", ".join(parts) or "no rows"
+
+
+def headline(comparison: Comparison) -> str:
+    return f"distbench compare: {comparison.status()} ({counts(comparison)})"
+
+
+def verdict_lines(comparison: Comparison) -> list[str]:
+    lines = [verdict_line(comparison, j) for j in headline_verdicts(comparison)]
+    if not lines:
+        state = "no change seen" if not comparison.outcome.learning else "cannot tell"
+        lines = [f"{state}: no row or band past the noise and the threshold"]
+    return lines
+
+
+def missing_line(comparison: Comparison) -> str | None:
+    missing = comparison.missing
+    if not missing:
+        return None
+    named = "; ".join(row_name(u.key) for u in missing[:FIRST_MISSING])
+    more = f" and {len(missing) - FIRST_MISSING} more" if len(missing) > FIRST_MISSING else ""
+    tail = "" if comparison.allow_missing else " (--allow-missing lets this pass)"
+    return f"missing from the current run: {len(missing)}: {named}{more}{tail}"
+
+
+def shown_keys(comparison: Comparison) -> list[str]:
+    keys = [j.hypothesis.band for j in comparison.outcome.rows]
+    return [
+        name for name in SHOWN_KEYS
+        if len({dict(k).get(name, "") for k in keys}) > 1 or name in ("primitive", "size_bytes")
+    ]  # fmt: skip
+
+
+def cell(name: str, value: str) -> str:
+    if name == "size_bytes" and value.isdigit():
+        return format_size(int(value))
+    return value or "-"
+
+
+def interval_text(judged: Judged) -> str:
+    low, high = judged.interval()
+    if not math.isfinite(low):
+        return "-"
+    return f"[{low * 100:+.0f}, {high * 100:+.0f}] %"
+
+
+def row_table(comparison: Comparison, only: str | None = None) -> tuple[list[str], list[list[str]]]:
+    shown = shown_keys(comparison)
+    header = ["#", *(("size" if n == "size_bytes" else n) for n in shown)]
+    header += ["baseline", "current", "change", "interval", "q", "state"]
+    lines = []
+    for number, (judged, (base, cur)) in enumerate(
+        zip(comparison.outcome.rows, comparison.values, strict=True), 1
+    ):
+        if only is not None and judged.state != only:
+            continue
+        key = dict(judged.hypothesis.band)
+        q = judged.q_slower if judged.change >= 0 else judged.q_faster
+        lines.append([
+            str(number), *(cell(n, key.get(n, "")) for n in shown),
+            format_number(base, METRIC_DIGITS), format_number(cur, METRIC_DIGITS),
+            f"{judged.change * 100:+.1f} %" if math.isfinite(judged.change) else "-",
+            interval_text(judged), format_number(q, ".2g"), describe_state(judged),
+        ])  # fmt: skip
+    return header, lines
+
+
+def context(comparison: Comparison) -> list[str]:
+    return [
+        f"baseline: {comparison.baseline.path}",
+        f"current:  {comparison.current.path}",
+        f"metric {comparison.metric.name}; threshold floor {comparison.thresholds.default} "
+        "(a change must pass it as well as the noise)",
+        noise_line(comparison),
+        family_line(comparison),
+    ]
+
+
+def unmatched_lines(comparison: Comparison) -> list[str]:
+    groups: dict[tuple[str, str], int] = {}
+    for u in comparison.unmatched:
+        if u.outcome != ONLY_BASELINE:
+            groups[(u.outcome, u.reason)] = groups.get((u.outcome, u.reason), 0) + 1
+    return [f"{n} {outcome}: {reason}" for (outcome, reason), n in groups.items()]
+
+
+def render_text(comparison: Comparison) -> str:
+    out = [headline(comparison), *verdict_lines(comparison)]
+    if (line := missing_line(comparison)) is not None:
+        out.append(line)
+    out += [
+        "",
+        "what this comparison could see (80 % power):",
+        *(f"  {s}" for s in seen_lines(comparison)),
+    ]
+    if comparison.regressed:
+        regressed = row_table(comparison, REGRESSED)
+        if regressed[1]:
+            out += ["", "regressed rows:", *render_rows(*regressed, NUMBER_COLUMNS)]
+    out += ["", *context(comparison), "", f"all rows ({len(comparison.outcome.rows)}):"]
+    out += render_rows(*row_table(comparison), NUMBER_COLUMNS)
+    notes = [*unmatched_lines(comparison), *comparison.notes]
+    if notes:
+        out += ["", "notes:", *(f"  {n}" for n in notes)]
+    out += ["", headline(comparison)]
+    return "\n".join(out)
+
+
+def md_table(header: list[str], lines: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for cells in lines:
+        if cells[-1] == REGRESSED:
+            cells = [*cells[:-1], f"**{REGRESSED}**"]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def render_markdown(comparison: Comparison) -> str:
+    out = [f"### {headline(comparison)}", "", *(f"- {line}" for line in verdict_lines(comparison))]
+    if (line := missing_line(comparison)) is not None:
+        out += [f"- **{line}**"]
+    out += ["", "What this comparison could see (80 % power):", ""]
+    out += [f"- {s}" for s in seen_lines(comparison)]
+    out += ["", *(f"- {line}" for line in context(comparison))]
+    out += ["", f"<details><summary>All {len(comparison.outcome.rows)} rows</summary>", ""]
+    out += [*md_table(*row_table(comparison)), "", "</details>"]
+    notes = [*unmatched_lines(comparison), *comparison.notes]
+    if notes:
+        out += ["", "Notes:", "", *(f"- {n}" for n in notes)]
+    return "\n".join(out)
+
+
+def clean(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def judged_json(judged: Judged) -> dict[str, Any]:
+    low, high = judged.interval()
+    shift = judged.shift
+    return {k: clean(v) for k, v in {
+        "change": judged.change, "low": low, "high": high,
+        "p_slower": judged.p_slower, "q_slower": judged.q_slower,
+        "p_faster": judged.p_faster, "q_faster": judged.q_faster,
+        "state": judged.state, "reason": judged.reason,
+        "detectable_change": judged.detectable, "floor": judged.floor,
+        "launches_baseline": shift.n_base if shift else 0,
+        "launches_current": shift.n_current if shift else 0,
+        "df": shift.df if shift else None,
+        "variance": shift.variance if shift else None,
+        "variance_within": shift.within if shift else None,
+        "variance_between": shift.between if shift else None,
+        "prior": shift.prior_source if shift else None,
+    }.items()}  # fmt: skip
+
+
+def render_json(comparison: Comparison) -> str:
+    outcome = comparison.outcome
+    rows = [
+        {**dict(j.hypothesis.band), "column": column, "baseline": clean(base),
+         "current": clean(cur), **judged_json(j)}
+        for j, (base, cur), column in zip(
+            outcome.rows, comparison.values, comparison.columns, strict=True
+        )
+    ]  # fmt: skip
+    bands = [
+        {"primitive": j.hypothesis.primitive.split(":", 1)[-1], "band": dict(j.hypothesis.band),
+         "rows": list(j.hypothesis.members), **judged_json(j)}
+        for j in outcome.bands
+    ]  # fmt: skip
+    body = {
+        "version": JSON_VERSION,
+        "status": comparison.status(),
+        "exit_code": comparison.exit_code,
+        "regressed": comparison.regressed,
+        "baseline": str(comparison.baseline.path),
+        "current": str(comparison.current.path),
+        "metric": comparison.metric.name,
+        "alpha": comparison.settings.alpha,
+        "min_nights": comparison.settings.min_nights,
+        "nights": list(outcome.nights),
+        "learning": outcome.learning,
+        "relative": outcome.relative,
+        "family_size": outcome.family_size,
+        "summary": {state: sum(1 for j in outcome.rows if j.state == state) for state in STATES},
+        "verdicts": [verdict_line(comparison, j) for j in headline_verdicts(comparison)],
+        "detectable": seen_lines(comparison),
+        "rows": rows,
+        "bands": bands,
+        "unmatched": [
+            {
+                **u.key,
+                "column": u.column,
+                "value": clean(u.value),
+                "outcome": u.outcome,
+                "reason": u.reason,
+            }
+            for u in comparison.unmatched
+        ],
+        "notes": comparison.notes,
+    }
+    return json.dumps(body, indent=2)
+
+
+RENDERERS = {"table": render_text, "markdown": render_markdown, "json": render_json}

@@ -1,0 +1,105 @@
+"""What one side of a comparison is: launches, grouped into nights.
+
+- a run directory (results.csv itself, or a sweep's subdirectories): one night of one launch;
+- a night (ci/nightly.sh --launches N: NIGHT/launch-1 ... launch-N): one night of N launches;
+- a baseline window (distbench baseline save, reports/compare/window.py): its saved nights, each
+  as above; a baseline saved before windows existed is a window of one night.
+
+Between runs the launch is the unit (distbench.stats): a side keeps every launch apart, and the
+statistics see how far launches scatter instead of pooling their trials.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from distbench.reports.runs import Run, find_results, load_run
+
+LAUNCH = re.compile(r"launch-(\d+)")
+"""The name of one launch's folder inside a night (ci/nightly.sh)."""
+WINDOW_JSON = "baseline.json"
+NIGHTS_DIR = "nights"
+
+
+@dataclass(frozen=True)
+class Launch:
+    name: str
+    """Unique within its side: NIGHT/launch-N, or NIGHT for a night of one launch."""
+    night: str
+    run: Run
+
+
+@dataclass
+class Side:
+    """One side of a comparison."""
+
+    path: Path
+    launches: list[Launch]
+    nights: list[str]
+    """In the order they were measured (a window's oldest first)."""
+    window: bool = False
+    """A baseline window (else a run or a night)."""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def last(self) -> Run:
+        return self.launches[-1].run
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        return self.last.manifest
+
+
+def launch_dirs(path: Path) -> list[Path]:
+    """The launch-N folders of a night that hold results, in number order ([] for a run)."""
+    if not path.is_dir() or (path / "results.csv").exists():
+        return []
+    found = [
+        (int(match.group(1)), child)
+        for child in path.iterdir()
+        if child.is_dir() and (match := LAUNCH.fullmatch(child.name)) and find_results(child)
+    ]
+    return [child for _number, child in sorted(found)]
+
+
+def night_launches(path: Path, night: str) -> list[Launch]:
+    """A night's launches: its launch-N folders, else the run itself as one launch."""
+    dirs = launch_dirs(path)
+    if not dirs:
+        return [Launch(night, night, load_run(path))]
+    return [Launch(f"{night}/{d.name}", night, load_run(d)) for d in dirs]
+
+
+def window_nights(path: Path) -> list[str] | None:
+    """A window's nights, oldest first; None when `path` is no window (a plain run or night)."""
+    info = path / WINDOW_JSON
+    if not (path / NIGHTS_DIR).is_dir() or not info.exists():
+        return None
+    nights = json.loads(info.read_text()).get("nights", [])
+    return [str(n["night"]) for n in nights if (path / NIGHTS_DIR / str(n["night"])).is_dir()]
+
+
+def load_side(path: Path) -> Side:
+    """Read one side (module docstring); UsageError (reports/runs.py) for a missing, empty or
+    damaged run."""
+    path = Path(path)
+    nights = window_nights(path)
+    if nights:
+        launches = [
+            launch
+            for night in nights
+            for launch in night_launches(path / NIGHTS_DIR / night, night)
+        ]
+        return Side(path, launches, nights, window=True)
+    launches = night_launches(path, path.name)
+    side = Side(path, launches, [path.name])
+    if len(launches) > 1:
+        side.notes.append(
+            f"{path}: one night of {len(launches)} launches "
+            f"({', '.join(launch.name.split('/')[-1] for launch in launches)})"
+        )
+    return side

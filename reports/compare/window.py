@@ -1,0 +1,262 @@
+"""Named baselines: a window of recent nights that compare judges a new night against.
+
+    distbench baseline save results/nightly-20261129T0200Z --name nightly   # appends the night
+    distbench compare nightly results/nightly-20261130T0200Z
+
+The store is a folder (`--store DIR`, else $DISTBENCH_BASELINES, else `baselines/` in the current
+directory). A baseline is `STORE/NAME/`:
+
+    baseline.json              name, keep, and the nights in order (night, source, saved_utc)
+    nights/NIGHT/...           each night as it was measured: results.csv, samples.csv (rank -1
+                               rows only: the samples every reader uses, never per-rank ones),
+                               manifest.json and spec.json, in launch-N folders for a night of
+                               several launches, a sweep's subdirectories kept
+
+`save` appends a night and keeps the last `keep` (default 14) nights; `--force` replaces the
+whole window by this night. A night that did not complete (cut, failed) or was resumed is refused:
+it is not a draw of the noise the window learns. A baseline saved before windows existed
+(results.csv at STORE/NAME) reads as a window of one night and becomes one on its next save.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from distbench.collectors.manifest import read_manifest, utc_now
+from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV, SAMPLES_CSV
+from distbench.collectors.sink import count_rows
+from distbench.parse import UsageError
+from distbench.reports.compare.sides import NIGHTS_DIR, WINDOW_JSON, launch_dirs, window_nights
+from distbench.reports.runs import find_results, load_run
+
+STORE_ENV = "DISTBENCH_BASELINES"
+DEFAULT_STORE = "baselines"
+DEFAULT_KEEP = 14
+"""Nights a window keeps: two weeks of nightly runs, enough for the noise of a row (its launch
+variance from ~28 launches) without reaching back past most upgrades."""
+COPIED = (RESULTS_CSV, MANIFEST_JSON, "spec.json")
+"""Copied as they are; samples.csv is copied with its rank -1 rows only."""
+NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def resolve_store(store: str | None) -> Path:
+    """--store, else $DISTBENCH_BASELINES, else ./baselines."""
+    return Path(store or os.environ.get(STORE_ENV) or DEFAULT_STORE)
+
+
+def parse_name(text: str) -> str:
+    if not NAME_RE.fullmatch(text) or text in (".", ".."):
+        raise UsageError(
+            f"baseline name '{text}' is not allowed: use up to 64 letters, digits, '.', '_' or '-'"
+        )
+    return text
+
+
+def parse_keep(text: str) -> int:
+    if not text.strip().isdigit() or not 1 <= int(text) <= 365:
+        raise UsageError(f"--keep '{text}' must be a number of nights from 1 to 365, e.g. 14")
+    return int(text)
+
+
+def refuse_unfinished(run_dir: Path) -> None:
+    """A night that did not complete or was resumed is no draw of the window's noise."""
+    for results in find_results(run_dir):
+        manifest = read_manifest(results.parent) or read_manifest(run_dir) or {}
+        status = manifest.get("status", "completed")
+        where = results.parent
+        if status != "completed":
+            raise UsageError(
+                f"{where} is {status}, not completed: a cut or failed night does not enter a "
+                "baseline window (finish it with --resume, or save a complete night)"
+            )
+        if manifest.get("resumes"):
+            raise UsageError(
+                f"{where} was resumed: its launches ran at different times, so it is no draw of "
+                "the noise a baseline window learns; save a night that ran in one go"
+            )
+
+
+def copy_rank_samples(source: Path, target: Path) -> None:
+    """samples.csv with its header and the rank -1 rows (the maximum over ranks) only."""
+    with source.open(newline="") as reader, target.open("w", newline="") as writer:
+        rows = csv.reader(reader)
+        out = csv.writer(writer, lineterminator="\n")
+        header = next(rows, None)
+        if header is None:
+            return
+        out.writerow(header)
+        rank = header.index("rank") if "rank" in header else None
+        for row in rows:
+            if rank is None or (len(row) > rank and row[rank].strip() in ("-1", "-1.0")):
+                out.writerow(row)
+
+
+def copy_night(run_dir: Path, staging: Path) -> None:
+    """A night's result files (module docstring) into `staging`, its layout kept."""
+    for results in find_results(run_dir):
+        relative = results.parent.relative_to(run_dir)
+        (staging / relative).mkdir(parents=True, exist_ok=True)
+        for name in COPIED:
+            if (results.parent / name).exists():
+                shutil.copy2(results.parent / name, staging / relative / name)
+        if (results.parent / SAMPLES_CSV).exists():
+            copy_rank_samples(results.parent / SAMPLES_CSV, staging / relative / SAMPLES_CSV)
+    for folder in (run_dir, *launch_dirs(run_dir)):  # a night's and each launch's own manifest
+        own = folder / MANIFEST_JSON
+        relative = folder.relative_to(run_dir)
+        if own.exists() and not (staging / relative / MANIFEST_JSON).exists():
+            (staging / relative).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(own, staging / relative / MANIFEST_JSON)
+
+
+def read_info(target: Path) -> dict:
+    path = target / WINDOW_JSON
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def write_info(target: Path, info: dict) -> None:
+    temporary = target / f".{WINDOW_JSON}.new"
+    temporary.write_text(json.dumps(info, indent=2) + "\n")
+    temporary.replace(target / WINDOW_JSON)
+
+
+def upgrade_single(target: Path) -> None:
+    """A baseline of the single-run layout becomes a window of that one night."""
+    if window_nights(target) is not None or not find_results(target):
+        return
+    info = read_info(target)
+    night = Path(str(info.get("source", "night-1"))).name or "night-1"
+    staging = target / f".{night}.moving"
+    staging.mkdir()
+    for child in list(target.iterdir()):
+        if child.name not in (WINDOW_JSON, staging.name):
+            child.rename(staging / child.name)
+    (target / NIGHTS_DIR).mkdir()
+    staging.rename(target / NIGHTS_DIR / night)
+    entry = {
+        "night": night,
+        "source": info.get("source", "?"),
+        "saved_utc": info.get("saved_utc", "?"),
+    }
+    write_info(target, {"name": target.name, "keep": DEFAULT_KEEP, "nights": [entry]})
+
+
+def save_night(
+    run_dir: Path, name: str, store: Path, keep: int = DEFAULT_KEEP, force: bool = False
+) -> tuple[Path, str]:
+    """Append the night at `run_dir` to the window STORE/NAME (module docstring); the window's
+    path and what happened, in words."""
+    name, run_dir = parse_name(name), Path(run_dir)
+    if window_nights(run_dir) is not None:
+        raise UsageError(f"{run_dir} is a baseline window itself: save a night's run directory")
+    load_run(run_dir)  # refuses a missing, empty or foreign-schema run before anything is copied
+    refuse_unfinished(run_dir)
+    target = store / name
+    if force and target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        upgrade_single(target)
+        (target / NIGHTS_DIR).mkdir(exist_ok=True)
+        info = read_info(target) or {"name": name, "nights": []}
+        night = run_dir.resolve().name
+        if any(entry["night"] == night for entry in info["nights"]):
+            raise UsageError(
+                f"night '{night}' is already in baseline '{name}': each night enters once "
+                "(--force replaces the whole window by this night)"
+            )
+        staging = target / f".{night}.saving"
+        shutil.rmtree(staging, ignore_errors=True)
+        copy_night(run_dir, staging)
+        staging.rename(target / NIGHTS_DIR / night)  # never visible half-copied
+        info["nights"].append(
+            {"night": night, "source": str(run_dir.resolve()), "saved_utc": utc_now()}
+        )
+        dropped = info["nights"][:-keep]
+        info["nights"], info["keep"] = info["nights"][-keep:], keep
+        write_info(target, info)
+        for entry in dropped:
+            shutil.rmtree(target / NIGHTS_DIR / entry["night"], ignore_errors=True)
+    except OSError as error:
+        raise UsageError(f"cannot save baseline '{name}' in {store}: {error}") from None
+    count = len(info["nights"])
+    gone = f"; dropped the oldest {len(dropped)}" if dropped else ""
+    return target, f"{count} of {keep} nights kept{gone}"
+
+
+def delete_baseline(name: str, store: Path) -> Path:
+    """Remove STORE/NAME; refuse a name that is not a saved baseline (nothing is deleted)."""
+    target = store / parse_name(name)
+    if not target.is_dir():
+        known = ", ".join(b.name for b in list_baselines(store)) or "none"
+        raise UsageError(f"no baseline '{name}' in {store} (baselines: {known})")
+    if not (target / WINDOW_JSON).exists() and not find_results(target):
+        raise UsageError(
+            f"{target} does not look like a baseline (no {WINDOW_JSON}, no {RESULTS_CSV}): "
+            "not deleting it"
+        )
+    try:
+        shutil.rmtree(target)
+    except OSError as error:
+        raise UsageError(f"cannot delete baseline '{name}' in {store}: {error}") from None
+    return target
+
+
+@dataclass(frozen=True)
+class Baseline:
+    name: str
+    path: Path
+    nights: int
+    keep: int
+    first: str
+    last: str
+    """The oldest and newest night's names."""
+    rows: int
+    """results.csv rows of the newest night."""
+    host: str
+    torch: str
+
+
+def read_baseline(path: Path) -> Baseline:
+    nights = window_nights(path)
+    info = read_info(path)
+    newest = path / NIGHTS_DIR / nights[-1] if nights else path
+    results = find_results(newest)
+    manifest = read_manifest(results[0].parent) if results else None
+    manifest = manifest or read_manifest(newest) or {}
+    names = nights or [Path(str(info.get("source", path.name))).name]
+    return Baseline(
+        name=path.name, path=path, nights=len(names), keep=int(info.get("keep", DEFAULT_KEEP)),
+        first=names[0], last=names[-1], rows=sum(count_rows(p) for p in results),
+        host=str(manifest.get("host", "?")), torch=str(manifest.get("torch", "?")),
+    )  # fmt: skip
+
+
+def list_baselines(store: Path) -> list[Baseline]:
+    if not store.is_dir():
+        return []
+    return [
+        read_baseline(path)
+        for path in sorted(store.iterdir())
+        if path.is_dir() and not path.name.startswith(".")
+    ]
+
+
+def resolve_run(text: str, store: Path) -> Path:
+    """A run directory, else the baseline of that name; UsageError naming both places."""
+    path = Path(text)
+    if path.is_dir():
+        return path
+    named = store / text
+    if NAME_RE.fullmatch(text) and named.is_dir():
+        return named
+    known = ", ".join(b.name for b in list_baselines(store)) or "none"
+    raise UsageError(
+        f"'{text}' is neither a run directory nor a baseline in {store} (baselines: {known})"
+    )

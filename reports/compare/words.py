@@ -1,0 +1,145 @@
+"""The words and lines of a comparison that every format prints alike: a hypothesis's name, its
+change with interval, and what the comparison could see (the detectable change per primitive).
+
+    all_reduce >= 1M, world size 3: +24 % [+17, +31] beyond the rest of the run
+    all_reduce: every row together >= 9 %, sizes >= 1M together >= 12 %; one row alone 31-140 %
+"""
+
+from __future__ import annotations
+
+import math
+
+from distbench.parse import format_size
+from distbench.reports.compare.judge import Comparison
+from distbench.stats.engine import WHOLE_RUN
+from distbench.stats.verdict import CANNOT_TELL, IMPROVED, REGRESSED, Judged, describe_change
+
+NAME_KEYS = ("strategy", "pattern", "op", "root", "src", "dst", "mode", "api", "placement", "env")
+
+
+def row_name(key: dict[str, str]) -> str:
+    """'all_reduce 1M float32 n=2 pattern=ring': enough to find the row in the table."""
+    size = key.get("size_bytes", "")
+    parts = [key.get("primitive", "?")]
+    parts += [format_size(int(size))] if size.isdigit() else []
+    parts += [key["dtype"]] if key.get("dtype") else []
+    parts += [f"n={key['world_size']}"] if key.get("world_size") else []
+    parts += [f"{k}={key[k]}" for k in NAME_KEYS if key.get(k)]
+    return " ".join(parts)
+
+
+def band_name(judged: Judged) -> str:
+    """'all_reduce >= 1M, world size 3, bfloat16', 'send_recv, every row', 'the whole run'."""
+    hypothesis = judged.hypothesis
+    if hypothesis.primitive == WHOLE_RUN:
+        return "the whole run (every primitive alike)"
+    primitive = hypothesis.primitive.split(":", 1)[1]
+    if hypothesis.is_row:
+        return row_name(dict(hypothesis.band))
+    parts = []
+    for column, value in hypothesis.band:
+        if column == "size_from":
+            parts.append(f">= {format_size(int(value))}")
+        elif column == "world_size":
+            parts.append(f"world size {value}")
+        elif column == "dtype":
+            parts.append(value)
+        else:
+            parts.append(f"{column}={value}")
+    return f"{primitive} {', '.join(parts)}" if parts else f"{primitive}, every row"
+
+
+def relative_words(comparison: Comparison, judged: Judged) -> str:
+    if comparison.outcome.relative and judged.hypothesis.primitive != WHOLE_RUN:
+        return " beyond the rest of the run"
+    return ""
+
+
+def verdict_line(comparison: Comparison, judged: Judged) -> str:
+    """'regressed: all_reduce >= 1M, world size 3: +24 % [+17, +31] beyond the rest of the run
+    (q=0.0004)'."""
+    q = judged.q_slower if judged.state == REGRESSED else judged.q_faster
+    return (
+        f"{judged.state}: {band_name(judged)}: {describe_change(judged)}"
+        f"{relative_words(comparison, judged)} (q={q:.2g})"
+    )
+
+
+def headline_verdicts(comparison: Comparison) -> list[Judged]:
+    """Per primitive, its strongest regressed and its strongest improved hypothesis (the band
+    that names the regression best: the largest t); the whole run's, if any."""
+    best: dict[tuple[str, str], Judged] = {}
+    for judged in (*comparison.outcome.bands, *comparison.outcome.rows):
+        if judged.state not in (REGRESSED, IMPROVED) or judged.shift is None:
+            continue
+        slot = (judged.hypothesis.primitive, judged.state)
+        if slot not in best or abs(judged.shift.t) > abs(best[slot].shift.t):
+            best[slot] = judged
+    return sorted(best.values(), key=lambda j: (j.state != REGRESSED, j.hypothesis.primitive))
+
+
+def percent(share: float) -> str:
+    if not math.isfinite(share) or share > 9:
+        return ">10x"
+    return f"{share * 100:.0f} %"
+
+
+def seen_lines(comparison: Comparison) -> list[str]:
+    """What the comparison could see, per primitive: every row together, each size band (every
+    world size and dtype), and the range over its single rows (80 % power, the level each is
+    tested at)."""
+    bands: dict[str, list[Judged]] = {}
+    for judged in comparison.outcome.bands:
+        bands.setdefault(judged.hypothesis.primitive, []).append(judged)
+    rows: dict[str, list[float]] = {}
+    for judged in comparison.outcome.rows:
+        rows.setdefault(judged.hypothesis.primitive, []).append(judged.detectable)
+    lines = []
+    for primitive in sorted(rows):
+        parts = []
+        for judged in bands.get(primitive, []):
+            band = judged.hypothesis.band
+            if all(column == "size_from" for column, _value in band):
+                what = (
+                    "every row together"
+                    if not band
+                    else f"sizes {band_name(judged).split(' ', 1)[1]} together"
+                )
+                parts.append(f"{what} >= {percent(judged.detectable)}")
+        low, high = min(rows[primitive]), max(rows[primitive])
+        alone = percent(low) if low == high else f"{percent(low)} to {percent(high)}"
+        name = primitive.split(":", 1)[1]
+        lines.append(f"{name}: {', '.join(parts) + '; ' if parts else ''}one row alone >= {alone}")
+    for judged in comparison.outcome.bands:
+        if judged.hypothesis.primitive == WHOLE_RUN:
+            lines.append(f"the whole run (every primitive alike): >= {percent(judged.detectable)}")
+    return lines
+
+
+def noise_line(comparison: Comparison) -> str:
+    """Where the noise figures come from: launches and nights per side, the prior, learning."""
+    outcome = comparison.outcome
+    base, cur = comparison.baseline, comparison.current
+    sources = sorted({j.shift.prior_source for j in outcome.rows if j.shift is not None})
+    what = "window" if base.window else "run"
+    line = (
+        f"noise: baseline {what} of {outcome.nights[0]} night(s), {len(base.launches)} launch(es); "
+        f"current {outcome.nights[1]} night(s), {len(cur.launches)} launch(es); the launch is "
+        f"the unit; prior: {'; '.join(sources) or 'none'}"
+    )
+    if outcome.learning:
+        line += f"; {CANNOT_TELL} where nothing is past the default spread ({outcome.learning})"
+    return line
+
+
+def family_line(comparison: Comparison) -> str:
+    outcome = comparison.outcome
+    rows = len(outcome.rows)
+    whole = 1 if outcome.relative else 0
+    return (
+        f"tested: {outcome.family_size} hypotheses ({rows} rows, {len(outcome.bands) - whole} "
+        f"bands{', the whole run' if whole else ''}), Benjamini-Hochberg at q <= "
+        f"{comparison.settings.alpha:g} over them: when nothing changed, the chance of any false "
+        "alarm is at most that, if launches are independent draws of one noise (docs/gate.md "
+        "measures how far that holds)"
+    )
