@@ -29,7 +29,14 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.parse import UsageError
-from distbench.reports.kinds import ROW_TYPES, kind_of, kind_of_header, numeric_columns
+from distbench.reports.cells import canonical_cells
+from distbench.reports.kinds import (
+    MATCH_KEYS,
+    ROW_TYPES,
+    kind_of,
+    kind_of_header,
+    numeric_columns,
+)
 from distbench.reports.outputs import is_report_dir
 
 SAMPLE_COLUMNS = ("measurement", "rank", "trial", "iter", "time_us")
@@ -183,7 +190,10 @@ def read_results_text(run_dir: Path, version: int | None = None) -> tuple[type, 
     required = columns_at(kind, version)
     what = f"{RESULTS_CSV} ({row_type.__name__} columns, schema v{version})"
     frame = read_csv_strings(path, required, what)
-    return row_type, upgrade_frame(frame, kind, version)
+    # read by type: pandas' False and 0.0 are distbench's false and 0 (reports/cells.py)
+    return row_type, canonical_cells(
+        upgrade_frame(frame, kind, version), row_type, MATCH_KEYS[kind]
+    )
 
 
 def read_results(run_dir: Path, version: int | None = None) -> tuple[str, pd.DataFrame]:
