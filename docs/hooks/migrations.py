@@ -12,7 +12,18 @@ from typing import Any
 from distbench.collectors.migrations import FILE_KINDS, MIGRATIONS, Migration
 
 PLACEHOLDER = "<!-- migrations -->"
-FILES = {"comm": "results.csv", "ddp": "results.csv (ddp)", "samples": "samples.csv"}
+FILES = {
+    "comm": "results.csv",
+    "ddp": "results.csv (ddp)",
+    "pipeline": "results.csv (pipeline)",
+    "samples": "samples.csv",
+}
+"""The page's name for each of collectors/migrations.py's FILE_KINDS (a new kind gets its own
+name, `results.csv (KIND)`, until one is written here)."""
+
+
+def file_name(kind: str) -> str:
+    return FILES.get(kind, f"results.csv ({kind})")
 
 
 def render_migration(migration: Migration) -> str:
@@ -22,13 +33,13 @@ def render_migration(migration: Migration) -> str:
         for (k, column), value in migration.added.items():
             if k == kind:
                 shown = f"`{value}`" if value else "it empty"
-                rows.append((FILES[kind], column, f"added; older runs read {shown}"))
+                rows.append((file_name(kind), column, f"added; older runs read {shown}"))
         for k, column in migration.removed:
             if k == kind:
-                rows.append((FILES[kind], column, "removed; dropped when an older run is read"))
+                rows.append((file_name(kind), column, "removed; dropped when an older run is read"))
         for (k, column), what in migration.changed.items():
             if k == kind:
-                rows.append((FILES[kind], column, f"**meaning changed**: {what}"))
+                rows.append((file_name(kind), column, f"**meaning changed**: {what}"))
     if rows:
         lines += ["", "| file | column | change |", "| --- | --- | --- |"]
         lines += [f"| {f} | `{c}` | {w} |" for f, c, w in rows]
