@@ -1,0 +1,154 @@
+"""The world the examples of the manual run in (tests/test_examples.py), and how one runs: a
+stand-in clone at ~/distbench holding what the examples name (results/today, RUN, a baseline
+`nightly`, expected.toml ...), copied from the frozen runs of tests/data; plain `distbench`
+commands run in this process through the console entry's own function, the rest through bash."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from distbench.cli.app import run_cli
+from tests.doc_examples import ROOT, Example, words
+
+# The world: what the examples name, made once, copied for every block.
+RUN_STAND_INS = {
+    "RUN": "cluster-b/allreduce",
+    "BASELINE_RUN": "cluster-a/allreduce",
+    "NEW_RUN": "cluster-b/allreduce",
+    "results/cluster-a": "cluster-a/allreduce",
+    "results/cluster-b": "cluster-b/allreduce",
+    "results/RUN": "cluster-b/allreduce",
+    "results/today": "cluster-b/allreduce",
+    "results/monday": "cluster-a/allreduce",
+    "results/tuesday": "cluster-b/allreduce",
+    "results/last-night": "cluster-b/allreduce",
+    "results/20261129T101500Z-all_reduce": "cluster-a/allreduce",
+    "results/20261129T020000Z-sweep": "cluster-a/allreduce",
+    "results/20261130T020000Z-sweep": "cluster-b/allreduce",
+    "results/20261201T020000Z-sweep": "cluster-b/allreduce",
+    "results/nightly-20261130T020000Z": "cluster-a/allreduce",
+    "results/nightly-20261201T020000Z": "cluster-b/allreduce",
+    "r-1-c10d": "cluster-a/allreduce",  # docs/apis.md: the runs its (long) loop would make
+    "r-1-functional": "cluster-b/allreduce",
+}
+"""Run directories the examples name, and the frozen fixture run (tests/data) standing in."""
+BASELINES = {
+    "nightly": "cluster-a/allreduce",
+    "nightly-old": "cluster-a/allreduce",
+    "a100-main": "cluster-a/allreduce",
+}
+
+
+def build_world(home: Path, tiny_sweep: str) -> None:
+    """The template every block's world is copied from (`tiny_sweep`: the shrunk nightly matrix)."""
+    clone = home / "distbench"
+    shutil.copytree(ROOT / "ci", clone / "ci")
+    shutil.copytree(ROOT / "tests" / "data", clone / "tests" / "data")
+    shutil.copytree(ROOT / "tests" / "inject", clone / "tests" / "inject")
+    for name, fixture in RUN_STAND_INS.items():
+        shutil.copytree(ROOT / "tests" / "data" / fixture, clone / name)
+    (home / "tiny-sweep.toml").write_text(tiny_sweep)
+    (clone / "ci" / "my-sweep.toml").write_text(tiny_sweep)
+    shutil.copy(clone / "ci" / "thresholds-example.toml", clone / "ci" / "thresholds-a100.toml")
+    page = (ROOT / "docs" / "reference-values.md").read_text()
+    (clone / "expected.toml").write_text(page.split("```toml\n", 1)[1].split("```", 1)[0])
+    with at(clone):
+        for name, fixture in BASELINES.items():
+            assert (
+                invoke(["baseline", "save", str(ROOT / "tests/data" / fixture), "--name", name])[0]
+                == 0
+            )
+    (home / "elsewhere").mkdir()
+
+
+def interrupted_ddp_run(out: Path) -> None:
+    """A ddp run cut after its first row, as Ctrl-C leaves one (its last row and status undone)."""
+    argv = ["ddp", "--backend", "gloo", "--world-sizes", "2", "--strategies", "ddp,ddp-nocomm"]
+    rc, output = invoke([*argv, "--steps", "2", "--quiet", "--out", str(out)])
+    assert rc == 0, output
+    lines = (out / "results.csv").read_text().splitlines(keepends=True)
+    (out / "results.csv").write_text("".join(lines[:-1]))
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["status"] = "interrupted"
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+@contextlib.contextmanager
+def at(directory: Path) -> Iterator[None]:
+    before = Path.cwd()
+    os.chdir(directory)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def invoke(argv: list[str]) -> tuple[int, str]:
+    """`distbench ARGV` in this process, as the console entry runs it; (exit code, output)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        try:
+            code = run_cli(argv)
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 1
+    return code, out.getvalue()
+
+
+GATES = re.compile(
+    r"distbench compare|--fail-on-(regression|outlier)|ci/nightly\.sh(?!.*--bootstrap)"
+)
+"""Commands whose exit 1 (regressed) or 4 (rows missing) is a verdict, not a failure."""
+
+
+def run_example(
+    example: Example, home: Path, shrink: Callable[[str], tuple[str, list[str]]]
+) -> tuple[str, list[str], int, str]:
+    """Run one example in the world at `home`, shrunk by `shrink`: (the command run, what shrank
+    it, exit code, output)."""
+    command, applied = shrink(example.text)
+    cwd = home / ("elsewhere" if "~/distbench" in command else "distbench")
+    first_save(command, cwd / "baselines")
+    resumed = re.search(r"--resume (\S+)", command)
+    if resumed and not (cwd / resumed[1]).exists():  # the page's interrupted run, made for it
+        with at(cwd):
+            interrupted_ddp_run(cwd / resumed[1])
+    argv = words(command) if not example.context else None
+    if argv is not None:
+        with at(cwd):
+            code, output = invoke(argv[1:])
+    else:
+        script = "; ".join([*example.context, command])
+        done = subprocess.run(
+            ["bash", "-c", script],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        code, output = done.returncode, done.stdout + done.stderr
+    return command, applied, code, output
+
+
+def first_save(command: str, store: Path) -> None:
+    """A save without --force, or a bootstrap, is a user's first: the store has no such name yet
+    (the template has one, for the examples that compare against it)."""
+    if "baseline save" in command and "--force" not in command:
+        name = re.search(r"--name (\S+)", command)
+        shutil.rmtree(store / (name[1] if name else "nightly"), ignore_errors=True)
+    elif re.search(r"nightly\.sh.*--bootstrap", command):
+        name = re.search(r"--baseline (\S+)", command)
+        shutil.rmtree(store / (name[1] if name else "nightly"), ignore_errors=True)
+
+
+def passed(command: str, code: int, output: str) -> bool:
+    ok = code == 0 or (code in (1, 4) and GATES.search(command) is not None)
+    return ok and "Traceback (most recent call last)" not in output

@@ -1,0 +1,275 @@
+"""Every shell command of README.md, docs/*.md and `distbench ... --help` runs
+(tests/doc_examples.py collects them): as written, or shrunk by a substitution of SHRINKS below,
+or not at all when its page marks it gpu, cluster or long, and the mark is checked.
+
+Each code block runs in a fresh copy of a prepared world (tests/doc_examples_run.py): a stand-in
+clone at ~/distbench with the runs, baselines and files the examples name, the block's commands in
+order, from the clone's root; those that name the clone as ~/distbench run from an empty
+directory, as the nightly quick start says they may.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.doc_examples import (
+    HELP_MARKERS,
+    ROOT,
+    Example,
+    all_examples,
+    indented_commands,
+    marker_problem,
+    page_examples,
+    words,
+)
+from tests.doc_examples_run import build_world, invoke, passed, run_example
+
+TINY_SWEEP = """# The nightly matrix, shrunk: two primitives, one size, 2 trials.
+backends = ["gloo"]
+world_sizes = [2]
+primitives = ["allreduce", "broadcast"]
+sizes = ["1K"]
+iters = 2
+warmup = 1
+trials = 2
+order = "interleaved"
+check = true
+"""
+
+Shrink = tuple[str, str, Callable[[re.Match[str]], str]]
+SHRINKS: list[Shrink] = [
+    # (what, pattern, replacement): the declared substitutions. Each makes a command smaller
+    # without changing what it runs; a command that any of them changed counts as shrunk.
+    ("sizes up to 1M", r"--sizes (\S+)", lambda m: "--sizes " + small_sizes(m[1])),
+    ("sizes up to 1M", r"--max-size (\S+)", lambda m: f"--max-size {small_sizes(m[1])}"),
+    ("world sizes up to 4", r"--world-sizes (\S+)", lambda m: "--world-sizes " + ws(m[1])),
+    ("2 trials", r"--trials (\d+)", lambda m: "--trials 2" if int(m[1]) > 2 else m[0]),
+    ("2 steps", r"--steps (\d+)", lambda m: "--steps 2" if int(m[1]) > 2 else m[0]),
+    ("2 steps", r"--window-steps \d+", lambda m: "--window-steps 1"),
+    ("a smaller model", r"--(params|width|hidden|tokens) (\S+)", lambda m: smaller(m)),
+    ("a smaller model", r"--batch-size \d+", lambda m: "--batch-size 32"),
+    ("a smaller matmul", r"--compute (\S+)", lambda m: "--compute 64"),
+    ("one value per --env", r"--env (\w+)=([^,\s]+),\S+", lambda m: f"--env {m[1]}={m[2]}"),
+    ("the tiny matrix", r"--config ci/sweep-\S+", lambda m: "--config ~/tiny-sweep.toml"),
+]
+"""Substitutions on the command line. Two more, in shrink(): a command that would measure the
+default size ladder (to 64M on gloo) gets `--sizes 1K,1M`, ddp and pipeline without --steps get
+`--steps 2`, and ci/nightly.sh sweeps once, the tiny matrix (TINY_SWEEP)."""
+
+MEASURES_SIZES = re.compile(
+    r"^distbench (allreduce|broadcast|reduce|allgather|reducescatter|alltoall|alltoallv|sendrecv"
+    r"|sweep|pairs|overlap|rpc)\b"
+)
+
+
+def small_sizes(sizes: str) -> str:
+    kept = [s for s in sizes.split(",") if to_bytes(s) <= 1 << 20]
+    return ",".join(kept or ["1M"])
+
+
+def to_bytes(size: str) -> int:
+    found = re.fullmatch(r"(\d+)([KMG]?)\w*", size)
+    assert found, size
+    return int(found[1]) * {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[found[2]]
+
+
+def ws(sizes: str) -> str:
+    return ",".join(dict.fromkeys(str(min(int(s), 4)) for s in sizes.split(",")))
+
+
+def smaller(m: re.Match[str]) -> str:
+    return f"--{m[1]} " + {"params": "100K", "width": "64", "hidden": "16", "tokens": "64"}[m[1]]
+
+
+def shrink(command: str) -> tuple[str, list[str]]:
+    """The command as the test runs it, and what shrank it (empty: it runs as written)."""
+    applied: list[str] = []
+    sized = re.search(r"--(sizes|min-size|max-size|tokens|config|resume)\b", command)
+    if MEASURES_SIZES.match(command) and not sized:
+        command, applied = command + " --sizes 1K,1M", ["sizes up to 1M"]
+    if re.match(r"^distbench (ddp|pipeline)\b(?!.*--(steps|resume))", command):
+        command, applied = command + " --steps 2", [*applied, "2 steps"]
+    if re.search(r"ci/nightly\.sh(?!.*--run-dir)", command):
+        command = re.sub(r"(ci/nightly\.sh)", r"\1 --launches 1", command)
+        if "--config" not in command:
+            command += " --config ci/sweep-nightly-cpu.toml"  # the default, shrunk below
+        applied.append("one launch")
+    for what, pattern, replace in SHRINKS:
+        new = re.sub(pattern, replace, command)
+        if new != command:
+            applied.append(what)
+            command = new
+    return command, list(dict.fromkeys(applied))
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("world") / "home"
+    build_world(home, TINY_SWEEP)
+    return home
+
+
+@pytest.fixture
+def world_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[Path], None]:
+    def enter(home: Path) -> None:
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+        monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+        monkeypatch.setenv("OMP_NUM_THREADS", "1")
+        for name in ("DISTBENCH_BASELINES", "GITHUB_STEP_SUMMARY", "SWEEP_ARGS", "DISTBENCH"):
+            monkeypatch.delenv(name, raising=False)
+
+    return enter
+
+
+def blocks(examples: list[Example]) -> dict[tuple[str, int], list[Example]]:
+    grouped: dict[tuple[str, int], list[Example]] = {}
+    for example in examples:
+        grouped.setdefault((example.source, example.block), []).append(example)
+    return grouped
+
+
+@pytest.mark.slow
+def test_every_example_runs_or_is_marked(
+    template: Path,
+    world_env: Callable[[Path], None],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each block in a fresh world; a command that ran already after the same commands of its
+    block (the README's and a help's `distbench allreduce --backend gloo --sizes 1M,64M`) is run
+    once and counted for each. Prints the counts per source and kind, and the time."""
+    examples = all_examples()
+    only = os.environ.get("DISTBENCH_EXAMPLES")  # a regex: run the examples it finds (by hand)
+    if only:
+        examples = [e for e in examples if re.search(only, f"{e.source} {e.text}")]
+    counts: Counter[tuple[str, str]] = Counter()
+    failures: list[str] = []
+    outcomes: dict[tuple[str, ...], tuple[str, list[str], int, str]] = {}
+    start, cpu = time.monotonic(), os.times()
+    for n, ((source, _), group) in enumerate(blocks(examples).items()):
+        home = tmp_path / f"w{n}" / "home"
+        shutil.copytree(template, home, symlinks=True)
+        world_env(home)
+        where = "README" if source == "README.md" else "--help" if "--help" in source else "docs"
+        before: tuple[str, ...] = ()
+        for example in group:
+            if example.kind:
+                counts[(where, example.kind)] += 1
+                continue
+            key = (*before, *example.context, example.text)
+            if key not in outcomes:
+                began = time.monotonic()
+                outcomes[key] = run_example(example, home, shrink)
+                log(f"{time.monotonic() - began:6.1f}s exit {outcomes[key][2]} {outcomes[key][0]}")
+            command, applied, code, output = outcomes[key]
+            before = key
+            counts[(where, "shrunk" if applied else "verbatim")] += 1
+            if not passed(command, code, output):
+                failures.append(f"{source}: {command}\n  exit {code}: {output[-1500:]}")
+    took, used = time.monotonic() - start, os.times()
+    children = used.children_user + used.children_system - cpu.children_user - cpu.children_system
+    own = used.user + used.system - cpu.user - cpu.system
+    with capsys.disabled():
+        print(f"\nexamples: {len(examples)}, {len(outcomes)} commands run in {took:.0f} s")
+        print(f"  (CPU: {own:.0f} s in this process, {children:.0f} s in its children)")
+        for where in ("README", "docs", "--help"):
+            kinds = ("verbatim", "shrunk", "gpu", "cluster", "long")
+            print(f"  {where:7} " + ", ".join(f"{k} {counts[(where, k)]}" for k in kinds))
+    assert not failures, "\n".join(failures)
+
+
+def log(line: str) -> None:
+    """One line per command run, to $DISTBENCH_EXAMPLES_LOG when set (watching a long run)."""
+    if os.environ.get("DISTBENCH_EXAMPLES_LOG"):
+        with open(os.environ["DISTBENCH_EXAMPLES_LOG"], "a") as handle:
+            handle.write(line + "\n")
+
+
+def test_every_marker_fits_its_command() -> None:
+    """A marked command is what its marker says; a gpu-marked distbench command is refused here
+    for want of a GPU (with --dry-run, so that nothing could launch)."""
+    examples = all_examples()
+    assert [p for p in map(marker_problem, examples) if p] == []
+    if any(Path("/proc/driver/nvidia/gpus").glob("*")):
+        return  # a GPU node: these commands would run
+    for example in examples:
+        argv = words(example.text)
+        if example.kind == "gpu" and argv is not None:
+            code, output = invoke([*argv[1:], "--dry-run"])
+            assert code == 2 and re.search(r"GPU|CUDA", output), (example.text, output)
+
+
+def test_a_marker_that_does_not_fit_fails(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("<!-- example: gpu -->\n```bash\ndistbench allreduce --backend gloo\n```\n")
+    (wrong,) = page_examples(page, "page.md")
+    assert wrong.kind == "gpu" and "is not gpu" in marker_problem(wrong)
+    page.write_text('<!-- example: long for "pip" -->\n```bash\ndistbench report RUN\n```\n')
+    with pytest.raises(ValueError, match="names no command"):
+        page_examples(page, "page.md")
+    page.write_text("<!-- example: slow -->\n```bash\ndistbench report RUN\n```\n")
+    with pytest.raises(ValueError, match="unknown example kind"):
+        page_examples(page, "page.md")
+    page.write_text("Text.\n\n    distbench report RUN\n")
+    assert indented_commands(page) == ["distbench report RUN"]
+
+
+def test_no_command_hides_where_the_collector_does_not_look() -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert {p.name: indented_commands(p) for p in pages if indented_commands(p)} == {}
+    helps = {e.text for e in all_examples() if "--help" in e.source}
+    assert set(HELP_MARKERS) <= helps, "HELP_MARKERS names an example --help no longer shows"
+
+
+def test_shrinks_only_make_a_command_smaller() -> None:
+    assert shrink("distbench allreduce --backend gloo --sizes 1M") == (
+        "distbench allreduce --backend gloo --sizes 1M",
+        [],
+    )
+    run, applied = shrink("distbench allreduce --sizes 1K,64M --trials 10 --world-sizes 2,8")
+    assert run == "distbench allreduce --sizes 1K --trials 2 --world-sizes 2,4"
+    assert applied == ["sizes up to 1M", "world sizes up to 4", "2 trials"]
+    for example in all_examples():
+        run, _ = shrink(example.text)
+        assert "--dry-run" not in run
+
+
+def test_a_documented_command_that_breaks_fails(
+    template: Path,
+    world_env: Callable[[Path], None],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Mutations: the README's first command fails the test when distbench stops accepting it
+    (its --sizes parser broken from the test side), and when its page mistypes it."""
+    from distbench import shared_options
+    from distbench.parse import UsageError
+
+    home = tmp_path / "home"
+    shutil.copytree(template, home, symlinks=True)
+    world_env(home)
+    (first,) = [e for e in all_examples() if e.source == "README.md" and "gloo" in e.text][:1]
+    mistyped = Example(first.source, first.block, first.text.replace("--sizes", "--size"))
+    assert not passed(*pick(run_example(mistyped, home, shrink)))
+
+    def refuse(text: str) -> list[int]:
+        raise UsageError(f"sizes no longer parse: {text}")
+
+    monkeypatch.setattr(shared_options, "parse_sizes", refuse)
+    command, _, code, output = run_example(first, home, shrink)
+    assert code == 2 and "no longer parse" in output
+    assert not passed(command, code, output)
+
+
+def pick(result: tuple[str, list[str], int, str]) -> tuple[str, int, str]:
+    return result[0], result[2], result[3]
