@@ -85,6 +85,12 @@ def compare(
     baseline: Annotated[str, typer.Argument(help="Run directory or saved baseline name.")],
     current: Annotated[str, typer.Argument(help="Run directory (or baseline name).")],
     options: CompareOptions,
+    min_samples: Annotated[str | None, typer.Option("--min-samples", hidden=True)] = None,
+    fdr: Annotated[bool | None, typer.Option("--fdr/--no-fdr", hidden=True)] = None,
+    adjacent: Annotated[bool | None, typer.Option("--adjacent/--any-size", hidden=True)] = None,
+    noise_test: Annotated[
+        bool | None, typer.Option("--noise-test/--no-noise-test", hidden=True)
+    ] = None,
 ) -> None:
     """Compare two runs, nights or baseline windows, row by row and band by band. Between runs the
     launch is the unit: a row or band regresses when it is past the launches' noise (Benjamini-
@@ -99,7 +105,9 @@ def compare(
       distbench compare nightly results/today --thresholds ci/thresholds-example.toml
       distbench compare nightly results/today --save verdict.md --save verdict.json
     """
-    from distbench.reports.compare.cli import CompareArgs, run_compare
+    from distbench.reports.compare.cli import CompareArgs, refuse_removed, run_compare
+
+    refuse_removed(min_samples=min_samples, fdr=fdr, adjacent=adjacent, noise_test=noise_test)
 
     typed = {f.name: getattr(options, f.name) for f in fields(options)}
     code, report = run_compare(CompareArgs(baseline, current, **typed))

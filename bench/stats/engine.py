@@ -225,6 +225,8 @@ def judge_matrices(
 ) -> Outcome:  # fmt: skip
     """judge_family on launch values already laid out as matrices (a replay's fast path)."""
     nights = (len(set(base.nights)), len(set(current.nights)))
+    if not keys:
+        return Outcome([], [], 0, nights, "", False)
     learning = (
         f"learning the noise: {nights[0]} of {settings.min_nights} nights"
         if nights[0] < settings.min_nights

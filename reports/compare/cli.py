@@ -67,6 +67,26 @@ class CompareArgs:
     allow_missing: bool = False
 
 
+REMOVED = {
+    "min_samples": "--min-samples",
+    "fdr": "--fdr/--no-fdr",
+    "adjacent": "--adjacent/--any-size",
+    "noise_test": "--noise-test/--no-noise-test",
+}
+"""0.2.0's options of the trial-level rule, refused in one line (docs/upgrading.md)."""
+
+
+def refuse_removed(**given: object) -> None:
+    """One line for an option of 0.2.0's gate: between runs the unit is now the launch."""
+    for name, value in given.items():
+        if value is not None:
+            raise UsageError(
+                f"{REMOVED[name]} was removed in 0.3: compare no longer tests trials across "
+                "launches (the launch is the unit; Benjamini-Hochberg runs over every row and "
+                "band); drop it, and see --min-nights and --threshold (docs/gate.md)"
+            )
+
+
 def format_for(path: Path) -> str:
     return {".md": "markdown", ".json": "json"}.get(path.suffix.lower(), "table")
 
