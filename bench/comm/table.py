@@ -7,22 +7,61 @@ size 1, where nothing moves) prints as '-'."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from distbench.parse import format_size
 from distbench.tables import BANDWIDTH_DIGITS, format_number, group_rows
 
+Row = dict[str, str]
+
+WIDE_SPREAD = 0.5
+"""A spread above this share of the p50 is flagged '!': two runs of such a row can differ by
+about as much (the same command once gave 3282 us and then 1173 us at 1M on a loaded box)."""
+
+
+def spread_share(row: Row) -> float:
+    """(max - min) / p50 of the row's trials; in latency mode (p95 - min) / p50 of its isolated
+    ops (their max is the tail of thousands of ops, not a trial's). NaN where a cell is missing."""
+    high_column = "time_us_p95" if row.get("mode") == "latency" else "time_us_max"
+    try:
+        p50, low, high = (float(row[k]) for k in ("time_us_p50", "time_us_min", high_column))
+    except (KeyError, ValueError):
+        return math.nan
+    return (high - low) / p50 if p50 > 0 else math.nan
+
+
+def spread_cell(row: Row) -> str:
+    """The spread in % of the p50, '!' after it when wide (above WIDE_SPREAD)."""
+    share = spread_share(row)
+    if math.isnan(share):
+        return "-"
+    return format_number(share * 100, ".0f") + "%" + ("!" * (share > WIDE_SPREAD))
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the table: its name (the `#` header), width, and how a row's cell reads."""
+
+    name: str
+    width: int
+    cell: Callable[[Row], str]
+
+
 COLUMNS = (
-    ("size", 10),
-    ("count", 12),
-    ("dtype", 9),
-    ("op", 5),
-    ("mode", 11),
-    ("time_us", 11),
-    ("algbw_GBps", 11),
-    ("busbw_GBps", 11),
-    ("#wrong", 7),
+    Column("size", 10, lambda row: format_size(int(row["size_bytes"]))),
+    Column("count", 12, lambda row: row["count"]),
+    Column("dtype", 9, lambda row: row["dtype"]),
+    Column("op", 5, lambda row: row["op"] or "-"),
+    Column("mode", 11, lambda row: row["mode"]),
+    Column("time_us", 11, lambda row: format_number(row["time_us_p50"], ".2f")),
+    Column("spread", 8, spread_cell),
+    Column("algbw_GBps", 11, lambda row: format_number(row["algbw_GBps"], BANDWIDTH_DIGITS)),
+    Column("busbw_GBps", 11, lambda row: format_number(row["busbw_GBps"], BANDWIDTH_DIGITS)),
+    Column("#wrong", 7, lambda row: row["wrong"] if row["wrong"] != "-1" else "N/A"),
 )
+"""Every table's columns, in order; extra_columns adds those only some rows have."""
 
 
 WIDTHS = {
@@ -65,62 +104,81 @@ def factor_text(group: Sequence[dict[str, str]]) -> str:
     return format_number(group[0]["busbw_factor"], ".3g") if len(factors) == 1 else "per row"
 
 
-def render_table(rows: Sequence[dict[str, str]]) -> str:
+def extra_columns(primitive: str, group: Sequence[Row]) -> list[Column]:
+    """The columns only some tables need (their cells from `cell`)."""
+    extra = [name for name in ("root", "src", "dst", "pattern") if any(r.get(name) for r in group)]
+    extra += ["placement"] if any(r.get("placement") == "in" for r in group) else []
+    if primitive == "all_to_allv":  # uneven splits: the busiest receiver and the imbalance
+        extra += ["recv_bytes_max", "imbalance"]
+    if any(r.get("pattern", "").startswith("multipair") for r in group):
+        extra.append("msg_rate_per_s")  # osu_mbw_mr's figure, aggregate over pairs
+    if any(r.get("converged") for r in group):  # --precision: how far each row got
+        extra += ["trials", "ci_pct", "converged"]
+    # pattern holds e.g. 'bidir-window=64'
+    return [Column(name, WIDTHS.get(name, 6), cell_of(name)) for name in extra]
+
+
+def cell_of(name: str) -> Callable[[Row], str]:
+    """The cell function of an extra column."""
+    return lambda row: cell(row, name)
+
+
+def title(primitive: str, group: Sequence[Row], env: str) -> str:
+    """The `#` lines above a table: what was measured, how the cells read, and the launch."""
+    first = group[0]
+    latency = any(row["mode"] == "latency" for row in group)
+    spread = "spread=(max-min)/p50 of the trials" + (
+        ", latency: (p95-min)/p50 of the ops" if latency else ""
+    )
+    header = (
+        f"# {primitive}  backend={first['backend']}  device={first['device']}  "
+        f"world_size={first['world_size']}  timer={first['timer']}  time=p50 of max over ranks  "
+        f"{spread}  busbw factor={factor_text(group)}"
+    )
+    header += f"\n# env: {env}" if env else ""
+    api = first.get("api", "c10d")  # --api: one per launch
+    header += f"\n# api: {api}" if api != "c10d" else ""
+    header += "\n# buffers: symmetric" if first.get("buffers") == "symmetric" else ""
+    if first["world_size"] == "1":
+        header += "\n# world size 1: nothing moves between ranks, so no bandwidth (-)"
+    return header
+
+
+def notes(group: Sequence[Row]) -> list[str]:
+    """The `#` lines under a table: what some of its rows need the reader to know."""
+    lines = []
+    wide = sum(1 for row in group if spread_share(row) > WIDE_SPREAD)
+    if wide:
+        lines.append(
+            f"# ! {wide} of {len(group)} rows spread wide (over {WIDE_SPREAD * 100:.0f} % of the "
+            "p50): a p50 this unsteady can differ between runs by as much; add --trials, use "
+            "--order interleaved, or a quieter machine"
+        )
+    bound = sum(1 for row in group if row.get("dispatch_bound") == "true")
+    if bound:  # comm/dispatch.py
+        lines.append(
+            f"# {bound} of {len(group)} rows are dispatch-bound (time < 2 x the host's "
+            "enqueue_us): they time torch's per-call host cost, not NCCL; --cuda-graph N "
+            "times the same ops without it"
+        )
+    short = sum(1 for row in group if row.get("converged") == "false")
+    if short:
+        lines.append(
+            f"# {short} of {len(group)} rows did not reach --precision: --max-trials or "
+            "--budget ended them first (converged=false; ci_pct is what they reached)"
+        )
+    return lines
+
+
+def render_table(rows: Sequence[Row]) -> str:
     """One table per (primitive, world size) group of rows, in the order given."""
     groups = group_rows(rows, ("primitive", "backend", "device", "world_size", "timer"))
     blocks = []
-    for (primitive, backend, device, world_size, timer, env), group in groups.items():
-        header = (
-            f"# {primitive}  backend={backend}  device={device}  world_size={world_size}  "
-            f"timer={timer}  time=p50 of max over ranks  busbw factor="
-            f"{factor_text(group)}"
-        )
-        header += f"\n# env: {env}" if env else ""
-        api = group[0].get("api", "c10d")  # --api: one per launch
-        header += f"\n# api: {api}" if api != "c10d" else ""
-        header += "\n# buffers: symmetric" if group[0].get("buffers") == "symmetric" else ""
-        if world_size == "1":
-            header += "\n# world size 1: nothing moves between ranks, so no bandwidth (-)"
-        extra = [
-            name for name in ("root", "src", "dst", "pattern") if any(r.get(name) for r in group)
-        ]
-        extra += ["placement"] if any(r.get("placement") == "in" for r in group) else []
-        if primitive == "all_to_allv":  # uneven splits: the busiest receiver and the imbalance
-            extra += ["recv_bytes_max", "imbalance"]
-        if any(r.get("pattern", "").startswith("multipair") for r in group):
-            extra.append("msg_rate_per_s")  # osu_mbw_mr's figure, aggregate over pairs
-        precise = any(r.get("converged") for r in group)  # --precision: how far each row got
-        extra += ["trials", "ci_pct", "converged"] if precise else []
-        names = [name for name, _ in COLUMNS] + extra
-        # pattern holds e.g. 'bidir-window=64'
-        widths = [width for _, width in COLUMNS] + [WIDTHS.get(n, 6) for n in extra]
-        lines = [header, "#" + "".join(n.rjust(w) for n, w in zip(names, widths, strict=True))[1:]]
+    for (primitive, *_, env), group in groups.items():
+        columns = [*COLUMNS, *extra_columns(primitive, group)]
+        names = "".join(column.name.rjust(column.width) for column in columns)
+        lines = [title(primitive, group, env), "#" + names[1:]]
         for row in group:
-            wrong = row["wrong"] if row["wrong"] != "-1" else "N/A"
-            cells = [
-                format_size(int(row["size_bytes"])),
-                row["count"],
-                row["dtype"],
-                row["op"] or "-",
-                row["mode"],
-                format_number(row["time_us_p50"], ".2f"),
-                format_number(row["algbw_GBps"], BANDWIDTH_DIGITS),
-                format_number(row["busbw_GBps"], BANDWIDTH_DIGITS),
-                wrong,
-            ] + [cell(row, name) for name in extra]
-            lines.append("".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)))
-        bound = sum(1 for row in group if row.get("dispatch_bound") == "true")
-        if bound:  # comm/dispatch.py
-            lines.append(
-                f"# {bound} of {len(group)} rows are dispatch-bound (time < 2 x the host's "
-                "enqueue_us): they time torch's per-call host cost, not NCCL; --cuda-graph N "
-                "times the same ops without it"
-            )
-        short = sum(1 for row in group if row.get("converged") == "false")
-        if short:
-            lines.append(
-                f"# {short} of {len(group)} rows did not reach --precision: --max-trials or "
-                "--budget ended them first (converged=false; ci_pct is what they reached)"
-            )
-        blocks.append("\n".join(lines))
+            lines.append("".join(column.cell(row).rjust(column.width) for column in columns))
+        blocks.append("\n".join([*lines, *notes(group)]))
     return "\n\n".join(blocks)
