@@ -1,6 +1,7 @@
 """What the runners compute over the ranks of a group, outside every timed region: the per-sample
-maximum (what a training step waits for), sums, every rank's raw samples gathered to rank 0, and
-the `ranks` column that names the group.
+maximum (what a training step waits for), sums, every rank's raw samples kept as --rank-samples
+says (collectors/rank_samples.py: per node or per rank, never through rank 0), and the `ranks`
+column that names the group.
 
 Reductions of numbers run on the group's backend: on the GPU under nccl (NCCL moves GPU memory
 only), on the CPU under gloo. One collective per call, whatever the world size.
@@ -8,14 +9,22 @@ only), on the CPU under gloo. One collective per call, whatever the world size.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
+from distbench.collectors.rank_samples import (
+    RANK_SAMPLES_DIR,
+    file_stem,
+    free_path,
+    samples_table,
+    write_samples,
+)
 from distbench.collectors.schema import SampleRow
-from distbench.collectors.sink import CsvSink
 from distbench.primitives.base import Context
+from distbench.spec import LaunchSpec
 
 
 def ranks_label(ranks: tuple[int, ...]) -> str:
@@ -45,16 +54,65 @@ def sum_over_ranks(ctx: Context, value: int) -> int:
     return int(tensor.item())
 
 
-def gather_samples(ctx: Context, local: list[SampleRow], sink: CsvSink | None) -> None:
-    """Every rank's raw samples to rank 0, in one collective at the end of the sweep; rank 0
-    writes them to `sink` in rank order."""
-    gathered: list[list[SampleRow] | None] = [None] * ctx.world_size if ctx.rank == 0 else []
-    dist.gather_object(
-        local, gathered if ctx.rank == 0 else None, dst=ctx.global_ranks[0], group=ctx.group
+def node_of(global_rank: int, launch: LaunchSpec, world_size: int) -> int:
+    """The node a global rank runs on: ranks are contiguous per node (torchrun)."""
+    per_node = launch.nproc_per_node if launch.nnodes > 1 else world_size
+    return global_rank // max(1, per_node)
+
+
+def save_rank_samples(ctx: Context, local: list[SampleRow], launch: LaunchSpec) -> int:
+    """This rank's raw samples at the end of a launch, as --rank-samples says (off: dropped;
+    node: to its node's first rank, which writes the node's file; all: its own file). Only
+    tensors move, point to point inside a node: no object gather, nothing across nodes.
+    Returns the bytes this rank sent."""
+    if launch.rank_samples == "off" or not local:
+        return 0
+    folder = Path(launch.run_dir) / RANK_SAMPLES_DIR
+    me = ctx.global_ranks[ctx.rank]
+    stem = file_stem(local[0].measurement, ctx.world_size)
+    ids = list(dict.fromkeys(row.measurement for row in local))
+    if launch.rank_samples == "all":
+        write_samples(free_path(folder, f"{stem}-rank{me}"), table_of(encode(local, ids), ids))
+        return 0
+    node = node_of(me, launch, ctx.world_size)
+    members = [g for g in ctx.global_ranks if node_of(g, launch, ctx.world_size) == node]
+    device = reduce_device(ctx)
+    if me != members[0]:
+        data = torch.tensor(encode(local, ids), dtype=torch.float64, device=device)  # [rows, 6]
+        count = torch.tensor([data.shape[0]], dtype=torch.int64, device=device)
+        dist.send(count, dst=members[0], group=ctx.group)
+        dist.send(data, dst=members[0], group=ctx.group)
+        return int(count.numel() * 8 + data.numel() * 8)
+    rows = encode(local, ids)
+    for member in members[1:]:
+        count = torch.zeros(1, dtype=torch.int64, device=device)
+        dist.recv(count, src=member, group=ctx.group)
+        data = torch.zeros((int(count.item()), 6), dtype=torch.float64, device=device)
+        dist.recv(data, src=member, group=ctx.group)
+        rows += data.cpu().tolist()
+    write_samples(free_path(folder, f"{stem}-node{node}"), table_of(rows, ids))
+    return 0
+
+
+def encode(local: list[SampleRow], ids: list[str]) -> list[list[float]]:
+    """Rows as numbers: (the measurement's ordinal in `ids`, rank, trial, iter, time_us, loss).
+    Every rank measures the same measurements in the same order, so the node's first rank names
+    a member's ordinals with its own ids."""
+    ordinal = {m: i for i, m in enumerate(ids)}
+    return [[ordinal[r.measurement], r.rank, r.trial, r.iter, r.time_us, r.loss] for r in local]
+
+
+def table_of(rows: list[list[float]], ids: list[str]) -> Any:
+    """Encoded rows as the Parquet table of collectors/rank_samples.py."""
+    columns = list(zip(*rows, strict=True))
+    return samples_table(
+        [ids[int(i)] for i in columns[0]],
+        [int(r) for r in columns[1]],
+        [int(t) for t in columns[2]],
+        [int(i) for i in columns[3]],
+        list(columns[4]),
+        list(columns[5]),
     )
-    if sink is not None:
-        for rows in gathered:
-            sink.write(rows or [])
 
 
 def agreed_failure(ctx: Context, error: str | None) -> str | None:

@@ -82,6 +82,9 @@ class LaunchSpec:
     env: tuple[str, ...] = ()
     """`NAME=VALUE` settings of this launch's workers only (one combination of --env), also the
     rows' env column."""
+    rank_samples: str = "off"
+    """--rank-samples: off, node or all: where every rank's raw samples go at the end of a
+    launch (collectors/rank_samples.py); samples.csv keeps the rank -1 samples in every case."""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS or self.backend == "auto":

@@ -100,6 +100,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         added={
             **empty("comm", "nccl_symmetric", "enqueue_us", "dispatch_bound"),
         },
+        changed={
+            ("samples", "rank"): "samples.csv holds the rank -1 rows only (the per-sample "
+            "max over ranks, the input of every statistic); each rank's own samples go to "
+            "rank-samples/*.parquet with --rank-samples node|all (v3: every rank's rows too, "
+            "gathered to rank 0 at the end of each launch; readers skip them)",
+        },
     ),
 )
 """One entry per version, oldest first; the last one is SCHEMA_VERSION."""

@@ -208,11 +208,45 @@ def read_results(run_dir: Path, version: int | None = None) -> tuple[str, pd.Dat
     return kind_of(row_type), frame
 
 
+def read_samples_typed(path: Path) -> pd.DataFrame | None:
+    """The rank -1 rows of samples.csv by column and type (pyarrow: only SAMPLE_COLUMNS, each
+    parsed once as its type, the other ranks' rows of runs before v4 dropped before pandas sees
+    them); None where the file is not plainly sound: read_samples' careful path then names
+    what is wrong, with its line."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pcsv
+
+    try:
+        with open(path, "rb") as handle:
+            header = handle.readline().decode("utf-8").strip().split(",")
+            handle.seek(-1, 2)
+            if handle.read(1) != b"\n" or any(c not in header for c in SAMPLE_COLUMNS):
+                return None
+        types = {"measurement": pa.string(), "rank": pa.int64(), "trial": pa.int64()}
+        types |= {"iter": pa.int64(), "time_us": pa.float64()}
+        table = pcsv.read_csv(
+            path,
+            convert_options=pcsv.ConvertOptions(
+                column_types=types, include_columns=list(SAMPLE_COLUMNS), strings_can_be_null=False
+            ),
+        )
+    except (OSError, UnicodeDecodeError, pa.ArrowInvalid):
+        return None
+    table = table.filter(pc.equal(table["rank"], MAX_OVER_RANKS))
+    if any(table[c].null_count for c in SAMPLE_COLUMNS):
+        return None  # an empty cell: the careful path says where
+    return table.drop_columns(["rank"]).to_pandas()
+
+
 def read_samples(run_dir: Path) -> pd.DataFrame | None:
     """rank -1 rows of samples.csv (None when the file is missing)."""
     path = run_dir / SAMPLES_CSV
     if not path.exists():
         return None
+    typed = read_samples_typed(path)
+    if typed is not None:
+        return typed
     frame = read_csv_strings(path, SAMPLE_COLUMNS, SAMPLES_CSV)
     frame = convert_numeric(frame, [c for c in numeric_columns(SampleRow) if c in frame], path)
     frame = frame[frame["rank"] == MAX_OVER_RANKS]

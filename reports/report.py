@@ -44,6 +44,7 @@ from distbench.reports.sections_init import INIT
 from distbench.reports.sections_overlap import OVERLAP
 from distbench.reports.sections_pairs import section_pairs
 from distbench.reports.sections_pipeline import section_pipeline
+from distbench.reports.sections_ranks import section_rank_spread
 from distbench.reports.sections_rpc import RPC
 from distbench.reports.shown import left_out
 from distbench.reports.sources import SOURCES, assign_sources
@@ -140,6 +141,7 @@ def build_report(
     sections += section_differs(loaded, notes)  # next to the comparison (#12 §3)
     sections += section_reference(lines, references, notes)  # is my number OK? (#12 §5)
     sections += section_collectives(loaded, lines, notes)
+    sections += section_rank_spread(loaded, notes)  # --rank-samples: which rank was slow
     sections += section_api(lines, notes)  # --api: functional/compiled next to c10d (#15 §2)
     sections += section_pairs(pairs, notes, loaded)
     sections += section_ddp(loaded.ddp, notes)

@@ -24,6 +24,7 @@ from distbench.cli.multinode import (
 )
 from distbench.cli.options import Opt, choice, flag, integer, text
 from distbench.collectors.machine import cuda_gpus
+from distbench.collectors.rank_samples import RANK_SAMPLE_MODES
 from distbench.parse import BACKENDS, DEVICES, UsageError, parse_label, parse_world_sizes
 from distbench.spec import LaunchSpec
 
@@ -162,6 +163,15 @@ class LaunchArgs:
             decls=("--master-port", "--master_port"),
         ),
     ] = None
+    rank_samples: Annotated[
+        str,
+        choice(
+            "Every rank's raw samples: off (samples.csv keeps the max over ranks), node (one "
+            "Parquet file per node) or all (one per rank).",
+            RANK_SAMPLE_MODES,
+            "--rank-samples",
+        ),
+    ] = "off"
     separate_launches: Annotated[
         bool,
         flag(
@@ -212,6 +222,7 @@ class ResolvedLaunch:
     separate_launches: bool = False
     env: tuple[str, ...] = ()
     """The --env axes (`NAME=V1,V2`); cli/run.py makes one launch per combination."""
+    rank_samples: str = "off"
 
 
 def resolve_backend(backend: str, machine: Machine) -> str:
@@ -306,7 +317,7 @@ def resolve_launch(
         world_sizes=world_sizes,
         timeout_s=args.timeout,
         nproc_per_node=nproc,
-        **same_named(args, "label", "separate_launches", "env"),
+        **same_named(args, "label", "separate_launches", "env", "rank_samples"),
         **same_named(nodes, "nnodes", "node_rank", "rdzv_endpoint", "rdzv_id"),
     )
 
@@ -317,5 +328,6 @@ def build_launch_spec(launch: ResolvedLaunch, run_dir: Path) -> LaunchSpec:
         run_dir=str(run_dir.resolve()),
         run_id=run_dir.name,
         **same_named(launch, "backend", "device", "label", "timeout_s", "separate_launches"),
+        rank_samples=launch.rank_samples,
         **same_named(launch, "nnodes", "nproc_per_node", "node_rank", "rdzv_endpoint", "rdzv_id"),
     )

@@ -26,7 +26,7 @@ from distbench.groups import Placement, gather_placement
 from distbench.plan import measurement_id
 from distbench.primitives import get_primitive
 from distbench.primitives.base import Case, CaseRequest, Context
-from distbench.ranks import gather_samples, ranks_label, sum_over_ranks
+from distbench.ranks import ranks_label, save_rank_samples, sum_over_ranks
 from distbench.spec import CommSpec, RunSpec
 from distbench.stats import Stats, algbw_gbps, row_figures
 from distbench.timing import TRIALS, timer_name, warm_up
@@ -179,7 +179,7 @@ def run_sweep(
     run_dir = Path(spec.launch.run_dir)
     placement = gather_placement(ctx, run_dir)
     trace = open_trace(workload.nccl_trace, run_dir)  # --nccl-trace: NCCL's choice per row
-    local: list[SampleRow] = []  # this rank's raw samples, gathered once at the end
+    local: list[SampleRow] = []  # this rank's raw samples, kept at the end (--rank-samples)
     done = set(spec.launch.done)  # a resumed run skips the measurements it already has
     if workload.buffers == "symmetric":
         symmetric.probe(ctx)  # Unsupported (one line) before the first row where it cannot run
@@ -217,9 +217,12 @@ def run_sweep(
     else:
         run_sequential(ctx, workload, done, log, record, trace)
     begin = time.perf_counter_ns()
-    gather_samples(ctx, local, None if sinks is None else sinks.samples)
-    gather_us = (time.perf_counter_ns() - begin) / 1e3
-    log(f"gathered {len(local)} samples per rank in {gather_us:.0f} us")
+    sent = save_rank_samples(ctx, local, spec.launch)  # --rank-samples
+    keep_us = (time.perf_counter_ns() - begin) / 1e3
+    log(
+        f"rank samples ({spec.launch.rank_samples}): {len(local)} rows, {sent} bytes sent, "
+        f"{keep_us:.0f} us"
+    )
 
 
 Log = Callable[[str], None]

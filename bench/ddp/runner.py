@@ -39,7 +39,7 @@ from distbench.ddp.steps import Batch, train
 from distbench.ddp.strategies import build_strategy
 from distbench.plan import measurement_id
 from distbench.primitives.base import Context
-from distbench.ranks import gather_samples, max_over_ranks
+from distbench.ranks import max_over_ranks, save_rank_samples
 from distbench.spec import RunSpec
 
 
@@ -145,4 +145,4 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                         sinks.write(window_rows(ready.measurement, ready.timed.window_step_us), row)
                 pending = []
             del trained, final
-        gather_samples(ctx, local, None if sinks is None else sinks.samples)
+        save_rank_samples(ctx, local, spec.launch)  # --rank-samples

@@ -15,6 +15,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from distbench.collectors.rank_samples import read_rank_samples
 from distbench.collectors.schema import DdpRow, SampleRow, column_names
 from distbench.ddp.models import build_batches
 from distbench.ddp.runner import measure
@@ -91,6 +92,8 @@ def test_every_strategy_end_to_end(tmp_path: Path) -> None:
         "gloo",
         "--world-sizes",
         "1,2",
+        "--rank-samples",
+        "all",
         "--strategies",
         "all",
         "--width",
@@ -159,13 +162,16 @@ def test_every_strategy_end_to_end(tmp_path: Path) -> None:
     assert two[("ddp-nocomm", "0.001")]["comm_hidden_share"] == ""
 
     samples = read_csv(out / "samples.csv")
+    per_rank = read_rank_samples(out)
+    per_rank["measurement"] = per_rank["measurement"].astype(str)
     assert list(samples[0]) == column_names(SampleRow)
     measurements = {r["measurement"] for r in rows}
     assert {s["measurement"] for s in samples} == measurements
     for row in rows:
         mine = [s for s in samples if s["measurement"] == row["measurement"]]
-        ranks = sorted({int(s["rank"]) for s in mine})
-        assert ranks == [-1, *range(int(row["world_size"]))]
+        assert {s["rank"] for s in mine} == {"-1"}  # samples.csv: the max over ranks
+        own = per_rank[per_rank["measurement"] == row["measurement"]]  # --rank-samples all
+        assert sorted(set(own["rank"])) == list(range(int(row["world_size"])))
         maxed = [s for s in mine if s["rank"] == "-1"]  # one per window
         assert [(s["trial"], s["iter"], s["loss"]) for s in maxed] == [
             (str(w), "-1", "") for w in range(steps)
@@ -173,10 +179,9 @@ def test_every_strategy_end_to_end(tmp_path: Path) -> None:
         assert max(float(s["time_us"]) for s in maxed) == pytest.approx(
             float(row["step_time_us_max"])
         )
-        own = [s for s in mine if s["rank"] != "-1"]  # per rank, one per step, with its loss
-        assert len(own) == steps * int(row["world_size"])
-        assert all(s["trial"] == s["iter"] for s in own)  # windows of one step
-        assert all(math.isfinite(float(s["loss"])) and float(s["loss"]) > 0 for s in own)
+        assert len(own) == steps * int(row["world_size"])  # per rank, one per step, its loss
+        assert (own["trial"] == own["iter"]).all()  # windows of one step
+        assert all(math.isfinite(loss) and loss > 0 for loss in own["loss"])
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "completed"
     assert [launch["returncode"] for launch in manifest["launches"]] == [0, 0]

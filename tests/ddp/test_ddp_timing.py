@@ -17,6 +17,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from distbench.collectors.rank_samples import read_rank_samples
 from distbench.ddp import metrics as ddp_metrics
 from distbench.ddp.models import build_batches, build_model
 from distbench.ddp.spec import DdpSpec, StrategyRun
@@ -36,13 +37,18 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def run_ddp(out: Path, *args: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    result = run_cli("ddp", "--backend", "gloo", "--world-sizes", "2", "--out", str(out), *args)
+    result = run_cli(
+        "ddp", "--backend", "gloo", "--world-sizes", "2", "--rank-samples", "all", "--out",
+        str(out), *args,
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr + result.stdout
-    return read_csv(out / "results.csv"), read_csv(out / "samples.csv")
+    own = read_rank_samples(out)  # every rank's own step times (--rank-samples all)
+    rows = [{k: str(v) for k, v in r.items()} for r in own.to_dict(orient="records")]
+    return read_csv(out / "results.csv"), read_csv(out / "samples.csv") + rows
 
 
 def rank_step_times(samples: list[dict[str, str]], measurement: str) -> dict[int, list[float]]:
-    """rank -> its own step times, in step order (the rank's own rows of samples.csv)."""
+    """rank -> its own step times, in step order (the rank's own rows, rank-samples/)."""
     steps: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for s in samples:
         if s["measurement"] == measurement and s["rank"] != "-1":

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from distbench.collectors.rank_samples import read_rank_samples
 from distbench.collectors.sink import read_rows
 from distbench.plan import PlannedLaunch, measured_sizes, plan_launches
 from distbench.spec import LaunchSpec
@@ -26,7 +27,10 @@ def distbench(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow
 def test_one_launch_measures_every_world_size_on_subgroups(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    done = distbench("allreduce", *TINY, "--world-sizes", "1,2,3", "--check", "--out", str(out))
+    done = distbench(
+        "allreduce", *TINY, "--world-sizes", "1,2,3", "--check", "--rank-samples", "node",
+        "--out", str(out),
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     rows = read_rows(out / "results.csv")
     seen = [(r["measurement"], r["world_size"], r["ranks"], r["wrong"]) for r in rows]
@@ -43,11 +47,12 @@ def test_one_launch_measures_every_world_size_on_subgroups(tmp_path: Path) -> No
     assert [launch["world_size"] for launch in manifest["launches"]] == [3]
     rank2 = (out / "logs" / "ws3-rank2.log").read_text()
     assert "world size 2: waiting outside the subgroup of ranks 0-1" in rank2
-    # per-rank samples: each measurement's members only
-    samples = read_rows(out / "samples.csv")
-    ranks_of = {m: {s["rank"] for s in samples if s["measurement"] == m} for m, *_ in seen}
-    assert ranks_of["ws2/i0"] == {"-1", "0", "1"}
-    assert ranks_of["ws3/i1"] == {"-1", "0", "1", "2"}
+    # samples.csv: the max over ranks; rank-samples/: each measurement's members only
+    assert {s["rank"] for s in read_rows(out / "samples.csv")} == {"-1"}
+    samples = read_rank_samples(out)
+    ranks_of = {m: set(samples[samples["measurement"] == m]["rank"]) for m, *_ in seen}
+    assert ranks_of["ws2/i0"] == {0, 1}
+    assert ranks_of["ws3/i1"] == {0, 1, 2}
 
 
 @pytest.mark.slow

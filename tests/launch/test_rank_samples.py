@@ -1,0 +1,103 @@
+"""--rank-samples (#27 §1): samples.csv keeps the rank -1 rows only; with `node` each node's first
+rank writes its node's per-rank samples as one Parquet file (tensors point to point inside the
+node, no object gather); the report shows the per-rank spread from them, and compare and history
+read the run. A real 4-rank gloo run on 2 loopback "nodes" (static rendezvous, one shared --out),
+whose Parquet files recompute samples.csv's rank -1 samples exactly (max over ranks)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from distbench.cli.app import run_cli
+from distbench.collectors.rank_samples import find_rank_sample_files, read_rank_samples
+from distbench.reports.load import read_samples
+
+ARGS = ["allreduce", "--backend", "gloo", "--sizes", "1K,16K", "--iters", "3", "--warmup", "1"]
+ARGS += ["--trials", "3", "--timeout", "60", "--quiet", "--world-sizes", "2,4"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def two_nodes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2 nodes x 2 ranks on loopback into one --out, world sizes 2 (node 0) and 4 (both)."""
+    out = tmp_path_factory.mktemp("ranks") / "run"
+    endpoint = f"127.0.0.1:{free_port()}"
+    common = [*ARGS, "--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", endpoint]
+    common += ["--rank-samples", "node", "--out", str(out)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "distbench", *common, "--node-rank", str(node)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for node in (0, 1)
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    return out
+
+
+@pytest.mark.slow
+def test_one_parquet_file_per_node_and_samples_csv_keeps_rank_minus_one(two_nodes: Path) -> None:
+    files = [str(p.relative_to(two_nodes)) for p in find_rank_sample_files(two_nodes)]
+    assert files == [
+        "node1/rank-samples/ws4-node1.parquet",
+        "rank-samples/ws2-node0.parquet",
+        "rank-samples/ws4-node0.parquet",
+    ]
+    samples = pd.read_csv(two_nodes / "samples.csv")
+    assert set(samples["rank"]) == {-1}
+
+
+@pytest.mark.slow
+def test_the_parquet_files_recompute_the_rank_minus_one_samples(two_nodes: Path) -> None:
+    """Max over ranks of the per-rank samples, per (measurement, trial, iter), is exactly
+    samples.csv's rank -1 sample: every rank's samples are there, each under its own rank."""
+    per_rank = read_rank_samples(two_nodes)
+    per_rank["measurement"] = per_rank["measurement"].astype(str)
+    ranks = per_rank.groupby("measurement")["rank"].unique().map(sorted)
+    assert {m: list(r) for m, r in ranks.items() if m.startswith("ws2/")} == {
+        "ws2/i0": [0, 1],
+        "ws2/i1": [0, 1],
+    }
+    assert all(list(r) == [0, 1, 2, 3] for m, r in ranks.items() if m.startswith("ws4/"))
+    keys = ["measurement", "trial", "iter"]
+    recomputed = per_rank.groupby(keys)["time_us"].max().reset_index()
+    written = read_samples(two_nodes)
+    assert written is not None and len(written) == len(recomputed) == 4 * 3
+    joined = written.merge(recomputed, on=keys, suffixes=("", "_max"))
+    assert len(joined) == len(written)
+    assert (joined["time_us"] == joined["time_us_max"]).all()
+
+
+@pytest.mark.slow
+def test_report_compare_and_history_read_it(two_nodes: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    assert run_cli(["report", str(two_nodes), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    spread = text.split("## Per-rank spread", 1)[1]
+    assert "| all_reduce | throughput | 16K | 4 |" in spread
+    assert run_cli(["compare", str(two_nodes), str(two_nodes)]) == 0
+    nights = tmp_path / "nights"
+    for night in ("nightly-20260101", "nightly-20260102"):
+        (nights / night).mkdir(parents=True)
+        run = nights / night / "run"
+        subprocess.run(["cp", "-r", str(two_nodes), str(run)], check=True)
+    code = run_cli(
+        ["history", "--glob", str(nights / "nightly-*"), "--out", str(tmp_path / "history")]
+    )
+    assert code in (0, 1)
+    assert (tmp_path / "history").is_dir()
