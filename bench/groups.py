@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from distbench.collectors.machine import torch_facts
+from distbench.collectors.machine import gpu_uuid, torch_facts
 from distbench.collectors.manifest import worker_env
 from distbench.collectors.nodefacts import collect_node_facts, collect_rank_facts, merge_facts
 from distbench.collectors.schema import (
@@ -50,9 +50,10 @@ Runner = Callable[[RunSpec, Context, Callable[[str], None]], None]
 
 
 def bind_device(device_type: str, local_rank: int) -> torch.device:
-    """cuda: the GPU of this rank's LOCAL_RANK, made current; cpu: the host."""
+    """cuda: the GPU of this rank's LOCAL_RANK, made current (modulo the GPUs: gloo's ranks may
+    share them, NCCL's never do, which the CLI enforces); cpu: the host."""
     if device_type == "cuda":
-        device = torch.device("cuda", local_rank)
+        device = torch.device("cuda", local_rank % max(1, torch.cuda.device_count()))
         torch.cuda.set_device(device)
         return device
     return torch.device("cpu")
@@ -117,7 +118,8 @@ def share_node_facts(run_dir: Path, world_size: int, local_rank: int, device: to
     if local_rank == 0:
         node_facts = collect_node_facts(torch_facts()["nccl"], os.environ)
     gpu = device.index if device.type == "cuda" else None
-    mine = (node, collect_rank_facts(local_rank, gpu), node_facts)
+    uuid = gpu_uuid(gpu) if gpu is not None else None  # the manifest matches the GPU on it
+    mine = (node, collect_rank_facts(local_rank, gpu, gpu_uuid=uuid), node_facts)
     gathered: list[object] = [None] * dist.get_world_size()
     dist.all_gather_object(gathered, mine)
     if dist.get_rank() == 0:

@@ -96,6 +96,19 @@ def torch_facts() -> dict[str, Any]:
     return facts
 
 
+def gpu_uuid(index: int) -> str | None:
+    """Rank side: the UUID torch reports for its CUDA device `index` (the device as this process
+    numbers it, after CUDA_VISIBLE_DEVICES), `GPU-` and 8-4-4-4-12 hex as nvidia-smi prints it;
+    None where torch reports none (a ROCm build, an older torch)."""
+    import torch
+
+    try:
+        uuid = str(torch.cuda.get_device_properties(index).uuid)
+    except (AttributeError, RuntimeError, AssertionError):
+        return None
+    return uuid if uuid.startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
+
+
 def installed_torch_facts(environ: Mapping[str, str]) -> dict[str, Any]:
     """CLI side: torch_facts' keys as far as they are known without torch (GPU names and the
     NCCL version come from the ranks after the first launch)."""

@@ -99,8 +99,20 @@ MIGRATIONS: tuple[Migration, ...] = (
         "verdicts on the launch (#25), the first GPU run (#30), samples that scale (#27)",
         added={
             **empty("comm", "nccl_symmetric", "enqueue_us", "dispatch_bound"),
+            **empty("pipeline", "tensor_bytes_per_step", "bubble_p50"),
+            ("ddp", "comm_baseline"): "ddp-nocomm",
         },
+        removed=(("pipeline", "bytes_per_step_measured"), ("pipeline", "bubble_min")),
         changed={
+            **{
+                ("ddp", column): "grad-avg, grad-avg-flat, param-avg, fsdp and "
+                "fsdp-reshard-false subtract the new local strategy's step (nothing sent), named "
+                "in comm_baseline (v3: ddp-nocomm's, whose DDP overhead shortened their exposed "
+                "time: busbw too high)"
+                for column in ("comm_share", "comm_busbw_GBps")
+            },
+            ("pipeline", "bubble"): "the optimizer's zero_grad and step count as busy, and on "
+            "CUDA busy time is timed with events (v3: idle, and a synchronize around each part)",
             ("samples", "rank"): "samples.csv holds the rank -1 rows only (the per-sample "
             "max over ranks, the input of every statistic); each rank's own samples go to "
             "rank-samples/*.parquet with --rank-samples node|all (v3: every rank's rows too, "

@@ -114,27 +114,47 @@ def collect_node_facts(
 
 
 def collect_rank_facts(
-    local_rank: int, gpu_index: int | None, root: Path = Path("/")
+    local_rank: int, gpu_index: int | None, root: Path = Path("/"), gpu_uuid: str | None = None
 ) -> dict[str, Any]:
-    """Where one rank runs: host, local rank, its GPU index ("none" on CPU; merge_facts adds
-    UUID and PCI bus id from its node's GPUs), the CPUs it may run on and their NUMA nodes."""
+    """Where one rank runs: host, local rank, its GPU as torch numbers it and the UUID torch
+    reports for it ("none" on CPU; merge_facts adds the PCI bus id and nvidia-smi's index from
+    its node's GPUs), the CPUs it may run on and their NUMA nodes."""
     cpus = cpu_affinity()
+    gpu: Any = NONE
+    if gpu_index is not None:
+        gpu = {"index": gpu_index, **({"uuid": gpu_uuid} if gpu_uuid else {})}
     return {
         "host": socket.gethostname(),
         "local_rank": local_rank,
-        "gpu": NONE if gpu_index is None else {"index": gpu_index},
+        "gpu": gpu,
         "cpu_affinity": format_cpus(cpus),
         "numa_node": numa_nodes(root, cpus),
     }
 
 
-def gpu_of(index: int, gpus: Any) -> dict[str, Any]:
-    """A rank's GPU with the UUID and PCI bus id its node's nvidia-smi gave (else unknown)."""
-    listed = (
-        [g for g in gpus if str(g.get("index")) == str(index)] if isinstance(gpus, list) else []
-    )
-    found = listed[0] if listed else {}
-    return {"index": index, **{k: found.get(k, UNKNOWN) for k in ("uuid", "pci.bus_id")}}
+def same_uuid(a: object, b: object) -> bool:
+    """torch prints a GPU's UUID bare (8-4-4-4-12 hex), nvidia-smi with a `GPU-` prefix."""
+    bare = [str(u).strip().lower().removeprefix("gpu-") for u in (a, b)]
+    return bool(bare[0]) and bare[0] == bare[1]
+
+
+def gpu_of(index: int, gpus: Any, uuid: str | None = None) -> dict[str, Any]:
+    """A rank's GPU with the UUID, PCI bus id and index its node's nvidia-smi gave (else
+    unknown). Matched on the UUID torch reported for the rank's device: under
+    CUDA_VISIBLE_DEVICES torch's index 0 can be nvidia-smi's GPU 3. Only without a UUID (a
+    torch that reports none) on the index, as nvidia-smi numbers them."""
+    listed = gpus if isinstance(gpus, list) else []
+    if uuid:
+        matched = [g for g in listed if same_uuid(g.get("uuid"), uuid)]
+    else:
+        matched = [g for g in listed if str(g.get("index")) == str(index)]
+    found = matched[0] if matched else {}
+    return {
+        "index": index,
+        "uuid": found.get("uuid", uuid or UNKNOWN),
+        "pci.bus_id": found.get("pci.bus_id", UNKNOWN),
+        "smi_index": found.get("index", UNKNOWN),
+    }
 
 
 def merge_facts(
@@ -151,6 +171,7 @@ def merge_facts(
         gpu = rank_facts.get("gpu")
         if isinstance(gpu, dict):
             gpus = nodes.get(str(node), {}).get("gpus")
-            rank_facts = {**rank_facts, "gpu": gpu_of(int(gpu["index"]), gpus)}
+            matched = gpu_of(int(gpu["index"]), gpus, gpu.get("uuid"))
+            rank_facts = {**rank_facts, "gpu": matched}
         ranks[str(rank)] = {"node": node, **rank_facts}
     return {"nodes": dict(sorted(nodes.items(), key=lambda kv: int(kv[0]))), "ranks": ranks}

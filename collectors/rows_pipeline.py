@@ -1,4 +1,4 @@
-"""results.csv of `distbench pipeline` (schema v3): one PipelineRow per strategy and number of
+"""results.csv of `distbench pipeline` (schema v3, v4): one PipelineRow per strategy and number of
 microbatches, its step times timed in windows between barriers as ddp's."""
 
 from __future__ import annotations
@@ -37,15 +37,19 @@ class PipelineRow(TrainingRow):
     bytes_per_step: int
     """Activations and their gradients crossing stage boundaries per step, computed:
     2 x (W - 1) x batch_size x activation elements per sample x element size."""
-    bytes_per_step_measured: int
-    """The same, measured: the bytes of the tensors the stages handed on during the timed steps
-    (outputs forward, input gradients backward), summed over ranks, / steps."""
+    tensor_bytes_per_step: int
+    """The bytes of the tensors the stages handed on during the timed steps (outputs forward,
+    input gradients backward), counted from the tensors themselves, summed over ranks, / steps:
+    bytes_per_step's formula checked against the real shapes. Not a count of what the wire
+    carried (the library's own messages are not seen); v3 called it bytes_per_step_measured."""
     bubble: float
-    """Measured idle share: mean over stages and windows of 1 - the stage's compute time in the
-    window / the slowest rank's window time (waiting, sending and the loss count as idle)."""
-    bubble_min: float
-    """The same for the least idle window alone: a window that other processes on the machine
-    disturbed less (they stretch a stage's wait for its neighbour) comes closest to theory."""
+    """Measured idle share: mean over stages and windows of 1 - the stage's busy time in the
+    window / the slowest rank's window time. Busy: its forwards, backwards, zero_grad and
+    optimizer step (v4; v3 counted the optimizer as idle); waiting, sending and the loss are
+    idle. On CUDA the busy intervals are timed with CUDA events (v3: synchronize around each)."""
+    bubble_p50: float
+    """The median over windows of the window's bubble (mean over stages): robust to the windows
+    other load disturbed, and not biased low as v3's bubble_min, the least idle window, was."""
     bubble_theory: float
     """GPipe's (W - 1) / (M + W - 1) (also printed next to 1F1B, which has the same bubble)."""
     max_param_diff: float

@@ -229,10 +229,12 @@ class DdpRow(TrainingRow):
     comm_bytes_per_step: int
     """Bytes each rank reduces per step, after compression (param-avg: / K; fsdp*: AG + RS)."""
     comm_busbw_GBps: float
-    """all_reduce busbw, GB/s (1e9 B/s), of comm_bytes_per_step in (step mean - ddp-nocomm's mean):
-    an upper bound where communication overlaps. Empty at world size 1."""
+    """all_reduce busbw, GB/s (1e9 B/s), of comm_bytes_per_step in (step mean - comm_baseline's
+    mean): an upper bound where communication overlaps. Empty at world size 1 (v4: the
+    strategy's own baseline; v3 subtracted ddp-nocomm's from every strategy)."""
     comm_share: float
-    """(step mean - ddp-nocomm's) / step mean: exposed communication share; empty at 1 rank."""
+    """(step mean - comm_baseline's mean) / step mean: exposed communication share; empty at 1
+    rank (v4: the strategy's own baseline, as comm_busbw_GBps)."""
     comm_hidden_share: float
     """1 - (step - ddp-nocomm) / (ddp-nooverlap - ddp-nocomm), mean step times, same bucket size
     (v2): the share of the communication hidden behind compute. ddp-nooverlap sends ddp's messages
@@ -248,7 +250,12 @@ class DdpRow(TrainingRow):
     peak_mem_bytes: float = float("nan")
     """Largest rank's peak memory of the steps above its pre-model baseline, by mem_source (v3)."""
     mem_source: str = ""
-    """cuda_max_allocated or rss_hwm (CPU resident-set high-water mark); empty: unmeasured (v3)."""
+    """cuda_max_allocated or rss_hwm (CPU resident-set high-water mark); empty: unmeasured (v3).
+    dp rows: cuda_max_allocated of the busiest of the GPUs nn.DataParallel drives (v4)."""
+    comm_baseline: str = "ddp-nocomm"
+    """The strategy whose mean step comm_share and comm_busbw_GBps subtract: ddp-nocomm for DDP's
+    strategies, local (the plain model, nothing sent) for grad-avg, grad-avg-flat, param-avg,
+    fsdp and fsdp-reshard-false; empty for dp (v4; every v3 row subtracted ddp-nocomm's)."""
 
 
 COMM_CASE_COLUMNS = (

@@ -59,7 +59,7 @@ def section_pipeline(rows: pd.DataFrame, notes: list[str]) -> list[Section]:
     figures = figure_out(
         plot_pipeline(rows),
         "fig-pipeline.png",
-        "mean step time and measured bubble (1 - a stage's compute / step, mean over stages) "
+        "mean step time and measured bubble (1 - a stage's busy time / step, mean over stages) "
         "against microbatches; dashed: GPipe's (W - 1) / (M + W - 1)",
         notes,
         "pipeline figure: the pipeline rows hold a single number of microbatches",
@@ -77,13 +77,13 @@ def section_pipeline(rows: pd.DataFrame, notes: list[str]) -> list[Section]:
             "step_ms": "step mean ms",
             "samples_per_s": "samples/s",
             "bytes_per_step": "bytes/step",
-            "bytes_per_step_measured": "bytes/step measured",
+            "tensor_bytes_per_step": "bytes/step of the tensors",
             "bubble": "bubble",
-            "bubble_min": "bubble (least idle window)",
+            "bubble_p50": "bubble (median window)",
             "bubble_theory": "bubble theory",
             "max_param_diff": "max param diff",
         },
-        ("step_ms", "samples_per_s", "bubble", "bubble_min", "bubble_theory", "max_param_diff"),
+        ("step_ms", "samples_per_s", "bubble", "bubble_p50", "bubble_theory", "max_param_diff"),
     )
     return [
         Section(

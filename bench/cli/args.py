@@ -253,7 +253,8 @@ def resolve_world_sizes(
 ) -> list[int]:
     if sizes is None:
         return [machine.cuda_gpus] if backend == "nccl" else [2]
-    if device == "cuda" and max(sizes) > machine.cuda_gpus:
+    # gloo's ranks may share GPUs (groups.bind_device: local rank modulo the GPUs); NCCL's not
+    if device == "cuda" and backend == "nccl" and max(sizes) > machine.cuda_gpus:
         raise UsageError(
             f"world size {max(sizes)} needs {max(sizes)} GPUs (one per rank) but this machine has "
             f"{machine.cuda_gpus}: use --world-sizes up to {machine.cuda_gpus}"

@@ -12,6 +12,10 @@ Where /proc or malloc_trim is missing, NaN and an empty mem_source.
 
 Both include the parameters as held after wrapping (a rank's shard under FSDP), gradients,
 optimizer state and activations; the pre-made batches are held before, so excluded.
+
+nn.DataParallel (strategy dp) drives every local GPU from one process: it replicates the model
+onto each, scatters the batch and gathers the outputs on GPU 0. Its peak is the largest of its
+GPUs' (each against its own baseline), comparable with a DDP rank's one GPU (v3 read GPU 0 only).
 """
 
 from __future__ import annotations
@@ -70,6 +74,33 @@ def reset_peak(device: torch.device) -> None:
     elif source(device):
         _trim()
         CLEAR_REFS.write_text("5")
+
+
+def devices_of(strategy: str, device: torch.device, gpus: int | None = None) -> list[torch.device]:
+    """Where a strategy's memory lives: every GPU (`gpus`, default all visible) for dp on CUDA,
+    else the rank's own device."""
+    if strategy == "dp" and device.type == "cuda":
+        count = torch.cuda.device_count() if gpus is None else gpus
+        return [torch.device("cuda", index) for index in range(count)]
+    return [device]
+
+
+class PeakMemory:
+    """peak_mem_bytes of one strategy: baselines taken at construction (before the model is
+    built), the high-water marks reset by reset() (after it is wrapped), read by since()."""
+
+    def __init__(self, devices: list[torch.device]) -> None:
+        self.devices = devices
+        self.baselines = [held(device) for device in devices]
+
+    def reset(self) -> None:
+        for device in self.devices:
+            reset_peak(device)
+
+    def since(self) -> float:
+        """The largest device's peak above its baseline (bytes)."""
+        pairs = zip(self.devices, self.baselines, strict=True)
+        return max(peak_since(device, baseline) for device, baseline in pairs)
 
 
 def peak_since(device: torch.device, baseline: float) -> float:

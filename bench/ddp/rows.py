@@ -23,7 +23,13 @@ from typing import Any
 from distbench.collectors.schema import MAX_OVER_RANKS, RESULTS_CSV, DdpRow, SampleRow
 from distbench.collectors.sink import RunSinks, read_rows, run_sinks
 from distbench.ddp import metrics
-from distbench.ddp.spec import DDP_STRATEGIES, HIDDEN_SHARE_REFERENCE, DdpSpec, StrategyRun
+from distbench.ddp.spec import (
+    COMM_BASELINE,
+    DDP_STRATEGIES,
+    HIDDEN_SHARE_REFERENCE,
+    DdpSpec,
+    StrategyRun,
+)
 from distbench.ddp.steps import Timed
 from distbench.ddp.strategies import comm_bytes_per_step
 from distbench.primitives.base import Context
@@ -109,6 +115,31 @@ def window_columns(
     }
 
 
+def comm_columns(
+    strategy: str,
+    mean: float,
+    comm_bytes: int,
+    fsdp_bytes: tuple[int, int],
+    baselines: dict[tuple[str, str], float],
+    world_size: int,
+) -> dict[str, Any]:
+    """comm_bytes_per_step, comm_busbw_GBps, comm_share and comm_baseline of a row whose mean step
+    is `mean` (us): the exposed communication is the step minus its own no-communication
+    baseline's mean (spec.COMM_BASELINE; any bucket size: it sends nothing)."""
+    name = COMM_BASELINE.get(strategy, "")
+    base = next((t for (other, _), t in baselines.items() if name and other == name), math.nan)
+    busbw = metrics.comm_busbw_gbps(comm_bytes, mean, base, world_size)
+    if any(fsdp_bytes):  # FSDP: all_gather + reduce_scatter, not all_reduce
+        comm_bytes = sum(fsdp_bytes)
+        busbw = metrics.comm_busbw_gbps(comm_bytes, mean, base, world_size) / 2
+    return {
+        "comm_bytes_per_step": comm_bytes,
+        "comm_busbw_GBps": busbw,
+        "comm_share": metrics.comm_share(world_size, mean, base),
+        "comm_baseline": name,
+    }
+
+
 def build_row(
     spec: RunSpec,
     ctx: Context,
@@ -118,7 +149,7 @@ def build_row(
     one_rank: dict[tuple[str, str], float],
 ) -> DdpRow:
     """The results.csv row; `baselines` holds the mean step times of this world size's baseline
-    runs (ddp-nocomm, ddp-nooverlap per bucket size), by run_key."""
+    runs (ddp-nocomm, local, ddp-nooverlap per bucket size), by run_key."""
     workload: DdpSpec = spec.workload
     run = trained.run
     stats = Stats(tuple(trained.timed.window_step_us))
@@ -131,10 +162,7 @@ def build_row(
     nocomm = next((t for (name, _), t in baselines.items() if name == "ddp-nocomm"), math.nan)
     reference = HIDDEN_SHARE_REFERENCE.get(run.strategy, "")
     comm_bytes = comm_bytes_per_step(run.strategy, params, workload.avg_every)
-    busbw = metrics.comm_busbw_gbps(comm_bytes, mean, nocomm, n)
-    if any(trained.fsdp_bytes):  # FSDP: all_gather + reduce_scatter, not all_reduce
-        comm_bytes = sum(trained.fsdp_bytes)
-        busbw = metrics.comm_busbw_gbps(comm_bytes, mean, nocomm, n) / 2
+    comm = comm_columns(run.strategy, mean, comm_bytes, trained.fsdp_bytes, baselines, n)
     is_ddp = run.strategy in DDP_STRATEGIES
     return DdpRow(
         **training_columns(spec, ctx, trained.measurement, "ddp", run.strategy),
@@ -151,9 +179,7 @@ def build_row(
         ),
         samples_per_s=rate,
         scaling_efficiency=metrics.scaling_efficiency(n, rate, rate_1),
-        comm_bytes_per_step=comm_bytes,
-        comm_busbw_GBps=busbw,
-        comm_share=metrics.comm_share(n, mean, nocomm),
+        **comm,
         comm_hidden_share=metrics.comm_hidden_share(
             n, mean, nocomm, baselines.get(run_key(reference, bucket), math.nan)
         ),

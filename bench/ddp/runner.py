@@ -7,7 +7,7 @@ model with the seeded initial weights, the same pre-made batches, `warmup` untim
 `steps` timed ones in windows between barriers (ddp/steps.py). A step is zero_grad, forward, loss,
 backward, the strategy's communication and optimizer.step(); a window's step time is the slowest
 rank's window time / steps (what the job waits for). Rank 0 writes the rows (ddp/rows.py); rows wait
-until the baselines they refer to (ddp, ddp-nocomm, ddp-nooverlap run first) are measured.
+until the baselines they refer to (ddp, ddp-nocomm, ddp-nooverlap, local run first) are measured.
 """
 
 from __future__ import annotations
@@ -57,12 +57,13 @@ def measure(
     reference: torch.Tensor | None,
 ) -> tuple[Trained, torch.Tensor]:
     """Train one strategy from the seeded weights; return its measurement and final parameters."""
-    baseline = memory.held(ctx.device)  # before the model: peak_mem_bytes counts what it adds
+    # before the model: peak_mem_bytes counts what it adds (dp: on each of its GPUs)
+    peak_memory = memory.PeakMemory(memory.devices_of(run.strategy, ctx.device))
     model = build_model(spec, ctx.device)
     gathered, scattered = fsdp.bytes_per_step(model, run.strategy, ctx.world_size)
     strategy = build_strategy(run, model, ctx, spec)
     optimizer = torch.optim.SGD(model.parameters(), lr=spec.lr)
-    memory.reset_peak(ctx.device)
+    peak_memory.reset()
     timed = train(
         strategy.module,
         strategy.after_backward,
@@ -73,7 +74,7 @@ def measure(
         spec.window_length(),
         ctx,
     )
-    peak = max_over_ranks(ctx, [memory.peak_since(ctx.device, baseline)])[0]
+    peak = max_over_ranks(ctx, [peak_memory.since()])[0]
     final = flat_params(model)
     # DDP's reducer sits in reference cycles: free it now, while its process group is alive (a
     # reducer collected at interpreter exit, after destroy_process_group, can abort the process).

@@ -19,6 +19,7 @@ STRATEGIES = (
     "ddp-nooverlap",
     "ddp-bf16",
     "ddp-fp16",
+    "local",
     "grad-avg",
     "grad-avg-flat",
     "param-avg",
@@ -38,10 +39,23 @@ BUCKET_SWEPT = ("ddp", "ddp-nooverlap", "ddp-bf16", "ddp-fp16")
 """DDP strategies that communicate: one row per --bucket-mb value. ddp-nocomm (nothing to bucket
 for the wire) runs once, with the first bucket size."""
 
-BASELINES = ("ddp", "ddp-nocomm", "ddp-nooverlap")
+BASELINES = ("ddp", "ddp-nocomm", "ddp-nooverlap", "local")
 """Run first, in this order: ddp (first bucket size) is the reference for max_param_diff,
-ddp-nocomm the compute baseline of comm_share and comm_busbw_GBps, ddp-nooverlap (each bucket
-size) the no-overlap reference of comm_hidden_share."""
+ddp-nocomm the compute baseline of the DDP strategies' comm_share and comm_busbw_GBps,
+ddp-nooverlap (each bucket size) the no-overlap reference of comm_hidden_share, local (the plain
+model, nothing sent) the compute baseline of the manual and FSDP strategies'."""
+
+COMM_BASELINE = {
+    **{strategy: "ddp-nocomm" for strategy in DDP_STRATEGIES},
+    **{s: "local" for s in ("local", "grad-avg", "grad-avg-flat", "param-avg")},
+    **{s: "local" for s in ("fsdp", "fsdp-reshard-false")},
+}
+"""Strategy -> the strategy whose mean step its comm_share and comm_busbw_GBps subtract (the row's
+comm_baseline): its own step without communication. DDP's strategies: ddp-nocomm (DDP, its hooks
+and buckets, a no-op hook). The manual ones: local, their very step without the all_reduces.
+FSDP: local too, the model unsharded; FSDP's own copies into and out of its flat buffers count
+with its communication then, and its optimizer step over 1/n of the parameters is shorter than
+local's. dp: none (one process, nothing sent between ranks)."""
 
 HIDDEN_SHARE_REFERENCE = {"ddp": "ddp-nooverlap", "ddp-nooverlap": "ddp-nooverlap"}
 """Strategy -> the strategy that sends the same messages (same bucket size) with nothing

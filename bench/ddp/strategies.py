@@ -10,6 +10,8 @@ Every strategy wraps one freshly built model and adds its communication to a pla
 DDP strategies do their communication inside backward (bucketed, overlapped with it), except
 ddp-nooverlap, whose bucket all_reduces block backward: ddp's messages with nothing hidden.
 fsdp and fsdp-reshard-false (ddp/fsdp.py) all-gather and reduce-scatter inside forward/backward.
+local is the plain step with no communication at all (each rank trains its own copy): the
+compute baseline of the manual strategies and FSDP (spec.COMM_BASELINE).
 """
 
 # No `from __future__ import annotations` here: DDP checks a comm hook's annotations against the
@@ -134,9 +136,9 @@ def build_strategy(run: StrategyRun, model: nn.Module, ctx: Context, spec: DdpSp
 
 def comm_bytes_per_step(strategy: str, params: int, avg_every: int, itemsize: int = 4) -> int:
     """Bytes each rank hands to all_reduce per step: the gradients (half-size for the bf16/fp16
-    hooks), nothing for ddp-nocomm, the parameters every K-th step for param-avg (per-step mean,
-    rounded to whole bytes)."""
-    if strategy == "ddp-nocomm":
+    hooks), nothing for ddp-nocomm and local, the parameters every K-th step for param-avg
+    (per-step mean, rounded to whole bytes)."""
+    if strategy in ("ddp-nocomm", "local"):
         return 0
     if strategy in ("ddp-bf16", "ddp-fp16"):
         return params * 2

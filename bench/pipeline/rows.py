@@ -25,10 +25,10 @@ class Measured:
     max_window_us: list[float]
     """Per window, the slowest rank's window time (us)."""
     bubble: float
-    bubble_min: float
-    """The least idle window's bubble (mean over stages): the least disturbed by other load."""
+    bubble_p50: float
+    """The median over windows of the window's bubble (mean over stages)."""
     sent_bytes: int
-    """Bytes every stage handed on during the timed steps, summed over ranks."""
+    """Bytes of the tensors every stage handed on during the timed steps, summed over ranks."""
     max_param_diff: float
     measurement: str = ""
 
@@ -69,9 +69,9 @@ def build_row(spec: RunSpec, ctx: Context, workload: PipelineSpec, m: Measured) 
         **window_columns(PipelineRow, steps, workload.warmup, m.window_steps, ctx, stats),
         samples_per_s=workload.batch_size / (stats.mean * 1e-6) if stats.mean > 0 else math.nan,
         bytes_per_step=bytes_per_step(workload, ctx.world_size),
-        bytes_per_step_measured=round(m.sent_bytes / steps),
+        tensor_bytes_per_step=round(m.sent_bytes / steps),
         bubble=m.bubble,
-        bubble_min=m.bubble_min,
+        bubble_p50=m.bubble_p50,
         bubble_theory=bubble_theory(ctx.world_size, m.microbatches),
         max_param_diff=m.max_param_diff,
         env=spec.env_label,

@@ -5,8 +5,14 @@ The full model is built as `distbench ddp` builds it (same seed, same weights), 
 
 The meter (Busy) wraps the stage: its forward is timed whole, its backward from the moment the
 gradient reaches the stage's output to the moment it leaves through the stage's input (two
-identity autograd functions mark both ends). Everything else in a step (waiting for a neighbour,
-sending, the last stage's loss) is idle time: the bubble is 1 - busy / step time.
+identity autograd functions mark both ends); the runner also counts the optimizer's zero_grad and
+step as busy (pipeline/runner.py). Everything else in a step (waiting for a neighbour, sending,
+the last stage's loss) is idle time: the bubble is 1 - busy / step time.
+
+The clock is timing.py's: CUDA events recorded on the stream at each end of a busy interval, read
+once the window has drained (a synchronize per interval, as before v4, serialised the transfers
+with the compute and stretched the step and the bubble it measures); perf_counter on CPU, where
+the work is done when the call returns.
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ from torch import nn
 
 from distbench.ddp.models import build_model
 from distbench.pipeline.spec import PipelineSpec, partition, unit_params
-from distbench.timing import drain
 
 
 class MeanHead(nn.Module):
@@ -84,25 +89,44 @@ class _BackwardEnd(torch.autograd.Function):
 
 
 class Busy(nn.Module):
-    """The stage, with the time it computes (us) and the bytes it hands on (its outputs unless it
-    is the last stage, its input gradients unless it is the first) added up as it runs."""
+    """The stage, with the time it computes (us) and the bytes of the tensors it hands on (its
+    outputs unless it is the last stage, its input gradients unless it is the first) added up as
+    it runs. On CUDA, busy_us is read after a drain (the events are complete then)."""
 
     def __init__(self, stage: nn.Module, first: bool, last: bool, device: torch.device) -> None:
         super().__init__()
         self.stage = stage
         self.first, self.last, self.device = first, last, device
         self.anchor = torch.zeros((), requires_grad=True)  # lets stage 0's backward end be seen
-        self.busy_us = 0.0
         self.sent_bytes = 0
+        self._busy_us = 0.0
         self._started = 0.0
+        self._events: list[tuple[torch.cuda.Event, torch.cuda.Event]] = []
+        self._open: torch.cuda.Event | None = None
 
     def begin(self) -> None:
-        drain(self.device)
-        self._started = time.perf_counter()
+        if self.device.type == "cuda":
+            self._open = torch.cuda.Event(enable_timing=True)
+            self._open.record()
+        else:
+            self._started = time.perf_counter()
 
     def end(self) -> None:
-        drain(self.device)
-        self.busy_us += (time.perf_counter() - self._started) * 1e6
+        if self.device.type == "cuda":
+            stop = torch.cuda.Event(enable_timing=True)
+            stop.record()
+            assert self._open is not None, "end() without begin()"
+            self._events.append((self._open, stop))
+        else:
+            self._busy_us += (time.perf_counter() - self._started) * 1e6
+
+    @property
+    def busy_us(self) -> float:
+        """Busy time so far (us); on CUDA after a drain, when every recorded event is done."""
+        for start, stop in self._events:
+            self._busy_us += start.elapsed_time(stop) * 1e3
+        self._events.clear()
+        return self._busy_us
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.device.type == "meta":  # the library's shape inference: not work of a step

@@ -142,6 +142,27 @@ def test_rank_numa_from_fixture_and_merge_fills_gpus(tmp_path: Path) -> None:
         [(0, {"host": "n0"}, node), (0, rank, None), (1, {"gpu": {"index": 0}}, None)]
     )
     assert list(merged["nodes"]) == ["0"]
-    assert merged["ranks"]["1"]["gpu"] == {"index": 1, "uuid": "GPU-bbbb", "pci.bus_id": "2A"}
+    assert merged["ranks"]["1"]["gpu"] == {
+        "index": 1, "uuid": "GPU-bbbb", "pci.bus_id": "2A", "smi_index": "1"
+    }  # fmt: skip
     assert merged["ranks"]["1"]["node"] == 0
     assert merged["ranks"]["2"]["gpu"]["uuid"] == "unknown"  # node 1 sent no facts
+
+
+def test_the_rank_gpu_is_matched_on_the_uuid_torch_reports() -> None:
+    """CUDA_VISIBLE_DEVICES=3,1: torch's device 0 is nvidia-smi's GPU 3. Matched on the index,
+    the manifest named GPU 0 (v3); on the UUID torch reports, GPU 3."""
+    smi = [
+        {"index": str(i), "uuid": f"GPU-{i}{i}{i}{i}aaaa-0000-0000-0000-00000000000{i}",
+         "pci.bus_id": f"0{i}"}
+        for i in range(4)
+    ]  # fmt: skip
+    torch_uuid = "3333aaaa-0000-0000-0000-000000000003"  # str(props.uuid): no GPU- prefix
+    rank = collect_rank_facts(0, 0, gpu_uuid=torch_uuid)
+    node = {"host": "n0", "gpus": smi}
+    gpu = merge_facts([(0, rank, node)])["ranks"]["0"]["gpu"]
+    assert (gpu["index"], gpu["smi_index"], gpu["pci.bus_id"]) == (0, "3", "03")
+    assert gpu["uuid"] == "GPU-3333aaaa-0000-0000-0000-000000000003"
+    unknown = collect_rank_facts(0, 0, gpu_uuid="ffff0000-0000-0000-0000-000000000000")
+    lost = merge_facts([(0, unknown, node)])["ranks"]["0"]["gpu"]
+    assert (lost["smi_index"], lost["pci.bus_id"]) == ("unknown", "unknown")  # never a guess

@@ -92,3 +92,17 @@ def test_symmetric_buffers_record_what_nccl_ran() -> None:
     assert build_comm_spec(("all_reduce",), args, launch).nccl_trace
     regular = CommArgs(sizes=(1024,))
     assert not build_comm_spec(("all_reduce",), regular, launch).nccl_trace
+
+
+def test_gloo_ranks_may_share_a_gpu_nccl_ranks_may_not(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On one GPU, gloo on CUDA tensors runs 3 ranks sharing it (groups.bind_device: local rank
+    modulo the GPUs); NCCL, which refuses two ranks on one GPU, is refused in one line."""
+    from distbench.cli.app import run_cli as run_in_process
+
+    monkeypatch.setattr(Machine, "probe", staticmethod(lambda: Machine(cuda_gpus=1, nccl=True)))
+    shared = ["allreduce", "--backend", "gloo", "--device", "cuda", "--world-sizes", "2,3"]
+    assert run_in_process([*shared, "--sizes", "1K", "--dry-run"]) == 0, capsys.readouterr()
+    line = usage_error_line(["allreduce", "--world-sizes", "2", *NCCL], capsys)
+    assert "world size 2 needs 2 GPUs (one per rank)" in line

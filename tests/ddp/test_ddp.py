@@ -160,6 +160,14 @@ def test_every_strategy_end_to_end(tmp_path: Path) -> None:
     for strategy, bucket in [("grad-avg-flat", ""), ("param-avg", ""), ("ddp-bf16", "25")]:
         assert two[(strategy, bucket)]["comm_hidden_share"] == ""  # no reference: other messages
     assert two[("ddp-nocomm", "0.001")]["comm_hidden_share"] == ""
+    # each strategy's exposed communication is its step minus its own no-communication step
+    local = float(two[("local", "")]["step_time_us_mean"])
+    assert two[("local", "")]["comm_bytes_per_step"] == "0"
+    for (strategy, _bucket), row in two.items():
+        base = {"ddp": nocomm, "loc": local}[row["comm_baseline"][:3]]
+        assert row["comm_baseline"] == ("ddp-nocomm" if strategy.startswith("ddp") else "local")
+        step = float(row["step_time_us_mean"])
+        assert float(row["comm_share"]) == pytest.approx((step - base) / step), strategy
 
     samples = read_csv(out / "samples.csv")
     per_rank = read_rank_samples(out)

@@ -211,7 +211,7 @@ def test_runs_put_the_baselines_first_and_sweep_buckets() -> None:
         StrategyRun("grad-avg", None),
     ]
     assert plan_size(spec, 2) == 7
-    assert plan_size(DdpSpec(bucket_mbs=(1.0, 5.0, 25.0)), 4) == 18  # 4 swept x 3 + 6
+    assert plan_size(DdpSpec(bucket_mbs=(1.0, 5.0, 25.0)), 4) == 19  # 4 swept x 3 + 7
 
 
 def test_render_table() -> None:

@@ -12,16 +12,14 @@ import pytest
 
 from tests.conftest import run_cli
 
-BUBBLE_BELOW = 0.05
+BUBBLE_BELOW = 0.10
 BUBBLE_ABOVE = 0.15
-"""The least idle window's bubble (bubble_min, of 10 one-step windows) may lie this far below or
-above theory. Below: timer resolution, and a stage's clock starting a little before its
-neighbour's (windows start behind one barrier, not together to the microsecond). Above: theory
-counts only compute, while a stage here also waits for gloo's send/recv through the loopback and
-for the schedule's Python. The mean over windows (`bubble`) also carries the waits that other
-processes on 2 shared cores add: measured on this box it was +0.02 (M = 1) and +0.06 (M = 2) at
-a load average near 2, but +0.17 (M = 2) at a load average of 16, where the least idle window
-stays closer (docs/commands.md). The band is narrower than theory's step from M = 1 to M = 2."""
+"""The median window's bubble (bubble_p50, of 10 one-step windows) may lie this far below or
+above theory. Below: the optimizer's zero_grad and step count as busy (theory counts forwards and
+backwards only), timer resolution, and a stage's clock starting a little before its neighbour's
+(windows start behind one barrier, not together to the microsecond). Above: a stage here also
+waits for gloo's send/recv through the loopback and for the schedule's Python, and for other
+processes on 2 shared cores. The band is narrower than theory's step from M = 1 to M = 2."""
 
 
 def rows(run_dir: Path) -> list[dict[str, str]]:
@@ -48,7 +46,7 @@ def test_pipelined_equals_single_process_at_w2_w3_m1_m4(tmp_path: Path) -> None:
     assert cases == expected
     for row in found:
         assert float(row["max_param_diff"]) < 1e-6, row
-        assert int(row["bytes_per_step_measured"]) == int(row["bytes_per_step"]), row
+        assert int(row["tensor_bytes_per_step"]) == int(row["bytes_per_step"]), row
         w, m = int(row["world_size"]), int(row["microbatches"])
         assert float(row["bubble_theory"]) == pytest.approx((w - 1) / (m + w - 1))
         assert 0 < float(row["bubble"]) < 1
@@ -68,8 +66,7 @@ def test_measured_bubble_near_theory_on_a_balanced_model(tmp_path: Path) -> None
     found = rows(out)
     assert len(found) == 2
     for row in found:
-        assert float(row["bubble_min"]) <= float(row["bubble"])
-        theory, measured = float(row["bubble_theory"]), float(row["bubble_min"])
+        theory, measured = float(row["bubble_theory"]), float(row["bubble_p50"])
         assert theory - BUBBLE_BELOW <= measured <= theory + BUBBLE_ABOVE, row
 
 
