@@ -1,8 +1,12 @@
-"""The NCCL / CUDA path on machines with a GPU (skipped elsewhere; ci/gpu-smoke.sh runs it)."""
+"""The NCCL / CUDA path on machines with a GPU (gpu marker: skipped elsewhere; ci/gpu-smoke.sh runs
+this file by name, last, after its own steps). One launch each: NCCL at world size 1 with both
+timers, --check, the host's enqueue time and the manifest's GPU matched by its UUID; gloo on CUDA
+tensors with two ranks sharing GPU 0."""
 
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -16,53 +20,50 @@ pytestmark = [
 ]
 
 
-def test_allreduce_nccl_uses_cuda_events(tmp_path: Path) -> None:
+def rows_of(out: Path) -> list[dict[str, str]]:
+    with open(out / "results.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_nccl_at_one_rank_timers_check_enqueue_and_gpu_uuid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With 2+ GPUs the launch sees only the last one (CUDA_VISIBLE_DEVICES): torch's device 0
+    is then nvidia-smi's last GPU, and the manifest must name that one."""
+    last = torch.cuda.device_count() - 1
+    expected = f"GPU-{torch.cuda.get_device_properties(last).uuid}"
+    if last > 0:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", str(last))
     out = tmp_path / "run"
     result = run_cli(
-        "allreduce",
-        "--backend",
-        "nccl",
-        "--world-sizes",
-        "1",
-        "--sizes",
-        "1M,16M",
-        "--mode",
-        "both",
-        "--check",
-        "--out",
-        str(out),
-    )
+        "allreduce", "--backend", "nccl", "--world-sizes", "1", "--sizes", "4K,16M",
+        "--mode", "both", "--check", "--out", str(out),
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr + result.stdout
-    with open(out / "results.csv", newline="") as handle:
-        rows = list(csv.DictReader(handle))
+    rows = rows_of(out)
     assert len(rows) == 4
     for row in rows:
-        assert row["backend"] == "nccl" and row["device"] == "cuda"
+        assert row["backend"] == "nccl" and row["device"] == "cuda" and row["wrong"] == "0"
         # latency mode: one op after an idle stream, so the sample includes its host dispatch
         timer = "cuda_event+dispatch" if row["mode"] == "latency" else "cuda_event"
         assert row["timer"] == timer
-        assert row["wrong"] == "0"
         assert row["algbw_GBps"] == "" and row["busbw_GBps"] == ""  # one rank: nothing moves
         assert float(row["time_us_p50"]) > 0
+        assert 0 < float(row["enqueue_us"]) < 10_000  # the host's time to issue one op
+        assert row["dispatch_bound"] in ("true", "false")
+    gpu = json.loads((out / "manifest.json").read_text())["ranks"]["0"]["gpu"]
+    assert gpu["uuid"].lower() == expected.lower(), gpu
+    if gpu.get("smi_index") not in (None, "unknown"):  # nvidia-smi answered
+        assert gpu["smi_index"] == str(last), gpu
 
 
-def test_gloo_on_cuda_tensors(tmp_path: Path) -> None:
+def test_gloo_ranks_share_a_gpu_with_cuda_tensors(tmp_path: Path) -> None:
     out = tmp_path / "run"
     result = run_cli(
-        "allreduce",
-        "--backend",
-        "gloo",
-        "--device",
-        "cuda",
-        "--world-sizes",
-        "1",
-        "--sizes",
-        "64K",
-        "--check",
-        "--out",
-        str(out),
-    )
+        "sweep", "--primitives", "allreduce,broadcast,allgather", "--backend", "gloo",
+        "--device", "cuda", "--world-sizes", "2", "--sizes", "64K", "--check", "--out", str(out),
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr + result.stdout
-    with open(out / "results.csv", newline="") as handle:
-        row = next(csv.DictReader(handle))
-    assert row["device"] == "cuda" and row["timer"] == "cuda_event" and row["wrong"] == "0"
+    rows = rows_of(out)
+    assert {(r["device"], r["timer"], r["wrong"]) for r in rows} == {("cuda", "cuda_event", "0")}
+    assert {r["enqueue_us"] for r in rows} == {""}  # gloo: calls complete before they return

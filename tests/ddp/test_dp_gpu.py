@@ -31,6 +31,10 @@ def test_dp_matches_ddp_on_the_same_batches(tmp_path: Path) -> None:
     assert set(rows) == {"ddp", "dp"}
     assert float(rows["dp"]["max_param_diff"]) < 1e-4
     assert float(rows["dp"]["step_time_us_mean"]) > 0
+    # the busiest of the GPUs nn.DataParallel drives (v3: GPU 0 alone)
+    assert rows["dp"]["mem_source"] == "cuda_max_allocated"
+    assert float(rows["dp"]["peak_mem_bytes"]) > 0
+    assert rows["dp"]["comm_baseline"] == ""  # one process: nothing sent between ranks
 
 
 def test_dp_refuses_more_than_one_rank(tmp_path: Path) -> None:
