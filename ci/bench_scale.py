@@ -66,7 +66,8 @@ def write_run(path: Path, run_id: str, rows: int, samples: int, seed: int) -> No
             "placement": "out", "graph": "false", "buffers": "regular", "hosts": "node0",
         }  # fmt: skip
         lines.append(",".join(cells[c] for c in header))
-        sample_lines += [f"ws{RANKS}/i{i},-1,{t},-1,{v!r},,{run_id}" for t, v in enumerate(times)]
+        cells_of = (f"ws{RANKS}/i{i},-1,{t},-1,{float(v)!r},,{run_id}" for t, v in enumerate(times))
+        sample_lines += list(cells_of)
     (path / "results.csv").write_text("\n".join(lines) + "\n")
     (path / "samples.csv").write_text("\n".join(sample_lines) + "\n")
     manifest = {"schema_version": SCHEMA_VERSION, "run_id": run_id, "status": "completed"}
