@@ -23,15 +23,17 @@ from functools import lru_cache
 import numpy as np
 
 from distbench.stats.components import LaunchValue, Prior, fit_prior
-from distbench.stats.family import Hypothesis, bh_adjust, build_family, primitive_of
+from distbench.stats.family import Hypothesis, bh_adjust, build_family, primitive_of, weights
 from distbench.stats.shift import Shift
 from distbench.stats.verdict import Judged, decide_state
 
 WHOLE_RUN = "*:whole run"
 """The primitive name of the whole-run hypothesis (relative mode)."""
 BAND_PRIOR_DF = 2.0
-"""A band's own launches are its evidence; its members' variances (as if perfectly correlated,
-the widest a mean of them can be) enter as a prior worth this many launches."""
+"""While the baseline learns, a band's members' variances (as if perfectly correlated, the
+widest a mean of them can be) enter as a prior worth this many launches; once it has learnt, a
+band's own launches alone say how far its mean scatters (no prior: the members' correlation is
+what the band's launches measure)."""
 MIN_PRIOR_ROWS = 3
 """Rows a prior is fitted from (components.fit_prior): fewer, and the group borrows from its
 whole kind, then falls back to the default."""
@@ -55,6 +57,8 @@ class RowInput:
 class Settings:
     alpha: float = 0.05
     """BH's q over the whole family."""
+    broad_share: float = 0.5
+    """The share of alpha on the broad hypotheses (family.is_broad; weighted BH)."""
     min_nights: int = 5
     """Nights the baseline must hold before its noise is known (else: cannot tell, learning)."""
     relative: bool = True
@@ -274,7 +278,7 @@ def judge_matrices(
     for h, hypothesis in enumerate(family):
         is_row = hypothesis.is_row and hypothesis.primitive != WHOLE_RUN
         prior = priors[hypothesis.members[0]] if is_row else Prior(
-            float(band_var[h]), BAND_PRIOR_DF, band_prior_source
+            float(band_var[h]), BAND_PRIOR_DF if learning else 0.0, band_prior_source
         )  # fmt: skip
         floors.append(floor_of_band([row_floors[i] for i in hypothesis.members]))
         if not (n_b[h] and n_c[h]):
@@ -298,14 +302,15 @@ def judged_outcome(
     """BH over the family in both directions, then each hypothesis's state."""
     p_slow = [s.p_slower() if s else 1.0 for s in shifts]
     p_fast = [s.p_faster() if s else 1.0 for s in shifts]
-    q_slow, q_fast = bh_adjust(p_slow), bh_adjust(p_fast)
-    alpha_one = settings.alpha / max(1, len(family))
+    weight = weights(family, settings.broad_share)
+    q_slow, q_fast = bh_adjust(p_slow, weight), bh_adjust(p_fast, weight)
     judged = []
     for i, (hypothesis, shift) in enumerate(zip(family, shifts, strict=True)):
         state, reason = decide_state(
             shift, q_slow[i], q_fast[i], settings.alpha, floors[i], learning
         )
-        detectable = shift.detectable(alpha_one, floors[i]) if shift else math.inf
+        alpha_own = settings.alpha * weight[i] / max(1, len(family))
+        detectable = shift.detectable(alpha_own, floors[i]) if shift else math.inf
         judged.append(
             Judged(hypothesis, shift, p_slow[i], p_fast[i], q_slow[i], q_fast[i], state,
                    detectable, floors[i], reason)

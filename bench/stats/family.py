@@ -16,8 +16,13 @@ All of them, for every primitive of the comparison, form one family, and Benjami
 q = alpha runs over it. Its statistics are one-sided and positively correlated (a band shares
 rows with its sub-bands), where BH keeps the false discovery rate at alpha (Benjamini and
 Yekutieli 2001, PRDS); when nothing changed every discovery is false, so the chance of any false
-alarm is at most alpha too. A row's `alpha_row` (for detectable_change) is alpha / m: the level
-at which BH rejects one hypothesis alone.
+alarm is at most alpha too.
+
+Weights. Not every hypothesis is as likely: most code changes slow a whole primitive. The family
+gives half of its alpha to the broad hypotheses (each primitive's every row, and the whole run)
+and half to the hundreds of narrow ones, by weighted BH (weights of mean 1, Genovese, Roeder and
+Wasserman 2006), which keeps the same guarantee. A hypothesis's own level, for its
+detectable_change, is alpha x weight / m: the level at which BH rejects it alone.
 """
 
 from __future__ import annotations
@@ -67,23 +72,25 @@ def build_family(keys: Sequence[Mapping[str, str]]) -> list[Hypothesis]:
     by_primitive: dict[str, list[int]] = {}
     for i, key in enumerate(keys):
         by_primitive.setdefault(primitive_of(key), []).append(i)
+    sizes = [_size(k) for k in keys]
+    worlds = [k.get("world_size", "") for k in keys]
+    dtypes = [k.get("dtype", "") for k in keys]
+    variants = [variant_of(k) for k in keys]
     for primitive, rows in by_primitive.items():
         seen: set[tuple[int, ...]] = set()
-        sizes = sorted({s for i in rows if (s := _size(keys[i])) is not None})
-        worlds = sorted({keys[i].get("world_size", "") for i in rows} - {""}, key=_number)
-        dtypes = sorted({keys[i].get("dtype", "") for i in rows} - {""})
-        variants = sorted({variant_of(keys[i]) for i in rows})
-        for size_from in [None, *sizes[1:]]:
-            for world in [None, *worlds] if len(worlds) > 1 else [None]:
-                for dtype in [None, *dtypes] if len(dtypes) > 1 else [None]:
-                    for variant in [None, *variants] if len(variants) > 1 else [None]:
+        ladder = sorted({s for i in rows if (s := sizes[i]) is not None})
+        world_set = sorted({worlds[i] for i in rows} - {""}, key=_number)
+        dtype_set = sorted({dtypes[i] for i in rows} - {""})
+        variant_set = sorted({variants[i] for i in rows})
+        for size_from in [None, *ladder[1:]]:  # each axis filters the rows the previous kept
+            by_size = [i for i in rows if size_from is None or (sizes[i] or 0) >= size_from]
+            for world in [None, *world_set] if len(world_set) > 1 else [None]:
+                by_world = [i for i in by_size if world is None or worlds[i] == world]
+                for dtype in [None, *dtype_set] if len(dtype_set) > 1 else [None]:
+                    by_dtype = [i for i in by_world if dtype is None or dtypes[i] == dtype]
+                    for variant in [None, *variant_set] if len(variant_set) > 1 else [None]:
                         members = tuple(
-                            i
-                            for i in rows
-                            if (size_from is None or (_size(keys[i]) or 0) >= size_from)
-                            and (world is None or keys[i].get("world_size") == world)
-                            and (dtype is None or keys[i].get("dtype") == dtype)
-                            and (variant is None or variant_of(keys[i]) == variant)
+                            i for i in by_dtype if variant is None or variants[i] == variant
                         )
                         if len(members) < 2 or members in seen:
                             continue
@@ -102,15 +109,36 @@ def _number(text: str) -> tuple[int, str]:
     return (int(text), text) if text.isdigit() else (1 << 62, text)
 
 
-def bh_adjust(p_values: Sequence[float]) -> list[float]:
+def is_broad(hypothesis: Hypothesis) -> bool:
+    """A primitive's every row (its band of no cut), or the whole run: what a code change most
+    often slows, and what the family gives `Settings.broad_share` of its alpha to."""
+    return not hypothesis.band or hypothesis.band == (("whole", "run"),)
+
+
+def weights(family: Sequence[Hypothesis], broad_share: float) -> list[float]:
+    """Each hypothesis's weight for weighted BH (mean 1): `broad_share` of the alpha spread over
+    the broad hypotheses, the rest over the others; equal weights when either kind is absent."""
+    broad = [is_broad(h) and not h.is_row for h in family]
+    count, wide = len(family), sum(broad)
+    if not wide or wide == count or not 0 < broad_share < 1:
+        return [1.0] * count
+    heavy, light = broad_share * count / wide, (1 - broad_share) * count / (count - wide)
+    return [heavy if b else light for b in broad]
+
+
+def bh_adjust(p_values: Sequence[float], weight: Sequence[float] | None = None) -> list[float]:
     """Benjamini-Hochberg q-values, in the order given: a hypothesis whose q <= alpha is a
-    discovery with the false discovery rate of the family kept at alpha."""
+    discovery with the false discovery rate of the family kept at alpha. With weights (mean 1),
+    the weighted procedure of Genovese, Roeder and Wasserman (2006): BH on p / w."""
     count = len(p_values)
-    order = sorted(range(count), key=lambda i: p_values[i])
+    scaled = [
+        p / w if weight else p for p, w in zip(p_values, weight or [1.0] * count, strict=True)
+    ]
+    order = sorted(range(count), key=lambda i: scaled[i])
     q = [1.0] * count
     smallest = 1.0
     for position in range(count - 1, -1, -1):  # step up: from the largest p down
         i = order[position]
-        smallest = min(smallest, p_values[i] * count / (position + 1))
+        smallest = min(smallest, scaled[i] * count / (position + 1))
         q[i] = min(1.0, smallest)
     return q

@@ -1,0 +1,213 @@
+"""How far can a nightly verdict be trusted? Replays the shipped gate on recorded launches of the
+nightly matrix and prints, with Clopper-Pearson intervals and Monte Carlo errors, every figure
+the docs quote (docs/gate.md): false alarms on held-out nights against fixed baselines, catches
+of 25 % slowdowns (every row of a primitive, one size band, one world size, one dtype), whether
+detectable_change is calibrated, the coverage of every interval printed as "95 %" (compare and
+report, precision, fit), and history's false change points. A benchmark, not a timed test.
+
+    python ci/bench_stats.py            # the tables (about 10 min on 2 cores)
+    python ci/bench_stats.py --quick    # a smoke of every part (CI: tests/test_bench_stats.py)
+    python ci/bench_stats.py --spread   # the default between-launch spread (stats/defaults.py)
+    python ci/bench_stats.py --record g1=DIR g2=DIR --export tests/data/launches-nightly-cpu.json.gz
+
+Recorded launches: `distbench sweep --config ci/sweep-nightly-cpu.toml --out DIR/Lnnn`, in groups
+hours apart; two consecutive launches of a group make a night. The rule's knobs were tuned on the
+groups named by --tune only; every rate is reported on the --held-out groups.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its siblings, however it is loaded
+from stats_coverage import NOISES, coverage
+from stats_data import (
+    Values,
+    export,
+    launch_values,
+    load_fixture,
+    load_legacy,
+    merge,
+    nights_of,
+    record,
+)
+from stats_gate import SLOWDOWN, Gate, Judge, Rate, regressed, replay_fixed
+
+from distbench.stats.engine import size_band
+from distbench.stats.family import primitive_of
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "data" / "launches-nightly-cpu.json.gz"
+TUNE = ("g0", "g1")
+HELD_OUT = ("g2", "g3")
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    header = ["name", "value", "interval", "target", "ok", "note"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(r.get(h, "")) for h in header) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def gate_section(
+    judge: Judge, held: dict[str, list[list[int]]], window: int
+) -> list[dict[str, object]]:
+    aa, ab, seen = replay_fixed(judge, held, window, say)
+    name = f"A/A overall, {len(aa)} fixed baselines of {window} nights"
+    total = Rate(name, sum(r.hits for r in aa), sum(r.n for r in aa), "<= 5 %")
+    total.ok = total.value <= 0.05
+    for rate in ab:
+        rate.target = ">= 95 %" if rate.name.endswith("every row of one primitive") else "(partial)"
+        rate.ok = rate.value >= 0.95 if rate.target == ">= 95 %" else None
+    silent = Rate("partial slowdowns missed while an affected row claimed <= 25 %", 0, 0, "0")
+    for kind, nights in seen.items():
+        if kind == "every row of one primitive":
+            continue
+        for caught, detectable in nights:
+            if not caught:
+                silent.n += 1
+                silent.hits += any(d <= SLOWDOWN - 1 for d in detectable)
+    silent.ok = silent.hits == 0
+    return [r.row() for r in (*aa, total, *ab, silent)]
+
+
+def calibration(
+    judge: Judge, held: dict[str, list[list[int]]], window: int, reps: int, seed: int
+) -> list[dict[str, object]]:
+    """Rows that claim detectable_change <= 25 %: one of them alone 25 % slower, caught?"""
+    rng = np.random.default_rng(seed)
+    every = [n for members in held.values() for n in members]
+    claimed = Rate("one row 25 % slower, among rows claiming <= 25 %", 0, 0, ">= 80 %")
+    for _ in range(reps):
+        picks = rng.choice(len(every), size=window + 1, replace=False)
+        base, night = [every[i] for i in picks[:window]], every[picks[window]]
+        null = judge.night(base, night)
+        quiet = [i for i, j in enumerate(null.rows) if j.detectable <= SLOWDOWN - 1]
+        if not quiet:
+            continue
+        row = int(rng.choice(quiet))
+        mask = np.zeros(len(judge.keys))
+        mask[row] = math.log(SLOWDOWN)
+        outcome = judge.night(base, night, mask)
+        claimed.n += 1
+        claimed.hits += regressed(outcome, primitive_of(judge.keys[row]))
+    claimed.ok = claimed.n > 0 and claimed.value >= 0.80
+    return [claimed.row()]
+
+
+def coverage_section(
+    judge: Judge, held: dict[str, list[list[int]]], window: int, reps: int, seed: int
+) -> list[dict[str, object]]:
+    pool = [n for members in held.values() for n in members]
+    rows = []
+    for i, noise in enumerate(NOISES):
+        for ab in (False, True):
+            rows.append(coverage(judge, pool, window, reps, seed + 10 * i + ab, noise, ab).row())
+            say(f"coverage: {rows[-1]['name']}: {rows[-1]['value']}")
+    return rows
+
+
+def spread_table(values: Values, keys: list[dict[str, str]], groups: tuple[str, ...]) -> str:
+    """The between-launch sd (beyond each launch's within part) per size band, median over rows,
+    from launches of the same group (so drift between groups is not counted)."""
+    lines = []
+    bands = np.array([size_band(k) for k in keys])
+    for band in ("small", "mid", "large", "none"):
+        cols = bands == band
+        if not cols.any():
+            continue
+        excess = []
+        for group in groups:
+            members = [i for i, g in enumerate(values.groups) if g == group]
+            if len(members) < 3:
+                continue
+            total = values.y[np.ix_(members, np.flatnonzero(cols))].var(axis=0, ddof=1)
+            within = np.nanmean(values.within[np.ix_(members, np.flatnonzero(cols))], axis=0)
+            excess.append(np.sqrt(np.maximum(total - within, 0.0)))
+        found = np.concatenate(excess)
+        lines.append(f"{band}: median {np.median(found):.3f}, p75 {np.quantile(found, 0.75):.3f}, "
+                     f"p90 {np.quantile(found, 0.9):.3f} over {len(found)} row-groups")  # fmt: skip
+    return "\n".join(lines)
+
+
+def parts(quick: bool, seed: int) -> list[dict[str, object]]:
+    """The sections other modules contribute (history, precision and fit intervals)."""
+    rows = []
+    for name in ("bench_stats_history", "bench_stats_intervals"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError as error:
+            say(f"{name}: not run ({error})")
+            continue
+        rows += module.run(quick=quick, seed=seed)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--fixture", type=Path, default=FIXTURE)
+    parser.add_argument("--record", nargs="*", default=None, metavar="GROUP=DIR")
+    parser.add_argument("--export", type=Path)
+    parser.add_argument("--tune", default=",".join(TUNE))
+    parser.add_argument("--held-out", default=",".join(HELD_OUT))
+    parser.add_argument("--window", type=int, default=5)
+    parser.add_argument("--reps", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--spread", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--metric", default=Gate.metric)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    if args.record is not None:
+        pieces = [item.partition("=") for item in args.record]
+        found = [load_legacy(Path(d), g) for g, _eq, d in pieces if d.endswith(".json")]
+        runs = [(g, Path(d)) for g, _eq, d in pieces if not d.endswith(".json")]
+        recorded = merge([*found, record(runs)] if runs else found)
+        if args.export:
+            export(recorded, args.export)
+            say(
+                f"wrote {args.export}: {len(recorded.launches)} launches, {len(recorded.keys)} rows"
+            )
+        return 0
+    recorded = load_fixture(args.fixture)
+    values = launch_values(recorded, args.metric)
+    if args.spread:
+        print(spread_table(values, recorded.keys, tuple(args.tune.split(","))))
+        return 0
+    held_groups = [g for g in args.held_out.split(",") if g in recorded.groups]
+    held = {g: nights_of(values, g) for g in held_groups}
+    judge = Judge(values, recorded.keys, Gate(metric=args.metric))
+    reps = 40 if args.quick else args.reps
+    if args.quick:
+        held = {g: n[: args.window + 3] for g, n in list(held.items())[:1]}
+    nights = sum(len(n) for n in held.values())
+    print(
+        f"launches: {len(recorded.launches)} in groups {', '.join(recorded.groups)}; tuned on "
+        f"{args.tune}; held out: {', '.join(held)} ({nights} nights); baseline window "
+        f"{args.window} nights; metric {args.metric}\n"
+    )
+    rows = gate_section(judge, held, args.window)
+    rows += calibration(judge, held, args.window, reps, args.seed)
+    rows += coverage_section(judge, held, args.window, reps, args.seed)
+    rows += parts(args.quick, args.seed)
+    print(table(rows))
+    command = " ".join(argv if argv is not None else sys.argv[1:])
+    print(f"\n{time.perf_counter() - started:.0f} s; python ci/bench_stats.py {command}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

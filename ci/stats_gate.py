@@ -1,0 +1,173 @@
+"""The nightly gate replayed on recorded launches (ci/bench_stats.py): false alarms on unchanged
+nights against fixed baselines, catches of 25 % slowdowns (every row of a primitive, one size
+band, one world size, one dtype), whether detectable_change is calibrated, and the coverage of
+compare's 95 % intervals under named added noise.
+
+Every night is judged by distbench.stats.engine.judge_matrices, the function compare calls, with
+the shipped gate's settings (`Gate`): nothing here re-implements the rule.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats as sps
+from stats_data import Values, side
+
+from distbench.stats.defaults import default_prior
+from distbench.stats.engine import WHOLE_RUN, Outcome, Settings, judge_matrices, size_band
+from distbench.stats.family import primitive_of
+from distbench.stats.verdict import REGRESSED
+
+SLOWDOWN = 1.25
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The rule replayed: the shipped nightly's (ci/nightly.sh) unless a variant is tuned."""
+
+    metric: str = "time_us_min"
+    floor: float = 0.05
+    settings: Settings = field(default_factory=Settings)
+
+
+def clopper_pearson(hits: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    tail = (1 - level) / 2
+    low = float(sps.beta.ppf(tail, hits, n - hits + 1)) if hits else 0.0
+    high = float(sps.beta.ppf(1 - tail, hits + 1, n - hits)) if hits < n else 1.0
+    return low, high
+
+
+@dataclass
+class Judge:
+    """Judges nights of one recording with one gate (defaults and floors precomputed)."""
+
+    values: Values
+    keys: list[dict[str, str]]
+    gate: Gate
+
+    def __post_init__(self) -> None:
+        within = np.nanmean(self.values.within, axis=0)
+        self.defaults = [
+            default_prior(self.gate.metric, size_band(k), float(w))
+            for k, w in zip(self.keys, within, strict=True)
+        ]
+        self.fallback = default_prior(self.gate.metric, "mid", math.nan)
+        self.floors = [self.gate.floor] * len(self.keys)
+        self.primitives = np.array([primitive_of(k) for k in self.keys])
+
+    def night(
+        self, base: Sequence[Sequence[int]], current: Sequence[int],
+        shift: np.ndarray | None = None, base_y: np.ndarray | None = None,
+    ) -> Outcome:  # fmt: skip
+        """One night judged: `shift` (launches x rows or rows, log) added to the current side."""
+        y = self.values.y[list(current)].copy()
+        if shift is not None:
+            y += shift
+        return judge_matrices(
+            self.keys, side(self.values, base, base_y), side(self.values, [current], y),
+            self.floors, self.defaults, self.gate.settings, self.fallback,
+        )  # fmt: skip
+
+
+def regressed(outcome: Outcome, primitive: str | None = None) -> bool:
+    """Any regressed hypothesis (of `primitive`, when given; the whole run never names one)."""
+    return any(
+        j.state == REGRESSED and (primitive is None or j.hypothesis.primitive == primitive)
+        for j in (*outcome.rows, *outcome.bands)
+    )
+
+
+def scenarios(keys: list[dict[str, str]]) -> dict[str, list[tuple[str, np.ndarray]]]:
+    """The slowdowns users get, each per primitive: (primitive, rows mask)."""
+    primitives = sorted({primitive_of(k) for k in keys})
+    prim = np.array([primitive_of(k) for k in keys])
+    size = np.array([int(k.get("size_bytes") or 0) for k in keys])
+    world = np.array([k.get("world_size", "") for k in keys])
+    dtype = np.array([k.get("dtype", "") for k in keys])
+    largest = {p: size[prim == p].max() for p in primitives}
+    out: dict[str, list[tuple[str, np.ndarray]]] = {
+        "every row of one primitive": [], "one size band (its largest size)": [],
+        "one world size (3)": [], "one dtype (float32)": [],
+    }  # fmt: skip
+    for p in primitives:
+        own = prim == p
+        out["every row of one primitive"].append((p, own))
+        out["one size band (its largest size)"].append((p, own & (size == largest[p])))
+        out["one world size (3)"].append((p, own & (world == "3")))
+        out["one dtype (float32)"].append((p, own & (dtype == "float32")))
+    return out
+
+
+@dataclass
+class Rate:
+    name: str
+    hits: int
+    n: int
+    target: str = ""
+    ok: bool | None = None
+    note: str = ""
+
+    @property
+    def value(self) -> float:
+        return self.hits / self.n if self.n else math.nan
+
+    def row(self) -> dict[str, object]:
+        low, high = clopper_pearson(self.hits, self.n) if self.n else (math.nan, math.nan)
+        return {
+            "name": self.name, "value": f"{self.value:.1%} ({self.hits}/{self.n})",
+            "interval": f"[{low:.1%}, {high:.1%}]", "target": self.target,
+            "ok": "" if self.ok is None else ("yes" if self.ok else "NO"), "note": self.note,
+        }  # fmt: skip
+
+
+Nights = dict[str, list[list[int]]]
+
+
+def fixed_baselines(nights: Nights, window: int) -> list[tuple[str, list[list[int]]]]:
+    """Disjoint windows of `window` consecutive nights in each group: (name, nights)."""
+    found = []
+    for group, members in nights.items():
+        for start in range(0, len(members) - window + 1, window):
+            name = f"{group} nights {start + 1}-{start + window}"
+            found.append((name, members[start : start + window]))
+    return found
+
+
+def replay_fixed(
+    judge: Judge, nights: dict[str, list[list[int]]], window: int,
+    progress: Callable[[str], None] = lambda _s: None,
+) -> tuple[list[Rate], list[Rate], dict[str, list[tuple[bool, list[float]]]]]:  # fmt: skip
+    """A/A per fixed baseline, and A/B catches per scenario, over every held-out night outside
+    the baseline; for the partial scenarios the affected rows' detectable_change of each night
+    (from its A/A judgement) beside whether it was caught."""
+    every = [n for members in nights.values() for n in members]
+    aa_rates: list[Rate] = []
+    ab: dict[str, list[int]] = {}
+    seen: dict[str, list[tuple[bool, list[float]]]] = {}
+    kinds = scenarios(judge.keys)
+    for name, base in fixed_baselines(nights, window):
+        judged = [n for n in every if n not in base]
+        hits = 0
+        for night in judged:
+            null = judge.night(base, night)
+            hits += regressed(null)
+            detectable = np.array([j.detectable for j in null.rows])
+            for kind, cases in kinds.items():
+                for primitive, mask in cases:
+                    caught = regressed(judge.night(base, night, np.log(SLOWDOWN) * mask), primitive)
+                    tally = ab.setdefault(kind, [0, 0])
+                    tally[0] += caught
+                    tally[1] += 1
+                    seen.setdefault(kind, []).append((caught, detectable[mask].tolist()))
+        aa_rates.append(Rate(f"A/A, baseline {name}", hits, len(judged), "<= 5 %"))
+        progress(f"baseline {name}: {hits}/{len(judged)} unchanged nights failed")
+    ab_rates = [Rate(f"A/B 25 %: {kind}", t[0], t[1]) for kind, t in ab.items()]
+    return aa_rates, ab_rates, seen
+
+
+def whole_run_excluded(outcome: Outcome) -> list:
+    return [j for j in (*outcome.rows, *outcome.bands) if j.hypothesis.primitive != WHOLE_RUN]
