@@ -44,7 +44,7 @@ CHECKS = {
     ),
     "long": re.compile(
         r"\bpip install\b|\bmkdocs serve\b|\bpytest\b|\bmypy\b"  # installs, a server, the tests
-        r"|ci/bench[_-]|ci/scale-smoke|ci/gpu-smoke"  # benchmarks and the hardware checks
+        r"|ci/bench[_-]|ci/scale-smoke|ci/gpu[_-]"  # benchmarks and the hardware checks
         r"|^for \w+ in .*\bdo\b.*\bdistbench\b"  # a loop of launches: a benchmark
     ),
     "gpu": re.compile(r"--backend nccl|\bgpu-smoke\b|--gpus-per-node|--cuda-graph|symmetric"),

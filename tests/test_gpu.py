@@ -1,7 +1,7 @@
 """The NCCL / CUDA path on machines with a GPU (gpu marker: skipped elsewhere; ci/gpu-smoke.sh runs
-this file by name, last, after its own steps). One launch each: NCCL at world size 1 with both
-timers, --check, the host's enqueue time and the manifest's GPU matched by its UUID; gloo on CUDA
-tensors with two ranks sharing GPU 0."""
+this file by name, last, after its own steps): NCCL at world size 1 with both timers, --check,
+the host's enqueue time and the manifest's GPU matched by its UUID, in one launch. gloo on CUDA
+tensors, ranks sharing a GPU, is the smoke's gloo-cuda step."""
 
 from __future__ import annotations
 
@@ -55,15 +55,3 @@ def test_nccl_at_one_rank_timers_check_enqueue_and_gpu_uuid(
     assert gpu["uuid"].lower() == expected.lower(), gpu
     if gpu.get("smi_index") not in (None, "unknown"):  # nvidia-smi answered
         assert gpu["smi_index"] == str(last), gpu
-
-
-def test_gloo_ranks_share_a_gpu_with_cuda_tensors(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    result = run_cli(
-        "sweep", "--primitives", "allreduce,broadcast,allgather", "--backend", "gloo",
-        "--device", "cuda", "--world-sizes", "2", "--sizes", "64K", "--check", "--out", str(out),
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr + result.stdout
-    rows = rows_of(out)
-    assert {(r["device"], r["timer"], r["wrong"]) for r in rows} == {("cuda", "cuda_event", "0")}
-    assert {r["enqueue_us"] for r in rows} == {""}  # gloo: calls complete before they return
