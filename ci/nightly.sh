@@ -1,98 +1,209 @@
 #!/usr/bin/env bash
-# The nightly regression gate: sweep from a config file, report against the baseline, compare.
+# The nightly regression gate: sweep from a config file, gate against the baseline, report.
 #
 #   ci/nightly.sh --bootstrap                       # first night: sweep, save the run as baseline
-#   ci/nightly.sh                                   # every night: sweep, report, gate
+#   ci/nightly.sh                                   # every night: sweep, gate, report
+#   ci/nightly.sh --resume results/nightly-RUN      # finish a night cut short (Ctrl-C, a crash)
 #   ci/nightly.sh --run-dir RUN --bootstrap         # pin a run you already have (no sweep)
 #   ci/nightly.sh --config ci/my-sweep.toml --baseline a100-main --thresholds ci/thresholds-example.toml
 #   ci/nightly.sh --run-dir results/last-night      # gate a run made elsewhere (Slurm: after srun)
 #
-# Each night sweeps twice (--launches 2) into RUN/launch-1 and RUN/launch-2, and compare pools
-# the launches of each side (the geometric mean of a row's launches, every launch's trials): a
-# row's level moves between launches far more than between the trials of one, and two launches
-# a night average that (docs: the nightly gate). --launches 1 halves the time, a plain RUN.
+# Works from any directory. The shipped config and thresholds are found beside this script; the
+# nights go to ./results/nightly-<UTC date and time> and the baseline store is ./baselines (or
+# $DISTBENCH_BASELINES), both under the directory you run it from, so run it from the same one
+# every night; paths you give (--config, --out, --run-dir, --store) are read as you typed them.
 #
-# The gate is distbench compare's default rule: a row regresses when it is past its threshold, its
-# trials differ by an exact rank test after Benjamini-Hochberg, and a neighbouring size agrees; a
-# primitive regresses when its rows are slower than the other primitives' rows (rank test, BH
-# across primitives, >= 15 % beyond them), which needs interleaved trials on both sides.
-# Without --config and --threshold(s) it gates ci/sweep-nightly-cpu.toml (order = "interleaved")
-# on the fastest trial (--metric time_us_min) against ci/thresholds-nightly-cpu.toml, per-row
-# thresholds measured from 12 interleaved launches on a shared 2-core box (ci/bench_gate.py):
-# with two launches a night, 2.4 % of 500 replayed unchanged nights failed and 96.8 % of nights
-# with one primitive 25 % slower failed naming it (goals: <= 5 %, >= 95 %; one launch: 89-92 %).
-# Regenerate the thresholds on your own box (docs: the nightly gate).
+# Each night sweeps twice (--launches 2) into RUN/launch-1 and RUN/launch-2: a row's level moves
+# between launches far more than between the trials of one, and compare, report and history read
+# a night's launches together (docs: How the gate decides). --launches 1 halves the time, a plain
+# RUN.
+#
+# The gate is distbench compare's rule (docs: How the gate decides). Without --config and
+# --threshold(s) it gates ci/sweep-nightly-cpu.toml (order = "interleaved") on the fastest trial
+# (--metric time_us_min) with the per-row thresholds of ci/thresholds-nightly-cpu.toml, measured
+# on a shared 2-core box (ci/bench_gate.py); regenerate them on your own box (docs: the nightly
+# gate).
+#
+# The log: one line per sweep (the sweeps' tables and progress go to RUN/sweeps.log; --verbose
+# shows them as they come instead), then distbench compare's output, which opens with the verdict,
+# and the verdict again as the last line.
+#
+# A night cut short stays marked partial in RUN/nightly.state: distbench history skips it,
+# --update-baseline never saves it, and ci/nightly.sh --resume RUN finishes it (each launch
+# resumed where it stopped, or run if it never started) and gates it. A resumed night is gated
+# and kept for history, but never becomes the baseline.
 #
 # Exit codes (for the CI system):
-#   0  no regression          1  at least one row regressed (distbench compare's verdict)
-#   2  usage: bad option, missing config or baseline, nothing in common with the baseline
-#   3  the benchmark itself failed (a rank died, --check found wrong results, interrupted)
-#   4  rows of the baseline are missing tonight (a case was lost); --allow-missing passes them
+#   0    no regression        1  at least one row regressed (distbench compare's verdict)
+#   2    usage: bad option, missing config or baseline, nothing in common with the baseline
+#   3    the benchmark itself failed (a rank died, --check found wrong results)
+#   4    rows of the baseline are missing tonight (a case was lost); --allow-missing passes them
+#   130  interrupted (Ctrl-C, SIGTERM): the night is partial; --resume RUN finishes it
 #
-# Writes into the run directory: report/ (distbench report, tonight over the baseline),
-# compare.md (also appended to $GITHUB_STEP_SUMMARY when set), compare.json, compare.txt.
+# Writes into the run directory: nightly.state, sweeps.log, compare.md (also appended to
+# $GITHUB_STEP_SUMMARY when set), compare.json, compare.txt, report/ (distbench report, tonight
+# over the baseline).
 # Environment: DISTBENCH (the command, default "distbench"), SWEEP_ARGS (extra sweep flags, e.g.
 # "--backend nccl"), DISTBENCH_BASELINES (the baseline store, default ./baselines).
 set -uo pipefail
 
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 DISTBENCH=${DISTBENCH:-distbench}
-CONFIG=ci/sweep-nightly-cpu.toml
+CONFIG=$HERE/sweep-nightly-cpu.toml
 CONFIG_GIVEN=0
 THRESHOLDS_GIVEN=0
 METRIC_GIVEN=0
 BASELINE=nightly
 OUT=""
 RUN_DIR=""
+RESUME=""
 STORE=${DISTBENCH_BASELINES:-baselines}
 COMPARE_ARGS=()
 UPDATE=0
 BOOTSTRAP=0
 REPORT=1
 LAUNCHES=2
+LAUNCHES_GIVEN=0
+VERBOSE=0
+STATE_FILE=nightly.state  # collectors/rundir.py NIGHT_STATE: distbench history reads it
+SWEEP_LOG=sweeps.log
+EXIT_INTERRUPTED=130
 
 usage() {
     awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
     cat <<'EOF'
 Options:
-  --config FILE        sweep config (default ci/sweep-nightly-cpu.toml, gated with --thresholds
-                       ci/thresholds-nightly-cpu.toml unless --threshold(s) is given)
+  --config FILE        sweep config (default ci/sweep-nightly-cpu.toml beside this script, gated
+                       with its --thresholds ci/thresholds-nightly-cpu.toml unless --threshold(s)
+                       is given)
   --out DIR            run directory for tonight (default results/nightly-<UTC date and time>)
   --launches N         sweeps tonight, into DIR/launch-1 ... DIR/launch-N, pooled by compare
                        (default 2; 1: one sweep into DIR itself)
+  --resume RUN         finish the night RUN that was cut short: each launch resumed or run, then
+                       the gate (its config, launches and SWEEP_ARGS are the night's own)
   --run-dir DIR        skip the sweep and gate this existing run
   --baseline NAME      baseline name or run directory (default nightly)
   --store DIR          baseline store (default $DISTBENCH_BASELINES or ./baselines)
-  --metric M, --threshold T, --thresholds FILE, --alpha A, --min-samples N
-                       passed to distbench compare (as are --allow-missing, --no-fdr, --any-size);
-                       --metric defaults to time_us_min (the fastest trial)
-  --update-baseline    after a night without regression, save this run as the baseline
+  --metric M, --threshold T, --thresholds FILE, --alpha A, --min-nights N
+                       passed to distbench compare (as are --allow-missing, --relative,
+                       --absolute); --metric defaults to time_us_min (the fastest trial)
+  --update-baseline    after a night that passed, was complete and was not resumed, add it to
+                       the baseline's window of recent nights (distbench baseline save)
   --bootstrap          when the baseline does not exist, save this run as it and exit 0
   --no-report          skip distbench report
+  --verbose            the sweeps' progress and tables on the terminal (default: RUN/sweeps.log)
 EOF
+}
+
+say() { echo "nightly.sh: $*" >&2; }
+need_value() {
+    if [[ $# -lt 2 || $2 == --* ]]; then
+        say "error: $1 needs a value (see ci/nightly.sh --help)"
+        exit 2
+    fi
 }
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --config) CONFIG=$2; CONFIG_GIVEN=1; shift 2 ;;
-        --out) OUT=$2; shift 2 ;;
-        --launches) LAUNCHES=$2; shift 2 ;;
-        --run-dir) RUN_DIR=$2; shift 2 ;;
-        --baseline) BASELINE=$2; shift 2 ;;
-        --store) STORE=$2; shift 2 ;;
-        --metric|--threshold|--thresholds|--alpha|--min-samples)
+        --config) need_value "$@"; CONFIG=$2; CONFIG_GIVEN=1; shift 2 ;;
+        --out) need_value "$@"; OUT=$2; shift 2 ;;
+        --launches) need_value "$@"; LAUNCHES=$2; LAUNCHES_GIVEN=1; shift 2 ;;
+        --resume) need_value "$@"; RESUME=$2; shift 2 ;;
+        --run-dir) need_value "$@"; RUN_DIR=$2; shift 2 ;;
+        --baseline) need_value "$@"; BASELINE=$2; shift 2 ;;
+        --store) need_value "$@"; STORE=$2; shift 2 ;;
+        --metric|--threshold|--thresholds|--alpha|--min-nights|--min-samples)
+            need_value "$@"
             [[ $1 == --thresholds || $1 == --threshold ]] && THRESHOLDS_GIVEN=1
             [[ $1 == --metric || ($1 == --threshold && $2 == *:*) ]] && METRIC_GIVEN=1
             COMPARE_ARGS+=("$1" "$2"); shift 2 ;;
-        --allow-missing|--no-fdr|--fdr|--any-size|--adjacent) COMPARE_ARGS+=("$1"); shift ;;
+        --allow-missing|--relative|--absolute|--no-fdr|--fdr|--any-size|--adjacent)
+            COMPARE_ARGS+=("$1"); shift ;;
         --update-baseline) UPDATE=1; shift ;;
         --bootstrap) BOOTSTRAP=1; shift ;;
         --no-report) REPORT=0; shift ;;
+        --verbose) VERBOSE=1; shift ;;
         -h|--help) usage; exit 0 ;;
-        *) echo "nightly.sh: error: unknown option '$1' (see ci/nightly.sh --help)" >&2; exit 2 ;;
+        *) say "error: unknown option '$1' (see ci/nightly.sh --help)"; exit 2 ;;
     esac
 done
 
-say() { echo "nightly.sh: $*" >&2; }
+# Ctrl-C reaches the sweep too (the terminal signals the whole process group): the sweep keeps its
+# rows and exits 130, and this script stops after it, the night marked partial.
+INTERRUPTED=0
+trap 'INTERRUPTED=1' INT TERM
+
+# --- the night's record (nightly.state) -------------------------------------------------------
+state_value() {  # KEY: its value in RUN's nightly.state, empty when absent
+    [[ -f "$OUT/$STATE_FILE" ]] || return 0
+    awk -v key="$1" 'index($0, key "=") == 1 { print substr($0, length(key) + 2); exit }' \
+        "$OUT/$STATE_FILE"
+}
+write_state() {  # STATUS (partial or complete): written whole, atomically
+    [[ -d "$OUT" ]] || return 0
+    {
+        echo "# ci/nightly.sh's record of this night. distbench history skips it unless"
+        echo "# status=complete; ci/nightly.sh --resume $OUT finishes a partial one."
+        echo "status=$1"
+        echo "launches=$LAUNCHES"
+        echo "config=$CONFIG"
+        echo "sweep_args=${SWEEP_ARGS:-}"
+        echo "resumed=$RESUMED"
+    } >"$OUT/$STATE_FILE.tmp" && mv -f "$OUT/$STATE_FILE.tmp" "$OUT/$STATE_FILE"
+}
+launch_dir() {  # K: where launch K of the night goes
+    if [[ $LAUNCHES -gt 1 ]]; then echo "$OUT/launch-$1"; else echo "$OUT"; fi
+}
+launch_completed() {  # DIR: its manifest says the sweep completed
+    grep -q '"status": "completed"' "$1/manifest.json" 2>/dev/null
+}
+clean_night() {  # DIR: a whole night measured in one go (every manifest completed, none resumed)
+    local manifest found=0
+    if [[ -f "$1/$STATE_FILE" ]]; then
+        grep -qx 'status=complete' "$1/$STATE_FILE" || return 1
+        grep -qx 'resumed=0' "$1/$STATE_FILE" || return 1
+    fi
+    for manifest in "$1"/manifest.json "$1"/*/manifest.json; do
+        [[ -f $manifest ]] || continue
+        found=1
+        grep -q '"status": "completed"' "$manifest" || return 1
+        grep -q '"resumes"' "$manifest" && return 1
+    done
+    [[ $found -eq 1 ]]
+}
+interrupted() {  # the night stops here, partial (130)
+    write_state partial
+    if [[ ! -f "$OUT/$STATE_FILE" ]]; then
+        say "INTERRUPTED before anything was measured: nothing kept; run the night again"
+        exit "$EXIT_INTERRUPTED"
+    fi
+    say "INTERRUPTED: the night is partial (marked in $OUT/$STATE_FILE: history skips it," \
+        "and it never becomes the baseline); to finish the whole night and gate it:" \
+        "ci/nightly.sh --resume $OUT"
+    exit "$EXIT_INTERRUPTED"
+}
+
+# --- 0. what tonight is: a new night, a cut night to finish, or a run made elsewhere ----------
+RESUMED=0
+if [[ -n "$RESUME" ]]; then
+    if [[ -n "$RUN_DIR" || -n "$OUT" ]]; then
+        say "error: --resume RUN finishes that night: drop --run-dir and --out"
+        exit 2
+    fi
+    OUT=${RESUME%/}
+    if [[ ! -f "$OUT/$STATE_FILE" ]]; then
+        say "error: --resume $OUT: no $STATE_FILE there, so it is not a night of ci/nightly.sh" \
+            "(a run of distbench sweep resumes with distbench sweep --resume RUN)"
+        exit 2
+    fi
+    [[ $CONFIG_GIVEN -eq 1 || $LAUNCHES_GIVEN -eq 1 ]] &&
+        say "note: --resume uses the night's own config and launches; --config/--launches ignored"
+    CONFIG=$(state_value config)
+    LAUNCHES=$(state_value launches)
+    [[ -z "${SWEEP_ARGS+set}" ]] && SWEEP_ARGS=$(state_value sweep_args)
+    [[ $(state_value resumed) == 1 ]] && RESUMED=1
+    CONFIG_GIVEN=$([[ $CONFIG == "$HERE/sweep-nightly-cpu.toml" ]] && echo 0 || echo 1)
+fi
 if [[ ! $LAUNCHES =~ ^[1-9][0-9]?$ ]]; then
     say "error: --launches '$LAUNCHES' must be a whole number from 1 to 99, e.g. 2"
     exit 2
@@ -100,11 +211,11 @@ fi
 
 # The shipped gate: the measured per-row thresholds belong to the default matrix only.
 if [[ $CONFIG_GIVEN -eq 0 && $THRESHOLDS_GIVEN -eq 0 ]]; then
-    COMPARE_ARGS+=(--thresholds "$(dirname "$0")/thresholds-nightly-cpu.toml")
+    COMPARE_ARGS+=(--thresholds "$HERE/thresholds-nightly-cpu.toml")
 fi
 [[ $METRIC_GIVEN -eq 0 ]] && COMPARE_ARGS+=(--metric time_us_min)
 
-# 1. The baseline: a run directory, or a name in the store. Checked before minutes of sweeping.
+# --- 1. the baseline: a run directory, or a name in the store; checked before any sweep ------
 if [[ -d "$BASELINE" ]]; then
     BASELINE_DIR=$BASELINE
 else
@@ -116,40 +227,96 @@ if [[ ! -d "$BASELINE_DIR" && $BOOTSTRAP -eq 0 ]]; then
             "ci/nightly.sh --run-dir $RUN_DIR --bootstrap (no new sweep)"
     else
         say "error: no baseline '$BASELINE' in $STORE: the first night is" \
-            "ci/nightly.sh --bootstrap (sweeps and saves the run as '$BASELINE');" \
+            "ci/nightly.sh --bootstrap (sweeps and saves the night as '$BASELINE');" \
             "to pin a run you already have: ci/nightly.sh --run-dir RUN --bootstrap"
     fi
     exit 2
 fi
 
-# 2. Sweep (unless the run was made elsewhere, e.g. by srun on every node of a Slurm job).
-if [[ -n "$RUN_DIR" ]]; then
-    OUT=$RUN_DIR
-    if [[ ! -d "$OUT" ]]; then say "error: --run-dir $OUT does not exist"; exit 2; fi
-else
-    OUT=${OUT:-results/nightly-$(date -u +%Y%m%dT%H%M%SZ)}
-    if [[ ! -f "$CONFIG" ]]; then say "error: no sweep config $CONFIG (give --config FILE)"; exit 2; fi
-    for ((launch = 1; launch <= LAUNCHES; launch++)); do
-        dir=$OUT
-        [[ $LAUNCHES -gt 1 ]] && dir=$OUT/launch-$launch
-        say "sweep $launch of $LAUNCHES: $DISTBENCH sweep --config $CONFIG --out $dir ${SWEEP_ARGS:-}"
+# --- 2. the sweeps (unless the run was made elsewhere, e.g. by srun on every node) ------------
+sweep() {  # K DIR: launch K of the night into DIR (a new sweep, or --resume of a cut one)
+    local k=$1 dir=$2 what rc start log
+    if [[ -f "$dir/spec.json" ]]; then
+        what="resume"
+        set -- sweep --resume "$dir"
+    else
+        what="sweep"
+        set -- sweep --config "$CONFIG" --out "$dir"
+    fi
+    start=$SECONDS
+    if [[ $VERBOSE -eq 1 ]]; then
+        say "$what $k of $LAUNCHES: $DISTBENCH $* ${SWEEP_ARGS:-}"
         # shellcheck disable=SC2086  # DISTBENCH and SWEEP_ARGS are word lists on purpose
-        $DISTBENCH sweep --config "$CONFIG" --out "$dir" ${SWEEP_ARGS:-}
+        $DISTBENCH "$@" ${SWEEP_ARGS:-}
         rc=$?
-        if [[ $rc -eq 2 ]]; then say "error: the sweep refused its configuration"; exit 2; fi
-        if [[ $rc -ne 0 ]]; then say "error: the benchmark failed (exit $rc); see $dir/logs"; exit 3; fi
+    else
+        # into the night's sweeps.log (tail -f it to follow); a one-launch night's folder is made
+        # by its sweep, so its output waits in a temporary file until then
+        log=$OUT/$SWEEP_LOG
+        [[ -d "$OUT" ]] || log=$(mktemp -t distbench-nightly-XXXXXX.log)
+        say "$what $k of $LAUNCHES: $DISTBENCH $* ${SWEEP_ARGS:-} (progress and tables: $log)"
+        echo "=== $what $k of $LAUNCHES: $DISTBENCH $* ${SWEEP_ARGS:-}" >>"$log"
+        # shellcheck disable=SC2086
+        $DISTBENCH "$@" ${SWEEP_ARGS:-} >>"$log" 2>&1
+        rc=$?
+        if [[ $rc -ne 0 && $rc -ne $EXIT_INTERRUPTED && $INTERRUPTED -eq 0 ]]; then
+            tail -n 25 "$log" >&2  # why it failed, without opening the file
+        fi
+        if [[ $log != "$OUT/$SWEEP_LOG" ]]; then
+            if [[ -d "$OUT" ]]; then cat "$log" >>"$OUT/$SWEEP_LOG"; fi
+            rm -f "$log"
+        fi
+    fi
+    if [[ $rc -eq $EXIT_INTERRUPTED || $INTERRUPTED -eq 1 ]]; then interrupted; fi
+    if [[ $rc -eq 2 ]]; then say "error: the sweep refused its configuration"; exit 2; fi
+    if [[ $rc -ne 0 ]]; then
+        write_state partial
+        say "error: the benchmark failed (exit $rc); see $dir/logs and $OUT/$SWEEP_LOG"
+        exit 3
+    fi
+    local rows=$(($(wc -l <"$dir/results.csv") - 1))
+    say "$what $k of $LAUNCHES done in $((SECONDS - start)) s: $rows rows in $dir" \
+        "$([[ $VERBOSE -eq 1 ]] || echo "(tables: $OUT/$SWEEP_LOG)")"
+}
+
+if [[ -n "$RUN_DIR" ]]; then
+    OUT=${RUN_DIR%/}
+    if [[ ! -d "$OUT" ]]; then say "error: --run-dir $OUT does not exist"; exit 2; fi
+    if [[ -f "$OUT/$STATE_FILE" && $(state_value status) != complete ]]; then
+        say "error: --run-dir $OUT is a partial night: finish it with ci/nightly.sh --resume $OUT"
+        exit 2
+    fi
+else
+    if [[ -z "$RESUME" ]]; then
+        OUT=${OUT:-results/nightly-$(date -u +%Y%m%dT%H%M%SZ)}
+        if [[ -e "$OUT" ]]; then
+            say "error: --out $OUT already exists: give a new directory" \
+                "(a night cut short: ci/nightly.sh --resume $OUT)"
+            exit 2
+        fi
+    fi
+    if [[ ! -f "$CONFIG" ]]; then say "error: no sweep config $CONFIG (give --config FILE)"; exit 2; fi
+    CONFIG=$(cd "$(dirname "$CONFIG")" && pwd)/$(basename "$CONFIG")  # --resume finds it anywhere
+    if [[ $LAUNCHES -gt 1 ]]; then mkdir -p "$OUT" && write_state partial; fi
+    for ((launch = 1; launch <= LAUNCHES; launch++)); do
+        dir=$(launch_dir "$launch")
+        if [[ -n "$RESUME" ]] && launch_completed "$dir"; then
+            say "launch $launch of $LAUNCHES: complete, kept ($dir)"
+            continue
+        fi
+        [[ -n "$RESUME" ]] && RESUMED=1
+        sweep "$launch" "$dir"
+        [[ $INTERRUPTED -eq 1 ]] && interrupted
     done
+    write_state complete
 fi
 
-# 3. Report: figures for people, tonight over the baseline; its failure is a warning, never the
-#    gate's verdict.
-report() {
+# --- 3. the bootstrap night: save tonight as the baseline, report it, nothing to compare ------
+report() {  # figures for people: a failure is a warning, never the gate's verdict
     [[ $REPORT -eq 1 ]] || return 0
     # shellcheck disable=SC2086
     $DISTBENCH report "$@" --out "$OUT/report" || say "warning: distbench report failed"
 }
-
-# 4. The bootstrap night: save tonight as the baseline, report it, nothing to compare.
 if [[ ! -d "$BASELINE_DIR" ]]; then
     # shellcheck disable=SC2086
     $DISTBENCH baseline save "$OUT" --name "$BASELINE" --store "$STORE" || exit 2
@@ -157,26 +324,46 @@ if [[ ! -d "$BASELINE_DIR" ]]; then
     say "no baseline '$BASELINE' yet: saved $OUT as it (nothing to compare tonight)"
     exit 0
 fi
-report "$BASELINE_DIR" "$OUT"
 
-# 5. Compare: the verdict first on stdout, the same as Markdown and JSON beside the run.
+# --- 4. the gate: its verdict opens stdout; the same as Markdown and JSON beside the run ------
 # shellcheck disable=SC2086
 $DISTBENCH compare "$BASELINE" "$OUT" --store "$STORE" "${COMPARE_ARGS[@]}" \
     --save "$OUT/compare.md" --save "$OUT/compare.json" --save "$OUT/compare.txt"
 rc=$?
+[[ $INTERRUPTED -eq 1 || $rc -eq $EXIT_INTERRUPTED ]] && {
+    say "INTERRUPTED before the verdict: the night's sweeps are complete; to gate it:" \
+        "ci/nightly.sh --resume $OUT"
+    exit "$EXIT_INTERRUPTED"
+}
 if [[ -n "${GITHUB_STEP_SUMMARY:-}" && -s "$OUT/compare.md" ]]; then
     cat "$OUT/compare.md" >>"$GITHUB_STEP_SUMMARY"
 fi
 case $rc in
-    0) say "no regression against '$BASELINE'" ;;
-    1) say "REGRESSION against '$BASELINE': see $OUT/compare.md" ;;
-    4) say "FAILED: cases of '$BASELINE' are missing tonight: see $OUT/compare.md" ;;
+    0) VERDICT="no regression against '$BASELINE'" ;;
+    1) VERDICT="REGRESSION against '$BASELINE': see $OUT/compare.md" ;;
+    4) VERDICT="FAILED: cases of '$BASELINE' are missing tonight: see $OUT/compare.md" ;;
     *) say "error: distbench compare failed (exit $rc)"; exit 2 ;;
 esac
 
-# 6. Optionally roll the baseline forward after a clean night.
-if [[ $rc -eq 0 && $UPDATE -eq 1 ]]; then
-    # shellcheck disable=SC2086
-    $DISTBENCH baseline save "$OUT" --name "$BASELINE" --store "$STORE" --force || exit 2
+# --- 5. the report, tonight over the baseline --------------------------------------------------
+report "$BASELINE_DIR" "$OUT"
+
+# --- 6. optionally add the night to the baseline: only a clean one ---------------------------
+if [[ $UPDATE -eq 1 ]]; then
+    if [[ $BASELINE_DIR == "$BASELINE" ]]; then
+        say "baseline not updated: --baseline $BASELINE is a run directory, not a name in the store"
+    elif [[ $rc -ne 0 ]]; then
+        say "baseline '$BASELINE' not updated: tonight did not pass"
+    elif [[ $RESUMED -eq 1 ]] || ! clean_night "$OUT"; then
+        say "baseline '$BASELINE' not updated: tonight was resumed or is incomplete" \
+            "(a baseline takes only whole nights measured in one go)"
+    else
+        SAVE=(baseline save "$OUT" --name "$BASELINE" --store "$STORE")
+        # a store keeping a window of recent nights appends; one baseline per name is replaced
+        $DISTBENCH baseline save --help 2>/dev/null | grep -q -- '--keep' || SAVE+=(--force)
+        # shellcheck disable=SC2086
+        $DISTBENCH "${SAVE[@]}" >&2 || exit 2
+    fi
 fi
+say "$VERDICT"
 exit "$rc"

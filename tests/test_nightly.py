@@ -1,0 +1,272 @@
+"""ci/nightly.sh as a new user meets it (issue #26 items 6 and 7), on real 2-rank gloo sweeps of a
+tiny matrix: it runs from any directory (the shipped config and thresholds found beside the
+script, the nights and the baseline store under the directory it runs from); its log is the
+verdict, first and last, with the sweeps' tables in RUN/sweeps.log (or on the terminal with
+--verbose), one table per primitive and world size; Ctrl-C leaves a partial night, marked, exit
+130, which history skips and `--resume RUN` finishes; --update-baseline adds only a night that
+passed, was complete and was not resumed."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from distbench.collectors.rundir import NIGHT_STATE
+from distbench.collectors.sink import read_rows
+
+REPO = Path(__file__).resolve().parents[1]
+NIGHTLY = REPO / "ci" / "nightly.sh"
+
+TINY = """
+backends = ["gloo"]
+world_sizes = [2]
+primitives = ["allreduce", "broadcast"]
+sizes = ["1K", "64K"]
+iters = 3
+warmup = 1
+trials = 2
+"""
+SLOW = TINY.replace('sizes = ["1K", "64K"]', 'sizes = ["1K", "2K", "4K", "8K"]')
+SLOW = SLOW.replace("iters = 3", "iters = 200")
+"""Seconds of work per launch, so that Ctrl-C lands in the middle of the night."""
+
+
+def env_for(distbench: str | None = None) -> dict[str, str]:
+    env = {**os.environ, "DISTBENCH": distbench or f"{sys.executable} -m distbench"}
+    env.setdefault("OMP_NUM_THREADS", "1")
+    for name in ("GITHUB_STEP_SUMMARY", "SWEEP_ARGS", "DISTBENCH_BASELINES"):
+        env.pop(name, None)
+    return env
+
+
+def nightly(
+    args: list[str], cwd: Path, distbench: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(NIGHTLY), *args],
+        cwd=cwd, env=env_for(distbench), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def state(night: Path) -> dict[str, str]:
+    lines = (night / NIGHT_STATE).read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+
+
+def tables(text: str) -> list[str]:
+    """The title line of every table printed (`# all_reduce  backend=...`)."""
+    return [line for line in text.splitlines() if re.match(r"# [a-z_]+  backend=", line)]
+
+
+def test_it_runs_from_any_directory_with_the_shipped_config(tmp_path: Path) -> None:
+    """From another directory, the default night sweeps the config beside the script and gates
+    with the thresholds beside it; nights and the store are under the directory it runs from.
+    distbench is replaced by a recorder (no sweep): this is about the paths it is given."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    record = tmp_path / "argv.txt"
+    recorder = tmp_path / "recorder.sh"
+    recorder.write_text(f'echo "$@" >> {record}\nexit 2\n')
+    result = nightly(["--bootstrap"], elsewhere, distbench=f"bash {recorder}")
+    assert result.returncode == 2, result.stderr
+    assert "the sweep refused its configuration" in result.stderr
+    [sweep] = record.read_text().splitlines()
+    assert f"sweep --config {REPO / 'ci' / 'sweep-nightly-cpu.toml'} --out " in sweep
+    assert re.search(r"--out results/nightly-\d{8}T\d{6}Z/launch-1$", sweep), sweep
+    assert (elsewhere / "results").is_dir()  # the night's folder, under the directory run from
+    usage = nightly(["--help"], elsewhere)
+    assert "Works from any directory" in usage.stdout
+    assert "130  interrupted" in usage.stdout
+
+
+@pytest.mark.slow
+def test_a_night_from_another_directory_logs_the_verdict_first_and_last(tmp_path: Path) -> None:
+    """The first night sweeps twice (its output in RUN/sweeps.log) and becomes the baseline in
+    ./baselines of the directory it ran from; gated against that copy of itself, the log opens
+    with compare's verdict and ends with nightly.sh's."""
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    night = elsewhere / "results" / "night"
+    first = nightly(
+        ["--config", str(config), "--out", "results/night", "--bootstrap", "--no-report"], elsewhere
+    )
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert (elsewhere / "baselines" / "nightly").is_dir()  # ./baselines of where it ran
+    assert not tables(first.stdout) and not tables(first.stderr)  # 0.2.0: every table on stdout
+    # the sweeps' progress and tables are in RUN/sweeps.log, one table per primitive and launch
+    log = (night / "sweeps.log").read_text()
+    titles = tables(log)
+    assert len(titles) == 4 and len(set(titles)) == 2, titles  # 2 primitives x 2 launches
+    assert log.count("[4/4] done") == 2
+    assert state(night) == {
+        "status": "complete",
+        "launches": "2",
+        "config": str(config),
+        "sweep_args": "",
+        "resumed": "0",
+    }
+    second = nightly(["--run-dir", "results/night"], elsewhere)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert second.stdout.startswith("distbench compare: pass"), second.stdout  # the verdict first
+    assert second.stderr.strip().splitlines()[-1] == "nightly.sh: no regression against 'nightly'"
+    lines = len(second.stdout.splitlines()) + len(second.stderr.splitlines())
+    assert lines < 60, second.stdout + second.stderr
+    assert (night / "report" / "report.md").exists() and (night / "compare.md").exists()
+
+
+def slow_config(tmp_path: Path) -> Path:
+    config = tmp_path / "slow.toml"
+    config.write_text(SLOW)
+    return config
+
+
+def interrupt_night(tmp_path: Path, night: Path, args: list[str]) -> subprocess.CompletedProcess:
+    """Start a night, Ctrl-C it (SIGINT to its process group, as a terminal does) once launch-1
+    has kept two rows."""
+    proc = subprocess.Popen(
+        ["bash", str(NIGHTLY), *args, "--out", str(night)],
+        cwd=tmp_path, env=env_for(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while len(read_rows(night / "launch-1" / "results.csv")) < 2:
+        assert time.monotonic() < deadline and proc.poll() is None, "no row in time"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+@pytest.mark.slow
+def test_ctrl_c_leaves_a_partial_night_that_history_skips_and_resume_finishes(
+    tmp_path: Path,
+) -> None:
+    config = slow_config(tmp_path)
+    store = str(tmp_path / "store")
+    common = ["--config", str(config), "--store", store, "--no-report"]
+    night = tmp_path / "results" / "nightly-cut"
+    cut = interrupt_night(tmp_path, night, [*common, "--bootstrap"])
+    assert cut.returncode == 130, cut.stderr  # not 3, "the benchmark failed"
+    last = cut.stderr.strip().splitlines()[-1]
+    assert last.startswith("nightly.sh: INTERRUPTED: the night is partial"), cut.stderr
+    assert last.endswith(f"ci/nightly.sh --resume {night}")
+    assert "launch-1" not in last
+    assert state(night)["status"] == "partial"
+    assert not (tmp_path / "store" / "nightly").exists()  # a partial night is no baseline
+    kept = len(read_rows(night / "launch-1" / "results.csv"))
+    assert 2 <= kept < 8
+
+    # history skips the partial night and says so
+    for name in ("a", "b"):
+        shutil.copytree(REPO / "tests" / "data" / "cluster-a" / "allreduce", tmp_path / name)
+    history = subprocess.run(
+        [sys.executable, "-m", "distbench", "history", str(tmp_path / "a"), str(tmp_path / "b"),
+         str(night), "--out", str(tmp_path / "h"), "--cache", "off"],
+        capture_output=True, text=True, env=env_for(), timeout=120,
+    )  # fmt: skip
+    assert history.returncode == 0, history.stderr
+    assert f"skipped 1 run that did not complete: {night} (partial night" in history.stdout
+
+    # --resume finishes every launch (launch-1 resumed, launch-2 run) and gates the night (here
+    # against itself: a resumed night never enters a baseline window)
+    done = nightly(["--resume", str(night), "--baseline", str(night), "--no-report"], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "resume 1 of 2: " in done.stderr and "sweep 2 of 2: " in done.stderr
+    for launch in ("launch-1", "launch-2"):
+        manifest = json.loads((night / launch / "manifest.json").read_text())
+        assert manifest["status"] == "completed"
+        assert len(read_rows(night / launch / "results.csv")) == 8
+    assert state(night)["status"] == "complete" and state(night)["resumed"] == "1"
+    assert done.stdout.startswith("distbench compare: pass")
+    assert f"sweep --config {config} --out {night / 'launch-2'}" in done.stderr  # its own config
+
+    # it passes the gate, but --update-baseline leaves the window alone
+    saved = subprocess.run(
+        [sys.executable, "-m", "distbench", "baseline", "save", str(night / "launch-2"),
+         "--name", "nightly", "--store", store],
+        capture_output=True, text=True, env=env_for(), timeout=120,
+    )  # fmt: skip
+    assert saved.returncode == 0, saved.stderr
+    again = nightly(["--run-dir", str(night), *common, "--update-baseline"], tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "baseline 'nightly' not updated: tonight was resumed or is incomplete" in again.stderr
+
+
+def drop_last_row(run: Path) -> None:
+    """A night that lost a case: results.csv without its last row (compare exits 4)."""
+    path = run / "results.csv"
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:-1]))
+
+
+def edit_manifest(run: Path, **changes: object) -> None:
+    path = run / "manifest.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def window_nights(store: Path) -> int:
+    """How many nights the baseline window 'nightly' holds (reports/compare/window.py)."""
+    return len(json.loads((store / "nightly" / "baseline.json").read_text())["nights"])
+
+
+@pytest.mark.slow
+def test_update_baseline_adds_only_whole_nights_that_passed(tmp_path: Path) -> None:
+    """One real tiny sweep, copied into nights of every kind and gated with --run-dir: only the
+    night that passed, completed and ran in one go joins the baseline window."""
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY)
+    run = tmp_path / "run"
+    sweep = subprocess.run(
+        [sys.executable, "-m", "distbench", "sweep", "--config", str(config), "--out", str(run)],
+        capture_output=True, text=True, env=env_for(), timeout=300,
+    )  # fmt: skip
+    assert sweep.returncode == 0, sweep.stderr
+    store = tmp_path / "store"
+    common = ["--store", str(store), "--no-report", "--update-baseline"]
+    assert nightly(["--run-dir", str(run), *common, "--bootstrap"], tmp_path).returncode == 0
+    assert window_nights(store) == 1
+
+    def night(name: str) -> Path:
+        copy = tmp_path / name
+        shutil.copytree(run, copy)
+        return copy
+
+    clean = nightly(["--run-dir", str(night("clean")), *common], tmp_path)
+    assert clean.returncode == 0, clean.stderr
+    assert window_nights(store) == 2  # appended (the lead's window), not replaced
+
+    lost = night("lost")
+    drop_last_row(lost)
+    failed = nightly(["--run-dir", str(lost), *common], tmp_path)
+    assert failed.returncode == 4, failed.stdout + failed.stderr
+    assert "baseline 'nightly' not updated: tonight did not pass" in failed.stderr
+
+    resumed = night("resumed")
+    edit_manifest(resumed, resumes=[{"previous_status": "interrupted"}])
+    cut = tmp_path / "cut-between-launches"  # launch-2 run by --resume: no manifest says so
+    for launch in ("launch-1", "launch-2"):
+        shutil.copytree(run, cut / launch)
+    (cut / NIGHT_STATE).write_text("status=complete\nlaunches=2\nresumed=1\n")
+    unfinished = night("unfinished")
+    edit_manifest(unfinished, status="interrupted")
+    for other in (resumed, cut, unfinished):
+        result = nightly(["--run-dir", str(other), *common], tmp_path)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "not updated: tonight was resumed or is incomplete" in result.stderr, other
+    assert window_nights(store) == 2
+
+    (cut / NIGHT_STATE).write_text("status=partial\nlaunches=2\nresumed=0\n")
+    partial = nightly(["--run-dir", str(cut), *common], tmp_path)
+    assert partial.returncode == 2
+    assert f"is a partial night: finish it with ci/nightly.sh --resume {cut}" in partial.stderr
+    assert window_nights(store) == 2
