@@ -173,8 +173,8 @@ def render_markdown(
     parts = [f"# {title}", "", lead, ""]
     for section in sections:
         tables = [t for t in section.tables if t.markdown]
-        if not tables and not section.figures:
-            continue
+        if not tables and not section.figures and (section.tables or not section.text):
+            continue  # only HTML tables (or nothing): a section of text alone is kept
         parts += [f"## {section.title}", ""]
         if section.text:
             parts += [section.text, ""]

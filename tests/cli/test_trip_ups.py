@@ -74,3 +74,17 @@ def test_plain_pytest_skips_the_benchmark_example_pointing_to_bench_tests(
     skips = [line for line in result.stdout.splitlines() if line.startswith("SKIPPED")]
     assert skips and all("ci/bench-tests.sh" in line for line in skips), result.stdout
     assert not any("torch.distributed.run" in line for line in skips)
+
+
+def test_the_default_history_folder_is_ignored_by_git(tmp_path: Path) -> None:
+    """`distbench history` writes ./history by default (as report writes ./report): in a clone,
+    git ignores it, so a user's `git status` stays clean."""
+    from distbench.cli.history import HistoryOptions
+
+    assert HistoryOptions().out == "history"
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    found = subprocess.run(
+        ["git", "check-ignore", "-q", "history/history.html"], cwd=REPO, check=False
+    )
+    assert found.returncode == 0, "history/ is not in .gitignore"
