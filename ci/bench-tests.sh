@@ -12,7 +12,7 @@
 # .pytest_cache at once would race.
 #
 # The compare setting above is the one whose false-alarm rate was measured: over 10 runs on a
-# shared 2-core CPU box (python ci/bench_gate.py --pytest-json DIR), min:100% failed 2 % of
+# shared 2-core CPU box (0.2.0's ci/bench_gate.py --pytest-json DIR), min:100% failed 2 % of
 # unchanged pairs, median:10% 84 % and median:100% 47 % (the medians of 20 rounds differ by up to
 # 3x there). Measure your own node the same way before tightening it.
 #

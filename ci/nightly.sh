@@ -20,9 +20,8 @@
 #
 # The gate is distbench compare's rule (docs: How the gate decides). Without --config and
 # --threshold(s) it gates ci/sweep-nightly-cpu.toml (order = "interleaved") on the fastest trial
-# (--metric time_us_min) with the per-row thresholds of ci/thresholds-nightly-cpu.toml, measured
-# on a shared 2-core box (ci/bench_gate.py); regenerate them on your own box (docs: the nightly
-# gate).
+# (--metric time_us_min) with the 5 % floor of ci/thresholds-nightly-cpu.toml; the noise is learnt
+# by the baseline window (--update-baseline appends each passed night; docs: the gate).
 #
 # The log: one line per sweep (the sweeps' tables and progress go to RUN/sweeps.log; --verbose
 # shows them as they come instead), then distbench compare's output, which opens with the verdict,

@@ -128,12 +128,15 @@ Nights = dict[str, list[list[int]]]
 
 
 def fixed_baselines(nights: Nights, window: int) -> list[tuple[str, list[list[int]]]]:
-    """Disjoint windows of `window` consecutive nights in each group: (name, nights)."""
+    """Disjoint fixed baselines of `window` nights in each group, each spread over the group's
+    hours (every s-th night, s = nights // window), as a window's nights are days apart in use
+    while a recording's nights are minutes apart: (name, nights)."""
     found = []
     for group, members in nights.items():
-        for start in range(0, len(members) - window + 1, window):
-            name = f"{group} nights {start + 1}-{start + window}"
-            found.append((name, members[start : start + window]))
+        step = len(members) // window
+        for offset in range(step):
+            chosen = members[offset :: step][:window]
+            found.append((f"{group} nights {offset + 1}::{step}", chosen))
     return found
 
 

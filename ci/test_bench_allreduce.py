@@ -6,7 +6,7 @@ torchrun group (plain `pytest` skips them; the repository's own `pytest` never c
         --benchmark-compare-fail=min:100%
 
 The compare setting is the measured one: on a shared 2-core CPU box it failed 2 % of unchanged
-pairs of runs (median:10% failed 84 %); see ci/bench-tests.sh and ci/bench_gate.py --pytest-json.
+pairs of runs (median:10% failed 84 %); see ci/bench-tests.sh.
 Only rank 0 prints; a regression ends the output with one `REGRESSED name: why` line each.
 
 Each test runs a fixed number of rounds on every rank; the numbers pytest-benchmark prints and saves

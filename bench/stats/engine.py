@@ -24,7 +24,8 @@ import numpy as np
 
 from distbench.stats.components import LaunchValue, Prior, fit_prior
 from distbench.stats.family import Hypothesis, bh_adjust, build_family, primitive_of, weights
-from distbench.stats.shift import Shift
+from distbench.stats.nested import parts, summarize
+from distbench.stats.shift import Shift, shift_of
 from distbench.stats.verdict import Judged, decide_state
 
 WHOLE_RUN = "*:whole run"
@@ -53,7 +54,29 @@ class RowInput:
     used while the baseline is learning and where no prior can be fitted."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class Drift:
+    """How far (an sd, in log terms) a hypothesis's level may move between a baseline's nights
+    and tonight beyond what the baseline's own nights show: the floor of the night part of the
+    noise. Measured between recording groups hours apart on the development box
+    (docs/gate.md#drift); 0 trusts the window's own nights alone."""
+
+    row: float = 0.0
+    band: float = 0.0
+    broad: float = 0.0
+    """A primitive's every row."""
+    whole: float = 0.0
+    """The whole run."""
+
+    def of(self, hypothesis: Hypothesis) -> float:
+        if hypothesis.primitive == WHOLE_RUN:
+            return self.whole
+        if hypothesis.is_row:
+            return self.row
+        return self.broad if not hypothesis.band else self.band
+
+
+@dataclass(frozen=True, kw_only=True)
 class Settings:
     alpha: float = 0.05
     """BH's q over the whole family."""
@@ -63,6 +86,8 @@ class Settings:
     """Nights the baseline must hold before its noise is known (else: cannot tell, learning)."""
     relative: bool = True
     """Test hypotheses beyond the rest of the run when rows of 2+ primitives are compared."""
+    drift: Drift = field(default_factory=lambda: Drift())
+    """The floor of the night part of the noise, per kind of hypothesis (nested.py)."""
 
 
 @dataclass
@@ -183,31 +208,16 @@ def row_priors(
     return priors
 
 
+def night_index(names: Sequence[str]) -> np.ndarray:
+    """Each launch's night as an integer (0 .. K-1, by first appearance)."""
+    index = {name: i for i, name in enumerate(dict.fromkeys(names))}
+    return np.array([index[name] for name in names], dtype=int)
+
+
 @lru_cache(maxsize=64)
 def cached_family(keys: tuple[tuple[tuple[str, str], ...], ...]) -> tuple[Hypothesis, ...]:
     """build_family of these row keys, once (a replay judges thousands of nights of one family)."""
     return tuple(build_family([dict(k) for k in keys]))
-
-
-def summaries(
-    y: np.ndarray, within: np.ndarray, member: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per hypothesis (rows of `member`, hypotheses x rows, 0/1): its launches (those holding
-    every member row), the mean of its launch values (the mean of its rows' y), their sum of
-    squares around it, and the mean within-launch variance of a launch value (nan: unknown)."""
-    k = member.sum(axis=1)
-    valid = ~np.isnan(y)
-    full = (valid.astype(float) @ member.T) == k
-    means = (np.where(valid, y, 0.0) @ member.T) / k
-    n = full.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(full, means, 0.0).sum(axis=0) / n
-        squares = (np.where(full, means - mean, 0.0) ** 2).sum(axis=0)
-        unknown = (np.isnan(within) & valid).astype(float) @ member.T
-        parts = (np.where(np.isnan(within), 0.0, within) @ member.T) / k**2
-        part = np.where(full, parts, 0.0).sum(axis=0) / n
-        part[(np.where(full, unknown, 0.0).sum(axis=0) > 0) | (n == 0)] = np.nan
-    return n, mean, squares, part
 
 
 def judge_family(
@@ -257,21 +267,19 @@ def judge_matrices(
             m.within = np.hstack([m.within, np.full((len(level), 1), np.nan)])
         member = np.vstack([np.hstack([member, np.zeros((len(member), 1))]),
                             np.r_[np.zeros(len(keys)), 1.0][None, :]])  # fmt: skip
-    (n_b, mean_b, ss_b, w_b), (n_c, mean_c, ss_c, w_c) = (
-        summaries(m.y, m.within, member) for m in sides
-    )
-    df_data = np.maximum(n_b - 1, 0) + np.maximum(n_c - 1, 0)
+    base_sum, cur_sum = (summarize(m.y, m.within, night_index(m.nights), member) for m in sides)
+    data_df = base_sum.within_df + cur_sum.within_df
     with np.errstate(invalid="ignore", divide="ignore"):
-        data_var = (ss_b + ss_c) / df_data
-    spreads = [(float(data_var[j]), int(df_data[j])) for j in range(len(keys))]
+        data_var = (base_sum.within_squares + cur_sum.within_squares) / data_df
+    spreads = [(float(data_var[j]), int(data_df[j])) for j in range(len(keys))]
     priors = row_priors(keys, spreads, defaults, bool(learning))
     prior_var = np.array([p.variance for p in priors])
     band_var = (member[:, : len(keys)] * prior_var).max(axis=1)
     if relative:
         band_var[-1] = prior_var.max()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # the whole run has no within part
-        within = np.nanmean(np.vstack([w_b, w_c]), axis=0)
+        warnings.simplefilter("ignore", RuntimeWarning)  # the whole run has no trial part
+        trial = np.nanmean(np.vstack([base_sum.trial_part, cur_sum.trial_part]), axis=0)
     shifts: list[Shift | None] = []
     floors: list[float] = []
     band_prior_source = "its rows' variances, as if moving together"
@@ -281,17 +289,19 @@ def judge_matrices(
             float(band_var[h]), BAND_PRIOR_DF if learning else 0.0, band_prior_source
         )  # fmt: skip
         floors.append(floor_of_band([row_floors[i] for i in hypothesis.members]))
-        if not (n_b[h] and n_c[h]):
+        if not (base_sum.launches[h] and cur_sum.launches[h]):
             shifts.append(None)
             continue
-        variance, df = prior.squeeze(float(data_var[h]), int(df_data[h]))
-        if math.isfinite(within[h]):
-            variance = max(variance, float(within[h]))
-        se = math.sqrt(variance * (1 / n_b[h] + 1 / n_c[h])) if variance > 0 else 0.0
-        shifts.append(
-            Shift(float(mean_c[h] - mean_b[h]), se, df if df > 0 else math.inf, variance,
-                  float(within[h]), int(n_b[h]), int(n_c[h]), prior.source, int(df_data[h]))
-        )  # fmt: skip
+        sigma2, sigma_df = prior.squeeze(float(data_var[h]), int(data_df[h]))
+        if math.isfinite(trial[h]):
+            sigma2 = max(sigma2, float(trial[h]))
+        drift = settings.drift.of(hypothesis)
+        found = parts(base_sum, cur_sum, h, sigma2, sigma_df, drift**2)
+        shifts.append(shift_of(
+            float(cur_sum.mean[h] - base_sum.mean[h]), found, float(trial[h]),
+            (int(base_sum.launches[h]), int(cur_sum.launches[h])),
+            (int(base_sum.nights[h]), int(cur_sum.nights[h])), prior.source, int(data_df[h]),
+        ))  # fmt: skip
     return judged_outcome(family, shifts, floors, settings, learning, nights, relative)
 
 

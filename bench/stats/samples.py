@@ -8,49 +8,26 @@ p95 and p99 are tail latencies only where each sample is one operation (latency 
 throughput sample is the mean of `iters` back-to-back operations; over a handful of trials its
 p95/p99 are nearly the maximum trial mean, not a tail of anything, so those rows leave them empty.
 
-The confidence interval of the p50 is the distribution-free order-statistic interval for a median
-(the binomial interval, e.g. Conover, Practical Nonparametric Statistics, 3.2): with n samples
-sorted, [x_(k), x_(n+1-k)] (1-based) holds the true median with probability
-1 - 2 P(Binomial(n, 1/2) <= k - 1); k is the largest with that >= 95 %. It assumes nothing about
-the shape of the timing distribution (which is skewed: a few slow trials), and it exists from
-n = 6 samples on (n = 5: the widest interval, min..max, covers only 93.75 %).
+The confidence interval of the p50 takes the trial as the unit (intervals.py says why and how):
+the interpolated order-statistic interval of a median when each trial is one sample (throughput
+mode), Woodruff's clustered interval when a trial holds several (latency mode: `iters` ops each).
+Samples are in trial-major order; `Stats.trials` says how many trials they split into.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-CONFIDENCE = 0.95
-"""Coverage of the p50's confidence interval (ci_low_us, ci_high_us)."""
+from distbench.stats.intervals import (
+    CONFIDENCE,
+    median_ci_ranks,
+    percentile,
+    trial_interval,
+)
 
-
-def median_ci_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
-    """1-based ranks (k, n + 1 - k) of the order-statistic interval of the median of n samples
-    with coverage >= `confidence` (module docstring), the narrowest such; None when even
-    min..max covers less (n < 6 at 95 %). Exact binomial sums in integers."""
-    total = 1 << n  # 2^n equally likely sign patterns around the true median
-    allowed = (1 - confidence) / 2 * total  # P(B <= k - 1) may be at most this much
-    tail, k = 0, 0
-    while True:
-        tail += math.comb(n, k)  # P(B <= k) * 2^n
-        if tail > allowed or k + 1 > n - k:
-            break
-        k += 1
-    return (k, n + 1 - k) if k >= 1 else None
-
-
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0..100) of already sorted values, linear interpolation."""
-    if not sorted_values:
-        raise ValueError("percentile of no samples")
-    position = (len(sorted_values) - 1) * q / 100.0
-    low = math.floor(position)
-    high = min(low + 1, len(sorted_values) - 1)
-    fraction = position - low
-    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * fraction
+__all__ = ["CONFIDENCE", "Stats", "algbw_gbps", "median_ci_ranks", "percentile", "row_figures"]
 
 
 @dataclass(frozen=True)
@@ -58,10 +35,15 @@ class Stats:
     """Summary of samples in microseconds."""
 
     samples_us: tuple[float, ...]
+    trials: int = 0
+    """How many trials the samples (trial-major, equal runs) came from; 0: one trial per sample
+    (throughput mode, or single-op latency trials). Only the p50's interval reads it."""
 
     def __post_init__(self) -> None:
         if not self.samples_us:
             raise ValueError("Stats needs at least one sample")
+        if self.trials < 0 or len(self.samples_us) % (self.trials or 1):
+            raise ValueError(f"{self.n} samples do not split into {self.trials} equal trials")
 
     @functools.cached_property
     def sorted(self) -> list[float]:
@@ -77,13 +59,9 @@ class Stats:
         return percentile(self.sorted, 50)
 
     def p50_ci(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
-        """The confidence interval of the p50 (module docstring); (nan, nan) with too few
-        samples for one."""
-        ranks = median_ci_ranks(self.n, confidence)
-        if ranks is None:
-            return math.nan, math.nan
-        ordered = self.sorted
-        return ordered[ranks[0] - 1], ordered[ranks[1] - 1]
+        """The confidence interval of the p50 over trials (module docstring); (nan, nan) with
+        too few trials for one."""
+        return trial_interval(self.samples_us, self.trials or self.n, confidence)
 
     def ci_half_width(self) -> float:
         """The larger distance from the p50 to an end of its interval, as a share of the p50
@@ -132,7 +110,8 @@ class Stats:
 def row_figures(stats: Stats, tails: bool, algbw: float, factor: float) -> dict[str, float]:
     """The figures of a results row (collectors.schema.ResultRow) from the samples behind it:
     samples, the time_us_* columns (as_columns, `tails` as there), algbw and busbw = algbw x
-    `factor` (GB/s), the busbw factor and the p50's confidence interval."""
+    `factor` (GB/s), the busbw factor and the p50's confidence interval (over the trials that
+    `stats.trials` names)."""
     ci_low, ci_high = stats.p50_ci()
     return {
         "samples": stats.n,

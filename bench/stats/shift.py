@@ -1,19 +1,13 @@
 """Two sides' launches of one row (or band): how far apart they are, how sure that is, and the
 smallest change this comparison could have seen.
 
-The model, in log terms (y = log time; a bandwidth's log negated), one row:
-
-    y(launch) = mu(side) + e(launch),   e ~ N(0, sigma^2), independent between launches
-
-sigma^2 is a launch value's variance (components.py: its within- and between-launch parts). The
-shift is D = mean(y current) - mean(y baseline), with
-
-    se(D) = s * sqrt(1/n_base + 1/n_current)
-
-where s^2 pools both sides' spread around their own means and is squeezed towards the prior
-of similar rows (components.Prior), so t = D / se(D) has a t distribution with the posterior
-degrees of freedom (d0 + n_base + n_current - 2) when nothing changed: the p-value, the
-interval exp(D -+ t se) of the time ratio, and the power calculation all follow from it.
+In log terms (y = log time; a bandwidth's log negated), a side's level is the mean of its nights'
+means, and the shift is D = level(current) - level(baseline). Its variance has a night part and
+a launch part (nested.py), the launch part squeezed towards the prior of similar rows
+(components.Prior) and never below the launches' own trial noise, the night part never below
+the stated drift floor; so D / se(D) has a t distribution with Satterthwaite's degrees of
+freedom when nothing changed: the p-value, the interval exp(D -+ t se) of the time ratio, and
+the power calculation all follow from it.
 
 detectable_change answers "what would this comparison have caught?": the smallest slowdown x
 with P(reject | true shift log(1+x)) >= power at the level the row is really tested at (after
@@ -28,9 +22,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import special
 
-from distbench.stats.components import LaunchValue, Prior, pooled_variance
+from distbench.stats.components import LaunchValue, Prior
+from distbench.stats.nested import Parts, parts, summarize
 
 POWER = 0.80
 """detectable_change's power: the convention of power analysis (Cohen)."""
@@ -38,7 +34,7 @@ POWER = 0.80
 
 @dataclass(frozen=True)
 class Shift:
-    """One row's (or band's) comparison of two sides' launches."""
+    """One row's (or band's) comparison of two sides' launches (nested.py's model)."""
 
     effect: float
     """D: mean log value, current minus baseline, in time terms (> 0: slower)."""
@@ -47,15 +43,21 @@ class Shift:
     df: float
     """Degrees of freedom of the t distribution of D / se (inf: known variance)."""
     variance: float
-    """A launch value's variance used (posterior)."""
+    """The launch part of the noise, sigma^2: launches of one night around their night's mean
+    (posterior: squeezed towards its prior)."""
     within: float
-    """Its within-launch part: the mean bootstrap variance over the launches (nan: unknown)."""
+    """The trial part inside it: a launch value's own bootstrap variance (nan: unknown)."""
     n_base: int
     n_current: int
+    """Launches on each side."""
     prior_source: str
-    """Where the variance's prior came from (components.Prior.source)."""
+    """Where the launch part's prior came from (components.Prior.source)."""
     data_df: int
-    """Degrees of freedom from the launches themselves (0: the prior alone)."""
+    """Degrees of freedom of the launch part from the launches themselves (0: the prior alone)."""
+    night: float = 0.0
+    """The night part, tau^2: what moves a whole night, or the drift floor where larger."""
+    nights_base: int = 1
+    nights_current: int = 1
 
     @property
     def ratio(self) -> float:
@@ -64,7 +66,7 @@ class Shift:
 
     @property
     def between(self) -> float:
-        """The between-launch part of the variance (variance - within, at least 0)."""
+        """The launch part beyond the trials' own noise (variance - within, at least 0)."""
         if not math.isfinite(self.within):
             return math.nan
         return max(0.0, self.variance - self.within)
@@ -96,22 +98,45 @@ class Shift:
         return math.expm1(reach)
 
 
-def judge_shift(base: Sequence[LaunchValue], current: Sequence[LaunchValue], prior: Prior) -> Shift:
-    """The shift between two sides' launches (module docstring). The variance: both sides'
-    pooled spread squeezed towards `prior`; never below the launches' own within-launch
-    variance, which every launch value carries whatever the others say."""
+def shift_of(
+    effect: float, parts: Parts, trial: float, launches: tuple[int, int], nights: tuple[int, int],
+    prior_source: str, data_df: int,
+) -> Shift:  # fmt: skip
+    variance = parts.variance
+    se = math.sqrt(variance) if variance > 0 else 0.0
+    df = parts.df
+    return Shift(
+        effect, se, df if df > 0 else math.inf, parts.sigma2, trial, launches[0], launches[1],
+        prior_source, data_df, parts.tau2, nights[0], nights[1],
+    )  # fmt: skip
+
+
+def judge_shift(
+    base: Sequence[LaunchValue], current: Sequence[LaunchValue], prior: Prior, drift: float = 0.0
+) -> Shift:
+    """The shift between two sides' launches (nested.py): the launch part from the launches'
+    spread inside their nights, squeezed towards `prior` and never below the launches' own
+    trial part; the night part from the nights' spread, never below `drift` (an sd, log)."""
     if not base or not current:
         raise ValueError("a shift needs launches on both sides")
-    ys_base, ys_cur = [v.y for v in base], [v.y for v in current]
-    data_var, data_df = pooled_variance([ys_base, ys_cur])
-    variance, df = prior.squeeze(data_var, data_df)
-    withins = [v.within for v in (*base, *current) if math.isfinite(v.within)]
-    within = math.fsum(withins) / len(withins) if withins else math.nan
-    if math.isfinite(within):
-        variance = max(variance, within)
-    effect = math.fsum(ys_cur) / len(ys_cur) - math.fsum(ys_base) / len(ys_base)
-    se = math.sqrt(variance * (1 / len(base) + 1 / len(current))) if variance > 0 else 0.0
-    return Shift(
-        effect, se, df if df > 0 else math.inf, variance, within, len(base), len(current),
-        prior.source, data_df,
+    summaries = []
+    for values in (base, current):
+        index = {name: i for i, name in enumerate(dict.fromkeys(v.night for v in values))}
+        y = np.array([[v.y] for v in values])
+        within = np.array([[v.within] for v in values])
+        nights = np.array([index[v.night] for v in values])
+        summaries.append(summarize(y, within, nights, np.ones((1, 1))))
+    b, c = summaries
+    data_df = int(b.within_df[0] + c.within_df[0])
+    data_var = (b.within_squares[0] + c.within_squares[0]) / data_df if data_df else math.nan
+    sigma2, sigma_df = prior.squeeze(float(data_var), data_df)
+    trial = float(np.nanmean([b.trial_part[0], c.trial_part[0]])) if not (
+        math.isnan(b.trial_part[0]) and math.isnan(c.trial_part[0])
+    ) else math.nan  # fmt: skip
+    if math.isfinite(trial):
+        sigma2 = max(sigma2, trial)
+    found = parts(b, c, 0, sigma2, sigma_df, drift**2)
+    return shift_of(
+        float(c.mean[0] - b.mean[0]), found, trial, (len(base), len(current)),
+        (int(b.nights[0]), int(c.nights[0])), prior.source, data_df,
     )  # fmt: skip

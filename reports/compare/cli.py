@@ -101,7 +101,11 @@ def run_compare(args: CompareArgs) -> tuple[int, str]:
     if args.thresholds_file:
         thresholds = load_thresholds(Path(args.thresholds_file), check.threshold)
     thresholds.check_units(chosen)
-    settings = Settings(parse_alpha(args.alpha), parse_min_nights(args.min_nights), args.relative)
+    settings = Settings(
+        alpha=parse_alpha(args.alpha),
+        min_nights=parse_min_nights(args.min_nights),
+        relative=args.relative,
+    )
     store = resolve_store(args.store)
     baseline = load_side(resolve_run(args.baseline, store))
     current = load_side(resolve_run(args.current, store))

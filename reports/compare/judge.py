@@ -20,7 +20,7 @@ from distbench.collectors.migrations import changed_meaning
 from distbench.reports.checks import Metric, Thresholds
 from distbench.reports.compare.sides import Side
 from distbench.reports.runs import Row
-from distbench.stats.components import LaunchValue, within_variance
+from distbench.stats.components import LaunchValue, Prior, within_variance
 from distbench.stats.defaults import default_prior, statistic_family
 from distbench.stats.engine import Outcome, RowInput, Settings, judge_family, size_band
 from distbench.stats.verdict import REGRESSED, Judged
@@ -71,6 +71,11 @@ class Comparison:
     unmatched: list[Unmatched] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     allow_missing: bool = False
+    inputs: list[RowInput] = field(default_factory=list)
+    """What was judged, per row (outcome.rows' order): report judges them once more without the
+    relative contrast for its raw speedups' intervals (reports/report/verdicts.py)."""
+    fallback: Prior | None = None
+    """The prior of rows without a default of their own (judge_family's fallback)."""
 
     def regressions(self) -> list[Judged]:
         return [j for j in (*self.outcome.rows, *self.outcome.bands) if j.state == REGRESSED]
@@ -243,4 +248,6 @@ def compare_sides(
         unmatched,
         notes,
         allow_missing,
+        inputs,
+        fallback,
     )

@@ -14,6 +14,7 @@ from distbench.reports.compare.words import (
     family_line,
     headline_verdicts,
     noise_line,
+    parts_line,
     row_name,
     seen_lines,
     verdict_line,
@@ -110,6 +111,7 @@ def context(comparison: Comparison) -> list[str]:
         f"metric {comparison.metric.name}; threshold floor {comparison.thresholds.default} "
         "(a change must pass it as well as the noise)",
         noise_line(comparison),
+        parts_line(comparison),
         family_line(comparison),
     ]
 
@@ -184,9 +186,11 @@ def judged_json(judged: Judged) -> dict[str, Any]:
         "launches_baseline": shift.n_base if shift else 0,
         "launches_current": shift.n_current if shift else 0,
         "df": shift.df if shift else None,
-        "variance": shift.variance if shift else None,
-        "variance_within": shift.within if shift else None,
-        "variance_between": shift.between if shift else None,
+        "nights_baseline": shift.nights_base if shift else 0,
+        "nights_current": shift.nights_current if shift else 0,
+        "variance_trial": shift.within if shift else None,
+        "variance_launch": shift.variance if shift else None,
+        "variance_night": shift.night if shift else None,
         "prior": shift.prior_source if shift else None,
     }.items()}  # fmt: skip
 

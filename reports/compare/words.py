@@ -132,6 +132,25 @@ def noise_line(comparison: Comparison) -> str:
     return line
 
 
+def parts_line(comparison: Comparison) -> str:
+    """The median row's noise by part, as sds of a launch value: which lever narrows it (more
+    trials shrink the trial part; more launches a night the launch part; more nights the
+    night part)."""
+    shifts = [j.shift for j in comparison.outcome.rows if j.shift is not None]
+    if not shifts:
+        return "noise by part: none"
+
+    def median_sd(values: list[float]) -> str:
+        finite = sorted(v for v in values if math.isfinite(v))
+        return f"{math.sqrt(max(0.0, finite[len(finite) // 2])) * 100:.1f} %" if finite else "-"
+
+    return (
+        "noise by part (median row, sd of a launch value): trials "
+        f"{median_sd([s.within for s in shifts])}, launches beyond them "
+        f"{median_sd([s.between for s in shifts])}, nights {median_sd([s.night for s in shifts])}"
+    )
+
+
 def family_line(comparison: Comparison) -> str:
     outcome = comparison.outcome
     rows = len(outcome.rows)

@@ -34,8 +34,11 @@ from distbench.stats.verdict import (
 )
 
 
-def values(ys: list[float], night: str = "n") -> list[LaunchValue]:
-    return [LaunchValue(y, math.nan, f"{night}{i}", f"{night}{i // 2}") for i, y in enumerate(ys)]
+def values(ys: list[float], night: str = "n", per_night: int = 2) -> list[LaunchValue]:
+    return [
+        LaunchValue(y, math.nan, f"{night}{i}", f"{night}{i // per_night}")
+        for i, y in enumerate(ys)
+    ]
 
 
 def test_pooled_variance_is_each_sides_spread_around_its_own_mean() -> None:
@@ -79,10 +82,11 @@ def test_the_prior_squeezes_by_degrees_of_freedom() -> None:
 
 
 def test_shift_is_the_two_sample_t_test_on_launch_values() -> None:
+    """Each launch a night of its own and no launch part: the two-sample t test."""
     base, cur = [0.0, 0.1, -0.1, 0.05], [0.3, 0.2]
-    shift = judge_shift(values(base), values(cur, "c"), Prior(1.0, 0.0, "none"))
+    shift = judge_shift(values(base, per_night=1), values(cur, "c", 1), Prior(1e-12, 1e9, "none"))
     reference = sps.ttest_ind(cur, base, alternative="greater")
-    assert shift.df == 4 and shift.t == pytest.approx(reference.statistic)
+    assert shift.df == pytest.approx(4) and shift.t == pytest.approx(reference.statistic)
     assert shift.p_slower() == pytest.approx(reference.pvalue)
     assert shift.p_faster() == pytest.approx(1 - reference.pvalue)
     low, high = shift.interval()
@@ -92,9 +96,22 @@ def test_shift_is_the_two_sample_t_test_on_launch_values() -> None:
     )
 
 
+def test_nights_are_the_unit_of_what_moves_a_whole_night() -> None:
+    """Two launches a night that agree inside each night but not between nights: the night
+    part carries the spread, with the nights' degrees of freedom; a drift floor raises it."""
+    base = values([0.0, 0.01, 0.2, 0.21, -0.2, -0.19])  # 3 nights, tight inside each
+    cur = values([0.0, 0.01], "c")
+    shift = judge_shift(base, cur, Prior(1e-4, 1e9, "known"))
+    assert shift.nights_base == 3 and shift.nights_current == 1
+    assert shift.night == pytest.approx(0.04 - 1e-4 / 2, rel=0.05)  # night means 0.005 +- 0.2
+    assert shift.df == pytest.approx(2.0, rel=0.05)
+    floored = judge_shift(values([0.0, 0.01] * 3), cur, Prior(1e-4, 1e9, "known"), drift=0.1)
+    assert floored.night == pytest.approx(0.01) and floored.df > 1e6
+
+
 def test_the_within_launch_part_is_a_floor_of_the_variance() -> None:
-    base = [LaunchValue(0.0, 0.09, "a", "a"), LaunchValue(0.001, 0.09, "b", "b")]
-    cur = [LaunchValue(0.0, 0.09, "c", "c")]
+    base = [LaunchValue(0.0, 0.09, "a", "n"), LaunchValue(0.001, 0.09, "b", "n")]
+    cur = [LaunchValue(0.0, 0.09, "c", "m")]
     shift = judge_shift(base, cur, Prior(1e-6, 0.0, "none"))
     assert shift.variance == pytest.approx(0.09) and shift.between == 0.0
 
@@ -104,17 +121,17 @@ def test_detectable_change_has_the_power_it_claims() -> None:
     the stated level in 80 % of them (the t test's own noncentral power)."""
     rng = np.random.default_rng(7)
     sd, n_base, n_cur, alpha = 0.1, 10, 2, 0.001
+    known = Prior(sd**2, 1e9, "known")  # one night a side: the launch part alone
     probe = judge_shift(
-        values([0.0] * n_base), values([0.0] * n_cur, "c"), Prior(sd**2, 1e9, "known")
+        values([0.0] * n_base, "n", n_base), values([0.0] * n_cur, "c", n_cur), known
     )
     size = math.log1p(probe.detectable(alpha))
     hits = 0
     for _ in range(4000):
         b = rng.normal(0.0, sd, n_base).tolist()
         c = (rng.normal(0.0, sd, n_cur) + size).tolist()
-        hits += (
-            judge_shift(values(b), values(c, "c"), Prior(sd**2, 1e9, "known")).p_slower() <= alpha
-        )
+        judged = judge_shift(values(b, "n", n_base), values(c, "c", n_cur), known)
+        hits += judged.p_slower() <= alpha
     assert hits / 4000 == pytest.approx(0.80, abs=0.025)
     floored = probe.detectable(alpha, floor=0.5)
     assert floored > 0.5 and floored == pytest.approx(

@@ -1,0 +1,252 @@
+"""Change points of night-level series whose noise drifts: where a level stepped and stayed.
+`distbench history` calls it once for every series of a history.
+
+    found = detect_changes([y1, y2, ...], white=[0.0, 0.003, ...], alpha=0.05, floor=0.05)
+
+A series is one case's nights, y = the mean log value of a night's launches (larger is slower);
+`white` is the launch-noise variance of a night value, from the spread of the launches of its
+nights (0 with one launch a night). The method, and why:
+
+1. Noise (changepoint_model.estimate_noise): AR(1) drift plus that launch noise, fitted robustly
+   to the steps being looked for. AR(1) pre-whitening rather than a Newey-West long-run
+   variance: a kernel estimate from 60 nights is biased low at phi = 0.8 (Andrews 1991) and the
+   test it feeds fires on drift, and the GLS statistic of a whitened series also uses the jump
+   at the step itself, which a difference of means cannot (Andrews and Monahan 1992 pre-whiten
+   for the same reason). Launch noise matters: fitted as AR(1) alone, a drift with phi = 0.8
+   under as much launch noise measured 19-20 % false alarms at 5 %.
+2. Statistic (changepoint_model.profile): the GLS t of a step at every night with MIN_SIZE
+   nights on each side; a series' statistic is the largest |t|.
+3. Null (changepoint_null): that maximum simulated from the model, with phi's uncertainty
+   carried in. The largest |t| over a series, not the t of the night it picked, is what is
+   tested: selection is paid for.
+4. Family: every series is tested whole; Benjamini-Hochberg at `alpha` over the series decides
+   which changed (the whole history's chance of any false change point stays <= alpha when
+   nothing changed). In those R of m, binary segmentation splits at the largest |t| and tests
+   each part against the null of its length at alpha R / m (Benjamini and Bogomolov 2014,
+   selective inference on families), until no part holds a change past `floor`.
+
+What it cannot see: a step in the last MIN_SIZE - 1 nights (it needs MIN_SIZE nights on its
+new level), a change inside a part shorter than 2 MIN_SIZE nights, a regression undone within a
+few nights among many, and drift with phi above PHI_MAX (a random walk has no level to step).
+docs/history.md gives its false alarms and the steps it finds (ci/bench_stats_history.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from distbench.stats.changepoint_model import (
+    MIN_SIZE,
+    Noise,
+    design,
+    estimate_noise,
+    normal_scores,
+    profile,
+)
+from distbench.stats.changepoint_null import NullPool, pool_for
+from distbench.stats.family import bh_adjust
+from distbench.stats.shift import POWER
+
+__all__ = ["MIN_SIZE", "Found", "SeriesChanges", "detect_changes", "detectable_step"]
+
+
+@dataclass(frozen=True)
+class Found:
+    """One change point of a series."""
+
+    index: int
+    """Position in the series of the first night of the new level."""
+    effect: float
+    """The step in log units (GLS, at that night): > 0 slower."""
+    t: float
+    p_value: float
+    """Of the largest |t| of the part it was found in, under that part's null."""
+    part: tuple[int, int]
+    """The part of the series searched: [start, end) positions."""
+
+
+@dataclass(frozen=True)
+class SeriesChanges:
+    """One series, judged."""
+
+    found: tuple[Found, ...]
+    """Its change points, by position."""
+    nights: int
+    p_value: float
+    """The whole series' test (nan: too short to test)."""
+    q_value: float
+    """Benjamini-Hochberg over the family of series."""
+    noise: Noise
+    """Its fitted noise (arrays of one)."""
+    level: float
+    """The level a further change in its last part would be tested at."""
+    pool: NullPool | None
+    scale: float
+    """Log units per normal-score unit (changepoint_model.normal_scores)."""
+
+    @property
+    def last_start(self) -> int:
+        """Position where its last part begins (its last change point, else 0)."""
+        return self.found[-1].index if self.found else 0
+
+
+def pool_length(n: int) -> int:
+    """Nights of the pool a series of n nights is read in: n up to 100, then a grid of steps of
+    10 % below n (fewer pools; a pool's estimate of phi from 10 % fewer nights is a little wider,
+    which its null carries)."""
+    if n <= 100:
+        return n
+    return int(100 * 1.1 ** math.floor(math.log(n / 100) / math.log(1.1)))
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part of a series searched, and the step it holds if any."""
+
+    series: int
+    start: int
+    end: int
+    split: int
+    """Position (in the series) of the first night after its largest step."""
+    effect: float
+    t: float
+    p_value: float
+
+
+def detect_changes(
+    series: Sequence[np.ndarray], white: Sequence[float], alpha: float = 0.05,
+    floor: float = 0.0, pools: Callable[[int, bool], NullPool] = pool_for,
+) -> list[SeriesChanges]:  # fmt: skip
+    """Every series' change points (module docstring). `floor`: the smallest step (a share of
+    the level before it) kept as a change point. `pools(n, launches)`: the null pool of series
+    of n nights (changepoint_null.pool_for, or a caller's cache of it)."""
+    count, lengths = len(series), [len(s) for s in series]
+    launch = [float(w) > 0 for w in white]
+    noises: dict[int, Noise] = {}
+    null_of: dict[int, NullPool] = {}
+    scored: dict[int, np.ndarray] = {}
+    scales: dict[int, float] = {}
+    whole: dict[int, Part] = {}
+    for n, launches in sorted({(n, w) for n, w in zip(lengths, launch, strict=True)}):
+        rows = [i for i in range(count) if lengths[i] == n and launch[i] == launches]
+        if n < 2 * MIN_SIZE:
+            continue
+        y = np.stack([np.asarray(series[i], float) for i in rows])
+        scores, white_scores, scale = normal_scores(y, np.array([float(white[i]) for i in rows]))
+        noise = estimate_noise(scores, white_scores)
+        pool = pools(pool_length(n), launches)
+        for j, i in enumerate(rows):
+            noises[i], null_of[i] = noise.take(np.array([j])), pool
+            scored[i], scales[i] = scores[j], float(scale[j])
+        members = [(i, 0, n) for i in rows]
+        for part in test_parts(scores, y, noise, members, null_of):
+            whole[part.series] = part
+    tested = sorted(whole)
+    q_of = dict(zip(tested, bh_adjust([whole[i].p_value for i in tested]), strict=True))
+    selected = [i for i in tested if q_of[i] <= alpha]
+    part_level = alpha * max(len(selected), 1) / max(len(tested), 1)
+    found: dict[int, list[Found]] = {i: [] for i in range(count)}
+    queue = [whole[i] for i in selected]
+    while queue:
+        children = []
+        for part in queue:
+            if abs(math.expm1(part.effect)) < floor:
+                continue
+            found[part.series].append(
+                Found(part.split, part.effect, part.t, part.p_value, (part.start, part.end))
+            )
+            children += [(part.series, part.start, part.split), (part.series, part.split, part.end)]
+        found_parts = search(children, series, scored, noises, null_of)
+        queue = [p for p in found_parts if p.p_value <= part_level]
+    join_level = alpha * (len(selected) + 1) / max(len(tested), 1)
+    return [
+        SeriesChanges(
+            tuple(sorted(found[i], key=lambda f: f.index)), lengths[i],
+            whole[i].p_value if i in whole else math.nan, q_of.get(i, math.nan),
+            noises.get(i, unknown_noise()), min(part_level if i in selected else join_level, 1.0),
+            null_of.get(i), scales.get(i, math.nan),
+        )
+        for i in range(count)
+    ]  # fmt: skip
+
+
+def test_parts(
+    scores: np.ndarray, logs: np.ndarray, noise: Noise, members: list[tuple[int, int, int]],
+    null_of: dict[int, NullPool],
+) -> list[Part]:  # fmt: skip
+    """Each member (series, start, end) with its part of the series in a row of `scores` (and
+    of `logs`): its largest |t| and that statistic's p-value under its series' pool at the
+    part's length; the step there in log units (the difference of the part's two means)."""
+    t, _effect = profile(scores, noise)
+    k = np.abs(t).argmax(axis=1)
+    rows = np.arange(len(members))
+    top, chosen = np.abs(t[rows, k]), t[rows, k]
+    after = np.arange(logs.shape[1])[None, :] > k[:, None]
+    size = np.where(after, logs, 0).sum(1) / after.sum(1)
+    size -= np.where(~after, logs, 0).sum(1) / (~after).sum(1)
+    p = np.empty(len(members))
+    by_pool: dict[int, list[int]] = {}
+    for j, (i, _start, _end) in enumerate(members):
+        by_pool.setdefault(id(null_of[i]), []).append(j)
+    for group in by_pool.values():
+        pool = null_of[members[group[0]][0]]
+        length = np.array([members[j][2] - members[j][1] for j in group])
+        p[group] = pool.p_values(top[group], noise.phi[group], noise.white[group], length)
+    return [
+        Part(i, start, end, start + int(k[j]) + 1, float(size[j]), float(chosen[j]), float(p[j]))
+        for j, (i, start, end) in enumerate(members)
+    ]
+
+
+def search(
+    parts: list[tuple[int, int, int]], series: Sequence[np.ndarray], scored: dict[int, np.ndarray],
+    noises: dict[int, Noise], null_of: dict[int, NullPool],
+) -> list[Part]:  # fmt: skip
+    """test_parts on every part (series, start, end) of 2 MIN_SIZE nights or more, those of
+    one length at once."""
+    by_length: dict[int, list[tuple[int, int, int]]] = {}
+    for i, start, end in parts:
+        if end - start >= 2 * MIN_SIZE:
+            by_length.setdefault(end - start, []).append((i, start, end))
+    out = []
+    for members in by_length.values():
+        logs = np.stack([np.asarray(series[i], float)[start:end] for i, start, end in members])
+        scores = np.stack([scored[i][start:end] for i, start, end in members])
+        noise = concat([noises[i] for i, _start, _end in members])
+        out += test_parts(scores, logs, noise, members, null_of)
+    return out
+
+
+def concat(noises: Sequence[Noise]) -> Noise:
+    fields = ("phi", "theta", "sigma", "gain", "white")
+    return Noise(*(np.concatenate([getattr(x, f) for x in noises]) for f in fields))
+
+
+def unknown_noise() -> Noise:
+    """The noise of a series too short to estimate one: unknown (nan)."""
+    nan = np.array([math.nan])
+    return Noise(nan, nan, nan, nan, nan)
+
+
+def detectable_step(changes: SeriesChanges, after: int, floor: float = 0.0) -> float:
+    """The smallest step (a share: 0.18 = 18 %) with `after` nights on its new level at the end
+    of the series that its last part would show with POWER (80 %) at the level it is tested at,
+    and past `floor`; inf when the last part is too short to test or the noise is unknown."""
+    length = changes.nights - changes.last_start
+    after = max(after, MIN_SIZE)
+    noise, pool = changes.noise, changes.pool
+    if pool is None or length < 2 * MIN_SIZE or after > length - MIN_SIZE:
+        return math.inf
+    phi, theta, gain = (getattr(noise, f)[:, None] for f in ("phi", "theta", "gain"))
+    _a, ss, sc, cc = design(phi, theta, gain, length)
+    k = length - after
+    info = float(ss[0, k - 1] - sc[0, k - 1] ** 2 / cc[0, 0])
+    se = changes.scale * float(noise.sigma[0]) / math.sqrt(max(info, 1e-12))
+    critical = pool.critical(changes.level, float(noise.phi[0]), float(noise.white[0]), length)
+    reach = max(math.log1p(floor), critical * se) + float(special.ndtri(POWER)) * se
+    return math.expm1(reach)
