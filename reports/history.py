@@ -1,5 +1,6 @@
-"""`distbench history`: many nightly runs, each case a time series of its median and its
-bandwidth, and the change points where a level stepped and stayed.
+"""`distbench history`: many nightly runs, each case a time series of its judged metric (the
+fastest trial, as the nightly gate judges it), the change points where its level stepped and
+stayed, and each case's verdict over the last nights in the four states of distbench.stats.verdict.
 
     result = run_history(HistoryArgs(run_dirs=("results/nightly-1", ...), out="history"))
 
@@ -13,18 +14,25 @@ from __future__ import annotations
 
 import glob as globbing
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from statistics import median
 
+import numpy as np
 import pandas as pd
 
 from distbench.collectors.migrations import changed_meaning
 from distbench.parse import UsageError
-from distbench.reports.history_detect import ALPHA, MIN_CHANGE, Candidate, candidates, significant
+from distbench.reports.history_detect import ALPHA, MIN_CHANGE, build_series, judge_series
 from distbench.reports.history_load import METRIC_BY_NAME, RunInfo, incomplete_reason
+from distbench.reports.history_verdict import ChangePoint, Verdict, change_point, verdict
+from distbench.stats.changepoint import MIN_SIZE
+from distbench.stats.changepoint_null import NullPool, pool_for
+from distbench.stats.verdict import CANNOT_TELL, REGRESSED
 
 EXIT_REGRESSION = 1
+RECENT = 7
+"""The nights a case's verdict looks back over when --fail-on-regression N does not say."""
 
 
 @dataclass(frozen=True)
@@ -33,34 +41,10 @@ class HistoryArgs:
     glob: str | None = None
     out: str = "history"
     fail_on_regression: int | None = None
-    """Exit 1 when a regressing change point falls within the last N runs."""
+    """Exit 1 when a case regressed within the last N runs (its verdicts look back N runs)."""
     min_change: float = MIN_CHANGE
     cache: str | None = None
     """A DuckDB file, 'off', or None for $XDG_CACHE_HOME/distbench/history.duckdb."""
-
-
-@dataclass(frozen=True)
-class ChangePoint:
-    case: str
-    kind: str
-    metric: str
-    position: int
-    """Index (by start time) of the first run after the change."""
-    run: RunInfo
-    before: float
-    """Median of the nights since the previous change point (or the series' start)."""
-    after: float
-    change: float
-    """after / before - 1."""
-    regression: bool
-    p_value: float
-    q_value: float
-    nights_before: int
-    nights_after: int
-
-    @property
-    def direction(self) -> str:
-        return "regression" if self.regression else "improvement"
 
 
 @dataclass(frozen=True)
@@ -77,9 +61,14 @@ class DefinitionCut:
 class History:
     runs: list[RunInfo]
     points: pd.DataFrame
-    """Every point: run (position), case, kind, key, metric, value, low, high, segment."""
+    """Every point: run (position), case, kind, key, metric, value, low, high, launches,
+    spread, segment."""
     change_points: list[ChangePoint]
     cuts: list[DefinitionCut]
+    verdicts: list[Verdict]
+    """One per case, by case name."""
+    recent: int
+    """The runs the verdicts look back over."""
 
 
 def default_cache() -> Path:
@@ -129,17 +118,26 @@ def skip_incomplete(paths: list[Path]) -> tuple[list[Path], list[str]]:
     return kept, skipped
 
 
-def load(paths: list[Path], cache: str | None) -> tuple[list[RunInfo], pd.DataFrame]:
-    from distbench.reports.history_cache import PointCache, read_uncached
-
+def build_history(
+    paths: list[Path], cache: str | None, min_change: float, recent: int = RECENT
+) -> History:
+    """Read, order, cut and judge every series (module docstring)."""
     if cache == "off":
-        return read_uncached(paths)
+        from distbench.reports.history_cache import read_uncached
+
+        infos, points = read_uncached(paths)
+        return judged_history(infos, points, min_change, recent, pool_for)
+    from distbench.reports.history_cache import PointCache
+
     with PointCache.open(Path(cache) if cache else default_cache()) as store:
-        return store.load(paths)
+        infos, points = store.load(paths)
+        return judged_history(infos, points, min_change, recent, store.null_pool)
 
 
-def build_history(paths: list[Path], cache: str | None, min_change: float) -> History:
-    infos, points = load(paths, cache)
+def judged_history(
+    infos: list[RunInfo], points: pd.DataFrame, min_change: float, recent: int,
+    pools: Callable[[int, bool], NullPool],
+) -> History:  # fmt: skip
     order = sorted(range(len(infos)), key=lambda i: (infos[i].started_utc, infos[i].path))
     runs = [infos[i] for i in order]
     position = {info.path: i for i, info in enumerate(runs)}
@@ -150,61 +148,46 @@ def build_history(paths: list[Path], cache: str | None, min_change: float) -> Hi
     )
     points = points.sort_values(["kind", "key", "metric", "run"], kind="stable")
     points = points[points["value"].notna() & (points["value"] > 0)].reset_index(drop=True)
-    found: list[tuple[pd.DataFrame, list[int], Candidate]] = []
-    cuts: list[DefinitionCut] = []
-    segments: list[int] = []
-    by_series = points.groupby(["kind", "key", "metric"], sort=False, observed=True)
-    for (kind, _key, metric), series in by_series:
-        column = METRIC_BY_NAME[str(metric)].column
-        versions = series["schema_version"].tolist()
-        segment = [0]
-        for before, after, run in zip(versions, versions[1:], series["run"].iloc[1:], strict=False):
-            where = None if before == after else changed_meaning(str(kind), column, before, after)
-            segment.append(segment[-1] + (where is not None))
-            if where is not None:
-                cuts.append(DefinitionCut(str(metric), where, runs[int(run)], len(cuts)))
-        segments.extend(segment)
-        for _, part in series.assign(segment=segment).groupby("segment"):
-            values, nights = part["value"].tolist(), part["run"].tolist()
-            found += [(part, nights, c) for c in candidates(values)]
-    points["segment"] = segments
-    kept = significant([c for _, _, c in found], ALPHA, min_change)
-    ids = {id(c): q for c, q in kept}
+    points["segment"], cuts = definition_segments(points, runs)
+    series = build_series(points)
+    judged = judge_series(series, ALPHA, min_change, pools)
     change_points = [
-        change_point(part, nights, c, ids[id(c)], runs) for part, nights, c in found if id(c) in ids
-    ]
+        change_point(s, j, f.index, runs) for s, j in zip(series, judged, strict=True)
+        for f in j.found
+    ]  # fmt: skip
     change_points.sort(key=lambda cp: (-cp.position, -abs(cp.change)))
-    return History(runs, points, change_points, cuts)
+    last = {s.case: (s, j) for s, j in zip(series, judged, strict=True)}  # its last segment
+    verdicts = [
+        verdict(s, j, runs, recent, min_change)
+        for s, j in sorted(last.values(), key=lambda v: v[0].case)
+    ]
+    return History(runs, points, change_points, cuts, verdicts, recent)
 
 
-def change_point(
-    part: pd.DataFrame, nights: list[int], found: Candidate, q_value: float, runs: list[RunInfo]
-) -> ChangePoint:
-    first = part.iloc[0]
-    metric = METRIC_BY_NAME[str(first["metric"])]
-    change = found.change
-    position = int(nights[found.index])
-    return ChangePoint(
-        case=str(first["case"]),
-        kind=str(first["kind"]),
-        metric=metric.name,
-        position=position,
-        run=runs[position],
-        before=median(found.before),
-        after=median(found.after),
-        change=change,
-        regression=(change < 0) if metric.higher_is_better else (change > 0),
-        p_value=found.p_value,
-        q_value=q_value,
-        nights_before=len(found.before),
-        nights_after=len(found.after),
-    )
+def definition_segments(
+    points: pd.DataFrame, runs: list[RunInfo]
+) -> tuple[np.ndarray, list[DefinitionCut]]:
+    """Each point's segment: the part of its series since its column last changed meaning."""
+    segments = np.zeros(len(points), dtype=int)
+    cuts: list[DefinitionCut] = []
+    kind, metric = points["kind"].to_numpy(), points["metric"].to_numpy()
+    versions, run = points["schema_version"].to_numpy(), points["run"].to_numpy()
+    same = np.r_[False, (points["key"].to_numpy()[1:] == points["key"].to_numpy()[:-1])
+                 & (metric[1:] == metric[:-1])]  # fmt: skip
+    for i in np.flatnonzero(same & np.r_[False, versions[1:] != versions[:-1]]):
+        column = METRIC_BY_NAME[str(metric[i])].column
+        where = changed_meaning(str(kind[i]), column, int(versions[i - 1]), int(versions[i]))
+        if where is not None:
+            cuts.append(DefinitionCut(str(metric[i]), where, runs[int(run[i])], len(cuts)))
+            segments[i] = 1
+    starts = np.r_[True, ~same[1:]]
+    total = np.cumsum(segments)
+    return total - np.maximum.accumulate(np.where(starts, total, 0)), cuts
 
 
-def recent_regressions(history: History, last: int) -> list[ChangePoint]:
-    """Regressing change points whose first changed run is one of the last `last` runs."""
-    first_recent = len(history.runs) - last
-    return [cp for cp in history.change_points if cp.regression and cp.position >= first_recent]
+def recent_regressions(history: History) -> list[Verdict]:
+    """The cases that regressed within the verdicts' last runs."""
+    return [v for v in history.verdicts if v.state == REGRESSED]
 
 
 def run_history(args: HistoryArgs) -> tuple[int, str]:
@@ -214,20 +197,23 @@ def run_history(args: HistoryArgs) -> tuple[int, str]:
     paths, skipped = skip_incomplete(resolve_runs(args.run_dirs, args.glob))
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a file: give a folder for the history files")
-    history = build_history(paths, args.cache, args.min_change)
+    history = build_history(paths, args.cache, args.min_change, args.fail_on_regression or RECENT)
     files = write_files(history, Path(args.out))
     text = render_terminal(history, files)
     if skipped:
         text += f"\nhistory: skipped {len(skipped)} run{'s' * (len(skipped) > 1)} that did not "
         text += "complete: " + "; ".join(skipped)
-    if args.fail_on_regression is not None:
-        recent = recent_regressions(history, args.fail_on_regression)
-        if recent:
-            text += (
-                f"\nhistory: FAIL: {len(recent)} regressing change point(s) within the last "
-                f"{args.fail_on_regression} run(s)"
-            )
-            return EXIT_REGRESSION, text
-        text += "\nhistory: pass: no regressing change point within the last "
-        text += f"{args.fail_on_regression} run(s)"
+    if args.fail_on_regression is None:
+        return 0, text
+    regressed = recent_regressions(history)
+    last = f"the last {args.fail_on_regression} run(s)"
+    if regressed:
+        text += f"\nhistory: FAIL: {len(regressed)} case(s) regressed within {last}"
+        return EXIT_REGRESSION, text
+    unseen = sum(v.state == CANNOT_TELL for v in history.verdicts)
+    text += f"\nhistory: no case regressed within {last}"
+    if unseen:
+        text += f"; {unseen} case(s) cannot tell (too few nights, or not measured lately)"
+    if args.fail_on_regression < MIN_SIZE:
+        text += f"; a step needs {MIN_SIZE} nights on its new level to be seen"
     return 0, text

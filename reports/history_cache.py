@@ -19,22 +19,29 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV, SCHEMA_VERSION
 from distbench.parse import UsageError
 from distbench.reports.history_load import RunInfo, empty_points, read_points
+from distbench.stats.changepoint_null import NULL_VERSION, NullPool, pool_for, windows
 
-POINTS_VERSION = 2
+POINTS_VERSION = 3
 """Bump when read_points' output changes meaning: every cached run is read again (2: the launches
-of a night are pooled into one point, not the last launch's)."""
+of a night are pooled into one point, not the last launch's; 3: one series per case, the fastest
+trial, with the night's launch count and spread)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (path VARCHAR PRIMARY KEY, fingerprint VARCHAR, name VARCHAR,
     started_utc VARCHAR, git_sha VARCHAR, schema_version INTEGER);
 CREATE TABLE IF NOT EXISTS points (path VARCHAR, "case" VARCHAR, kind VARCHAR, key VARCHAR,
-    metric VARCHAR, value DOUBLE, low DOUBLE, high DOUBLE);
+    metric VARCHAR, value DOUBLE, low DOUBLE, high DOUBLE, launches INTEGER, spread DOUBLE);
+CREATE TABLE IF NOT EXISTS nulls (key VARCHAR PRIMARY KEY, stats BLOB, bins BLOB);
 """
+COLUMNS = ("path", "case", "kind", "key", "metric", "value", "low", "high", "launches", "spread")
+"""The points table's columns; a cache file whose table has others (an older distbench) is
+emptied and filled again."""
 
 
 def fingerprint(run_dir: Path) -> str:
@@ -94,6 +101,12 @@ class PointCache:
                 "or --cache off"
             ) from None
         try:
+            found = [row[0] for row in connection.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_name = 'points' ORDER BY ordinal_position"
+            ).fetchall()]  # fmt: skip
+            if found and tuple(found) != COLUMNS:
+                connection.execute("DROP TABLE points; DROP TABLE runs")
             connection.execute(SCHEMA)
             yield PointCache(connection)
         finally:
@@ -122,9 +135,7 @@ class PointCache:
                     row["schema_version"],
                 ],
             )
-            frame = points.assign(path=key)[
-                ["path", "case", "kind", "key", "metric", "value", "low", "high"]
-            ]
+            frame = points.assign(path=key)[list(COLUMNS)]
             db.register("new_points", frame)
             db.execute("INSERT INTO points SELECT * FROM new_points")
             db.unregister("new_points")
@@ -141,3 +152,18 @@ class PointCache:
             for r in (by_path[key] for key in wanted)
         ]
         return infos, as_categories(points)
+
+    def null_pool(self, n: int, launches: bool) -> NullPool:
+        """changepoint_null.pool_for's pool, kept in the file: a later history of the same
+        length reads it instead of simulating it again (docs/performance.md)."""
+        key = f"v{NULL_VERSION} n{n} launches{int(launches)}"
+        row = self.db.execute("SELECT stats, bins FROM nulls WHERE key = ?", [key]).fetchone()
+        if row is not None:
+            stats = np.frombuffer(row[0], dtype=np.float32).reshape(-1, len(windows(n)))
+            return NullPool(n, launches, stats, np.frombuffer(row[1], dtype=np.int64))
+        pool = pool_for(n, launches)
+        self.db.execute(
+            "INSERT OR REPLACE INTO nulls VALUES (?, ?, ?)",
+            [key, pool.stats.tobytes(), pool.bins.astype(np.int64).tobytes()],
+        )
+        return pool

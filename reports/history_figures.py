@@ -1,7 +1,7 @@
-"""One trend panel per case, as inline SVG: its median and its rate night by night, the night's
-spread as a band, change points as red (regression) or green (improvement) lines, a cut in the
-column's definition as a grey dashed line, runs labelled by date and git revision (every point's
-tooltip; the axis names the first, the last and each change point's run).
+"""One trend panel per case, as inline SVG: its judged series night by night, the night's launches
+as a band (lowest to highest), change points as red (regressed) or green (improved) lines, a cut
+in the column's definition as a grey dashed line, runs labelled by date and git revision (the
+axis names the first, the last and each change point's run).
 
 Why SVG by hand rather than matplotlib, which draws report's figures: a matplotlib panel took
 0.58 s to save on this box, so 500 cases would take 5 minutes; these take milliseconds, and the
@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from distbench.reports.history_load import METRIC_BY_NAME
+from distbench.stats.verdict import REGRESSED
 
 if TYPE_CHECKING:
     from distbench.reports.history import History
@@ -86,11 +87,11 @@ def chart(
 
 
 def panels(history: History) -> list[str]:
-    """An HTML <figure> per case (both its series, one above the other), cases in name order."""
+    """An HTML <figure> per case, cases in name order."""
     labels = [run.label for run in history.runs]
     marks: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for cp in history.change_points:
-        color = REGRESSION if cp.regression else IMPROVEMENT
+        color = REGRESSION if cp.state == REGRESSED else IMPROVEMENT
         marks.setdefault((cp.case, cp.metric), []).append((cp.position, color))
     out = []
     for case, frame in history.points.groupby("case", sort=True, observed=True):

@@ -1,13 +1,16 @@
-"""The points of a history: every case of every run as one number per metric, with that night's
-spread. Runs are read by the report's loader (reports/load.py: the checks, the schema upgrade of
-older versions) and a case measured twice in one run is taken from the sub-run that started last
-(reports/repeats.py run_order), as compare and report do.
+"""The points of a history: every case of every night as one number, its judged metric, with
+that night's launches. Runs are read by the report's loader (reports/load.py: the checks, the
+schema upgrade of older versions) and a case measured twice in one run is taken from the sub-run
+that started last (reports/repeats.py run_order), as compare and report do.
 
     points = read_points(Path("results/nightly-20261129"))
 
-A point is one (case, metric) of one run: `value` is the row's median (time_us_p50, or the DDP
-step_time_us_p50) or its bus bandwidth (busbw_GBps; DDP: samples_per_s), `low` and `high` the
-spread of that night's samples (time_us_min .. time_us_max, and the bandwidth at those times).
+One series per case: the nightly gate's metric, the fastest trial (time_us_min; DDP rows
+step_time_us_min; ci/nightly.sh gates on it because it moves least between launches of a shared
+box). A night's value is the mean log value of its launches (a geometric mean); `low` and `high`
+are its lowest and highest launch, `spread` the sample variance of the launches' log values
+(nan with one launch), from which history learns the launch noise of a night value.
+busbw and the p50 are not separate series: busbw is size / p50, the same series counted twice.
 """
 
 from __future__ import annotations
@@ -23,53 +26,31 @@ import pandas as pd
 from distbench.collectors.rundir import MANIFEST_JSON, NIGHT_STATE
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
 from distbench.parse import format_size
-from distbench.reports.launches import launch_dirs
+from distbench.reports.compare.sides import launch_dirs
 from distbench.reports.load import read_results
 from distbench.reports.runs import find_run_dirs
 
 
 @dataclass(frozen=True)
 class Metric:
-    """One series of a case: which column, whether larger is better, and its spread columns."""
+    """The series of a row kind: which column (a time: larger is slower)."""
 
     name: str
     kind: str
     column: str
     unit: str
-    higher_is_better: bool
-    low: str
-    """Column giving the spread's low end (for a rate: the time whose rate is the low end)."""
-    high: str
 
 
 METRICS = (
-    Metric("time_us_p50", "comm", "time_us_p50", "us", False, "time_us_min", "time_us_max"),
-    Metric("busbw_GBps", "comm", "busbw_GBps", "GB/s", True, "time_us_max", "time_us_min"),
-    Metric(
-        "step_time_us_p50",
-        "ddp",
-        "step_time_us_p50",
-        "us",
-        False,
-        "step_time_us_min",
-        "step_time_us_max",
-    ),
-    Metric(
-        "samples_per_s",
-        "ddp",
-        "samples_per_s",
-        "samples/s",
-        True,
-        "step_time_us_max",
-        "step_time_us_min",
-    ),
+    Metric("time_us_min", "comm", "time_us_min", "us"),
+    Metric("step_time_us_min", "ddp", "step_time_us_min", "us"),
 )
-"""The two series of each row kind: its time and its rate. A rate's spread is the rate at the
-night's slowest and fastest sample (rate x p50 / time): the same samples, seen as a rate."""
+"""One series per row kind: the fastest trial, the nightly gate's metric (module docstring)."""
 
 METRIC_BY_NAME = {m.name: m for m in METRICS}
-POINT_COLUMNS = ("case", "kind", "key", "metric", "value", "low", "high")
-"""A run's points; the run's own facts (path, start, revision, version) are on RunInfo."""
+METRIC_BY_KIND = {m.kind: m for m in METRICS}
+POINT_COLUMNS = ("case", "kind", "key", "metric", "value", "low", "high", "launches", "spread")
+"""A night's points; the run's own facts (path, start, revision, version) are on RunInfo."""
 
 
 @dataclass(frozen=True)
@@ -128,39 +109,33 @@ def case_label(kind: str, values: dict[str, Any]) -> str:
 
 
 def points_of(kind: str, rows: pd.DataFrame) -> pd.DataFrame:
-    """One point per (row, metric of its kind); `key` is the match key as JSON (exact strings)."""
+    """One point per row of a launch (a kind without a series, e.g. pipeline: none); `key` is
+    the match key as JSON (exact strings)."""
+    metric = METRIC_BY_KIND.get(kind)
+    if metric is None or not len(rows):
+        return empty_points()
     key_columns = list(DDP_MATCH_KEY if kind == "ddp" else COMM_MATCH_KEY)
     records = rows[key_columns].astype(str).to_dict(orient="records")
-    keys = [json.dumps(r, separators=(",", ":")) for r in records]
-    cases = [case_label(kind, {str(k): v for k, v in r.items()}) for r in records]
-    frames = []
-    for metric in (m for m in METRICS if m.kind == kind):
-        value = rows[metric.column].astype(float)
-        low, high = rows[metric.low].astype(float), rows[metric.high].astype(float)
-        if metric.higher_is_better:  # a rate: the same samples' times as rates
-            p50 = rows[METRICS[0].column if kind == "comm" else METRICS[2].column].astype(float)
-            low, high = value * p50 / low, value * p50 / high
-        frames.append(
-            pd.DataFrame(
-                {
-                    "case": cases,
-                    "kind": kind,
-                    "key": keys,
-                    "metric": metric.name,
-                    "value": value.to_numpy(),
-                    "low": low.to_numpy(),
-                    "high": high.to_numpy(),
-                }
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
+    value = rows[metric.column].astype(float).to_numpy()
+    return pd.DataFrame(
+        {
+            "case": [case_label(kind, {str(k): v for k, v in r.items()}) for r in records],
+            "kind": kind,
+            "key": [json.dumps(r, separators=(",", ":")) for r in records],
+            "metric": metric.name,
+            "value": value,
+            "low": value,
+            "high": value,
+            "launches": 1,
+            "spread": np.nan,
+        }
+    )
 
 
 def read_points(path: Path) -> tuple[RunInfo, pd.DataFrame]:
     """One night's facts and points; UsageError for anything the report's loader refuses. A
     night of several launches (ci/nightly.sh --launches N: launch-1, launch-2 ...) gives one
-    point per case, pooled as compare pools them (reports/launches.py): the geometric mean of
-    the launches' values, the spread from the lowest low to the highest high."""
+    point per case (pool_points)."""
     found = find_run_dirs(path, "give run directories of nightly runs")
     top, versions = found.top, found.versions
     launches = launch_dirs(path)
@@ -190,7 +165,8 @@ def launch_points(run_dirs: list[Path], versions: dict[Path, int]) -> pd.DataFra
 
 
 def pool_points(per_launch: list[pd.DataFrame]) -> pd.DataFrame:
-    """One point per (case, metric) from several launches' (read_points): a case missing from
+    """One point per case from several launches' (read_points): the mean of their log values,
+    the lowest and highest, how many, and the sample variance of the logs; a case missing from
     some launches is pooled from the others."""
     points = pd.concat(per_launch, ignore_index=True)
     points["log_value"] = np.log(points["value"].where(points["value"] > 0))
@@ -198,6 +174,8 @@ def pool_points(per_launch: list[pd.DataFrame]) -> pd.DataFrame:
         case=("case", "first"),
         kind=("kind", "first"),
         log_value=("log_value", "mean"),
+        spread=("log_value", "var"),
+        launches=("log_value", "count"),
         low=("low", "min"),
         high=("high", "max"),
     )
@@ -206,6 +184,5 @@ def pool_points(per_launch: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def empty_points() -> pd.DataFrame:
-    return pd.DataFrame(
-        {c: pd.Series(dtype=float if c in POINT_COLUMNS[4:] else str) for c in POINT_COLUMNS}
-    )
+    types = {"launches": int, **{c: float for c in ("value", "low", "high", "spread")}}
+    return pd.DataFrame({c: pd.Series(dtype=types.get(c, str)) for c in POINT_COLUMNS})

@@ -1,6 +1,7 @@
-"""history's outputs: the terminal table of change points (newest first), history.csv with every
-point, history.md and the self-contained history.html (reports/render.py's page, one trend panel
-per case from reports/history_figures.py)."""
+"""history's outputs: the terminal (the states of the cases, the change points newest first),
+history.csv with every point, history.md and the self-contained history.html (reports/render.py's
+page: the states, the change points, each case's verdict, one trend panel per case from
+reports/history_figures.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from distbench import tables
 from distbench.reports.history import ChangePoint, History
 from distbench.reports.history_detect import ALPHA
 from distbench.reports.render import CSS, TableOut, format_number, html_table, markdown_table
+from distbench.stats.changepoint import MIN_SIZE
+from distbench.stats.verdict import NO_CHANGE, STATES
 
 CSV_COLUMNS = (
     "run",
@@ -27,25 +30,22 @@ CSV_COLUMNS = (
     "value",
     "low",
     "high",
+    "launches",
     "segment",
     "change_point",
 )
-"""history.csv: one line per point. change_point: regression / improvement at the first run after
-a change point, else empty; segment: the part of the series since the last definition change."""
+"""history.csv: one line per point. value: the night's geometric mean over its launches, low and
+high its lowest and highest launch; change_point: regressed / improved at the first run of a new
+level, else empty; segment: the part of the series since the last definition change."""
 HEADER = (
-    "run",
-    "date",
-    "revision",
-    "case",
-    "metric",
-    "before",
-    "after",
-    "change",
-    "direction",
-    "q",
+    "run", "date", "revision", "case", "metric", "before", "after", "change", "state", "p",
     "nights",
-)
-NUMERIC = ("before", "after", "change", "q", "nights")
+)  # fmt: skip
+NUMERIC = ("before", "after", "change", "p", "nights")
+SMALLEST_P = 1e-6
+"""p-values below this print as '<1e-6': the simulated null's tail is a fitted model there."""
+SHOWN = 20
+"""Cases listed in the terminal by state (regressed, improved, cannot tell); the files list all."""
 
 
 @dataclass(frozen=True)
@@ -67,20 +67,59 @@ def cells(cp: ChangePoint) -> list[str]:
         format_number(cp.before),
         format_number(cp.after),
         f"{cp.change * 100:+.1f}%",
-        cp.direction,
-        f"{cp.q_value:.2g}",
+        cp.state,
+        "<1e-6" if cp.p_value < SMALLEST_P else f"{cp.p_value:.2g}",
         f"{cp.nights_before}+{cp.nights_after}",
     ]
 
 
 def change_table(history: History) -> TableOut:
     frame = pd.DataFrame([cells(cp) for cp in history.change_points], columns=list(HEADER))
-    note = (
-        f"before/after: medians of the nights on each side, up to the neighbouring change point; "
-        f"q: two-sided exact rank test, Benjamini-Hochberg adjusted over every candidate (<= "
-        f"{ALPHA}); nights: before+after."
+    return TableOut("Change points, newest first", frame, CHANGE_NOTE, NUMERIC)
+
+
+CHANGE_NOTE = (
+    "before/after: geometric means of the nights on each side, up to the neighbouring change "
+    "point; p: the largest step statistic of the part searched against its simulated null "
+    "(AR(1) drift plus launch noise, the choice of the night paid for); a series changed when "
+    f"its Benjamini-Hochberg q over the history's series is <= {ALPHA}, and each further "
+    "change point in it needs p <= that level x (series changed) / (series); nights: "
+    "before+after."
+)
+
+
+def verdict_table(history: History) -> TableOut:
+    """Every case's verdict over the last runs, by state, then case."""
+    order = {state: i for i, state in enumerate(STATES)}
+    rows = sorted(history.verdicts, key=lambda v: (order[v.state], v.case))
+    frame = pd.DataFrame(
+        [[v.case, v.metric, v.state, v.reason] for v in rows],
+        columns=["case", "metric", "state", "detail"],
     )
-    return TableOut("Change points, newest first", frame, note, NUMERIC)
+    return TableOut(f"Verdicts over the last {history.recent} runs", frame, VERDICT_NOTE)
+
+
+VERDICT_NOTE = (
+    f"A step is seen once it has {MIN_SIZE} nights on its new level; 'would catch' is the "
+    "smallest step its last part would show with 80 % power at the level it is tested at. "
+    f"cannot tell: fewer than {2 * MIN_SIZE} nights since the last change (or the series' "
+    "start), or not measured in the last run."
+)
+
+
+def state_counts(history: History) -> str:
+    """'1 regressed, 0 improved, 100 no change seen (would catch >= 9-41 % after 3 nights),
+    7 cannot tell'."""
+    parts = []
+    for state in STATES:
+        chosen = [v for v in history.verdicts if v.state == state]
+        text = f"{len(chosen)} {state}"
+        seen = [v.detectable for v in chosen if np.isfinite(v.detectable)]
+        if state == NO_CHANGE and seen:
+            text += f" (would catch >= {min(seen) * 100:.0f}-{max(seen) * 100:.0f} % "
+            text += f"after {MIN_SIZE} nights)"
+        parts.append(text)
+    return ", ".join(parts)
 
 
 def cut_lines(history: History) -> list[str]:
@@ -96,16 +135,21 @@ def cut_lines(history: History) -> list[str]:
 
 
 def summary_line(history: History) -> str:
-    cases = history.points["case"].nunique()
     first, last = history.runs[0].label, history.runs[-1].label
     return (
-        f"{len(history.runs)} runs ({first} .. {last}), {cases} cases, "
-        f"{len(history.change_points)} change point(s)"
+        f"{len(history.runs)} runs ({first} .. {last}), {len(history.verdicts)} cases, "
+        f"{len(history.change_points)} change point(s); over the last {history.recent} runs: "
+        f"{state_counts(history)}"
     )
 
 
 def render_terminal(history: History, files: HistoryFiles) -> str:
     lines = [f"history: {summary_line(history)}"]
+    listed = [v for v in verdict_table(history).frame.itertuples() if v.state != NO_CHANGE]
+    for row in listed[:SHOWN]:
+        lines.append(f"  {row.state}: {row.case} ({row.detail})")
+    if len(listed) > SHOWN:
+        lines.append(f"  ... and {len(listed) - SHOWN} more in {files.markdown.name}")
     if history.change_points:
         rows = [cells(cp) for cp in history.change_points]
         lines += ["", *tables.render_rows(HEADER, rows, NUMERIC)]
@@ -116,7 +160,7 @@ def render_terminal(history: History, files: HistoryFiles) -> str:
 
 def csv_frame(history: History) -> pd.DataFrame:
     runs, points = history.runs, history.points
-    marks = {(cp.case, cp.metric, cp.position): cp.direction for cp in history.change_points}
+    marks = {(cp.case, cp.metric, cp.position): cp.state for cp in history.change_points}
     marked = pd.Series([
         marks.get(key, "")
         for key in zip(points["case"], points["metric"], points["run"], strict=True)
@@ -142,6 +186,7 @@ def csv_frame(history: History) -> pd.DataFrame:
             "value": points["value"],
             "low": points["low"],
             "high": points["high"],
+            "launches": points["launches"],
             "segment": points["segment"],
             "change_point": marked,
         },
@@ -162,8 +207,11 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
         connection.close()
 
 
-def render_page(history: History, table: TableOut, notes: list[str], figures: list[str]) -> str:
-    """One self-contained page: the change points, then a trend panel per case (inline SVG)."""
+def render_page(
+    history: History, tables_out: list[TableOut], notes: list[str], figures: list[str]
+) -> str:
+    """One self-contained page: the verdicts, the change points, then a trend panel per case
+    (inline SVG)."""
     import html
 
     parts = [
@@ -171,10 +219,13 @@ def render_page(history: History, table: TableOut, notes: list[str], figures: li
         f"<title>distbench history</title><style>{CSS}</style></head><body>",
         "<h1>distbench history</h1>",
         f'<p class="lead">{html.escape(summary_line(history))}</p>',
-        "<section><h2>Change points</h2>",
-        html_table(table) if len(table.frame) else "<p>No change point.</p>",
-        "</section>",
     ]
+    for table, empty in zip(tables_out, ("No change point.", "No case."), strict=True):
+        parts += [
+            f"<section><h2>{html.escape(table.title)}</h2>",
+            html_table(table) if len(table.frame) else f"<p>{empty}</p>",
+            "</section>",
+        ]
     if notes:
         items = "".join(f"<li>{html.escape(note)}</li>" for note in notes)
         parts.append(
@@ -191,10 +242,10 @@ def render_page(history: History, table: TableOut, notes: list[str], figures: li
 
 
 TREND_TEXT = (
-    "Each case's median (us) and rate, night by night; the band is the night's fastest and "
-    "slowest sample; the axis names the first and last runs and each change point's run (date "
-    "and git revision). Red: a regression starts; green: an improvement; grey dashes: the "
-    "column's definition changed."
+    "Each case's fastest trial (us), night by night: the geometric mean of the night's launches, "
+    "the band from its lowest to its highest launch; the axis names the first and last runs and "
+    "each change point's run (date and git revision). Red: it regressed from that night; green: "
+    "it improved; grey dashes: the column's definition changed."
 )
 
 
@@ -204,12 +255,13 @@ def write_files(history: History, out: Path) -> HistoryFiles:
     out.mkdir(parents=True, exist_ok=True)
     files = HistoryFiles(out / "history.html", out / "history.md", out / "history.csv", 0)
     write_csv(csv_frame(history), files.csv)
-    table = change_table(history)
+    tables_out = [change_table(history), verdict_table(history)]
     notes = cut_lines(history)
     figures = panels(history)
-    files.html.write_text(render_page(history, table, notes, figures), encoding="utf-8")
+    files.html.write_text(render_page(history, tables_out, notes, figures), encoding="utf-8")
     markdown = ["# distbench history", "", summary_line(history), ""]
-    markdown += [markdown_table(table) if len(table.frame) else "No change point.", ""]
+    for table, empty in zip(tables_out, ("No change point.", "No case."), strict=True):
+        markdown += [markdown_table(table) if len(table.frame) else empty, ""]
     markdown += [f"- {line}" for line in notes]
     markdown += ["", f"Trend panels: {files.html.name}; every point: {files.csv.name}.", ""]
     files.markdown.write_text("\n".join(markdown), encoding="utf-8")

@@ -1,0 +1,125 @@
+"""history's verdicts: a change point with its levels on each side, and each case's state over
+the last runs in the four words of distbench.stats.verdict (regressed, improved, no change seen
+with what it would have caught, cannot tell)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from distbench.reports.history_detect import Series
+from distbench.reports.history_load import RunInfo
+from distbench.stats.changepoint import MIN_SIZE, SeriesChanges, detectable_step
+from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    case: str
+    kind: str
+    metric: str
+    position: int
+    """Index (by start time) of the first run after the change."""
+    run: RunInfo
+    before: float
+    """Geometric mean of the nights since the previous change point (or the series' start)."""
+    after: float
+    """... and of the nights up to the next one (or the series' end)."""
+    change: float
+    """after / before - 1 (> 0: slower)."""
+    p_value: float
+    """Of the largest step statistic of the part it was found in, under that part's null."""
+    q_value: float
+    """The series' Benjamini-Hochberg q over the history's series."""
+    nights_before: int
+    nights_after: int
+
+    @property
+    def state(self) -> str:
+        """regressed (slower) or improved."""
+        return REGRESSED if self.change > 0 else IMPROVED
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One case over the last `recent` runs, in the four states of distbench.stats.verdict."""
+
+    case: str
+    kind: str
+    metric: str
+    state: str
+    reason: str
+    """What it saw or why it cannot tell: 'since nightly-0041: +21 %', 'too few nights since
+    the last change (4 of 6)', 'would catch >= 34 % after 3 nights, >= 15 % after 7'."""
+    detectable: float
+    """The smallest step it would catch MIN_SIZE nights after it (inf: none)."""
+
+    @property
+    def text(self) -> str:
+        return f"{self.state}: {self.reason}" if self.reason else self.state
+
+
+def change_point(
+    series: Series, judged: SeriesChanges, index: int, runs: list[RunInfo]
+) -> ChangePoint:
+    """The change point at series position `index`: its levels up to its neighbours."""
+    bounds = [0, *(f.index for f in judged.found), len(series.values)]
+    at = bounds.index(index)
+    logs = np.log(series.values)
+    before, after = logs[bounds[at - 1] : index], logs[index : bounds[at + 1]]
+    found = next(f for f in judged.found if f.index == index)
+    position = int(series.runs[index])
+    return ChangePoint(
+        case=series.case,
+        kind=series.kind,
+        metric=series.metric,
+        position=position,
+        run=runs[position],
+        before=float(np.exp(before.mean())),
+        after=float(np.exp(after.mean())),
+        change=float(np.exp(after.mean() - before.mean()) - 1),
+        p_value=found.p_value,
+        q_value=judged.q_value,
+        nights_before=len(before),
+        nights_after=len(after),
+    )
+
+
+def verdict(
+    series: Series, judged: SeriesChanges, runs: list[RunInfo], recent: int, floor: float
+) -> Verdict:
+    """A case's state over the last `recent` runs: regressed or improved when one of its change
+    points starts there; cannot tell when it was not measured in the last run or its nights
+    since the last change are too few to show one; else no change seen, with what it would have
+    caught."""
+    first_recent = len(runs) - recent
+    found = [(int(series.runs[f.index]), f) for f in judged.found]
+    seen = [(position, f) for position, f in found if position >= first_recent]
+    detectable = detectable_step(judged, MIN_SIZE, floor)
+    name = (series.case, series.kind, series.metric)
+    for state, slower in ((REGRESSED, True), (IMPROVED, False)):
+        hits = [(p, f) for p, f in seen if (f.effect > 0) == slower]
+        if hits:
+            position, _f = hits[-1]
+            cp = change_point(series, judged, _f.index, runs)
+            reason = f"from {runs[position].name}: {cp.change * 100:+.0f} %"
+            return Verdict(*name, state, reason, detectable)
+    if int(series.runs[-1]) != len(runs) - 1:
+        reason = f"not measured since {runs[int(series.runs[-1])].name}"
+        return Verdict(*name, CANNOT_TELL, reason, detectable)
+    since = len(series.values) - judged.last_start
+    if since < 2 * MIN_SIZE:
+        reason = f"too few nights since the last change ({since} of {2 * MIN_SIZE})"
+        return Verdict(*name, CANNOT_TELL, reason, detectable)
+    reason = catch_text(detectable, MIN_SIZE)
+    if recent > MIN_SIZE and recent <= since - MIN_SIZE:
+        reason += ", " + catch_text(detectable_step(judged, recent, floor), recent)
+    return Verdict(*name, NO_CHANGE, reason, detectable)
+
+
+def catch_text(detectable: float, after: int) -> str:
+    """'would catch >= 34 % after 3 nights' (distbench.stats.verdict.catch_text's words)."""
+    if not np.isfinite(detectable) or detectable > 9:
+        return f"would catch nothing below 10x after {after} nights"
+    return f"would catch >= {detectable * 100:.0f} % after {after} nights"
