@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import pandas as pd
 
+from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
 from distbench.parse import format_size
 from distbench.reports import speedups as sp
 from distbench.reports.figures_compare import plot_ratios
 from distbench.reports.headline import write_headline
+from distbench.reports.keydiff import explain_no_common_rows, key_differences
 from distbench.reports.load import Loaded
 from distbench.reports.pairs import split_matrix_rows
 from distbench.reports.render import FigureOut, Section, TableOut
 from distbench.reports.sections import CASE_NAMES, display, figure_out, titled
+from distbench.reports.sources import argument_names
 from distbench.reports.uncertainty import REPORT_RULE, judge_speedups, with_interval
 from distbench.reports.versions import drop_changed_meaning
 
@@ -92,12 +95,41 @@ def ddp_table(judged: pd.DataFrame, baseline: str) -> TableOut:
     return titled(table, f"DDP step-time speedup over {baseline}")
 
 
+def unmatched_sentences(loaded: Loaded) -> list[str]:
+    """A sentence for each argument none of whose rows matches a row of the first argument for
+    a reason one column of the case names (reports/keydiff.py: --env on one side, --api ...):
+    without it such a report compares nothing and says nothing (#26 item 8)."""
+    arguments = argument_names(loaded.arguments) if loaded.arguments else []
+    sentences = []
+    for frame, key in ((loaded.comm, COMM_MATCH_KEY), (loaded.ddp, DDP_MATCH_KEY)):
+        if not len(frame) or frame["argument"].nunique() < 2:
+            continue
+        groups = dict(list(frame.groupby("argument", sort=True)))
+        first, *others = groups
+        for other in others:
+            base, current = groups[first][list(key)], groups[other][list(key)]
+            if not key_differences(base, current, key):
+                continue  # they share rows, or measured other things altogether
+            names = (str(first), str(other))
+            if arguments:
+                names = (arguments[int(first)], arguments[int(other)])
+            cause = explain_no_common_rows(base, current, key, names)
+            sentences.append(
+                f"Nothing of {names[1]} was compared with {names[0]}: none of its rows matches "
+                f"one of {names[0]}, because {cause}."
+            )
+    return sentences
+
+
 def section_compare(loaded: Loaded, notes: list[str]) -> tuple[list[str], list[Section]]:
-    """(the headline, the "Runs compared" section): both empty with a single source."""
+    """(the headline, the "Runs compared" section): both empty with a single source, but for
+    the sentences that say why a run given was compared with nothing (unmatched_sentences)."""
     comm, ddp = loaded.comm, loaded.ddp
     sources = [str(s) for s in (comm if len(comm) else ddp)["source"].cat.categories]
+    unmatched = unmatched_sentences(loaded)
+    notes += unmatched
     if len(sources) < 2:
-        return [], []
+        return unmatched, []
     baseline = sources[0]
     ratios = sp.comm_ratios(comm) if len(comm) else pd.DataFrame()
     ratios, changed = drop_changed_meaning(ratios, "comm", "time_us_p50")
@@ -129,7 +161,7 @@ def section_compare(loaded: Loaded, notes: list[str]) -> tuple[list[str], list[S
         judged.append(ddp_ratios)
         tables.append(ddp_table(ddp_ratios, baseline))
     if not tables:
-        return [], []
+        return unmatched, []
     every = pd.concat(judged, ignore_index=True)
     case = [c for c in ("primitive", "world_size", "mode", "strategy") if c in every.columns]
     return [write_headline(every, baseline, case)], [
