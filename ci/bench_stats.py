@@ -40,7 +40,7 @@ from stats_data import (
 )
 from stats_gate import SLOWDOWN, Gate, Judge, Rate, regressed, replay_fixed
 
-from distbench.stats.engine import size_band
+from distbench.stats.engine import Drift, Settings, size_band
 from distbench.stats.family import primitive_of
 
 REPO = Path(__file__).resolve().parents[1]
@@ -169,6 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spread", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--metric", default=Gate.metric)
+    parser.add_argument(
+        "--per-night", type=int, default=2, help="launches a night (nightly.sh --launches)"
+    )
+    parser.add_argument("--drift", default="", help="row,band,broad,whole drift floors (sd, log)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     if args.record is not None:
@@ -188,8 +192,12 @@ def main(argv: list[str] | None = None) -> int:
         print(spread_table(values, recorded.keys, tuple(args.tune.split(","))))
         return 0
     held_groups = [g for g in args.held_out.split(",") if g in recorded.groups]
-    held = {g: nights_of(values, g) for g in held_groups}
-    judge = Judge(values, recorded.keys, Gate(metric=args.metric))
+    held = {g: nights_of(values, g, args.per_night) for g in held_groups}
+    settings = Settings()
+    if args.drift:
+        row, band, broad, whole = (float(x) for x in args.drift.split(","))
+        settings = Settings(drift=Drift(row=row, band=band, broad=broad, whole=whole))
+    judge = Judge(values, recorded.keys, Gate(metric=args.metric, settings=settings))
     reps = 40 if args.quick else args.reps
     if args.quick:
         held = {g: n[: args.window + 3] for g, n in list(held.items())[:1]}
@@ -197,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"launches: {len(recorded.launches)} in groups {', '.join(recorded.groups)}; tuned on "
         f"{args.tune}; held out: {', '.join(held)} ({nights} nights); baseline window "
-        f"{args.window} nights; metric {args.metric}\n"
+        f"{args.window} nights of {args.per_night} launches; metric {args.metric}; drift floors "
+        f"{judge.gate.settings.drift}\n"
     )
     rows = gate_section(judge, held, args.window)
     rows += calibration(judge, held, args.window, reps, args.seed)

@@ -164,10 +164,10 @@ def launch_values(recorded: Recorded, metric: str) -> Values:
     return Values(y, within, [one.name for one in launches], [one.group for one in launches])
 
 
-def nights_of(values: Values, group: str) -> list[list[int]]:
-    """A group's nights: consecutive pairs of its launches (an odd last launch left out)."""
+def nights_of(values: Values, group: str, per_night: int = 2) -> list[list[int]]:
+    """A group's nights: runs of `per_night` consecutive launches (a short last run left out)."""
     members = [i for i, g in enumerate(values.groups) if g == group]
-    return [members[i : i + 2] for i in range(0, len(members) - 1, 2)]
+    return [members[i : i + per_night] for i in range(0, len(members) - per_night + 1, per_night)]
 
 
 def side(
