@@ -98,7 +98,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         4,
         "verdicts on the launch (#25), the first GPU run (#30), samples that scale (#27)",
         added={
-            **empty("comm", "nccl_symmetric", "enqueue_us", "dispatch_bound"),
+            **empty("comm", "nccl_symmetric", "enqueue_us", "dispatch_bound", "window_msgs"),
             **empty("pipeline", "tensor_bytes_per_step", "bubble_p50"),
             ("ddp", "comm_baseline"): "ddp-nocomm",
         },

@@ -162,6 +162,11 @@ class ResultRow:
     """true when time_us_p50 < 2 x enqueue_us: the GPU waited for the host, so the row measures
     the per-call host cost, not NCCL; --cuda-graph N removes it. false above; empty with
     enqueue_us (v4)."""
+    window_msgs: float = float("nan")
+    """send_recv window and multipair patterns: the messages in flight per window (--window W;
+    without it 64 up to 1 MiB messages, then 64 MiB / size). The pattern names the setting only
+    (`window`, or `window=W` with --window), so a case keeps one name over its sizes (v3 named
+    the default window's count, `window=64` then `window=4` at 16M). Empty for other rows (v4)."""
 
 
 @dataclass(frozen=True)

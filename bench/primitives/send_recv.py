@@ -11,6 +11,10 @@
   [x 2]), so algbw is the aggregate bandwidth of all pairs and msg_rate_per_s their aggregate
   message rate, what a NIC or rail saturates on (OSU prints both summed over pairs).
 
+The pattern names the window setting, the same at every size: `window` (`bidir-window`,
+`multipair-window` ...) for the default (64 messages up to 1 MiB, then 64 MiB / size), `window=W`
+for --window W; the messages in flight of each row are its window_msgs column.
+
 size_bytes is one message; busbw factor 1 (nccl-tests, src/sendrecv.cu; multipair: the
 aggregate, per pair = busbw / (n/2)). Pair patterns measure
 each (src, dst) of `pairs` in turn ('all': every ordered pair); the other ranks idle through the
@@ -20,6 +24,7 @@ send and one receive buffer.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -67,7 +72,20 @@ class SendRecv(PrimitiveBase):
                 cases.append(pingpong_case(ctx, buffers, src, dst))
             else:
                 cases.append(window_case(ctx, buffers, src, dst, window, bidirectional))
-        return cases
+        if given:
+            return cases
+        return [named_for_default(case) for case in cases]
+
+
+def named_for_default(case: Case) -> Case:
+    """The default window shrinks with the size (default_window): its cases are named for the
+    setting alone (`window`, not `window=64` then `window=4` at 16M, which split one case's line
+    over sizes in report and compare); the messages in flight stay in window_msgs."""
+    pattern = case.labels.get("pattern", "")
+    if "window=" not in pattern:
+        return case
+    labels = {**case.labels, "pattern": pattern.split("=", 1)[0]}
+    return dataclasses.replace(case, labels=labels)
 
 
 def wait_all(works: list[Any]) -> None:
@@ -191,7 +209,8 @@ def window_case(
 
     name = f"bidir-window={window}" if bidirectional else f"window={window}"
     labels = {"src": str(src), "dst": str(dst), "pattern": name}
-    return buf.case(run, check, labels, ops=2 * window if bidirectional else window)
+    case = buf.case(run, check, labels, ops=2 * window if bidirectional else window)
+    return dataclasses.replace(case, columns={"window_msgs": float(window)})
 
 
 def ring_case(ctx: Context, buf: Buffers) -> Case:
@@ -247,4 +266,5 @@ def multipair_case(ctx: Context, buf: Buffers, window: int, bidirectional: bool)
     name = f"multipair-bidir-window={window}" if bidirectional else f"multipair-window={window}"
     lows, highs = tuple(range(half)), tuple(range(half, 2 * half))
     labels = {"src": ranks_label(lows), "dst": ranks_label(highs), "pattern": name}
-    return buf.case(run, check, labels, ops=half * window * (2 if bidirectional else 1))
+    case = buf.case(run, check, labels, ops=half * window * (2 if bidirectional else 1))
+    return dataclasses.replace(case, columns={"window_msgs": float(window)})
