@@ -121,10 +121,12 @@ class Part:
 def detect_changes(
     series: Sequence[np.ndarray], white: Sequence[float], alpha: float = 0.05,
     floor: float = 0.0, pools: Callable[[int, bool], NullPool] = pool_for,
+    families: Sequence[int] | None = None,
 ) -> list[SeriesChanges]:  # fmt: skip
     """Every series' change points (module docstring). `floor`: the smallest step (a share of
     the level before it) kept as a change point. `pools(n, launches)`: the null pool of series
-    of n nights (changepoint_null.pool_for, or a caller's cache of it)."""
+    of n nights (changepoint_null.pool_for, or a caller's cache of it). `families`: each
+    series' family (Benjamini-Hochberg runs within each; default: one family, the history)."""
     count, lengths = len(series), [len(s) for s in series]
     launch = [float(w) > 0 for w in white]
     noises: dict[int, Noise] = {}
@@ -146,12 +148,21 @@ def detect_changes(
         members = [(i, 0, n) for i in rows]
         for part in test_parts(scores, y, noise, members, null_of):
             whole[part.series] = part
-    tested = sorted(whole)
-    q_of = dict(zip(tested, bh_adjust([whole[i].p_value for i in tested]), strict=True))
-    selected = [i for i in tested if q_of[i] <= alpha]
-    part_level = alpha * max(len(selected), 1) / max(len(tested), 1)
+    family = list(families) if families is not None else [0] * count
+    members_of: dict[int, list[int]] = {}
+    for i in sorted(whole):
+        members_of.setdefault(family[i], []).append(i)
+    q_of: dict[int, float] = {}
+    level_of: dict[int, float] = {}
+    for members in members_of.values():
+        q_of.update(zip(members, bh_adjust([whole[i].p_value for i in members]), strict=True))
+        chosen = sum(q_of[i] <= alpha for i in members)
+        for i in members:  # a part's level if changed, else the level it would join at
+            level_of[i] = alpha * (chosen if q_of[i] <= alpha else chosen + 1) / len(members)
+    selected = [i for i in sorted(whole) if q_of[i] <= alpha]
     found: dict[int, list[Found]] = {i: [] for i in range(count)}
-    queue = [whole[i] for i in selected]
+    placing = placers(series, white, selected)
+    queue = place([whole[i] for i in selected], series, placing)
     while queue:
         children = []
         for part in queue:
@@ -162,14 +173,13 @@ def detect_changes(
             )
             children += [(part.series, part.start, part.split), (part.series, part.split, part.end)]
         found_parts = search(children, series, scored, noises, null_of)
-        queue = [p for p in found_parts if p.p_value <= part_level]
-    join_level = alpha * (len(selected) + 1) / max(len(tested), 1)
+        queue = place([p for p in found_parts if p.p_value <= level_of[p.series]], series, placing)
     return [
         SeriesChanges(
             tuple(sorted(found[i], key=lambda f: f.index)), lengths[i],
             whole[i].p_value if i in whole else math.nan, q_of.get(i, math.nan),
-            noises.get(i, unknown_noise()), min(part_level if i in selected else join_level, 1.0),
-            null_of.get(i), scales.get(i, math.nan),
+            noises.get(i, unknown_noise()), min(level_of.get(i, alpha), 1.0), null_of.get(i),
+            scales.get(i, math.nan),
         )
         for i in range(count)
     ]  # fmt: skip
@@ -201,6 +211,37 @@ def test_parts(
         Part(i, start, end, start + int(k[j]) + 1, float(size[j]), float(chosen[j]), float(p[j]))
         for j, (i, start, end) in enumerate(members)
     ]
+
+
+def placers(
+    series: Sequence[np.ndarray], white: Sequence[float], selected: list[int]
+) -> dict[int, Noise]:
+    """The noise model of each changed series' own log values, which place its change points."""
+    out: dict[int, Noise] = {}
+    by_length: dict[int, list[int]] = {}
+    for i in selected:
+        by_length.setdefault(len(series[i]), []).append(i)
+    for members in by_length.values():
+        logs = np.stack([np.asarray(series[i], float) for i in members])
+        noise = estimate_noise(logs, np.array([float(white[i]) for i in members]))
+        out.update((i, noise.take(np.array([j]))) for j, i in enumerate(members))
+    return out
+
+
+def place(parts: list[Part], series: Sequence[np.ndarray], placing: dict[int, Noise]) -> list[Part]:
+    """Each changed part's change point moved to the largest |t| of the log values themselves:
+    the ranks test whether the part changed, robust to outlier nights, but blur where (a 20 %
+    step in drift with phi = 0.8 was placed at its night 76 % of the time by the ranks, 95 % by
+    the values)."""
+    out = []
+    for part in parts:
+        logs = np.asarray(series[part.series], float)[None, part.start : part.end]
+        t, _effect = profile(logs, placing[part.series])
+        k = int(np.abs(t[0]).argmax()) + 1
+        effect = float(logs[0, k:].mean() - logs[0, :k].mean())
+        out.append(Part(part.series, part.start, part.end, part.start + k, effect, part.t,
+                        part.p_value))  # fmt: skip
+    return out
 
 
 def search(

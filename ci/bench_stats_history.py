@@ -1,0 +1,193 @@
+"""How often `distbench history` finds a change point that is not there, and how often it finds a
+20 % step that is: simulated series of nights, judged by the statistical core's change-point
+method (distbench.stats.changepoint) exactly as history judges them.
+
+    python ci/bench_stats_history.py             # >= 1,000 replications a row (~3 min here)
+    python ci/bench_stats_history.py --quick     # 300 a row, for the slow-marked test (< 20 s)
+
+The noise level: a launch's fastest trial moves with a log sd of about 0.10 between launches of
+this box (the median over the rows of tests/data/gate-launches-interleaved.json), and a night
+averages two launches (ci/nightly.sh --launches 2), so a night value's sd is 0.10 / sqrt 2 =
+0.071, which the rows below give to AR(1) drift of the night (phi = 0, 0.5, 0.8). Each series
+is a history of its own (one family) unless the row says "history of 108".
+
+A change point is "false" in a series without a step; a step is "found" when a regressed change
+point lies within 5 nights of it, "placed" within 2. Monte Carlo errors are binomial for shares
+and the standard error of the mean count for false change points per 100 series.
+
+`run(quick, seed)` returns the table's rows (name, value, mc_error, target, ok); ci/bench_stats.py
+imports it. ok is None for a row that has no target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+LAUNCHES = ROOT / "tests" / "data" / "gate-launches-interleaved.json"
+NIGHTS = 60
+NIGHT_SD = 0.10 / math.sqrt(2)
+"""A night value's sd: two launches of this box's launch spread (module docstring)."""
+STEP = math.log(1.2)
+NEAR = 5
+"""Nights from the true step within which a regressed change point counts as finding it (a
+week of commits to bisect); PLACED: within which it counts as placed."""
+PLACED = 2
+CASES = 108
+"""Series in one history in the "history of 108" rows: the shipped nightly matrix's rows."""
+
+
+def drift(rng: np.random.Generator, count: int, n: int, phi: float) -> np.ndarray:
+    """AR(1) series (count, n) of marginal sd 1, started in their stationary distribution."""
+    e = rng.standard_normal((count, n)) * math.sqrt(1 - phi * phi)
+    x = np.empty((count, n))
+    x[:, 0] = rng.standard_normal(count)
+    for t in range(1, n):
+        x[:, t] = phi * x[:, t - 1] + e[:, t]
+    return x
+
+
+def judge(
+    logs: np.ndarray, white: np.ndarray | None = None, cases: int = 1
+) -> list[list[tuple[int, float]]]:
+    """Each series' change points (position, log step), as history judges them: every `cases`
+    consecutive series form one history (one Benjamini-Hochberg family)."""
+    from distbench.stats.changepoint import detect_changes
+
+    white = np.zeros(len(logs)) if white is None else white
+    families = [i // cases for i in range(len(logs))]
+    judged = detect_changes(list(logs), white.tolist(), 0.05, 0.05, families=families)
+    return [[(f.index, f.effect) for f in j.found] for j in judged]
+
+
+def false_per_100(found: list[list[tuple[int, float]]]) -> tuple[float, float]:
+    counts = np.array([len(f) for f in found], float)
+    return 100 * counts.mean(), 100 * counts.std(ddof=1) / math.sqrt(len(counts))
+
+
+def share(hits: list[bool]) -> tuple[float, float]:
+    p = float(np.mean(hits))
+    return p, math.sqrt(max(p * (1 - p), 1e-12) / len(hits))
+
+
+def stepped(found: list[list[tuple[int, float]]], at: int, near: int = NEAR) -> list[bool]:
+    return [any(abs(i - at) <= near and e > 0 for i, e in f) for f in found]
+
+
+def launch_series(
+    rng: np.random.Generator, count: int, phi: float, launch_share: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Nights of two launches: AR(1) drift of the night plus each launch's own noise, the night
+    value's variance NIGHT_SD^2 split launch_share : the rest. (logs, launch spread, launches)."""
+    night = drift(rng, count, NIGHTS, phi) * NIGHT_SD * math.sqrt(1 - launch_share)
+    own = NIGHT_SD * math.sqrt(launch_share * 2)  # a launch's sd; a mean of two halves it
+    launches = night[:, :, None] + own * rng.standard_normal((count, NIGHTS, 2))
+    return launches.mean(axis=2), launches.var(axis=2, ddof=1), np.full((count, NIGHTS), 2.0)
+
+
+def white_of(spread: np.ndarray, launches: np.ndarray) -> np.ndarray:
+    from distbench.reports.history_detect import launch_noise
+
+    return np.array([launch_noise(s, n) for s, n in zip(spread, launches, strict=True)])
+
+
+def real_launches(rng: np.random.Generator, count: int) -> np.ndarray:
+    """Series whose nights are two launches drawn (with replacement) from the 12 recorded
+    launches of one row of this box: real launch-to-launch noise, outliers included."""
+    data = json.loads(LAUNCHES.read_text())
+    names = sorted(data["launches"])
+    rows = [
+        np.log([min(data["launches"][n][i]) for n in names])
+        for i in range(len(data["cases"]))
+        if all(data["launches"][n][i] for n in names)
+    ]
+    chosen = [rows[int(k)] for k in rng.integers(0, len(rows), count)]
+    picks = rng.integers(0, len(names), (count, NIGHTS, 2))
+    return np.stack([r[p].mean(axis=1) for r, p in zip(chosen, picks, strict=True)])
+
+
+def run(quick: bool, seed: int) -> list[dict]:
+    """The table (module docstring): one dict per row."""
+    reps = 300 if quick else 1_000
+    rng = np.random.default_rng(seed)
+    rows: list[dict] = []
+
+    def add(name: str, measured: tuple[float, float], target: str, ok: bool | None) -> None:
+        value, error = measured
+        rows.append(dict(name=name, value=value, mc_error=error, target=target, ok=ok))
+
+    for phi in (0.0, 0.5, 0.8):
+        noise = drift(rng, reps, NIGHTS, phi) * NIGHT_SD
+        value = false_per_100(judge(noise))
+        target = "<= 5" if phi == 0.5 else ""
+        label = "iid" if phi == 0 else f"AR(1) phi {phi}"
+        add(f"false change points per 100 null series, {label}", value, target,
+            value[0] <= 5 if target else None)  # fmt: skip
+        for at in (30, 40, 50, 57) if phi == 0.5 else (40,):
+            judged = judge(noise + STEP * (np.arange(NIGHTS) >= at))
+            found = share(stepped(judged, at))
+            target = ">= 0.90" if phi == 0.5 and at == 40 else ""
+            add(f"20 % steps found, {label}, step at night {at} of {NIGHTS}", found, target,
+                found[0] >= 0.90 if target else None)  # fmt: skip
+            if at == 40:
+                add(f"  ... placed within {PLACED} nights of it", share(stepped(judged, at, 2)),
+                    "", None)  # fmt: skip
+    one = drift(rng, reps, NIGHTS, 0.5) * 0.10 + STEP * (np.arange(NIGHTS) >= 40)
+    add("20 % steps found, AR(1) phi 0.5, one launch a night (sd 0.10), step at 40",
+        share(stepped(judge(one), 40)), "", None)  # fmt: skip
+    for phi in (0.5, 0.8):
+        logs, spread, launches = launch_series(rng, reps, phi, 0.5)
+        add(f"false per 100, drift phi {phi} + as much launch noise, launch spread used",
+            false_per_100(judge(logs, white_of(spread, launches))), "", None)  # fmt: skip
+        add(f"false per 100, drift phi {phi} + as much launch noise, launch spread ignored",
+            false_per_100(judge(logs)), "", None)  # fmt: skip
+    heavy = rng.standard_t(3, (reps, NIGHTS)) * NIGHT_SD / math.sqrt(3)
+    add("false per 100, iid t(3) nights", false_per_100(judge(heavy)), "", None)
+    add("false per 100, real launches of this box resampled, 2 a night",
+        false_per_100(judge(real_launches(rng, reps))), "", None)  # fmt: skip
+    histories = max(reps // 10, 20)
+    many = drift(rng, histories * CASES, NIGHTS, 0.5) * NIGHT_SD
+    add(f"histories of {CASES} null series (phi 0.5) with any false change point",
+        share([any(f) for f in chunks(judge(many, cases=CASES), CASES)]), "<= 0.05",
+        None)  # fmt: skip
+    rows[-1]["ok"] = rows[-1]["value"] <= 0.05
+    return rows
+
+
+def chunks(found: list[list[tuple[int, float]]], size: int) -> list[list[tuple[int, float]]]:
+    """Each history's change points, its `size` series' together."""
+    return [[cp for f in found[i : i + size] for cp in f] for i in range(0, len(found), size)]
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| measure | value | MC error | target | ok |", "| --- | ---: | ---: | --- | --- |"]
+    for r in rows:
+        ok = "" if r["ok"] is None else ("yes" if r["ok"] else "NO")
+        lines.append(
+            f"| {r['name']} | {r['value']:.3g} | {r['mc_error']:.2g} | {r['target']} | {ok} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None, out: Callable[[str], None] = print) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="300 replications a row")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    start = time.perf_counter()
+    rows = run(args.quick, args.seed)
+    out(table(rows))
+    out(f"\n{'quick, ' if args.quick else ''}seed {args.seed}: {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
