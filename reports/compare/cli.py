@@ -10,9 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from distbench.collectors.schema import COMM_MATCH_KEY, DDP_CASE_COLUMNS, DDP_MATCH_KEY
 from distbench.parse import UsageError, parse_choice
 from distbench.reports.checks import Thresholds, load_thresholds, parse_check, parse_metric
-from distbench.reports.compare.judge import compare_sides
+from distbench.reports.compare.judge import (
+    ONLY_BASELINE,
+    ONLY_CURRENT,
+    SKIPPED,
+    Comparison,
+    compare_sides,
+)
 from distbench.reports.compare.render import RENDERERS
 from distbench.reports.compare.sides import load_side
 from distbench.reports.compare.window import (
@@ -24,6 +31,7 @@ from distbench.reports.compare.window import (
     resolve_store,
     save_night,
 )
+from distbench.reports.keydiff import explain_no_common_rows
 from distbench.stats.engine import Settings
 from distbench.tables import render_rows
 
@@ -121,22 +129,25 @@ def run_compare(args: CompareArgs) -> tuple[int, str]:
     return comparison.exit_code, renderer(comparison)
 
 
-def no_rows_message(comparison: object) -> str:
-    from distbench.collectors.schema import COMM_MATCH_KEY, DDP_CASE_COLUMNS
-    from distbench.reports.compare.judge import Comparison
-
-    assert isinstance(comparison, Comparison)
-    skipped = [u.reason for u in comparison.unmatched if u.outcome == "not-compared"]
-    if skipped and not any(u.outcome == "only-baseline" for u in comparison.unmatched):
+def no_rows_message(comparison: Comparison) -> str:
+    """compare's one line when no row matched: the metric's absence, else what keeps the two
+    sides' rows apart (reports/keydiff.py names a lone differing column such as env)."""
+    skipped = [u.reason for u in comparison.unmatched if u.outcome == SKIPPED]
+    if skipped and not any(u.outcome == ONLY_BASELINE for u in comparison.unmatched):
         return (
             f"--metric {comparison.metric.name}: {skipped[0]}: choose time_us_p50, busbw_GBps "
             "or samples_per_s (DDP)"
         )
+    base = [u.key for u in comparison.unmatched if u.outcome == ONLY_BASELINE]
+    current = [u.key for u in comparison.unmatched if u.outcome == ONLY_CURRENT]
+    kinds = {k.get("kind") for k in (*base, *current)}
+    columns = DDP_MATCH_KEY if kinds == {"ddp"} else COMM_MATCH_KEY
+    cause = explain_no_common_rows(base, current, columns) if kinds <= {"comm", "ddp"} else ""
     return (
-        f"{comparison.baseline.path} and {comparison.current.path} have no row in common (rows "
-        f"match on {', '.join(COMM_MATCH_KEY)}; DDP rows on {', '.join(DDP_CASE_COLUMNS)}): "
-        "compare runs of the same sweep"
-    )
+        f"{comparison.baseline.path} and {comparison.current.path} have no row in common"
+        + (f": {cause}" if cause else f" (rows match on {', '.join(COMM_MATCH_KEY)}; DDP rows "
+           f"on {', '.join(DDP_CASE_COLUMNS)}): compare runs of the same sweep")
+    )  # fmt: skip
 
 
 def run_baseline_save(

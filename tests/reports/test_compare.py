@@ -522,3 +522,15 @@ def test_compare_refuses_a_damaged_run(
     results.write_text(damage(results.read_text()))
     code, _, err = cli(["compare", str(a), str(b)], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_no_row_in_common_names_a_lone_differing_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#26 item 8: --env on one side keeps every row apart; the one line says so."""
+    rng = random.Random(18)
+    a = launch(tmp_path / "a", levels("all_reduce"), rng)
+    b = launch(tmp_path / "b", levels("all_reduce"), rng, env="NCCL_ALGO=Ring")
+    code, _, err = cli(["compare", str(a), str(b)], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "they differ only in env: empty (no --env) in the baseline" in err
