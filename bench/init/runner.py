@@ -8,9 +8,11 @@ launch's group, which is then destroyed: from here on only the measured groups e
 repetition times, on every rank, init_process_group (from the call to its return: the rendezvous
 includes waiting for the last rank), the first collective (an all_reduce of one float32),
 --new-groups K subgroups and destroy_process_group (after an untimed barrier, so every rank
-starts the teardown together). After a method's repetitions an untimed tcp:// group gathers every
-rank's times; rank 0 writes the method's rows (each sample the slowest rank's time) and their
-samples, then that group is destroyed, except after the last method: the worker destroys it.
+starts the teardown together). After a method's repetitions an untimed tcp:// group takes the
+per-sample maximum over ranks of every phase (one tensor all_reduce); rank 0 writes the method's
+rows (each sample the slowest rank's time) and those samples (rank -1), then that group is
+destroyed, except after the last method: the ranks' own samples (--rank-samples) are kept over it
+at the end, and the worker destroys it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import os
 import shutil
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -37,7 +39,7 @@ from distbench.groups import placement_of
 from distbench.init.spec import InitSpec
 from distbench.plan import measurement_id
 from distbench.primitives.base import Context
-from distbench.ranks import ranks_label
+from distbench.ranks import max_over_ranks, ranks_label, save_rank_samples
 from distbench.spec import RunSpec
 from distbench.stats import Stats, row_figures
 from distbench.timing import timer_name
@@ -162,24 +164,36 @@ def init_row(
     )
 
 
-def write_method(
-    spec: RunSpec, rdzv: Rendezvous, index: int, gathered: list[Any], sinks: RunSinks
-) -> None:
-    """Rank 0: one row per phase of method `index` with its samples (samples first: the row
-    commits the measurement)."""
-    workload: InitSpec = spec.workload
-    method = workload.methods[index]
-    for p, phase in enumerate(workload.phases):
-        number = index * len(workload.phases) + p
-        measurement = measurement_id(len(gathered), number, workload.tag)
-        per_rank = [[trial[phase] for trial in rank_times] for rank_times in gathered]
-        worst = [max(values) for values in zip(*per_rank, strict=True)]
-        samples = [
-            SampleRow(measurement, rank, t, 0, v)
-            for rank, values in [*enumerate(per_rank), (MAX_OVER_RANKS, worst)]
+def method_samples(
+    workload: InitSpec, world: int, index: int, rank: int, times: list[list[float]]
+) -> list[list[SampleRow]]:
+    """Method `index`'s samples of one rank, or of the maximum (rank -1), per phase: `times` is
+    phase -> one time per repetition (us)."""
+    return [
+        [
+            SampleRow(measurement_id(world, index * len(times) + p, workload.tag), rank, t, 0, v)
             for t, v in enumerate(values)
         ]
-        sinks.write(samples, init_row(spec, rdzv, measurement, method, phase, worst))
+        for p, values in enumerate(times)
+    ]
+
+
+def write_method(
+    spec: RunSpec, rdzv: Rendezvous, index: int, worst: list[list[float]], sinks: RunSinks
+) -> None:
+    """Rank 0: one row per phase of method `index` with its samples, each the slowest rank's
+    (`worst`: phase -> per repetition; samples first: the row commits the measurement)."""
+    workload: InitSpec = spec.workload
+    method = workload.methods[index]
+    per_phase = method_samples(workload, len(rdzv.hosts), index, MAX_OVER_RANKS, worst)
+    for phase, samples, values in zip(workload.phases, per_phase, worst, strict=True):
+        row = init_row(spec, rdzv, samples[0].measurement, method, phase, values)
+        sinks.write(samples, row)
+
+
+def by_phase(phases: Sequence[str], mine: list[dict[str, float]]) -> list[list[float]]:
+    """This rank's times as phase -> per repetition (us)."""
+    return [[trial[phase] for trial in mine] for phase in phases]
 
 
 def run_init(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
@@ -196,6 +210,8 @@ def run_init(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     rdzv: Rendezvous = replace(shared[0], hosts=hosts)
     dist.barrier()
     dist.destroy_process_group()
+    collect = replace(ctx, group=None)  # each method's untimed tcp:// group, the default one
+    local: list[SampleRow] = []  # this rank's samples, kept at the end (--rank-samples)
     try:
         with run_sinks(run_dir, InitRow, spec.launch.run_id, ctx.rank == 0) as sinks:
             for index, method in enumerate(workload.methods):
@@ -203,13 +219,17 @@ def run_init(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
                 places = rdzv.files[index] if method == "file" else rdzv.ports[index]
                 mine = [repetition(method, where, rdzv, ctx, spec) for where in places]
                 join("tcp", rdzv.collect[index], rdzv, ctx, spec.launch.timeout_s)
-                gathered: list[Any] = [None] * ctx.world_size
-                dist.all_gather_object(gathered, mine)
+                times = by_phase(workload.phases, mine)
+                flat = max_over_ranks(collect, [v for values in times for v in values])
+                worst = [flat[p * len(mine) : (p + 1) * len(mine)] for p in range(len(times))]
+                for rows in method_samples(workload, ctx.world_size, index, ctx.rank, times):
+                    local += rows
                 if sinks is not None:
-                    write_method(spec, rdzv, index, gathered, sinks)
+                    write_method(spec, rdzv, index, worst, sinks)
                 if index < len(workload.methods) - 1:
                     dist.barrier()
                     dist.destroy_process_group()
+            save_rank_samples(collect, local, spec.launch)  # --rank-samples
     finally:
         if ctx.rank == 0:
             shutil.rmtree(run_dir / RENDEZVOUS_DIR, ignore_errors=True)

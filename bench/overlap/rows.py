@@ -1,13 +1,12 @@
-"""Rank 0's rows of `distbench overlap`: one results.csv row per case from every rank's samples
-of the three phases (each sample the slowest rank's, as every distbench row), and the overlapped
-phase's samples."""
+"""Rank 0's rows of `distbench overlap`: one results.csv row per case from the per-sample maximum
+over ranks of the three phases (each sample the slowest rank's, as every distbench row), and the
+overlapped phase's maxima in samples.csv (rank -1)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
@@ -42,12 +41,9 @@ class Case:
     threads: int
     mode: str
     wrong: int
-    gathered: list[Any]
-    """rank -> {series: samples (us)}; every rank has as many of each."""
-
-    def worst(self, series: str) -> list[float]:
-        """The per-sample maximum over ranks: the slowest rank sets each sample."""
-        return [max(v) for v in zip(*(g[series] for g in self.gathered), strict=True)]
+    world_size: int
+    worst: dict[str, list[float]]
+    """series -> the per-sample maximum over ranks (us): the slowest rank sets each sample."""
 
 
 def p50(values: Sequence[float]) -> float:
@@ -58,10 +54,10 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
     """The case's row: time_us_* of the slowest rank's `both` samples, the phases' p50s and
     what they come to (metrics.py)."""
     workload: OverlapSpec = spec.workload
-    stats = Stats(tuple(case.worst("both")))
-    times = {series: p50(case.worst(series)) for series in SERIES}
+    stats = Stats(tuple(case.worst["both"]))
+    times = {series: p50(case.worst[series]) for series in SERIES}
     figures = overlap_figures(*(times[s] for s in SERIES))
-    world = len(case.gathered)
+    world = case.world_size
     return OverlapRow(
         **spec.run_columns,
         host=host,
@@ -109,15 +105,10 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
 def write_case(
     sinks: RunSinks, spec: RunSpec, placement: Placement, host: str, case: Case
 ) -> OverlapRow:
-    """The `both` samples of every rank and of the maximum (rank -1) first (the row commits the
+    """The `both` samples of the maximum over ranks (rank -1) first (the row commits the
     measurement, as --resume expects), then the row."""
     iters = spec.workload.iters
-    both = [mine["both"] for mine in case.gathered]
-    samples = [
-        sample
-        for rank, values in [*enumerate(both), (MAX_OVER_RANKS, case.worst("both"))]
-        for sample in sample_rows(case.measurement, rank, case.mode, iters, values)
-    ]
+    samples = sample_rows(case.measurement, MAX_OVER_RANKS, case.mode, iters, case.worst["both"])
     row = overlap_row(spec, placement, host, case)
     sinks.write(samples, row)
     return row

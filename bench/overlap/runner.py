@@ -9,7 +9,9 @@ count (--compute-iters, or auto: as many as take about the collective's time alo
 count over ranks), then `trials` rounds, each timing compute, comm and both one after the other
 (after a barrier each, as every trial), so a drift of the machine's load reaches the three alike.
 With --check, the collective's result is checked once after the timing, issued with the compute
-running, as in `both`. The samples of every rank go to rank 0, which writes the case's row.
+running, as in `both`. The per-sample maximum over ranks of every series (one tensor all_reduce)
+reaches every rank; rank 0 writes the case's row and the `both` maxima (rank -1) to samples.csv.
+Each rank keeps its own `both` samples for --rank-samples, written at the end (bench/ranks.py).
 """
 
 from __future__ import annotations
@@ -18,20 +20,20 @@ import itertools
 import math
 import socket
 from collections.abc import Callable
-from typing import Any
 
 import torch
-import torch.distributed as dist
 
 from distbench.collectors.rows_overlap import OverlapRow
+from distbench.collectors.schema import SampleRow
 from distbench.collectors.sink import run_sinks
 from distbench.groups import gather_placement
 from distbench.overlap.ops import SPANS, Collective, Matmul, Ops, build_collective
-from distbench.overlap.rows import Case, write_case
+from distbench.overlap.rows import SERIES, Case, write_case
 from distbench.overlap.spec import OverlapSpec
+from distbench.pairs.rows import sample_rows
 from distbench.plan import measurement_id
 from distbench.primitives.base import Context
-from distbench.ranks import max_over_ranks, sum_over_ranks
+from distbench.ranks import max_over_ranks, save_rank_samples, sum_over_ranks
 from distbench.spec import RunSpec
 from distbench.timing import TRIALS, trial_throughput, warm_up
 
@@ -89,6 +91,8 @@ def run_overlap(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None
         workload.modes,
     )  # fmt: skip
     built: dict[tuple[str, int], Collective] = {}
+    local: list[SampleRow] = []  # this rank's `both` samples, kept at the end (--rank-samples)
+    rank = ctx.global_ranks[ctx.rank] if ctx.global_ranks else ctx.rank
     with run_sinks(spec.launch.run_dir, OverlapRow, spec.launch.run_id, ctx.rank == 0) as sinks:
         for index, (threads, name, requested, n, mode) in enumerate(cases):
             measurement = measurement_id(ctx.world_size, index, workload.tag)
@@ -98,7 +102,8 @@ def run_overlap(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None
             in_force = set_threads(threads)
             collective = built.get((name, requested)) or build_collective(name, ctx, requested)
             built = {(name, requested): collective}  # one size's buffers at a time
-            gathered, iters, wrong = run_case(ctx, workload, collective, n, mode)
+            mine, worst, iters, wrong = run_case(ctx, workload, collective, n, mode)
+            local += sample_rows(measurement, rank, mode, workload.iters, mine["both"])
             case = Case(
                 measurement=measurement,
                 collective=name,
@@ -110,22 +115,34 @@ def run_overlap(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None
                 threads=in_force,
                 mode=mode,
                 wrong=wrong,
-                gathered=gathered,
+                world_size=ctx.world_size,
+                worst=worst,
             )
             if sinks is not None:
                 write_case(sinks, spec, placement, socket.gethostname(), case)
+    save_rank_samples(ctx, local, spec.launch)  # --rank-samples
 
 
 def run_case(
     ctx: Context, workload: OverlapSpec, collective: Collective, n: int, mode: str
-) -> tuple[list[Any], int, int]:
-    """(every rank's samples, matmuls per op, wrong elements over ranks or -1) of one case."""
+) -> tuple[dict[str, list[float]], dict[str, list[float]], int, int]:
+    """(this rank's samples, their per-sample maximum over ranks, matmuls per op, wrong elements
+    over ranks or -1) of one case, samples by series."""
     matmul = Matmul(n, 1, ctx.device)
     ops = Ops(ctx, collective, matmul)
     warm_up(ctx, ops.run_comm, workload.warmup)
     matmul.iters = choose_iters(ctx, ops, matmul, workload.compute_iters)
     mine = measure_case(ctx, workload, ops, mode)
     wrong = sum_over_ranks(ctx, ops.check()) if workload.check else -1
-    gathered: list[Any] = [None] * ctx.world_size
-    dist.all_gather_object(gathered, mine, group=ctx.group)
-    return gathered, matmul.iters, wrong
+    return mine, worst_of(ctx, mine), matmul.iters, wrong
+
+
+def worst_of(ctx: Context, mine: dict[str, list[float]]) -> dict[str, list[float]]:
+    """Every series' per-sample maximum over ranks, in one all_reduce of the series end to end
+    (every rank has as many samples of each)."""
+    joined = max_over_ranks(ctx, [value for series in SERIES for value in mine[series]])
+    worst, start = {}, 0
+    for series in SERIES:
+        worst[series] = joined[start : start + len(mine[series])]
+        start += len(mine[series])
+    return worst

@@ -1,5 +1,5 @@
 """Rank 0's rows of `distbench pairs`: one results.csv row per pair (the per-sample maximum over
-the pair's ranks, as every distbench row), its samples, and ranks.csv's standings."""
+the pair's ranks, as every distbench row), those samples (rank -1), and ranks.csv's standings."""
 
 from __future__ import annotations
 
@@ -24,18 +24,14 @@ from distbench.timing import timer_name
 
 @dataclass(frozen=True)
 class PairResult:
-    """One pair's round: every rank's samples (us per message), indexed by global rank."""
+    """One pair's round: the per-sample maximum over the pair's ranks (us per message)."""
 
     measurement: str
     pair: tuple[int, int]
     mode: str
     requested: int
-    gathered: list[Any]
-    """global rank -> its samples this round (empty for a rank with a bye)."""
-
-    def worst(self, ranks: Sequence[int]) -> list[float]:
-        """The per-sample maximum over `ranks`: the slowest rank sets each sample."""
-        return [max(values) for values in zip(*(self.gathered[r] for r in ranks), strict=True)]
+    worst: list[float]
+    """The slowest of the pair's ranks sets each sample (bench/ranks.py max_by_slot)."""
 
 
 def pattern_of(workload: PairsSpec, size_bytes: int) -> str:
@@ -58,7 +54,7 @@ def pair_row(
     rank of a node pair), so algbw is the pair's aggregate, as osu_bibw's."""
     workload: PairsSpec = spec.workload
     ranks = pair_ranks(layout.units, result.pair)
-    stats = Stats(tuple(result.worst(ranks)))
+    stats = Stats(tuple(result.worst))
     size = count * dtype.itemsize
     group = len(ranks)
     factor = 2 * (group - 1) / group if workload.primitive == "all_reduce" else 1.0
@@ -108,16 +104,12 @@ def sample_rows(
     return rows
 
 
-def write_pair(sinks: RunSinks, row: ResultRow, result: PairResult, layout: Any) -> None:
-    """Samples first (the row commits the measurement, as --resume expects), then the row."""
-    ranks = pair_ranks(layout.units, result.pair)
-    per_rank = [*((r, result.gathered[r]) for r in ranks), (MAX_OVER_RANKS, result.worst(ranks))]
-    samples = [
-        sample
-        for rank, values in per_rank
-        for sample in sample_rows(row.measurement, rank, row.mode, row.iters, values)
-    ]
-    sinks.write(samples, row)
+def write_pair(sinks: RunSinks, row: ResultRow, result: PairResult) -> None:
+    """The maximum's samples first (the row commits the measurement, as --resume expects), then
+    the row."""
+    sinks.write(
+        sample_rows(row.measurement, MAX_OVER_RANKS, row.mode, row.iters, result.worst), row
+    )
 
 
 def rank_rows(

@@ -4,10 +4,11 @@ circle method (pairs/spec.py), each round's disjoint pairs at the same time.
     torchrun --nproc-per-node 4 -m distbench.worker RUN/spec.json    # the CLI starts it
 
 Per (mode, size, round): every rank warms up its own pair's op, then every trial starts after a
-world barrier (TRIALS[mode], the comm loops' timers); idle ranks time nothing. The round's
-samples go to rank 0, which takes each pair's per-sample maximum over the pair's ranks, writes
-one results.csv row per pair as the round ends, and ranks.csv (pairs/outliers.py) as each size
-ends.
+world barrier (TRIALS[mode], the comm loops' timers); idle ranks time nothing. As the round
+ends, each pair's per-sample maximum over its ranks reaches every rank in one tensor all_reduce
+(ranks.max_by_slot: a slot per pair); rank 0 writes one results.csv row per pair and those
+samples (rank -1), and ranks.csv (pairs/outliers.py) as each size ends. Each rank keeps its own
+samples for --rank-samples, written at the end of the launch.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import os
 import socket
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +25,21 @@ import torch
 import torch.distributed as dist
 
 from distbench.collectors.ranks import RankRow
-from distbench.collectors.schema import RANKS_CSV, RESULTS_CSV, ResultRow
+from distbench.collectors.schema import RANKS_CSV, RESULTS_CSV, ResultRow, SampleRow
 from distbench.collectors.sink import CsvSink, RunSinks, read_rows, run_sinks
-from distbench.pairs.rows import PairResult, kept_result, pair_row, rank_rows, write_pair
+from distbench.pairs.rows import (
+    PairResult,
+    kept_result,
+    pair_row,
+    rank_rows,
+    sample_rows,
+    write_pair,
+)
 from distbench.pairs.spec import PairsSpec, circle_rounds
 from distbench.plan import measurement_id
 from distbench.primitives.base import Context, element_count
 from distbench.primitives.send_recv import default_window, wait_all
+from distbench.ranks import max_by_slot, save_rank_samples
 from distbench.spec import RunSpec
 from distbench.timing import TRIALS, warm_up
 
@@ -109,6 +118,10 @@ class PairsRun:
     kept: dict[str, dict[str, str]]
     """results.csv rows of an interrupted run (--resume), by measurement id; rank 0 only."""
     index: int = 0
+    ids: list[str] = field(default_factory=list)
+    """Every measurement id of the launch so far, in order (the same on every rank)."""
+    local: list[SampleRow] = field(default_factory=list)
+    """This rank's own samples (--rank-samples), written at the end of the launch."""
 
     def measure_size(self, mode: str, requested: int, log: Callable[[str], None]) -> None:
         """Every round at one size; rank 0 writes each round's rows, then the size's ranks.csv."""
@@ -122,20 +135,24 @@ class PairsRun:
         for number, pairs in enumerate(rounds, 1):
             ids = [measurement_id(ctx.world_size, self.index + j, tag) for j in range(len(pairs))]
             self.index += len(pairs)
+            self.ids += ids
             if set(ids) <= set(self.spec.launch.done):
                 results += [kept_result(self.kept, m, p) for m, p in zip(ids, pairs, strict=True)]
                 continue
             size = count * dtype.itemsize
             log(f"begin {ids[0]} pairs round {number}/{len(rounds)} {mode} size={size}")
             mine = run_round(ctx, workload, self.layout, self.groups, pairs, mode, buffers)
-            gathered: list[Any] = [None] * ctx.world_size
-            dist.all_gather_object(gathered, mine)
+            slot = pair_slot(self.layout, pairs, ctx.global_ranks[ctx.rank])
+            if slot >= 0:
+                rank = ctx.global_ranks[ctx.rank]
+                self.local += sample_rows(ids[slot], rank, mode, workload.iters, mine)
+            worst = max_by_slot(ctx, mine, slot, len(pairs))
             if self.sinks is None:
                 continue
-            for measurement, pair in zip(ids, pairs, strict=True):
-                result = PairResult(measurement, pair, mode, requested, gathered)
+            for measurement, pair, values in zip(ids, pairs, worst, strict=True):
+                result = PairResult(measurement, pair, mode, requested, values)
                 row = pair_row(self.spec, self.layout, result, dtype, count)
-                write_pair(self.sinks, row, result, self.layout)
+                write_pair(self.sinks, row, result)
                 results.append((pair[0], pair[1], row.busbw_GBps))
         if self.ranks_csv is not None:
             size = count * dtype.itemsize
@@ -159,6 +176,15 @@ def run_pairs(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
         for mode in workload.modes:
             for requested in workload.sizes:
                 run.measure_size(mode, requested, log)
+        save_rank_samples(ctx, run.local, spec.launch, run.ids)  # --rank-samples
+
+
+def pair_slot(layout: Layout, pairs: list[tuple[int, int]], rank: int) -> int:
+    """The index in `pairs` of the pair this global rank measures in the round; -1: a bye."""
+    for slot, (a, b) in enumerate(pairs):
+        if rank in layout.units[a] + layout.units[b]:
+            return slot
+    return -1
 
 
 def run_round(
@@ -174,10 +200,12 @@ def run_round(
     empty when its unit idles this round (odd unit counts)."""
     rank = ctx.global_ranks[ctx.rank]
     run, ops = idle, 0
-    for a, b in pairs:
-        pair = layout.units[a] + layout.units[b]
-        if rank in pair:
-            run, ops = build_op(workload, pair, groups.get((a, b)), rank, buffers)
+    slot = pair_slot(layout, pairs, rank)
+    if slot >= 0:
+        a, b = pairs[slot]
+        run, ops = build_op(
+            workload, layout.units[a] + layout.units[b], groups.get((a, b)), rank, buffers
+        )
     warm_up(ctx, run, workload.warmup)  # an idle rank joins the barriers only
     samples = [s for _ in range(workload.trials) for s in TRIALS[mode](ctx, run, workload.iters)]
     return [s / ops for s in samples] if ops else []

@@ -1,9 +1,8 @@
 """Rank 0's rows of `distbench rpc`: one ResultRow per pattern and size (primitive `rpc`), each
-sample the slowest calling rank's, and its samples (every rank's and the maximum, rank -1)."""
+sample the slowest calling rank's, and its samples (the maximum over the callers, rank -1); every
+rank's own samples as rows for --rank-samples."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import torch
 
@@ -22,10 +21,11 @@ LATENCY_PATTERNS = ("sync", "rref")
 
 def rpc_row(
     spec: RunSpec, place: Placement, host: str, measurement: str, pattern: str, count: int,
-    worst: list[float], callers: list[int],
+    worst: list[float], callers: int,
 ) -> ResultRow:  # fmt: skip
     """The row: time per call (async: per call of a window, so 1e6 / p50 is calls/s; ps: per
-    step), algbw = the call's tensor bytes / that time (one direction, as send/recv's)."""
+    step), algbw = the call's tensor bytes / that time (one direction, as send/recv's).
+    `callers`: the ranks that called (ps: all but the server)."""
     workload: RpcSpec = spec.workload
     stats = Stats(tuple(worst))
     size = count * 4
@@ -37,9 +37,9 @@ def rpc_row(
         measurement=measurement,
         primitive="rpc",
         device="cpu",
-        world_size=len(callers) + (pattern == "ps"),
+        world_size=callers + (pattern == "ps"),
         nnodes=place.nnodes,
-        ranks=ranks_label(tuple(range(len(callers) + (pattern == "ps")))),
+        ranks=ranks_label(tuple(range(callers + (pattern == "ps")))),
         dtype="float32",
         op="",
         size_bytes=size,
@@ -61,16 +61,18 @@ def rpc_row(
     )
 
 
-def write_measurement(
-    sinks: RunSinks, row_of: Any, measurement: str, gathered: list[list[float]], per_trial: int
-) -> None:
-    """Samples first (the row commits the measurement, as --resume expects), then the row;
-    `row_of(worst, callers)` builds it."""
-    callers = [rank for rank, values in enumerate(gathered) if values]
-    worst = [max(v) for v in zip(*(gathered[r] for r in callers), strict=True)]
-    samples = [
+def sample_rows(
+    measurement: str, rank: int, values: list[float], per_trial: int
+) -> list[SampleRow]:
+    """One rank's samples (or the maximum's, rank -1), trial-major: `per_trial` calls per trial
+    (latency patterns: iter is the call) or one (iter -1)."""
+    return [
         SampleRow(measurement, rank, i // per_trial, i % per_trial if per_trial > 1 else -1, v)
-        for rank, values in [*((r, gathered[r]) for r in callers), (MAX_OVER_RANKS, worst)]
         for i, v in enumerate(values)
     ]
-    sinks.write(samples, row_of(worst, callers))
+
+
+def write_measurement(sinks: RunSinks, row: ResultRow, worst: list[float], per_trial: int) -> None:
+    """The maximum's samples first (the row commits the measurement, as --resume expects), then
+    the row."""
+    sinks.write(sample_rows(row.measurement, MAX_OVER_RANKS, worst, per_trial), row)

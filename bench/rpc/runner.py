@@ -1,12 +1,13 @@
 """Rank side of `distbench rpc`: torch.distributed.rpc over TensorPipe beside the launch's gloo
-group, which only aligns the trials (barriers) and gathers the samples.
+group, which only aligns the trials (barriers) and takes the maximum over ranks (tensors).
 
     torchrun --nproc-per-node 2 -m distbench.worker RUN/spec.json    # the CLI starts it
 
 sync, async and rref: every rank calls its neighbour (rank + 1) % n at the same time; ps: ranks
-1..n-1 are workers and rank 0 the parameter server. Each trial starts after a barrier; rank 0
-takes, per sample, the maximum over the ranks that called (the slowest), writes the samples,
-then the row, as each measurement ends.
+1..n-1 are workers and rank 0 the parameter server. Each trial starts after a barrier. As each
+measurement ends, the per-sample maximum over the ranks that called (the slowest) reaches every
+rank in one tensor all_reduce (ranks.max_by_slot), and rank 0 writes those samples (rank -1), then
+the row. Each rank keeps its own samples for --rank-samples, written at the end.
 """
 
 from __future__ import annotations
@@ -16,20 +17,20 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import torch
 import torch.distributed as dist
 from torch.distributed import rpc
 
-from distbench.collectors.schema import ResultRow
+from distbench.collectors.schema import ResultRow, SampleRow
 from distbench.collectors.sink import run_sinks
 from distbench.groups import gather_placement
 from distbench.init.runner import free_ports
 from distbench.plan import measurement_id
 from distbench.primitives.base import Context
-from distbench.rpc.rows import LATENCY_PATTERNS, rpc_row, write_measurement
+from distbench.ranks import max_by_slot, save_rank_samples
+from distbench.rpc.rows import LATENCY_PATTERNS, rpc_row, sample_rows, write_measurement
 from distbench.rpc.spec import RpcSpec
 from distbench.spec import RunSpec
 
@@ -154,23 +155,24 @@ def run_rpc(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     workload: RpcSpec = spec.workload
     place = gather_placement(ctx)
     start_rpc(ctx, spec.launch.timeout_s)
+    cases = list(itertools.product(workload.patterns, workload.sizes))
+    ids = [measurement_id(ctx.world_size, index, workload.tag) for index in range(len(cases))]
+    local: list[SampleRow] = []  # this rank's samples, kept at the end (--rank-samples)
     with run_sinks(spec.launch.run_dir, ResultRow, spec.launch.run_id, ctx.rank == 0) as sinks:
         try:
-            cases = itertools.product(workload.patterns, workload.sizes)
-            for index, (pattern, requested) in enumerate(cases):
-                measurement = measurement_id(ctx.world_size, index, workload.tag)
+            for measurement, (pattern, requested) in zip(ids, cases, strict=True):
                 if measurement in spec.launch.done:
                     continue
                 count = requested // 4
                 log(f"begin {measurement} rpc {pattern} size={count * 4}")
                 mine = measure(ctx, workload, pattern, count)
-                gathered: list[Any] = [None] * ctx.world_size
-                dist.all_gather_object(gathered, mine)
+                per_trial = workload.iters if pattern in LATENCY_PATTERNS else 1
+                local += sample_rows(measurement, ctx.rank, mine, per_trial)  # none: ps's server
+                worst = max_by_slot(ctx, mine, 0 if mine else -1, 1)[0]
                 if sinks is not None:
-                    per_trial = workload.iters if pattern in LATENCY_PATTERNS else 1
-                    row_of = partial(
-                        rpc_row, spec, place, os.uname().nodename, measurement, pattern, count
-                    )
-                    write_measurement(sinks, row_of, measurement, gathered, per_trial)
+                    host, callers = os.uname().nodename, ctx.world_size - (pattern == "ps")
+                    row = rpc_row(spec, place, host, measurement, pattern, count, worst, callers)
+                    write_measurement(sinks, row, worst, per_trial)
+            save_rank_samples(ctx, local, spec.launch, ids)  # --rank-samples
         finally:
             rpc.shutdown()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from distbench.collectors.rank_samples import find_rank_sample_files, read_rank_samples
 from distbench.init.spec import PHASES
 from tests.conftest import run_cli, usage_error_line
 
@@ -20,6 +21,7 @@ def init_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = run_cli(
         "init", "--backend", "gloo", "--world-sizes", "2,3", "--init-methods", "env,tcp,file",
         "--trials", "3", "--new-groups", "2", "--out", str(out), "--quiet",
+        "--rank-samples", "node",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return out
@@ -51,12 +53,20 @@ def test_tcp_alone_gets_a_store_of_its_own(tmp_path: Path) -> None:
 
 
 def test_row_statistics_equal_those_recomputed_from_samples(init_run: Path) -> None:
+    """samples.csv holds the maximum (rank -1) only; every rank's own times are in the node's
+    Parquet file (--rank-samples node, over the last method's untimed group), and their maximum
+    is samples.csv's."""
     rows = pd.read_csv(init_run / "results.csv", keep_default_na=False)
     samples = pd.read_csv(init_run / "samples.csv", keep_default_na=False)
+    assert set(samples["rank"]) == {-1}
+    names = [p.name for p in find_rank_sample_files(init_run)]
+    assert names == ["ws2-node0.parquet", "ws3-node0.parquet"]
+    own = read_rank_samples(init_run).astype({"measurement": str})
     for row in rows.itertuples():
         mine = samples[samples["measurement"] == row.measurement]
-        worst = mine[mine["rank"] == -1].sort_values("trial")["time_us"].tolist()
-        per_rank = mine[mine["rank"] >= 0].pivot(index="trial", columns="rank", values="time_us")
+        worst = mine.sort_values("trial")["time_us"].tolist()
+        ranks = own[own["measurement"] == row.measurement]
+        per_rank = ranks.pivot(index="trial", columns="rank", values="time_us")
         assert sorted(per_rank.columns) == list(range(int(str(row.world_size))))
         assert per_rank.max(axis=1).tolist() == pytest.approx(worst)  # the slowest rank
         assert row.time_us_p50 == pytest.approx(statistics.median(worst))

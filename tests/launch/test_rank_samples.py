@@ -101,3 +101,29 @@ def test_report_compare_and_history_read_it(two_nodes: Path, tmp_path: Path) -> 
     )
     assert code in (0, 1)
     assert (tmp_path / "history").is_dir()
+
+
+@pytest.mark.slow
+def test_pairs_keep_each_ranks_samples_under_its_own_pair(tmp_path: Path) -> None:
+    """`distbench pairs` at 4 ranks (2 pairs a round) with --rank-samples node: the node's
+    first rank names every member's samples by the launch's measurement ids (ranks measure
+    different pairs), samples.csv keeps the rank -1 rows, and their max over the pair's two
+    ranks is exactly each pair's rank -1 sample (one all_reduce of a slot per pair; rpc's
+    server, tests/rpc, is a rank with no slot)."""
+    out = tmp_path / "pairs"
+    argv = ["pairs", "--backend", "gloo", "--world-sizes", "4", "--sizes", "1K", "--iters", "2"]
+    argv += ["--trials", "2", "--warmup", "1", "--quiet", "--rank-samples", "node"]
+    assert run_cli([*argv, "--out", str(out), "--timeout", "120"]) == 0
+    assert [p.name for p in find_rank_sample_files(out)] == ["ws4-node0.parquet"]
+    results = pd.read_csv(out / "results.csv", dtype=str)
+    pair_of = {row.measurement: {int(row.src), int(row.dst)} for row in results.itertuples()}
+    per_rank = read_rank_samples(out).astype({"measurement": str})
+    ranks = per_rank.groupby("measurement")["rank"].unique().map(set).to_dict()
+    assert ranks == pair_of and len(ranks) == 6  # each pair's own two ranks
+    keys = ["measurement", "trial", "iter"]
+    recomputed = per_rank.groupby(keys)["time_us"].max().reset_index()
+    written = pd.read_csv(out / "samples.csv")
+    assert set(written["rank"]) == {-1} and len(written) == len(recomputed) == 6 * 2
+    joined = written.merge(recomputed, on=keys, suffixes=("", "_max"))
+    assert len(joined) == len(written)
+    assert (joined["time_us"] == joined["time_us_max"]).all()

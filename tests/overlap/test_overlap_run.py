@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from distbench.collectors.rank_samples import read_rank_samples
 from distbench.launch.run import EXIT_FAILED
 from distbench.overlap.metrics import overlap_figures
 from tests.conftest import run_cli, usage_error_line
@@ -26,7 +27,7 @@ def overlap_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = run_cli(
         "overlap", *TINY, "--primitives", "allreduce,allgather,reducescatter,broadcast",
         "--compute-threads", "1", "--iters", "3", "--trials", "3", "--warmup", "1", "--check",
-        "--out", str(out), "--quiet",
+        "--out", str(out), "--quiet", "--rank-samples", "node",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr + done.stdout
     return out
@@ -64,11 +65,16 @@ def test_figures_follow_from_each_rows_own_numbers(overlap_run: Path) -> None:
 
 
 def test_row_statistics_are_the_slowest_ranks_both_samples(overlap_run: Path) -> None:
+    """samples.csv holds the maximum (rank -1) only, every rank's own `both` samples are in the
+    node's Parquet file (--rank-samples node), and their maximum is samples.csv's."""
     samples = pd.read_csv(overlap_run / "samples.csv", keep_default_na=False)
+    assert set(samples["rank"]) == {-1}
+    ranks = read_rank_samples(overlap_run).astype({"measurement": str})
     for row in results(overlap_run).itertuples():
         mine = samples[samples["measurement"] == row.measurement]
-        worst = mine[mine["rank"] == -1].sort_values("trial")["time_us"].tolist()
-        per_rank = mine[mine["rank"] >= 0].pivot(index="trial", columns="rank", values="time_us")
+        worst = mine.sort_values("trial")["time_us"].tolist()
+        own = ranks[ranks["measurement"] == row.measurement]
+        per_rank = own.pivot(index="trial", columns="rank", values="time_us")
         assert sorted(per_rank.columns) == [0, 1]
         assert per_rank.max(axis=1).tolist() == pytest.approx(worst)
         assert row.time_us_p50 == pytest.approx(statistics.median(worst))

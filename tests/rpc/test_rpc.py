@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from distbench.collectors.rank_samples import find_rank_sample_files, read_rank_samples
 from tests.conftest import run_cli, usage_error_line
 
 PATTERNS = {
@@ -26,7 +27,7 @@ def rpc_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = run_cli(
         "rpc", "--backend", "gloo", "--world-sizes", "2,3", "--pattern", "all", "--sizes", "8,64K",
         "--window", "4", "--iters", "4", "--trials", "3", "--warmup", "1", "--out", str(out),
-        "--quiet", "--timeout", "120",
+        "--quiet", "--timeout", "120", "--rank-samples", "all",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     return out
@@ -49,12 +50,21 @@ def test_one_row_per_world_size_pattern_and_size(rpc_run: Path) -> None:
 
 
 def test_row_statistics_equal_those_recomputed_from_samples(rpc_run: Path) -> None:
+    """samples.csv holds the maximum over the callers (rank -1) only; every rank's own samples
+    are in its Parquet file (--rank-samples all), none for ps's server, and their maximum is
+    samples.csv's."""
     rows = pd.read_csv(rpc_run / "results.csv", keep_default_na=False)
     samples = pd.read_csv(rpc_run / "samples.csv", keep_default_na=False)
+    assert set(samples["rank"]) == {-1}
+    names = sorted(p.name for p in find_rank_sample_files(rpc_run))
+    assert names == ["ws2-rank0.parquet", "ws2-rank1.parquet"] + [
+        f"ws3-rank{r}.parquet" for r in range(3)
+    ]
+    own = read_rank_samples(rpc_run).astype({"measurement": str})
     for row in rows.itertuples():
         mine = samples[samples["measurement"] == row.measurement]
-        worst = mine[mine["rank"] == -1].sort_values(["trial", "iter"])["time_us"].tolist()
-        callers = mine[mine["rank"] >= 0]
+        worst = mine.sort_values(["trial", "iter"])["time_us"].tolist()
+        callers = own[own["measurement"] == row.measurement]
         expected = {0} if row.pattern == "ps" else set()
         assert set(range(int(str(row.world_size)))) - set(callers["rank"]) == expected
         slowest = callers.groupby(["trial", "iter"])["time_us"].max().sort_index().tolist()
