@@ -4,11 +4,11 @@ GPU, CPU affinity, NUMA node)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
+from distbench.collectors.manifest import read_manifest
 from tests.launch.test_multinode import TINY, free_port, run_nodes
 
 
@@ -21,7 +21,8 @@ def test_two_nodes_write_nodes_and_ranks(tmp_path: Path) -> None:
     for result in results:
         assert result.returncode == 0, result.stderr
     writer = next(n for n in range(2) if (tmp_path / f"node{n}" / "results.csv").exists())
-    manifest = json.loads((tmp_path / f"node{writer}" / "manifest.json").read_text())
+    manifest = read_manifest(tmp_path / f"node{writer}")  # the nodes' shared facts stored once
+    assert manifest is not None
     nodes, ranks = manifest["nodes"], manifest["ranks"]
     assert sorted(nodes) == ["0", "1"]
     for facts in nodes.values():
