@@ -1,25 +1,40 @@
 """Append-only CSV files that survive a crash: each write is whole lines, flushed and fsynced, so a
-killed run leaves every finished row and a file that parses."""
+killed run leaves every finished row and a file that parses.
+
+A row's cells are read by one `operator.attrgetter` of the sink's columns, in order: about 50x
+faster than `dataclasses.astuple` (which deep-copies every field) plus `replace` for the run id,
+which cost 44 us a row, minutes for a million samples (docs/performance.md)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import operator
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import astuple, dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from distbench.collectors.schema import RESULTS_CSV, SAMPLES_CSV, SampleRow, column_names
 
 
-def format_value(value: Any) -> Any:
-    """Floats with enough digits to round-trip, no scientific noise for integers."""
-    if isinstance(value, float):
-        return repr(value) if value == value else ""  # NaN is written as an empty cell
-    return value
+def row_cells(columns: list[str], run_id: str) -> Callable[[Any], list[Any]]:
+    """row -> its cells in `columns`' order: NaN an empty cell (the only value that differs
+    from itself), floats as csv writes them, repr (round-trips: no digits lost), the rest as
+    str; a row whose `run_id` is empty gets `run_id` (when not empty)."""
+    getter = operator.attrgetter(*columns)
+    single = len(columns) == 1  # attrgetter of one name returns the value, not a 1-tuple
+    run_at = columns.index("run_id") if run_id else -1
+
+    def cells(row: Any) -> list[Any]:
+        values = [v if v == v else "" for v in ((getter(row),) if single else getter(row))]
+        if run_at >= 0 and not values[run_at]:
+            values[run_at] = run_id
+        return values
+
+    return cells
 
 
 class CsvSink:
@@ -32,6 +47,7 @@ class CsvSink:
         self.path = Path(path)
         self.columns = column_names(row_type)
         self.run_id = run_id if "run_id" in self.columns else ""
+        self._cells = row_cells(self.columns, self.run_id)
         new = not self.path.exists() or self.path.stat().st_size == 0
         self._file = open(self.path, "a", newline="", encoding="utf-8")  # noqa: SIM115
         if new:
@@ -45,10 +61,8 @@ class CsvSink:
         os.fsync(self._file.fileno())
 
     def write(self, rows: Iterable[Any]) -> None:
-        """Append dataclass rows of the sink's type."""
-        if self.run_id:
-            rows = (replace(r, run_id=self.run_id) if not r.run_id else r for r in rows)
-        self._write_lines([format_value(v) for v in astuple(row)] for row in rows)
+        """Append dataclass rows of the sink's type (rows with an empty run_id get the sink's)."""
+        self._write_lines(map(self._cells, rows))
 
     def close(self) -> None:
         self._file.close()

@@ -54,3 +54,22 @@ def test_a_failure_while_writing_the_samples_leaves_the_measurement_uncommitted(
         assert s is not None
         s.write(broken(), Row("r1", "ws2/i0", 1.0))
     assert read_rows(tmp_path / RESULTS_CSV) == []
+
+
+def test_cells_keep_every_digit_empty_nan_and_a_rows_own_run_id(tmp_path: Path) -> None:
+    """The writer reads cells by attrgetter: floats round-trip (repr), NaN is an empty cell, a
+    sample with a run_id keeps it and one without gets the sink's."""
+    value = 0.1 + 0.2  # 0.30000000000000004: str() of old numpy scalars lost the last digits
+    with run_sinks(tmp_path, Row, "r1", True) as sinks:
+        assert sinks is not None
+        own = SampleRow("ws2/i0", -1, 1, -1, 2.5, run_id="other")
+        sinks.write([SampleRow("ws2/i0", -1, 0, -1, value), own], Row("", "ws2/i0", float("nan")))
+    samples = read_rows(tmp_path / SAMPLES_CSV)
+    assert [(r["time_us"], r["loss"], r["run_id"]) for r in samples] == [
+        ("0.30000000000000004", "", "r1"),
+        ("2.5", "", "other"),
+    ]
+    assert float(samples[0]["time_us"]) == value
+    assert read_rows(tmp_path / RESULTS_CSV) == [
+        {"run_id": "", "measurement": "ws2/i0", "time_us_p50": ""}
+    ]
