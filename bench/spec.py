@@ -155,8 +155,9 @@ class CommSpec:
     trial_order: str = "sequential"
     """--order: sequential (each measurement's trials back to back) or interleaved (after every
     measurement's warm-up, round t runs trial t of each in turn; comm/interleave.py)."""
-    api: str = "c10d"
-    """--api: c10d, functional or compiled:BACKEND (comm/api.py); the rows' api column."""
+    api: tuple[str, ...] = ("c10d",)
+    """--api: c10d, functional or compiled:BACKEND (comm/api.py), each a case of its own; the
+    rows' api column. A spec of 0.2.0 holds one as text, read as a tuple of it."""
     cuda_graph: int = 0
     """--cuda-graph: replays of a CUDA graph of `iters` ops per trial (comm/graph.py); 0: none."""
     buffers: str = "regular"
@@ -165,6 +166,8 @@ class CommSpec:
     kind = "comm"
 
     def __post_init__(self) -> None:
+        if isinstance(self.api, str):  # spec.json of 0.2.0: one api
+            object.__setattr__(self, "api", (self.api,))
         if not self.primitives:
             raise UsageError("no primitive to measure")
         if not self.sizes or min(self.sizes) < 1:
@@ -191,7 +194,8 @@ def comm_plan_size(workload: CommSpec, world_size: int) -> int:
         FACTS[name].case_count(world_size, workload.root, workload.options)
         for name in workload.primitives
     )
-    return cases * len(workload.dtypes) * len(workload.modes) * len(workload.sizes)
+    points = len(workload.api) * len(workload.dtypes) * len(workload.modes) * len(workload.sizes)
+    return cases * points
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import os
 import shutil
 from collections.abc import Sequence
 
-from distbench.parse import UsageError
+from distbench.parse import UsageError, parse_list
 
 APIS = ("c10d", "functional", "compiled")
 """The --api values (compiled also as compiled:BACKEND)."""
@@ -50,6 +50,13 @@ def parse_api(text: str) -> str:
     if name == "compiled" and not backend:
         raise UsageError(f"--api '{text}' names no compile backend: choose {choices}")
     return value
+
+
+def parse_apis(text: str) -> tuple[str, ...]:
+    """'c10d,functional' -> each API as parse_api reads it, each once, in the order given: every
+    API a case of its own, measured in the same launch (as --dtype, --mode, --placement)."""
+    items = parse_list(text, "APIs", example="c10d,functional")
+    return tuple(dict.fromkeys(parse_api(item) for item in items))
 
 
 def check_api(api: str, primitives: Sequence[str]) -> None:

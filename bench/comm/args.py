@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from distbench.cli.args import ResolvedLaunch, same_named
 from distbench.cli.options import MODE_OPTION, choice, flag, integer, text
-from distbench.comm.api import check_api, parse_api
+from distbench.comm.api import check_api, parse_apis
 from distbench.comm.gpu_modes import BUFFERS_OPTION, CUDA_GRAPH_OPTION, check_gpu_modes
 from distbench.parse import (
     DTYPE_BYTES,
@@ -167,14 +167,15 @@ class CommArgs:
     ] = "sequential"
     check: Annotated[bool, flag("Verify results bit-exactly after timing.", "--check")] = False
     api: Annotated[
-        str,
+        tuple[str, ...],
         text(
             "Issue the collective through c10d, functional (torch's functional collectives + "
             "wait_tensor) or compiled (torch.compile of them; inductor where a C++ compiler "
-            "exists, else aot_eager; or compiled:inductor, compiled:aot_eager).",
-            parse_api,
+            "exists, else aot_eager; or compiled:inductor, compiled:aot_eager); a comma list "
+            "measures each, e.g. c10d,functional.",
+            parse_apis,
         ),
-    ] = "c10d"
+    ] = ("c10d",)
     cuda_graph: Annotated[int | None, CUDA_GRAPH_OPTION] = None
     buffers: Annotated[str, BUFFERS_OPTION] = "regular"
     nccl_trace: Annotated[
@@ -227,7 +228,8 @@ def build_comm_spec(
     options: dict[str, Any] | None = None,
 ) -> CommSpec:
     """The workload of a primitive command, the sizes resolved and the dtypes checked."""
-    check_api(args.api, primitives)
+    for api in args.api:
+        check_api(api, primitives)
     where = (launch.backend, launch.device, launch.world_sizes, launch.separate_launches)
     check_gpu_modes(primitives, args, *where)
     sizes = resolve_sizes(args, launch.backend)

@@ -85,8 +85,9 @@ def check_gpu_modes(
                 f"{flag} needs CUDA and the nccl backend (this run: {backend} on {device}): "
                 f"run it with --backend nccl on a GPU node, or drop {flag}"
             )
-        if args.api != "c10d":
-            raise UsageError(f"{flag} issues the c10d calls: drop --api {args.api} or {flag}")
+        if args.api != ("c10d",):
+            apis = ",".join(args.api)
+            raise UsageError(f"{flag} issues the c10d calls: drop --api {apis} or {flag}")
         if args.order == "interleaved":
             raise UsageError(f"{flag} measures one case at a time: use --order sequential")
     if args.cuda_graph:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -129,19 +130,17 @@ def run_rounds(
 def build_plan(
     ctx: Context,
     workload: CommSpec,
-    items: list[tuple[str, str, str, int, list[str]]],
+    items: list[tuple[Any, list[str]]],
     done: set[str],
 ) -> list[Pending]:
-    """Every measurement not yet done, in plan order: items are (primitive, dtype, mode,
-    requested bytes, the ids of its cases)."""
+    """Every measurement not yet done, in plan order: items are (runner.Item: primitive, api,
+    dtype, mode, requested bytes; the ids of its cases)."""
     plan = []
-    for primitive, dtype_name, mode, requested, ids in items:
+    for (primitive, api, dtype_name, mode, requested), ids in items:
         if done.issuperset(ids):
             continue
         dtype = getattr(torch, dtype_name)
-        request = CaseRequest(
-            requested, dtype, workload.op, workload.root, workload.options, workload.api
-        )
+        request = CaseRequest(requested, dtype, workload.op, workload.root, workload.options, api)
         cases = build_cases(ctx, primitive, request)
         keep = requested <= KEEP_BYTES
         for index, (measurement, case) in enumerate(zip(ids, cases, strict=True)):

@@ -7,8 +7,9 @@ import math
 import socket
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -48,6 +49,8 @@ class Measured:
     wrong: int
     enqueue_us: float = math.nan
     """The host's time to issue one op (comm/dispatch.py); NaN off nccl."""
+    api: str = "c10d"
+    """Which of --api's interfaces issued it (the row's api column)."""
 
 
 def measure(
@@ -120,7 +123,7 @@ def build_row(
         **row_figures(stats, result.mode == "latency", algbw, factor),
         wrong=result.wrong,
         hosts=placement.hosts,
-        api=workload.api,
+        api=result.api,
         compile_s=float(labels.get("compile_s", "nan")),
         msg_rate_per_s=1e6 / stats.p50
         if moves and primitive == "send_recv" and stats.p50 > 0
@@ -155,14 +158,25 @@ def sample_rows(
     return rows
 
 
-def plan_items(workload: CommSpec) -> Iterator[tuple[str, str, str, int]]:
-    """(primitive, dtype, mode, requested bytes) in the sweep's fixed order: measurement ids
-    (`ws<N>/i<k>`) number the cases in this order, which is what --resume relies on."""
+class Item(NamedTuple):
+    """One point of the sweep's plan: a size of one primitive, api, dtype and mode."""
+
+    primitive: str
+    api: str
+    dtype: str
+    mode: str
+    requested: int
+
+
+def plan_items(workload: CommSpec) -> Iterator[Item]:
+    """The sweep's points in its fixed order: measurement ids (`ws<N>/i<k>`) number the cases in
+    this order, which is what --resume relies on (with one api, as before --api took a list)."""
     for primitive in workload.primitives:
-        for dtype in workload.dtypes:
-            for mode in workload.modes:
-                for requested in workload.sizes:
-                    yield primitive, dtype, mode, requested
+        for api in workload.api:
+            for dtype in workload.dtypes:
+                for mode in workload.modes:
+                    for requested in workload.sizes:
+                        yield Item(primitive, api, dtype, mode, requested)
 
 
 def run_comm(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
@@ -230,18 +244,14 @@ Record = Callable[[str, str, str, int, Measured], None]
 """(measurement, primitive, dtype, requested bytes, result): run_comm's writer of one row."""
 
 
-def planned_ids(ctx: Context, workload: CommSpec) -> Iterator[tuple[str, str, str, int, list[str]]]:
+def planned_ids(ctx: Context, workload: CommSpec) -> Iterator[tuple[Item, list[str]]]:
     """plan_items with the measurement ids of each item's cases (numbered in plan order)."""
     index = 0
-    for primitive, dtype_name, mode, requested in plan_items(workload):
-        count = get_primitive(primitive).case_count(ctx.world_size, workload.root, workload.options)
-        yield (
-            primitive,
-            dtype_name,
-            mode,
-            requested,
-            [measurement_id(ctx.world_size, index + j, workload.tag) for j in range(count)],
+    for item in plan_items(workload):
+        count = get_primitive(item.primitive).case_count(
+            ctx.world_size, workload.root, workload.options
         )
+        yield item, [measurement_id(ctx.world_size, index + j, workload.tag) for j in range(count)]
         index += count
 
 
@@ -249,20 +259,18 @@ def run_sequential(
     ctx: Context, workload: CommSpec, done: set[str], log: Log, record: Record, trace: NcclTrace
 ) -> None:
     """Every trial of one measurement back to back, then the next (--order sequential)."""
-    for primitive, dtype_name, mode, requested, ids in planned_ids(ctx, workload):
+    for (primitive, api, dtype_name, mode, requested), ids in planned_ids(ctx, workload):
         if done.issuperset(ids):
             continue  # finished before an interruption: allocate nothing
         dtype = getattr(torch, dtype_name)
-        request = CaseRequest(
-            requested, dtype, workload.op, workload.root, workload.options, workload.api
-        )
+        request = CaseRequest(requested, dtype, workload.op, workload.root, workload.options, api)
         cases = build_timed_cases(ctx, primitive, request, workload)
         for measurement, case in zip(ids, cases, strict=True):
             if measurement in done:
                 continue
             log(f"begin {measurement} {primitive} {dtype_name} {mode} size={case.size_bytes}")
             result = measure(ctx, case, workload, mode, trace, measurement)
-            record(measurement, primitive, dtype_name, requested, result)
+            record(measurement, primitive, dtype_name, requested, replace(result, api=api))
         del cases  # free this size's buffers before the next is allocated
 
 
@@ -286,7 +294,8 @@ def run_interleaved(
     plan = build_plan(ctx, workload, list(planned_ids(ctx, workload)), done)
 
     def finish(pending: Pending, case: Case, trials: Trials, wrong: int) -> None:
-        result = Measured(case, pending.mode, pending.iters, trials, wrong, pending.enqueue_us)
+        api = pending.request.api
+        result = Measured(case, pending.mode, pending.iters, trials, wrong, pending.enqueue_us, api)
         record(
             pending.measurement,
             pending.primitive,

@@ -65,6 +65,7 @@ COLUMNS = (
 
 
 WIDTHS = {
+    "api": 19,
     "pattern": 27,
     "recv_bytes_max": 15,
     "imbalance": 10,
@@ -106,7 +107,8 @@ def factor_text(group: Sequence[dict[str, str]]) -> str:
 
 def extra_columns(primitive: str, group: Sequence[Row]) -> list[Column]:
     """The columns only some tables need (their cells from `cell`)."""
-    extra = [name for name in ("root", "src", "dst", "pattern") if any(r.get(name) for r in group)]
+    extra = ["api"] if len({r.get("api", "c10d") for r in group}) > 1 else []  # --api a,b
+    extra += [name for name in ("root", "src", "dst", "pattern") if any(r.get(name) for r in group)]
     extra += ["placement"] if any(r.get("placement") == "in" for r in group) else []
     if primitive == "all_to_allv":  # uneven splits: the busiest receiver and the imbalance
         extra += ["recv_bytes_max", "imbalance"]
@@ -136,8 +138,8 @@ def title(primitive: str, group: Sequence[Row], env: str) -> str:
         f"{spread}  busbw factor={factor_text(group)}"
     )
     header += f"\n# env: {env}" if env else ""
-    api = first.get("api", "c10d")  # --api: one per launch
-    header += f"\n# api: {api}" if api != "c10d" else ""
+    apis = {row.get("api", "c10d") for row in group}  # several: a column of their own
+    header += f"\n# api: {first.get('api')}" if apis != {"c10d"} and len(apis) == 1 else ""
     header += "\n# buffers: symmetric" if first.get("buffers") == "symmetric" else ""
     if first["world_size"] == "1":
         header += "\n# world size 1: nothing moves between ranks, so no bandwidth (-)"

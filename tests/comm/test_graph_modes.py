@@ -56,12 +56,12 @@ def test_off_cuda_the_gpu_modes_are_one_line(
         (("send_recv",), {"cuda_graph": 2}, "not sendrecv"),
         (("all_reduce",), {"cuda_graph": 2, "mode": ("latency",)}, "drop --mode latency"),
         (("all_reduce",), {"cuda_graph": 2, "iters": "auto"}, "give a number"),
-        (("all_reduce",), {"cuda_graph": 2, "api": "functional"}, "drop --api functional"),
+        (("all_reduce",), {"cuda_graph": 2, "api": ("functional",)}, "drop --api functional"),
         (("all_reduce",), {"cuda_graph": 2, "order": "interleaved"}, "--order sequential"),
         (("broadcast",), {"buffers": "symmetric"}, "would run its regular kernels"),
         (("all_reduce",), {"buffers": "symmetric", "op": "max"}, "--op max would run"),
         (("reduce_scatter",), {"buffers": "symmetric", "dtype": ("float64",)}, "float64 would"),
-        (("all_reduce",), {"buffers": "symmetric", "api": "compiled:aot_eager"}, "drop --api"),
+        (("all_reduce",), {"buffers": "symmetric", "api": ("compiled:aot_eager",)}, "drop --api"),
     ],
 )
 def test_on_nccl_what_cannot_run_is_refused(
