@@ -1,6 +1,7 @@
-"""fig-compare: the speedup of every source over the baseline vs size, with its 95 % interval
-(uncertainty.judge_speedups) as a band; rows called faster or slower are filled points, the
-indistinguishable ones hollow grey rings, so only the filled points are findings.
+"""fig-compare: the speedup of every source over the baseline vs size, with its 95 % interval as
+a band (reports/report/verdicts.py: compare's comparison, the launch as the unit); each point
+shows its row's state: filled for improved (faster) or regressed (slower), a hollow ring for no
+change seen, a grey cross for cannot tell (or not compared). Only the filled points are findings.
 """
 
 # ruff: noqa: RUF001, RUF002  (the multiplication sign on purpose)
@@ -14,8 +15,15 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from distbench.reports.figures import line_palette, primitive_mode_figure, size_axis
-from distbench.reports.uncertainty import FASTER, SLOWER
+from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
 
+STATE_KEYS = (
+    ("o", "0.25", "0.25", f"{IMPROVED} (faster) / {REGRESSED} (slower)"),
+    ("o", "white", "grey", NO_CHANGE),
+    ("x", "grey", "grey", CANNOT_TELL),
+)
+"""The legend's entries for the points (marker, face, edge, label): each row's state
+(distbench.stats.verdict)."""
 AXIS_LIMITS = (1 / 16, 16.0)
 """The speedup axis never spans more than these (an interval wider than that runs off it)."""
 
@@ -37,13 +45,21 @@ def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
                 low = line["low"].clip(*AXIS_LIMITS)
                 high = line["high"].clip(*AXIS_LIMITS)
                 ax.fill_between(x, low, high, color=color, alpha=0.2, linewidth=0)
-            called = line["verdict"].isin((FASTER, SLOWER)) if "verdict" in line else None
-            if called is None:
-                called = pd.Series(True, index=line.index)
-            ax.plot(x[called.to_numpy()], line.loc[called, "speedup"], "o", color=color)
+            state = line["state"] if "state" in line else pd.Series(REGRESSED, index=line.index)
+            called = state.isin((IMPROVED, REGRESSED)).to_numpy()
+            seen = (state == NO_CHANGE).to_numpy()
+            y = line["speedup"].to_numpy(dtype=float)
+            ax.plot(x[called], y[called], "o", color=color)
             ax.plot(
-                x[~called.to_numpy()], line.loc[~called, "speedup"], "o", markersize=6,
-                markerfacecolor="white", markeredgecolor="grey",
+                x[seen], y[seen], "o", markersize=6, markerfacecolor="white",
+                markeredgecolor="grey",
+            )  # fmt: skip
+            blind = ~(called | seen)
+            ax.plot(x[blind], y[blind], "x", markersize=6, color="grey")
+        for marker, face, edge, label in STATE_KEYS:
+            ax.plot(
+                [], [], marker, linestyle="none", label=label, color=edge, markerfacecolor=face,
+                markeredgecolor=edge,
             )  # fmt: skip
         ax.axhline(1.0, color="grey", linewidth=0.8, linestyle=":")
         size_axis(ax, panel["size_bytes"].unique())
@@ -62,4 +78,4 @@ def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
         ax.set_ylabel(f"speedup vs {baseline}")
 
     title = f"Runs compared: {baseline} p50 time / this run's p50 time (> 1: faster)"
-    return primitive_mode_figure(ratios, draw, "line", title)  # bands, hollow points: the caption
+    return primitive_mode_figure(ratios, draw, "line; point: the row's state", title)

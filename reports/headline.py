@@ -1,145 +1,161 @@
-"""The report's headline: 3-5 sentences written from the verdicts of the compared rows
-(uncertainty.judge_speedups), never by hand. Each sentence comes from one rule:
+"""The report's headline: a few sentences per compared source, written from compare's verdicts
+(reports/report/verdicts.py), never by hand. For each source (at most MOST_SOURCES):
 
-1. per source and direction, the cases called faster or slower, with their sizes and the range
-   of their 95 % intervals ("cluster-b is faster than cluster-a for all_reduce ≥ 1M at 3 ranks
-   (latency) (1.4–2.3×)"), or that no row differs;
-2. how many of the other rows are indistinguishable at this precision, and how many untested;
-3. what precision more data would buy: the trials per side that resolve 10 % within a launch,
-   and whether the scatter between rows of one launch (tau) is beyond what trials remove;
-4. the false alarms the rank test alone would give by chance, so a reader can weigh the calls.
+1. what the noise was learnt from: with one launch on a side, that a difference between the
+   sources cannot be told apart from the difference between two launches of one box, and which
+   spread between launches the verdicts assume (the baseline window's, or the stated default);
+2. the regressed (slower) and improved (faster) hypotheses, compare's strongest per primitive and
+   direction (reports/compare/words.py headline_verdicts), named as compare names them, with their
+   speedup and 95 % interval; or that none is past the noise and the threshold;
+3. every row together: the whole run (relative mode) or the one primitive, its speedup, interval
+   and state;
+4. the rows per state, and the smallest change one row alone, and every row of a primitive
+   together, would have shown (detectable_change).
 """
 
 # ruff: noqa: RUF001, RUF002  (the multiplication sign and en dashes on purpose)
 
 from __future__ import annotations
 
-import math
+import statistics
 
 import pandas as pd
 
-from distbench.parse import format_size
-from distbench.reports.uncertainty import (
-    FASTER,
-    REPORT_RULE,
-    SAME,
-    SLOWER,
-    UNTESTED,
-    trials_to_resolve,
+from distbench.reports.compare.words import band_name, headline_verdicts, percent
+from distbench.reports.report.verdicts import (
+    DIRECTION,
+    NOT_JUDGED,
+    THRESHOLD,
+    SourceVerdict,
+    counts,
+    speedup_of,
+    state_text,
 )
+from distbench.stats.defaults import SOURCE as DEFAULT_SOURCE
+from distbench.stats.engine import WHOLE_RUN
+from distbench.stats.verdict import IMPROVED, REGRESSED, Judged
 
-MOST_CASES = 3
-"""Cases named per sentence; the rest are counted."""
 MOST_SOURCES = 3
-"""Sources given a sentence of their own (the headline stays at most 5 sentences)."""
-RESOLVE = 0.10
-"""The change the precision sentence is about (10 %)."""
+"""Sources given sentences of their own."""
+MOST_CALLS = 3
+"""Hypotheses named per direction; the rest are counted."""
 
 
-def size_span(sizes: list[int], all_sizes: list[int]) -> str:
-    """'≥ 1M' when the sizes are the case's largest, '≤ 16K' its smallest, 'at every size',
-    '1M–4M' a run of adjacent ones, else a list."""
-    sizes, all_sizes = sorted(set(sizes)), sorted(set(all_sizes))
-    if sizes == all_sizes:
-        return "at every size"
-    if len(sizes) == 1:
-        return f"at {format_size(sizes[0])}"
-    if sizes == all_sizes[-len(sizes) :]:
-        return f"≥ {format_size(sizes[0])}"
-    if sizes == all_sizes[: len(sizes)]:
-        return f"≤ {format_size(sizes[-1])}"
-    start = all_sizes.index(sizes[0])
-    if sizes == all_sizes[start : start + len(sizes)]:
-        return f"{format_size(sizes[0])}–{format_size(sizes[-1])}"
-    return "at " + ", ".join(format_size(s) for s in sizes)
+def times(value: float) -> str:
+    return f"{value:.2g}×"
 
 
-def case_phrase(rows: pd.DataFrame, all_rows: pd.DataFrame) -> str:
-    """'all_reduce ≥ 1M at 3 ranks (latency) (1.4–2.3×)': one case's called rows."""
-    first = rows.iloc[0]
-    what = str(first.get("primitive", "ddp"))
-    if rows.get("size_bytes", pd.Series(dtype=float)).notna().all() and "size_bytes" in rows:
-        sizes = rows["size_bytes"].astype(int).tolist()
-        what += " " + size_span(sizes, all_rows["size_bytes"].astype(int).tolist())
-    if "strategy" in rows and rows["strategy"].notna().all():
-        what += f" ({', '.join(sorted(rows['strategy'].astype(str).unique()))})"
-    what += f" at {int(first['world_size'])} ranks"
-    if "mode" in rows and rows["mode"].notna().all():
-        what += f" ({first['mode']})"
-    if len(rows) < len(all_rows):  # e.g. one dtype of two: say how many rows
-        what += f" ({len(rows)} of {len(all_rows)} rows)"
-    return f"{what} ({rows['low'].min():.2g}–{rows['high'].max():.2g}×)"
+def speedup_words(judged: Judged, relative: bool) -> str:
+    """'1.4× [1.2–1.6] beyond the rest of the run'."""
+    speedup, low, high = speedup_of(judged)
+    text = f"{times(speedup)} [{times(low)}–{times(high)}]"
+    beyond = relative and judged.hypothesis.primitive != WHOLE_RUN
+    return text + (" beyond the rest of the run" if beyond else "")
 
 
-def called_sentence(source: str, baseline: str, rows: pd.DataFrame, case: list[str]) -> str:
-    """Rule 1 for one source."""
-    parts = []
-    for verdict in (FASTER, SLOWER):
-        called = rows[rows["verdict"] == verdict]
-        if called.empty:
-            continue
-        cases = called.groupby(case, sort=True, dropna=False)
-        every = dict(iter(rows.groupby(case, sort=True, dropna=False)))
-        phrases = [case_phrase(group, every[key]) for key, group in list(cases)[:MOST_CASES]]
-        more = cases.ngroups - MOST_CASES
-        text = "; ".join(phrases) + (f"; and {more} more case(s)" if more > 0 else "")
-        parts.append(f"{verdict} for {text}")
-    if not parts:
-        return (
-            f"No compared row shows {source} faster or slower than {baseline} beyond this "
-            "report's noise."
+def noise_sentence(verdict: SourceVerdict, baseline: str) -> str:
+    """Rule 1."""
+    outcome = verdict.comparison.outcome
+    base_launches, launches = verdict.launches()
+    base_nights = outcome.nights[0]
+    assumed = f"the stated default spread between launches ({DEFAULT_SOURCE})"
+    if verdict.comparison.baseline.window and not outcome.learning:
+        assumed = (
+            f"the spread between launches of {baseline}'s baseline window ({base_nights} nights, "
+            f"{base_launches} launches)"
         )
-    return f"{source} is " + ", and ".join(parts) + f" than {baseline}."
-
-
-def precision_sentence(rows: pd.DataFrame) -> str:
-    """Rule 3: trials to resolve RESOLVE, and whether the launch scatter allows it at all."""
-    needed = trials_to_resolve(rows, RESOLVE)
-    tested = rows[rows["verdict"] != UNTESTED]
-    if needed is None or tested.empty:
-        return (
-            f"Collect at least {REPORT_RULE.min_samples} trials (DDP: windows) per run so that "
-            "rows can be tested."
+    elif not outcome.learning:
+        assumed = "the spread between the launches of both sides"
+    if base_launches == 1 or launches == 1:
+        who = (
+            f"{baseline} and {verdict.source} are one launch each"
+            if base_launches == launches == 1
+            else f"{baseline if base_launches == 1 else verdict.source} is a single launch"
         )
-    tau = float(tested["tau"].median())
-    text = (
-        f"Within a launch, about {needed} trials per run would resolve a "
-        f"{RESOLVE * 100:.0f} % difference"
+        return (
+            f"{who}: a difference between them cannot be told apart from the difference between "
+            f"two launches of one box, so the verdicts assume {assumed} and call only what "
+            "stands out of it."
+        )
+    learning = f" ({outcome.learning})" if outcome.learning else ""
+    return (
+        f"{verdict.source} ({launches} launches, {outcome.nights[1]} night(s)) is judged against "
+        f"{baseline} ({base_launches} launches, {base_nights} night(s)) launch by launch, with "
+        f"{assumed}{learning}."
     )
-    if Z_RESOLVE * tau >= math.log1p(RESOLVE):
-        text += (
-            f"; but rows of one launch scatter by about {math.expm1(tau) * 100:.0f} % beyond "
-            "their samples, which more trials do not shrink: compare launches on a quieter "
-            "machine, or larger differences"
-        )
-    return text + "."
 
 
-Z_RESOLVE = 1.959964
-"""tau resolves a change when the 95 % half-width it alone gives is below it."""
+def called_sentence(verdict: SourceVerdict, baseline: str, rows: pd.DataFrame) -> str:
+    """Rule 2."""
+    called = headline_verdicts(verdict.comparison)
+    parts = []
+    for state in (IMPROVED, REGRESSED):
+        mine = [j for j in called if j.state == state]
+        if not mine:
+            continue
+        named = [f"{band_name(j)}, {speedup_words(j, verdict.relative)}" for j in mine[:MOST_CALLS]]
+        more = len(mine) - MOST_CALLS
+        text = "; ".join(named) + (f"; and {more} more" if more > 0 else "")
+        parts.append(f"{state} ({DIRECTION[state]}) for {text}")
+    if parts:
+        return f"Against {baseline}, {verdict.source} is " + "; and ".join(parts) + "."
+    shown = ", ".join(f"{n} {state}" for state, n in counts(rows["state"]).items())
+    return (
+        f"Against {baseline}, no row or band of {verdict.source} is past the noise and the "
+        f"{THRESHOLD} threshold ({shown})."
+    )
 
 
-def write_headline(judged: pd.DataFrame, baseline: str, case: list[str]) -> str:
-    """The headline for every compared row (comm and DDP rows together, one frame; `case`: the
-    columns that name a case apart from its size)."""
+def whole_sentence(verdict: SourceVerdict, baseline: str) -> str | None:
+    """Rule 3."""
+    judged, raw = verdict.whole()
+    estimate = raw or judged
+    if judged is None or estimate is None or estimate.shift is None:
+        return None
+    what = (
+        "Every primitive alike (the whole run)"
+        if verdict.relative
+        else f"Every row of {band_name(judged).split(',')[0]} together"
+    )
+    return (
+        f"{what}: {verdict.source} runs at {speedup_words(estimate, False)} {baseline}'s speed: "
+        f"{state_text(judged)}."
+    )
+
+
+def seen_sentence(verdict: SourceVerdict, rows: pd.DataFrame) -> str:
+    """Rule 4."""
+    shown = ", ".join(f"{n} {state}" for state, n in counts(rows["state"]).items())
+    judged = rows[rows["state"] != NOT_JUDGED]
+    text = f"Of {len(rows)} compared rows: {shown}"
     if judged.empty:
-        return ""
-    sentences = [
-        called_sentence(str(source), baseline, rows, case)
-        for source, rows in judged.groupby("source", sort=True)
-    ][:MOST_SOURCES]
-    called = judged["verdict"].isin((FASTER, SLOWER)).sum()
-    same = int((judged["verdict"] == SAME).sum())
-    untested = int((judged["verdict"] == UNTESTED).sum())
-    rest = f"{'The other' if called else 'All'} {same} of {len(judged)} compared rows are "
-    if called and not same:
-        rest = "No other compared row is "
-    rest += "indistinguishable at this precision (95 % intervals, compare's rank test)"
-    if untested:
-        rest += (
-            f"; {untested} could not be tested (fewer than {REPORT_RULE.min_samples} "
-            "independent samples a side)"
-        )
-    sentences.append(rest + ".")
-    sentences.append(precision_sentence(judged))
+        return text + "."
+    alone = judged["detectable"].astype(float).tolist()
+    text += (
+        f"; one row alone would catch a slowdown from {percent(min(alone))} "
+        f"(median {percent(statistics.median(alone))})"
+    )
+    together = [
+        j.detectable
+        for j in verdict.comparison.outcome.bands
+        if not j.hypothesis.band and j.hypothesis.primitive != WHOLE_RUN
+    ]
+    if together:
+        text += f", every row of a primitive together from {percent(min(together))}"
+    return text + " (80 % power)."
+
+
+def write_headline(verdicts: dict[str, SourceVerdict], baseline: str, rows: pd.DataFrame) -> str:
+    """The headline (module docstring). `rows`: every compared row of the report (comm and DDP,
+    reports/report/verdicts.annotate), with its `source` and `state`."""
+    sentences: list[str] = []
+    for source, verdict in list(verdicts.items())[:MOST_SOURCES]:
+        mine = rows[rows["source"].astype(str) == source]
+        if mine.empty:
+            continue
+        sentences.append(noise_sentence(verdict, baseline))
+        sentences.append(called_sentence(verdict, baseline, mine))
+        whole = whole_sentence(verdict, baseline)
+        sentences += [whole] if whole else []
+        sentences.append(seen_sentence(verdict, mine))
     return " ".join(sentences)

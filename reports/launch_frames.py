@@ -1,12 +1,14 @@
-"""A night's launch-N folders pooled for `distbench report`, as compare pools them
-(reports/launches.py), so that the report of a nightly says what its gate judged.
+"""A night's launch-N folders drawn as one run in `distbench report`'s figures and tables: a
+night's level per case. The comparison's verdicts and intervals do not use this: they take the
+launches apart, as compare does (reports/report/verdicts.py, distbench.stats).
 
-`ci/nightly.sh --launches 2` sweeps into NIGHT/launch-1 and NIGHT/launch-2. The report reads them
+`ci/nightly.sh --launches 2` sweeps into NIGHT/launch-1 and NIGHT/launch-2. The report draws them
 as one run named NIGHT: each case's metric columns are the geometric mean of its launches'
-values (POOLED_COLUMNS), its other cells the last launch's, and its samples every launch's, the
-trials of later launches numbered after the earlier ones'. A case missing from some launches is
-pooled from the others. Runs outside launch-N folders are left as they are, and so are launches
-given as arguments of their own (`report NIGHT/launch-1 NIGHT/launch-2` compares the two).
+values (POOLED_COLUMNS; a plotting level, labelled so in a note), its other cells the last
+launch's, and its samples every launch's (the figures' sample bands), the trials of later launches
+numbered after the earlier ones'. A case missing from some launches is drawn from the others. Runs
+outside launch-N folders are left as they are, and so are launches given as arguments of their
+own (`report NIGHT/launch-1 NIGHT/launch-2` compares the two).
 
     loaded = load_runs(paths)
     pool_launches(loaded)
@@ -14,16 +16,31 @@ given as arguments of their own (`report NIGHT/launch-1 NIGHT/launch-2` compares
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
+from distbench.reports.checks import METRICS
+from distbench.reports.compare.sides import LAUNCH
 from distbench.reports.kinds import MATCH_KEYS
-from distbench.reports.launches import LAUNCH, POOLED_COLUMNS, geometric_mean_or_last
 from distbench.reports.load import Loaded, RunData, run_frames, unique_names
 
 LAUNCH_COLUMN = "_launch"
+POOLED_COLUMNS = frozenset(
+    {column for m in METRICS.values() for column in (m.comm_column, m.ddp_column) if column}
+    | {"ci_low_us", "ci_high_us"}
+)
+"""The columns drawn as the geometric mean over a night's launches: every metric, and the p50's
+interval bounds."""
+
+
+def geometric_mean_or_last(values: list[float]) -> float:
+    """The geometric mean of positive finite values; the last value when any is not one."""
+    if not values or not all(v > 0 and math.isfinite(v) for v in values):
+        return values[-1] if values else math.nan
+    return math.exp(math.fsum(math.log(v) for v in values) / len(values))
 
 
 def night_of(run_dir: Path) -> tuple[Path, int] | None:
@@ -54,8 +71,9 @@ def pool_launches(loaded: Loaded) -> None:
         pooled.append(pool_night(night, sorted(members, key=lambda m: m[0])))
         names = ", ".join(f"launch-{n}" for n in launches)
         note = (
-            f"{night}: {len(launches)} launches pooled ({names}), as compare pools them: each "
-            "case's metrics are the geometric mean of its launches', its samples every launch's"
+            f"{night}: {len(launches)} launches drawn as one run ({names}): in the figures and "
+            "tables each case's metrics are the geometric mean of its launches', its samples "
+            "every launch's; the comparison's verdicts take the launches apart"
         )
         if note not in loaded.notes:
             loaded.notes.append(note)

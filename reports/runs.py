@@ -97,14 +97,26 @@ def units_of(frame: pd.DataFrame, kind: str, version: int) -> tuple[tuple[float,
 
 
 def load_units(run_dir: Path, kind: str, version: int) -> dict[str, tuple[tuple[float, ...], str]]:
-    """measurement -> (independent units, what a unit is)."""
+    """measurement -> (independent units, what a unit is): units_of of each measurement, for
+    every measurement at once (one groupby, not one per measurement: 10,000 rows took ~6 s)."""
     frame = read_samples(run_dir)
     if frame is None or frame.empty:
         return {}
     frame = frame.sort_values(["measurement", "trial", "iter"], kind="stable")
+    if kind in WINDOWED and version < DDP_WINDOWS_SINCE:
+        empty = units_of(frame.iloc[:0], kind, version)
+        return {str(m): empty for m in frame["measurement"].unique()}
+    if kind in WINDOWED:
+        names, values, unit = frame["measurement"], frame["time_us"], "window"
+    else:
+        per_trial = frame.groupby(["measurement", "trial"], sort=True)["time_us"].median()
+        names, values, unit = per_trial.index.get_level_values(0), per_trial, "trial"
+    names_list = [str(n) for n in names]
+    numbers = values.to_numpy(dtype=float).tolist()
+    starts = [i for i in range(len(names_list)) if i == 0 or names_list[i] != names_list[i - 1]]
     return {
-        str(measurement): units_of(group, kind, version)
-        for measurement, group in frame.groupby("measurement", sort=False)
+        names_list[a]: (tuple(numbers[a:b]), unit)
+        for a, b in zip(starts, [*starts[1:], len(names_list)], strict=True)
     }
 
 

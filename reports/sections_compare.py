@@ -1,6 +1,7 @@
-"""The report's comparison: the headline (headline.py) and the "Runs compared" section, every
-speedup with its 95 % interval and verdict (uncertainty.py), and fig-compare (figures_compare.py).
-Tables cover every matched row (all-pairs rows too); the figure draws the lines only.
+"""The report's comparison: the headline (headline.py) and the "Runs compared"
+section, every speedup with its 95 % interval and compare's verdict (reports/report/verdicts.py),
+and fig-compare (figures_compare.py). Tables cover every matched row (all-pairs rows too); the
+figure draws the lines only.
 """
 
 from __future__ import annotations
@@ -16,40 +17,59 @@ from distbench.reports.keydiff import explain_no_common_rows, key_differences
 from distbench.reports.load import Loaded
 from distbench.reports.pairs import split_matrix_rows
 from distbench.reports.render import FigureOut, Section, TableOut
+from distbench.reports.report.verdicts import SourceVerdict, annotate, report_verdicts
 from distbench.reports.sections import CASE_NAMES, display, figure_out, titled
 from distbench.reports.sources import argument_names
-from distbench.reports.uncertainty import REPORT_RULE, judge_speedups, with_interval
+from distbench.reports.uncertainty import with_interval
 from distbench.reports.versions import drop_changed_meaning
 
 HOW = (
-    "[low, high]: 95 % interval, a bootstrap of the ratio of medians over each run's samples "
-    "(trials, then iterations within them; seed fixed), widened by the scatter between rows of "
-    "the same launches beyond their samples. verdict: faster or slower only where the interval "
-    "excludes 1 and `distbench compare` (5 % threshold, exact rank test, BH, adjacent sizes) "
-    f"calls the row a regression in that direction; untested: fewer than "
-    f"{REPORT_RULE.min_samples} independent samples a side. Method: docs/compare-and-ci.md."
+    "Each p50 is the geometric mean over its side's launches. verdict: what `distbench compare "
+    "BASELINE OTHER` says of the row with its defaults (5 % threshold; Benjamini-Hochberg over "
+    "rows and bands): regressed (slower), improved (faster), no change seen (with the smallest "
+    "slowdown it would have caught), or cannot tell (with why). [low, high]: the 95 % interval "
+    "of the speedup with the launch as the unit: its variance holds the spread between launches, "
+    "measured from the launches, or, while too few nights show it, the stated default; with one "
+    "launch a side a cluster and a launch cannot be told apart, and only that assumed spread "
+    "separates them. With rows of several primitives compare judges each beyond the rest of the "
+    "run: that speedup is shown beside. Method: docs/gate.md#how-sure-a-reports-comparison-is."
 )
+BEYOND = "beyond the rest of the run [95 %]"
 
 
-def summary_table(ratios: pd.DataFrame, baseline: str) -> TableOut:
+def beyond_cells(rows: pd.DataFrame) -> pd.Series:
+    """The speedup beyond the rest of the run with its interval; empty where not judged so."""
+    text = with_interval(rows["beyond"], rows["beyond_low"], rows["beyond_high"])
+    return text.where(rows["beyond"].notna(), "")
+
+
+def summary_table(
+    ratios: pd.DataFrame, baseline: str, verdicts: dict[str, SourceVerdict]
+) -> TableOut:
+    summary = sp.ratio_summary(ratios, verdicts)
+    summary["geomean"] = with_interval(
+        summary["speedup_geomean"], summary["geomean_low"], summary["geomean_high"]
+    )
     table = display(
-        sp.ratio_summary(ratios),
+        summary,
         {
             **CASE_NAMES,
             "sizes": "sizes matched",
             "largest": "largest",
             "speedup_largest": "speedup (largest)",
-            "faster": "sizes faster",
-            "slower": "sizes slower",
-            "speedup_geomean": "geo. mean of those",
+            "geomean": "every size: geo. mean [95 %]",
+            "case_verdict": "every size: verdict",
+            "improved": "sizes improved (faster)",
+            "regressed": "sizes regressed (slower)",
             "speedup_min": "min",
             "speedup_max": "max",
         },
-        ("speedup_largest", "speedup_geomean", "speedup_min", "speedup_max"),
+        ("speedup_largest", "geomean", "speedup_min", "speedup_max"),
     )
     note = (
-        "geo. mean of those: over the sizes called faster or slower only (— when none): a mean "
-        "over indistinguishable sizes would average noise. min and max span every size."
+        "every size: the geometric mean of the speedup over all sizes of the case, with its 95 % "
+        "interval and compare's verdict on them together (the band of these rows); min and max "
+        "span every size."
     )
     return titled(table, f"Speedup over {baseline}", note=note)
 
@@ -59,6 +79,7 @@ def per_size_table(ratios: pd.DataFrame, baseline: str) -> TableOut:
     shown = ordered.assign(
         size=ordered["size_bytes"].map(format_size),
         speedup=with_interval(ordered["speedup"], ordered["low"], ordered["high"]),
+        beyond=beyond_cells(ordered),
     )
     table = display(
         shown,
@@ -68,9 +89,10 @@ def per_size_table(ratios: pd.DataFrame, baseline: str) -> TableOut:
             "time_us_p50_base": f"{baseline} p50 µs",
             "time_us_p50": "p50 µs",
             "speedup": "speedup [95 %]",
+            "beyond": BEYOND,
             "verdict": "verdict",
         },
-        ("time_us_p50_base", "time_us_p50", "speedup"),
+        ("time_us_p50_base", "time_us_p50", "speedup", "beyond"),
     )
     return titled(table, "Speedup per size", markdown=False, collapsed=True)
 
@@ -78,7 +100,8 @@ def per_size_table(ratios: pd.DataFrame, baseline: str) -> TableOut:
 def ddp_table(judged: pd.DataFrame, baseline: str) -> TableOut:
     ordered = judged.sort_values(["source", "world_size", "strategy"])
     shown = ordered.assign(
-        speedup=with_interval(ordered["speedup"], ordered["low"], ordered["high"])
+        speedup=with_interval(ordered["speedup"], ordered["low"], ordered["high"]),
+        beyond=beyond_cells(ordered),
     )
     table = display(
         shown,
@@ -88,9 +111,10 @@ def ddp_table(judged: pd.DataFrame, baseline: str) -> TableOut:
             "step_time_us_p50_base": f"{baseline} step p50 µs",
             "step_time_us_p50": "step p50 µs",
             "speedup": "speedup [95 %]",
+            "beyond": BEYOND,
             "verdict": "verdict",
         },
-        ("step_time_us_p50_base", "step_time_us_p50", "speedup"),
+        ("step_time_us_p50_base", "step_time_us_p50", "speedup", "beyond"),
     )
     return titled(table, f"DDP step-time speedup over {baseline}")
 
@@ -137,34 +161,35 @@ def section_compare(loaded: Loaded, notes: list[str]) -> tuple[list[str], list[S
     tables: list[TableOut] = []
     figures: list[FigureOut] = []
     judged = []
+    ddp_ratios = sp.ddp_ratios(ddp) if len(ddp) else pd.DataFrame()
+    ddp_ratios, changed = drop_changed_meaning(ddp_ratios, "ddp", "step_time_us_p50")
+    notes += changed
+    verdicts = report_verdicts(loaded, notes) if len(ratios) or len(ddp_ratios) else {}
     if len(ratios):
-        ratios = judge_speedups(ratios, loaded.samples, "comm")
+        ratios = annotate(ratios, "comm", verdicts)
         judged.append(ratios)
         figures = figure_out(
             plot_ratios(split_matrix_rows(ratios)[0], baseline),
             "fig-compare.png",
-            f"speedup = {baseline}'s p50 time / this run's p50 time, per matched size; band: "
-            "95 % interval; hollow points: indistinguishable",
+            f"speedup = {baseline}'s p50 time / this run's p50 time (geometric means over each "
+            "side's launches), per matched size; band: 95 % interval, the launch as the unit; "
+            "points: compare's verdict of the row",
             notes,
             "runs compared: nothing matched",
         )
-        tables += [summary_table(ratios, baseline), per_size_table(ratios, baseline)]
+        tables += [summary_table(ratios, baseline, verdicts), per_size_table(ratios, baseline)]
     elif len(comm):
         notes.append(
             f"runs compared: no measurement of {baseline} (same case and size) is in another run"
         )
-    ddp_ratios = sp.ddp_ratios(ddp) if len(ddp) else pd.DataFrame()
-    ddp_ratios, changed = drop_changed_meaning(ddp_ratios, "ddp", "step_time_us_p50")
-    notes += changed
     if len(ddp_ratios):
-        ddp_ratios = judge_speedups(ddp_ratios, loaded.samples, "ddp")
+        ddp_ratios = annotate(ddp_ratios, "ddp", verdicts)
         judged.append(ddp_ratios)
         tables.append(ddp_table(ddp_ratios, baseline))
     if not tables:
         return unmatched, []
-    every = pd.concat(judged, ignore_index=True)
-    case = [c for c in ("primitive", "world_size", "mode", "strategy") if c in every.columns]
-    return [write_headline(every, baseline, case)], [
+    every = pd.concat([j[["source", "state", "detectable"]] for j in judged], ignore_index=True)
+    return [write_headline(verdicts, baseline, every)], [
         Section(
             "Runs compared",
             f"Baseline: {baseline}. speedup = baseline p50 time / p50 time: above 1 is faster. "

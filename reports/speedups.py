@@ -1,6 +1,6 @@
 """Speedups of every source over the baseline (the first source), per matched row, and their
 summary per case. Each row keeps the run and measurement of both sides (`run`, `measurement`,
-`run_base`, `measurement_base`) so that uncertainty.py can find their samples.
+`run_base`, `measurement_base`); reports/report/verdicts.py adds each row's verdict.
 
 speedup = baseline p50 time / this source's p50 time: above 1 is faster.
 """
@@ -15,8 +15,9 @@ import pandas as pd
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
 from distbench.parse import format_size
 from distbench.reports.analysis import CASE, series_names
-from distbench.reports.uncertainty import FASTER, SAME, SLOWER
+from distbench.reports.report.verdicts import SourceVerdict, speedup_of, state_text
 from distbench.reports.versions import version_keys
+from distbench.stats.verdict import IMPROVED, REGRESSED
 
 ROW_OF_CASE = {
     "run": pd.NamedAgg("run", "first"),
@@ -57,30 +58,53 @@ def ddp_ratios(ddp: pd.DataFrame) -> pd.DataFrame:
     return matched
 
 
-def ratio_summary(ratios: pd.DataFrame) -> pd.DataFrame:
-    """Per source x case: sizes matched, the speedup at the largest size, the range, how many
-    sizes were called faster or slower (uncertainty.judge_speedups), and the geometric mean over
-    those sizes only (NaN when none): a mean over indistinguishable sizes would average noise,
-    and one launch shifts every size of a case alike, so its interval would not shrink."""
+def case_estimate(
+    group: pd.DataFrame, verdict: SourceVerdict | None
+) -> tuple[float, float, float, str]:
+    """Every size of one case together: the core's estimate of the band that holds exactly these
+    rows (judged without the relative contrast: the geometric mean of their speedups, with its
+    95 % interval, the launch as the unit) and compare's state of that band; without one, the
+    plain geometric mean of the sizes' speedups and no interval."""
+    speedups = group["speedup"].to_numpy(dtype=float)
+    plain = float(np.exp(np.log(speedups).mean())) if len(speedups) else math.nan
+    members = group["row_index"] if "row_index" in group else pd.Series(-1, index=group.index)
+    if verdict is None or (members < 0).any():
+        return plain, math.nan, math.nan, ""
+    judged, raw = verdict.band(members.astype(int).tolist())
+    if raw is None or judged is None or raw.shift is None:
+        return plain, math.nan, math.nan, ""
+    speedup, low, high = speedup_of(raw)
+    return speedup, low, high, state_text(judged)
+
+
+def ratio_summary(
+    ratios: pd.DataFrame, verdicts: dict[str, SourceVerdict] | None = None
+) -> pd.DataFrame:
+    """Per source x case: sizes matched, the speedup at the largest size, every size together
+    (case_estimate: the geometric mean over all of them with its interval and verdict; 0.2.0
+    averaged only the sizes already called, which overstated small effects), the sizes improved
+    (faster) and regressed (slower), and the range."""
     records = []
-    for key, group in ratios.groupby(CASE, sort=True):
+    for key, group in ratios.groupby(CASE, sort=True, observed=True):
         group = group.sort_values("size_bytes")
         last = group.iloc[-1]
-        verdicts = group["verdict"] if "verdict" in group else pd.Series(SAME, index=group.index)
-        called = group[verdicts.isin((FASTER, SLOWER))]["speedup"]
+        states = group["state"] if "state" in group else pd.Series("", index=group.index)
+        verdict = (verdicts or {}).get(str(last["source"]))
+        geomean, low, high, state = case_estimate(group, verdict)
         records.append(
             {
                 **dict(zip(CASE, key, strict=True)),
                 "sizes": len(group),
                 "largest": format_size(int(last["size_bytes"])),
                 "speedup_largest": float(last["speedup"]),
-                "speedup_geomean": float(np.exp(np.log(called).mean()))
-                if len(called)
-                else math.nan,
+                "speedup_geomean": geomean,
+                "geomean_low": low,
+                "geomean_high": high,
+                "case_verdict": state,
                 "speedup_min": float(group["speedup"].min()),
                 "speedup_max": float(group["speedup"].max()),
-                "faster": int((verdicts == FASTER).sum()),
-                "slower": int((verdicts == SLOWER).sum()),
+                "improved": int((states == IMPROVED).sum()),
+                "regressed": int((states == REGRESSED).sum()),
             }
         )
     return pd.DataFrame.from_records(records)
