@@ -1,11 +1,13 @@
-"""Benchmark and detection figures of `distbench history` (docs/performance.md, docs/history.md).
+"""The speed of `distbench history` (docs/performance.md), and the synthetic nightly runs its
+tests read.
 
-    python ci/bench_history.py speed --runs 1000 --rows 500      # time history, cold and cached
-    python ci/bench_history.py detection --histories 3           # a 20 % step in real noise
+    python ci/bench_history.py speed --runs 1000 --rows 500              # cold and cached
+    python ci/bench_history.py speed --runs 365 --rows 108 --launches 2  # a year of nights
 
 Synthetic nights are real run directories (results.csv of the current schema, manifest.json with
 start time and git revision) whose rows' statistics come from trials drawn from real launches of
-this machine (tests/data/gate-launches.json, ci/bench_gate.py load_launches).
+this machine (tests/data/gate-launches.json): each night resamples one launch's trials. What
+history finds and misses is measured by ci/bench_stats_history.py, on simulated series.
 """
 
 from __future__ import annotations
@@ -67,8 +69,11 @@ def result_row(case: dict[str, str], trials: list[float], run_id: str, index: in
     return row
 
 
-def write_night(run_dir: Path, night: int, rows: list[tuple[dict[str, str], list[float]]]) -> None:
-    """One run directory: results.csv and a manifest started `night` days after 2026-01-01."""
+def write_night(
+    run_dir: Path, night: int, rows: list[tuple[dict[str, str], list[float]]], launch: int = 0
+) -> None:
+    """One run directory: results.csv and a manifest started `night` days after 2026-01-01
+    (`launch` minutes later for the night's launch-N)."""
     import csv
 
     from distbench.collectors.schema import SCHEMA_VERSION, ResultRow, column_names
@@ -83,7 +88,7 @@ def write_night(run_dir: Path, night: int, rows: list[tuple[dict[str, str], list
         "schema_version": SCHEMA_VERSION,
         "run_id": run_dir.name,
         "status": "completed",
-        "started_utc": f"{day}T02:00:00Z",
+        "started_utc": f"{day}T02:{launch:02d}:00Z",
         "distbench_git_sha": f"{night:07x}{'0' * 33}",
     }
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
@@ -94,27 +99,37 @@ def night_trials(trials: list[float], rng: random.Random, factor: float) -> list
     return [t * factor for t in rng.choices(trials, k=len(trials))]
 
 
-def build_history(out: Path, nights: int, rows: int, step_at: int | None, seed: int) -> None:
+def build_history(
+    out: Path, nights: int, rows: int, step_at: int | None, seed: int, launches: int = 1
+) -> None:
     """`nights` run directories of `rows` rows each (cases of gate-launches.json, repeated at
-    other world sizes when more rows are asked); x1.2 from night `step_at` on."""
-    cases, launches = read_launches()
+    other world sizes when more rows are asked); x1.2 from night `step_at` on. With `launches`
+    above 1 each night holds launch-1 ... launch-N, as ci/nightly.sh --launches N writes."""
+    cases, recorded = read_launches()
     rng = random.Random(seed)
-    names = sorted(launches)
+    names = sorted(recorded)
     pool = []
     for copy in range(math.ceil(rows / len(cases))):
         for i, case in enumerate(cases):
-            launch = rng.choice([n for n in names if launches[n][i]])
+            launch = rng.choice([n for n in names if recorded[n][i]])
             pool.append(
                 (
                     {**case, "world_size": str(int(case["world_size"]) + 4 * copy)},
-                    launches[launch][i],
+                    recorded[launch][i],
                 )
             )
     pool = pool[:rows]
     for night in range(nights):
         factor = 1.2 if step_at is not None and night >= step_at else 1.0
-        night_rows = [(case, night_trials(trials, rng, factor)) for case, trials in pool]
-        write_night(out / f"nightly-{night:04d}", night, night_rows)
+        folder = out / f"nightly-{night:04d}"
+        for launch in range(launches):
+            night_rows = [(case, night_trials(trials, rng, factor)) for case, trials in pool]
+            target = folder / f"launch-{launch + 1}" if launches > 1 else folder
+            write_night(target, night, night_rows, launch)
+        if launches > 1:
+            (folder / "manifest.json").write_text(
+                (folder / "launch-1" / "manifest.json").read_text()
+            )
 
 
 def time_history(out: Path, cache: Path) -> tuple[float, float]:
@@ -148,53 +163,20 @@ def time_history(out: Path, cache: Path) -> tuple[float, float]:
     return wall, cpu
 
 
-def speed(runs: int, rows: int) -> None:
+def speed(runs: int, rows: int, launches: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder)
         start = time.perf_counter()
-        build_history(out, runs, rows, None, seed=1)
-        print(f"built {runs} runs x {rows} rows in {time.perf_counter() - start:.1f} s", flush=True)
+        build_history(out, runs, rows, None, seed=1, launches=launches)
+        print(
+            f"built {runs} runs x {rows} rows x {launches} launch(es) in "
+            f"{time.perf_counter() - start:.1f} s",
+            flush=True,
+        )
         cache = out / "cache.duckdb"
         for what in ("cold (empty cache)", "warm (cached)", "warm again"):
             wall, cpu = time_history(out, cache)
             print(f"history {what}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
-
-
-def detection(histories: int, nights: int, step_at: int) -> None:
-    """Found at the step night +-1, by night-to-night spread of the case (log sd)."""
-    sys.path.insert(0, str(ROOT))
-    from distbench.reports.history_detect import candidates, significant
-
-    cases, launches = read_launches()
-    rng = random.Random(7)
-    bins: dict[float, list[int]] = {}
-    for i, _case in enumerate(cases):
-        for name in sorted(launches):
-            trials = launches[name][i]
-            if not trials:
-                continue
-            spread = statistics.stdev(
-                math.log(statistics.median(night_trials(trials, rng, 1.0))) for _ in range(200)
-            )
-            band = min(math.floor(spread / 0.05) * 0.05, 0.3)
-            counts = bins.setdefault(round(band, 2), [0, 0, 0])
-            for _ in range(histories):
-                step = [
-                    statistics.median(night_trials(trials, rng, 1.2 if k >= step_at else 1.0))
-                    for k in range(nights)
-                ]
-                noise = [statistics.median(night_trials(trials, rng, 1.0)) for _ in range(nights)]
-                found = [c.index for c, _ in significant(candidates(step))]
-                counts[0] += 1
-                counts[1] += any(abs(index - step_at) <= 1 for index in found)
-                counts[2] += bool(significant(candidates(noise)))
-    print(
-        "| night-to-night log sd | histories | step found at +-1 | pure noise with a change point |"
-    )
-    print("| --- | ---: | ---: | ---: |")
-    for band, (count, hits, alarms) in sorted(bins.items()):
-        label = f">= {band:.2f}" if band >= 0.3 else f"{band:.2f}-{band + 0.05:.2f}"
-        print(f"| {label} | {count} | {hits / count:.0%} | {alarms / count:.0%} |")
 
 
 def main() -> None:
@@ -203,15 +185,9 @@ def main() -> None:
     s = sub.add_parser("speed")
     s.add_argument("--runs", type=int, default=1000)
     s.add_argument("--rows", type=int, default=500)
-    d = sub.add_parser("detection")
-    d.add_argument("--histories", type=int, default=3)
-    d.add_argument("--nights", type=int, default=60)
-    d.add_argument("--step-at", type=int, default=40)
+    s.add_argument("--launches", type=int, default=1)
     args = parser.parse_args()
-    if args.what == "speed":
-        speed(args.runs, args.rows)
-    else:
-        detection(args.histories, args.nights, args.step_at)
+    speed(args.runs, args.rows, args.launches)
 
 
 if __name__ == "__main__":

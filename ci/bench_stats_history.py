@@ -153,6 +153,9 @@ def run(quick: bool, seed: int) -> list[dict]:
     add("false per 100, iid t(3) nights", false_per_100(judge(heavy)), "", None)
     add("false per 100, real launches of this box resampled, 2 a night",
         false_per_100(judge(real_launches(rng, reps))), "", None)  # fmt: skip
+    add("share of recorded launches beyond 4 robust sd of their row (no simulation)",
+        (outlier_share(), 0.0), "", None)  # fmt: skip
+    add("sd of the fitted phi, AR(1) phi 0.5, 60 nights", phi_spread(rng, reps), "", None)
     histories = max(reps // 10, 20)
     many = drift(rng, histories * CASES, NIGHTS, 0.5) * NIGHT_SD
     add(f"histories of {CASES} null series (phi 0.5) with any false change point",
@@ -160,6 +163,30 @@ def run(quick: bool, seed: int) -> list[dict]:
         None)  # fmt: skip
     rows[-1]["ok"] = rows[-1]["value"] <= 0.05
     return rows
+
+
+def outlier_share() -> float:
+    """Of the recorded launches' fastest trials, the share beyond 4 robust sd of their row's
+    median (the sd from the row's median absolute deviation)."""
+    data = json.loads(LAUNCHES.read_text())
+    names = sorted(data["launches"])
+    logs = np.array(
+        [[math.log(min(t)) if t else math.nan for t in data["launches"][n]] for n in names]
+    )
+    deviation = logs - np.nanmedian(logs, axis=0)
+    scale = 1.4826 * np.nanmedian(np.abs(deviation), axis=0)
+    z = np.abs(deviation / scale)
+    return float(np.mean(z[np.isfinite(z)] > 4))
+
+
+def phi_spread(rng: np.random.Generator, reps: int) -> tuple[float, float]:
+    """The sd of history's fitted phi over null series with phi 0.5, and its standard error."""
+    from distbench.stats.changepoint_model import estimate_noise, normal_scores
+
+    noise = drift(rng, reps, NIGHTS, 0.5) * NIGHT_SD
+    scores, white, _scale = normal_scores(noise, np.zeros(reps))
+    phi = estimate_noise(scores, white).phi
+    return float(phi.std(ddof=1)), float(phi.std(ddof=1) / math.sqrt(2 * (reps - 1)))
 
 
 def chunks(found: list[list[tuple[int, float]]], size: int) -> list[list[tuple[int, float]]]:

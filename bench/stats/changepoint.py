@@ -145,8 +145,7 @@ def detect_changes(
         for j, i in enumerate(rows):
             noises[i], null_of[i] = noise.take(np.array([j])), pool
             scored[i], scales[i] = scores[j], float(scale[j])
-        members = [(i, 0, n) for i in rows]
-        for part in test_parts(scores, y, noise, members, null_of):
+        for part in test_parts(scores, y, noise, [(i, 0, n) for i in rows], null_of):
             whole[part.series] = part
     family = list(families) if families is not None else [0] * count
     members_of: dict[int, list[int]] = {}
@@ -154,11 +153,11 @@ def detect_changes(
         members_of.setdefault(family[i], []).append(i)
     q_of: dict[int, float] = {}
     level_of: dict[int, float] = {}
-    for members in members_of.values():
-        q_of.update(zip(members, bh_adjust([whole[i].p_value for i in members]), strict=True))
-        chosen = sum(q_of[i] <= alpha for i in members)
-        for i in members:  # a part's level if changed, else the level it would join at
-            level_of[i] = alpha * (chosen if q_of[i] <= alpha else chosen + 1) / len(members)
+    for tested in members_of.values():
+        q_of.update(zip(tested, bh_adjust([whole[i].p_value for i in tested]), strict=True))
+        chosen = sum(q_of[i] <= alpha for i in tested)
+        for i in tested:  # a part's level if changed, else the level it would join at
+            level_of[i] = alpha * (chosen if q_of[i] <= alpha else chosen + 1) / len(tested)
     selected = [i for i in sorted(whole) if q_of[i] <= alpha]
     found: dict[int, list[Found]] = {i: [] for i in range(count)}
     placing = placers(series, white, selected)
