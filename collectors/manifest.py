@@ -7,27 +7,26 @@ kept per launch in `launches`. `distbench_git_dirty` says whether the checkout h
 The torch facts (torch, cuda, nccl, gpu_count, gpus) are known without torch when the run
 starts (collectors/machine.py) and completed from the ranks' own report after each launch.
 
-On disk, the facts that every node of a run shares are stored once (`node_facts`, below): at 128
-nodes the facts of each node repeat nearly whole, ~1.9 MB of a synthetic manifest.
-read_manifest gives `nodes` back whole, so no reader sees the difference, and a manifest written
-before (every node whole) reads as it is."""
+On disk, what the nodes and the ranks of a run have alike is stored once (manifest_pack.py): at
+128 nodes each node's facts repeat nearly whole, ~1.8 MB of a synthetic manifest. read_manifest
+gives `nodes` and `ranks` back whole, so no reader sees the difference, and a manifest written
+before (every entry whole) reads as it is."""
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import platform
 import socket
 import subprocess
 import sys
-from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from distbench.collectors.machine import installed_torch_facts
+from distbench.collectors.manifest_pack import pack_manifest, unpack_manifest
 from distbench.collectors.scheduler import scheduler_facts
 from distbench.collectors.schema import MANIFEST_JSON, SCHEMA_VERSION
 from distbench.parse import UsageError
@@ -134,106 +133,12 @@ def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dic
     }
 
 
-NODE_FACTS = "node_facts"
-"""On disk, in place of `nodes` when a run has several: {"shared": the facts the nodes have alike,
-"differ": {node: {JSON pointer (RFC 6901): that node's own value}}}. A node's facts are `shared`
-with its pointers' values put in; a fact that only some nodes share is the most common value and
-the others' own. Written since schema v4; read_manifest turns it back into `nodes`."""
-
-
-def shape(value: Any) -> tuple[Any, ...]:
-    """A dict's keys in order, a list's length, or a leaf: what must match to compare inside."""
-    if isinstance(value, dict):
-        return ("dict", *value)
-    return ("list", len(value)) if isinstance(value, list) else ("leaf",)
-
-
-def shared_facts(values: list[Any]) -> Any:
-    """What the nodes' facts have alike: among the values of the most common shape, dicts key
-    by key and lists item by item, a leaf the most common value (the first of a tie). A value
-    of another shape (a node with an extra key, a GPU fewer) then differs whole."""
-    common = Counter(shape(v) for v in values).most_common(1)[0][0]
-    alike = [v for v in values if shape(v) == common]
-    first = alike[0]
-    if isinstance(first, dict):
-        return {key: shared_facts([v[key] for v in alike]) for key in first}
-    if isinstance(first, list):
-        return [shared_facts([v[i] for v in alike]) for i in range(len(first))]
-    counted = Counter((type(v), v) for v in alike)  # True == 1, but not the same fact
-    return counted.most_common(1)[0][0][1]
-
-
-def fact_differences(shared: Any, value: Any, pointer: str = "") -> dict[str, Any]:
-    """{JSON pointer: value} where `value` is not `shared` (the smallest parts that differ)."""
-    if shape(shared) != shape(value):
-        return {pointer: value}
-    if isinstance(shared, dict):
-        found: dict[str, Any] = {}
-        for key in shared:
-            escaped = str(key).replace("~", "~0").replace("/", "~1")
-            found |= fact_differences(shared[key], value[key], f"{pointer}/{escaped}")
-        return found
-    if isinstance(shared, list):
-        found = {}
-        for index, (a, b) in enumerate(zip(shared, value, strict=True)):
-            found |= fact_differences(a, b, f"{pointer}/{index}")
-        return found
-    same = type(shared) is type(value) and shared == value  # True == 1, but not the same fact
-    return {} if same else {pointer: value}
-
-
-def with_differences(shared: str, differ: Mapping[str, Any]) -> Any:
-    """The shared facts (`shared`: as JSON text, parsed afresh for each node: no node shares an
-    object with another) with each pointer's value put in: one node's facts whole."""
-    facts = json.loads(shared)
-    for pointer, value in differ.items():
-        if pointer == "":
-            facts = copy.deepcopy(value)
-            continue
-        *parents, last = [
-            part.replace("~1", "/").replace("~0", "~") for part in pointer.split("/")[1:]
-        ]
-        target = facts
-        for part in parents:
-            target = target[int(part) if isinstance(target, list) else part]
-        target[int(last) if isinstance(target, list) else last] = copy.deepcopy(value)
-    return facts
-
-
-def pack_nodes(manifest: dict[str, Any]) -> dict[str, Any]:
-    """The manifest as written: `nodes` of several nodes as NODE_FACTS, in its place."""
-    nodes = manifest.get("nodes")
-    if not isinstance(nodes, dict) or len(nodes) < 2:
-        return manifest
-    shared = shared_facts(list(nodes.values()))
-    differ = {node: fact_differences(shared, facts) for node, facts in nodes.items()}
-    return renamed(manifest, "nodes", NODE_FACTS, {"shared": shared, "differ": differ})
-
-
-def unpack_nodes(manifest: dict[str, Any], path: Path) -> dict[str, Any]:
-    """The manifest as read: NODE_FACTS back into `nodes`, each node whole."""
-    packed = manifest.get(NODE_FACTS)
-    if packed is None:
-        return manifest
-    try:
-        shared = json.dumps(packed["shared"])
-        nodes = {n: with_differences(shared, d) for n, d in packed["differ"].items()}
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
-        raise UsageError(f"{path}: its {NODE_FACTS} are damaged ({error!r})") from None
-    return renamed(manifest, NODE_FACTS, "nodes", nodes)
-
-
-def renamed(manifest: dict[str, Any], old: str, new: str, value: Any) -> dict[str, Any]:
-    """A copy of `manifest` with key `old` replaced, in its place, by `new`: `value`."""
-    return {(new if k == old else k): (value if k == old else v) for k, v in manifest.items()}
-
-
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
-    """Write atomically: a reader sees the old or the new manifest, never half of one. The
-    nodes' shared facts are stored once (NODE_FACTS); `manifest` itself is left as it is."""
+    """Write atomically: a reader sees the old or the new manifest, never half of one. What the
+    nodes and ranks share is stored once (manifest_pack.py); `manifest` itself is left as it is."""
     path = Path(run_dir) / MANIFEST_JSON
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(pack_nodes(manifest), indent=2, default=str) + "\n")
+    tmp.write_text(json.dumps(pack_manifest(manifest), indent=2, default=str) + "\n")
     os.replace(tmp, path)
 
 
@@ -260,4 +165,7 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
             f"v{SCHEMA_VERSION}: upgrade distbench (in its checkout: git pull && pip install -e .) "
             "to read it"
         )
-    return unpack_nodes(manifest, path)
+    try:
+        return unpack_manifest(manifest)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        raise UsageError(f"{path}: its packed node or rank facts are damaged ({error!r})") from None

@@ -1,6 +1,7 @@
-"""manifest.json at many nodes (#27 §5): the facts every node shares are stored once
-(`node_facts`: shared + each node's JSON pointers), read_manifest gives every node back whole,
-manifests written before (`nodes` whole) read as they are, and one node stays as it was."""
+"""manifest.json at many nodes (#27 §5): the facts the nodes share, and those the ranks of a local
+rank share, are stored once (`node_facts`, `rank_facts`: shared + each entry's JSON pointers),
+read_manifest gives every node and rank back whole, manifests written before (`nodes` whole) read
+as they are, and one node stays as it was."""
 
 from __future__ import annotations
 
@@ -12,16 +13,13 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from distbench.collectors.manifest import (
-    NODE_FACTS,
-    pack_nodes,
-    read_manifest,
-    unpack_nodes,
-    write_manifest,
-)
+from distbench.collectors.manifest import read_manifest, write_manifest
+from distbench.collectors.manifest_pack import PACKED, pack_manifest, unpack_manifest
 from distbench.collectors.nodefacts_diff import node_warnings
 from distbench.collectors.schema import MANIFEST_JSON, SCHEMA_VERSION
 from distbench.parse import UsageError
+
+NODE_FACTS, RANK_FACTS = PACKED["nodes"], PACKED["ranks"]
 
 
 def node(k: int, gpus: int = 8, driver: str = "550.54.15") -> dict[str, Any]:
@@ -39,8 +37,15 @@ def node(k: int, gpus: int = 8, driver: str = "550.54.15") -> dict[str, Any]:
     }
 
 
-def manifest_of(nodes: dict[str, Any]) -> dict[str, Any]:
-    return {"schema_version": SCHEMA_VERSION, "run_id": "r", "nodes": nodes, "ranks": {}}
+def rank(node: int, local: int) -> dict[str, Any]:
+    """A rank's facts as merge_facts writes them: its node's host and its GPU's UUID."""
+    gpu = {"index": local, "uuid": f"GPU-{node:04x}-{local}", "pci.bus_id": f"0000:{local}"}
+    return {"node": node, "host": f"gpu-node{node:03d}", "local_rank": local, "gpu": gpu}
+
+
+def manifest_of(nodes: dict[str, Any], per_node: int = 0) -> dict[str, Any]:
+    ranks = {str(k * per_node + r): rank(k, r) for k in range(len(nodes)) for r in range(per_node)}
+    return {"schema_version": SCHEMA_VERSION, "run_id": "r", "nodes": nodes, "ranks": ranks}
 
 
 def written(tmp_path: Path, manifest: dict[str, Any]) -> dict[str, Any]:
@@ -49,17 +54,27 @@ def written(tmp_path: Path, manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_128_nodes_store_their_shared_facts_once_and_read_back_whole(tmp_path: Path) -> None:
-    manifest = manifest_of({str(k): node(k) for k in range(128)})
+    manifest = manifest_of({str(k): node(k) for k in range(128)}, per_node=8)
     before = json.dumps(manifest, indent=2)
     on_disk = written(tmp_path, manifest)
-    assert list(on_disk) == ["schema_version", "run_id", NODE_FACTS, "ranks"]  # in its place
+    assert list(on_disk) == ["schema_version", "run_id", NODE_FACTS, RANK_FACTS]  # in place
+    assert on_disk[RANK_FACTS]["differ"]["17"] == {  # node 2's local rank 1
+        "@": "1",
+        "/node": 2,
+        "/host": "gpu-node002",
+        "/gpu/uuid": "GPU-0002-1",
+    }
     assert on_disk[NODE_FACTS]["differ"]["5"] == {
         "/host": "gpu-node005",
         **{f"/gpus/{i}/uuid": f"GPU-0005-{i}" for i in range(8)},
         "/scheduler/node_id": "5",
     }
-    size = (tmp_path / MANIFEST_JSON).stat().st_size
-    assert size < len(before) / 5  # each node's topology, env, GPUs' fields: once
+
+    def size(value: Any) -> int:
+        return len(json.dumps(value, indent=2))
+
+    assert size(on_disk[NODE_FACTS]) < size(manifest["nodes"]) / 5  # topology, env ...: once
+    assert size(on_disk[RANK_FACTS]) < size(manifest["ranks"]) * 0.75  # each GPU index, bus id
     assert json.dumps(read_manifest(tmp_path), indent=2) == before  # whole, key order too
     assert manifest == json.loads(before)  # writing left the caller's manifest as it was
 
@@ -91,7 +106,7 @@ def test_damaged_node_facts_are_one_line(tmp_path: Path) -> None:
     on_disk = written(tmp_path, manifest_of({str(k): node(k) for k in range(2)}))
     on_disk[NODE_FACTS]["differ"]["1"] = {"/gpus/9/uuid": "x"}
     (tmp_path / MANIFEST_JSON).write_text(json.dumps(on_disk))
-    with pytest.raises(UsageError, match=f"its {NODE_FACTS} are damaged"):
+    with pytest.raises(UsageError, match="its packed node or rank facts are damaged"):
         read_manifest(tmp_path)
 
 
@@ -106,15 +121,18 @@ JSON = st.recursive(
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(JSON, min_size=2, max_size=5))
-@example([{"a": True}, {"a": 1}, {"a": True}])  # equal in Python, not the same fact
-@example([{"b": 0, "a": 0}, {"a": 0, "b": 0}, {"a": 0, "b": 0}])  # key order kept
-@example([{"x/y": [1, {"~0": 2}]}, {"x/y": [1, {"~0": 3}]}])  # pointers escape '/' and '~'
-@example([[1, 2], [1, 2, 3], [1, 2]])  # a list of another length
-def test_any_nodes_facts_read_back_exactly(facts: list[Any]) -> None:
-    """Whatever the nodes hold (1 and True, '/' and '~' in keys, lists of other lengths):
-    packed, written as JSON and read, each node's facts are exactly its own."""
+@given(st.lists(JSON, min_size=2, max_size=5), st.lists(JSON, min_size=0, max_size=6))
+@example([{"a": True}, {"a": 1}, {"a": True}], [])  # equal in Python, not the same fact
+@example([{"b": 0, "a": 0}, {"a": 0, "b": 0}, {"a": 0, "b": 0}], [])  # key order kept
+@example([{"x/y": [1, {"~0": 2}]}, {"x/y": [1, {"~0": 3}]}], [])  # escaped '/' and '~'
+@example([[1, 2], [1, 2, 3], [1, 2]], [])  # a list of another length
+@example([1, 1], [None, 1, True, 2, "@", [3]])  # ranks of two local ranks and of none
+def test_any_facts_read_back_exactly(facts: list[Any], ranks: list[Any]) -> None:
+    """Whatever the nodes and ranks hold (1 and True, '/' and '~' in keys, lists of other
+    lengths, ranks of some local ranks and of none): packed, written as JSON and read, each
+    entry is exactly its own."""
     manifest = manifest_of({str(k): value for k, value in enumerate(facts)})
-    text = json.dumps(pack_nodes(manifest))
-    back = unpack_nodes(json.loads(text), Path("m"))
-    assert json.dumps(back) == json.dumps(manifest)
+    for r, value in enumerate(ranks):  # local ranks 0 and 1, or none (a leaf, a list)
+        manifest["ranks"][str(r)] = {"local_rank": r % 2, "x": value} if r % 3 else value
+    text = json.dumps(pack_manifest(manifest))
+    assert json.dumps(unpack_manifest(json.loads(text))) == json.dumps(manifest)
