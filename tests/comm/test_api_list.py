@@ -15,7 +15,7 @@ from distbench.comm.api import parse_apis
 from distbench.comm.args import CommArgs
 from distbench.parse import UsageError
 from distbench.spec import CommSpec, comm_plan_size
-from tests.conftest import run_cli, usage_error_line
+from tests.conftest import run_cli, run_on_gloo_ranks, usage_error_line
 
 
 def test_a_comma_list_of_apis_parses_each_once_in_order() -> None:
@@ -46,13 +46,44 @@ def test_an_api_that_cannot_run_a_primitive_is_named(capsys: pytest.CaptureFixtu
     assert "--api functional cannot run send_recv" in line
 
 
-@pytest.mark.parametrize("order", ["sequential", "interleaved"])
-def test_a_real_run_measures_every_api_in_one_launch(tmp_path: Path, order: str) -> None:
+def sequential_apis(rank: int, size: int) -> list[tuple[str, str, str]]:
+    """run_sequential of a two-api plan on this rank of a real gloo group: (measurement, api,
+    wrong) of every row it would write."""
+    import torch
+
+    from distbench.comm.nccl_trace import open_trace
+    from distbench.comm.runner import run_sequential
+    from distbench.primitives.base import Context
+
+    ctx = Context(rank, size, torch.device("cpu"), "gloo", global_ranks=tuple(range(size)))
+    workload = CommSpec(
+        primitives=("all_reduce",), sizes=(1024,), api=("c10d", "functional"), iters=2,
+        warmup=1, trials=2, check=True,
+    )  # fmt: skip
+    rows: list[tuple[str, str, str]] = []
+    run_sequential(
+        ctx, workload, set(), lambda line: None,
+        lambda measurement, _p, _d, _r, result: rows.append(
+            (measurement, result.api, str(result.wrong))
+        ),
+        open_trace(False, Path(".")),
+    )  # fmt: skip
+    return rows
+
+
+def test_sequential_order_gives_each_api_its_own_measurement(tmp_path: Path) -> None:
+    for rows in run_on_gloo_ranks(sequential_apis, 2, tmp_path / "store"):
+        assert rows == [("ws2/i0", "c10d", "0"), ("ws2/i1", "functional", "0")]
+
+
+def test_a_real_run_measures_every_api_in_one_launch(tmp_path: Path) -> None:
+    """Through the CLI, in interleaved order (the nightly's): every API's trials in the same
+    rounds, each row with its api, checked bit-exactly."""
     out = tmp_path / "run"
     done = run_cli(
         "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,4K",
         "--api", "c10d,functional", "--iters", "2", "--warmup", "1", "--trials", "2",
-        "--check", "--order", order, "--out", str(out),
+        "--check", "--order", "interleaved", "--out", str(out),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     rows = read_rows(out / "results.csv")
