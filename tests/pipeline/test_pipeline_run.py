@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import run_cli
 
-BUBBLE_BELOW = 0.10
+BUBBLE_BELOW = 0.05
 BUBBLE_ABOVE = 0.15
 """The median window's bubble (bubble_p50, of 10 one-step windows) may lie this far below or
 above theory. Below: the optimizer's zero_grad and step count as busy (theory counts forwards and
