@@ -67,6 +67,18 @@ def build_world(home: Path, tiny_sweep: str) -> None:
                 == 0
             )
     (home / "elsewhere").mkdir()
+    cut_night(clone / "results" / "nightly-RUN", home / "tiny-sweep.toml")
+
+
+def cut_night(night: Path, config: Path) -> None:
+    """A night of ci/nightly.sh cut short after its first launch (nightly.state says partial):
+    what `ci/nightly.sh --resume results/nightly-RUN` finishes."""
+    shutil.copytree(ROOT / "tests" / "data" / "cluster-a" / "allreduce", night / "launch-1")
+    manifest = json.loads((night / "launch-1" / "manifest.json").read_text())
+    manifest["status"] = "completed"
+    (night / "launch-1" / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    state = ["status=partial", "launches=2", f"config={config}", "sweep_args=", "resumed=0"]
+    (night / "nightly.state").write_text("\n".join(state) + "\n")
 
 
 def interrupted_ddp_run(out: Path) -> None:
@@ -125,7 +137,11 @@ def run_example(
         with at(cwd):
             code, output = invoke(argv[1:])
     else:
-        script = "; ".join([*example.context, command])
+        line = command
+        if " & " in command:  # both must pass: the one in the background too
+            first, second = command.split(" & ", 1)
+            line = f"{first} & f=$!; {second}; s=$?; wait $f; f=$?; exit $((f ? f : s))"
+        script = "; ".join([*example.context, line])
         done = subprocess.run(
             ["bash", "-c", script],
             cwd=cwd,

@@ -61,9 +61,10 @@ SHRINKS: list[Shrink] = [
     ("one value per --env", r"--env (\w+)=([^,\s]+),\S+", lambda m: f"--env {m[1]}={m[2]}"),
     ("the tiny matrix", r"--config ci/sweep-\S+", lambda m: "--config ~/tiny-sweep.toml"),
 ]
-"""Substitutions on the command line. Two more, in shrink(): a command that would measure the
+"""Substitutions on the command line. More in shrink(): a command that would measure the
 default size ladder (to 64M on gloo) gets `--sizes 1K,1M`, ddp and pipeline without --steps get
-`--steps 2`, and ci/nightly.sh sweeps once, the tiny matrix (TINY_SWEEP)."""
+`--steps 2`, ci/nightly.sh sweeps once, the tiny matrix (TINY_SWEEP), and a compiled api
+compiles one primitive at one size."""
 
 MEASURES_SIZES = re.compile(
     r"^distbench (allreduce|broadcast|reduce|allgather|reducescatter|alltoall|alltoallv|sendrecv"
@@ -91,18 +92,31 @@ def smaller(m: re.Match[str]) -> str:
 
 
 def shrink(command: str) -> tuple[str, list[str]]:
-    """The command as the test runs it, and what shrank it (empty: it runs as written)."""
+    """The command as the test runs it, and what shrank it (empty: it runs as written). Commands
+    run together (`A & B`: two loopback nodes) shrink alike."""
+    if " & " in command:
+        parts = [shrink_one(part) for part in command.split(" & ")]
+        return " & ".join(p for p, _ in parts), list(dict.fromkeys(w for _, a in parts for w in a))
+    return shrink_one(command)
+
+
+def shrink_one(command: str) -> tuple[str, list[str]]:
     applied: list[str] = []
     sized = re.search(r"--(sizes|min-size|max-size|tokens|config|resume)\b", command)
     if MEASURES_SIZES.match(command) and not sized:
         command, applied = command + " --sizes 1K,1M", ["sizes up to 1M"]
     if re.match(r"^distbench (ddp|pipeline)\b(?!.*--(steps|resume))", command):
         command, applied = command + " --steps 2", [*applied, "2 steps"]
-    if re.search(r"ci/nightly\.sh(?!.*--run-dir)", command):
+    if re.search(r"ci/nightly\.sh(?!.*--(run-dir|resume))", command):
         command = re.sub(r"(ci/nightly\.sh)", r"\1 --launches 1", command)
         if "--config" not in command:
             command += " --config ci/sweep-nightly-cpu.toml"  # the default, shrunk below
         applied.append("one launch")
+    if "--api compiled" in command:  # each primitive and size compiles: one of each
+        compiled = re.sub(r"--primitives (\w+)\S*", r"--primitives \1", command)
+        compiled = re.sub(r"--sizes (\w+)\S*", r"--sizes \1", compiled)
+        if compiled != command:
+            command, applied = compiled, [*applied, "one primitive and size to compile"]
     for what, pattern, replace in SHRINKS:
         new = re.sub(pattern, replace, command)
         if new != command:
