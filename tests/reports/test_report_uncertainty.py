@@ -195,6 +195,11 @@ def test_report_equals_compare_on_launches_nights_and_windows(
     assert REGRESSED in set(common["state"])
     assert_report_equals_compare(tonight / "launch-2", store / "nights" / "n00")  # two nights
     rng = random.Random(9)
+    two = {k: v * (1.25 if k[0] == "all_reduce" else 1.0) for k, v in levels("all_reduce",
+           "broadcast").items()}  # fmt: skip
+    common = assert_report_equals_compare(store, night(tmp_path / "two", two, rng))
+    beyond = common[common["primitive"] == "broadcast"]  # relative to all_reduce alone
+    assert set(beyond["state"]) == {IMPROVED}, beyond[["size_bytes", "verdict"]]
     faster = launch(tmp_path / "fast", levels("all_reduce", scale=0.1), rng)
     common = assert_report_equals_compare(tonight / "launch-1", faster)
     assert IMPROVED in set(common["state"])
