@@ -45,7 +45,7 @@ part venv-install "$VPY" -m pip install -q --no-index --no-deps --disable-pip-ve
 part distbench-help "$WORK/venv/bin/distbench" --help
 part dry-run "$WORK/venv/bin/distbench" allreduce --world-sizes 2 --sizes 1K,1M --dry-run
 part no-torch "$VPY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is not None)"
-part duckdb "$VPY" -c "import duckdb; duckdb.sql('select 42').fetchall()"  # ruptures needs numpy
+part duckdb "$VPY" -c "import duckdb; duckdb.sql('select 42').fetchall()"
 part plan-1gpu "$VPY" ci/gpu_smoke.py --plan --gpus 1
 part plan-8gpu "$VPY" ci/gpu_smoke.py --plan --gpus 8
 carried() {  # the device call's payload: tracked files + the wheel folder (MiB)

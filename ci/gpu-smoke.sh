@@ -9,7 +9,7 @@
 #   bash ci/gpu-smoke.sh --time-cap 600           # or SMOKE_TIME_CAP: seconds for everything
 #
 # Install: the node has no network. Its image has torch (CUDA), numpy, pandas, matplotlib,
-# seaborn, pytest, hypothesis, pyyaml, pyarrow, but not ruptures, duckdb or pydantic, and its
+# seaborn, pytest, hypothesis, pyyaml, pyarrow, but not duckdb or pydantic, and its
 # typer/rich may not be the tested releases. ci/gpu-wheels.sh DIR (run where pip reaches a
 # registry) puts Python 3.12 manylinux wheels of those and distbench's own wheel in DIR
 # (default .gpu-wheels/, git-ignored: a device call carries it). They are installed with

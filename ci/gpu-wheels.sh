@@ -6,8 +6,8 @@
 #
 # Into DIR, as Python 3.12 manylinux x86_64 wheels (pip download --python-version 3.12
 # --only-binary=:all:, nothing to build on the node):
-# - what the node's image lacks: ruptures and duckdb (history), without their numpy/scipy, which
-#   the image has;
+# - what the node's image lacks: duckdb (history's cache). Not ruptures: nothing imports it since
+#   history's change points moved to distbench.stats (#25);
 # - every package the CLI process imports, at the release tested here (this checkout's .venv, or
 #   $PYTHON): typer, rich, pydantic and their dependencies, and click (typer 0.29 vendors its
 #   own; cli/app.py imports click, if there, only to catch an older typer's errors);
@@ -33,8 +33,8 @@ download=("$PY" -m pip download -q --disable-pip-version-check --python-version 
 # the CLI's closure, resolved for 3.12 at the tested releases
 "${download[@]}" "typer==$(version typer)" "rich==$(version rich)" "click==$(version click)" \
   "pydantic==$(version pydantic)" "shellingham==$(version shellingham)"
-# what the image lacks, without the numeric stack it has
-"${download[@]}" --no-deps "ruptures==$(version ruptures)" "duckdb==$(version duckdb)"
+# what the image lacks
+"${download[@]}" --no-deps "duckdb==$(version duckdb)"
 "$PY" -m pip wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w "$DIR" . \
   >/dev/null
 "$PY" ci/gpu_smoke.py --source-hash >"$DIR/SOURCE.sha256"

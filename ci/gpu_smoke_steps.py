@@ -38,7 +38,6 @@ CLI = ("typer", "rich", "pydantic", "shellingham", "distbench.cli.app")
 """What the CLI process imports (a fresh Python 3.12 with only the carried wheels runs it)."""
 WORKERS = ("torch", "numpy", "distbench.worker")
 REPORT = ("pandas", "matplotlib", "seaborn", "pyarrow")
-HISTORY = ("ruptures", "duckdb")
 PYTEST_NEEDS = ("pytest", "hypothesis", "yaml", "pandas", "pyarrow")
 
 
