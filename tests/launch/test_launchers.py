@@ -154,18 +154,19 @@ def distbench(out: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[st
 @pytest.mark.slow
 def test_torchrun_environment_is_read_or_refused_never_hangs(tmp_path: Path) -> None:
     """Refused: PET_NNODES=2 with no address ends at once, exit 2 (0.2.0: hung). Read: a
-    PET_NNODES=1 launch with torchrun's other PET_* options set runs its 2 ranks and exits 0."""
+    PET_NNODES=1 launch with torchrun's other PET_* options set runs the 1 rank that
+    PET_NPROC_PER_NODE names (gloo's default is 2) and exits 0."""
     refused = distbench(tmp_path / "refused", env=clean_env(PET_NNODES="2"))
     _, err = refused.communicate(timeout=60)
     assert refused.returncode == 2, err
     assert "PET_NNODES=2 (torchrun's environment) names no meeting point" in err
     assert "Traceback" not in err
-    pet = clean_env(PET_NNODES="1", PET_NPROC_PER_NODE="2", PET_RDZV_CONF="timeout=900")
+    pet = clean_env(PET_NNODES="1", PET_NPROC_PER_NODE="1", PET_RDZV_CONF="timeout=900")
     read = distbench(tmp_path / "read", env={**pet, "PET_MAX_RESTARTS": "3"})
     _, err = read.communicate(timeout=180)
     assert read.returncode == 0, err
     rows = read_rows(tmp_path / "read" / "results.csv")
-    assert [(row["world_size"], row["nnodes"]) for row in rows] == [("2", "1")]
+    assert [(row["world_size"], row["nnodes"]) for row in rows] == [("1", "1")]
 
 
 def finish_timed(procs: dict[str, tuple[subprocess.Popen[str], Path]]) -> dict[str, float]:
