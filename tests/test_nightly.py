@@ -88,22 +88,32 @@ def test_it_runs_from_any_directory_with_the_shipped_config(tmp_path: Path) -> N
     assert "130  interrupted" in usage.stdout
 
 
-@pytest.mark.slow
-def test_a_night_from_another_directory_logs_the_verdict_first_and_last(tmp_path: Path) -> None:
-    """The first night sweeps twice (its output in RUN/sweeps.log) and becomes the baseline in
-    ./baselines of the directory it ran from; gated against that copy of itself, the log opens
-    with compare's verdict and ends with nightly.sh's."""
-    config = tmp_path / "tiny.toml"
+@pytest.fixture(scope="module")
+def first_night(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """A real first night of the tiny matrix, run from another directory: (that directory, the
+    night, its config). It sweeps twice and becomes the baseline in ./baselines there."""
+    root = tmp_path_factory.mktemp("nightly")
+    config = root / "tiny.toml"
     config.write_text(TINY)
-    elsewhere = tmp_path / "elsewhere"
+    elsewhere = root / "elsewhere"
     elsewhere.mkdir()
-    night = elsewhere / "results" / "night"
     first = nightly(
         ["--config", str(config), "--out", "results/night", "--bootstrap", "--no-report"], elsewhere
     )
     assert first.returncode == 0, first.stdout + first.stderr
-    assert (elsewhere / "baselines" / "nightly").is_dir()  # ./baselines of where it ran
     assert not tables(first.stdout) and not tables(first.stderr)  # 0.2.0: every table on stdout
+    return elsewhere, elsewhere / "results" / "night", config
+
+
+@pytest.mark.slow
+def test_a_night_from_another_directory_logs_the_verdict_first_and_last(
+    first_night: tuple[Path, Path, Path],
+) -> None:
+    """The first night's output is in RUN/sweeps.log and it became the baseline in ./baselines
+    of the directory it ran from; gated against that copy of itself, the log opens with
+    compare's verdict and ends with nightly.sh's."""
+    elsewhere, night, config = first_night
+    assert (elsewhere / "baselines" / "nightly").is_dir()  # ./baselines of where it ran
     # the sweeps' progress and tables are in RUN/sweeps.log, one table per primitive and launch
     log = (night / "sweeps.log").read_text()
     titles = tables(log)
@@ -220,17 +230,12 @@ def window_nights(store: Path) -> int:
 
 
 @pytest.mark.slow
-def test_update_baseline_adds_only_whole_nights_that_passed(tmp_path: Path) -> None:
-    """One real tiny sweep, copied into nights of every kind and gated with --run-dir: only the
+def test_update_baseline_adds_only_whole_nights_that_passed(
+    tmp_path: Path, first_night: tuple[Path, Path, Path]
+) -> None:
+    """The real first night, copied into nights of every kind and gated with --run-dir: only the
     night that passed, completed and ran in one go joins the baseline window."""
-    config = tmp_path / "tiny.toml"
-    config.write_text(TINY)
-    run = tmp_path / "run"
-    sweep = subprocess.run(
-        [sys.executable, "-m", "distbench", "sweep", "--config", str(config), "--out", str(run)],
-        capture_output=True, text=True, env=env_for(), timeout=300,
-    )  # fmt: skip
-    assert sweep.returncode == 0, sweep.stderr
+    run = first_night[1]
     store = tmp_path / "store"
     common = ["--store", str(store), "--no-report", "--update-baseline"]
     assert nightly(["--run-dir", str(run), *common, "--bootstrap"], tmp_path).returncode == 0
@@ -238,7 +243,7 @@ def test_update_baseline_adds_only_whole_nights_that_passed(tmp_path: Path) -> N
 
     def night(name: str) -> Path:
         copy = tmp_path / name
-        shutil.copytree(run, copy)
+        shutil.copytree(run, copy, ignore=shutil.ignore_patterns("compare.*", "report"))
         return copy
 
     clean = nightly(["--run-dir", str(night("clean")), *common], tmp_path)
@@ -246,19 +251,18 @@ def test_update_baseline_adds_only_whole_nights_that_passed(tmp_path: Path) -> N
     assert window_nights(store) == 2  # appended (the lead's window), not replaced
 
     lost = night("lost")
-    drop_last_row(lost)
+    for launch in ("launch-1", "launch-2"):
+        drop_last_row(lost / launch)
     failed = nightly(["--run-dir", str(lost), *common], tmp_path)
     assert failed.returncode == 4, failed.stdout + failed.stderr
     assert "baseline 'nightly' not updated: tonight did not pass" in failed.stderr
 
     resumed = night("resumed")
-    edit_manifest(resumed, resumes=[{"previous_status": "interrupted"}])
-    cut = tmp_path / "cut-between-launches"  # launch-2 run by --resume: no manifest says so
-    for launch in ("launch-1", "launch-2"):
-        shutil.copytree(run, cut / launch)
+    edit_manifest(resumed / "launch-1", resumes=[{"previous_status": "interrupted"}])
+    cut = night("cut-between-launches")  # launch-2 run by --resume: no manifest says so
     (cut / NIGHT_STATE).write_text("status=complete\nlaunches=2\nresumed=1\n")
     unfinished = night("unfinished")
-    edit_manifest(unfinished, status="interrupted")
+    edit_manifest(unfinished / "launch-2", status="interrupted")
     for other in (resumed, cut, unfinished):
         result = nightly(["--run-dir", str(other), *common], tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr
