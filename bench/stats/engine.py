@@ -3,13 +3,13 @@
 compare, the nightly gate and report all call `judge_family`, so they cannot disagree on a row.
 
 Relative and absolute. A shared box moves every row of a launch together (its load, its clock);
-a code change moves one primitive's rows, or a band of them. With rows of several primitives in
-a comparison, each hypothesis of primitive p is tested on its rows' values *beyond the rest of
-the run*: from each launch value the launch's common level is taken out, the median over the
-rows of the other primitives of their deviation from their own mean (`common_levels`, leave one
-primitive out, so p's own regression cannot hide itself). What moves every primitive alike is
-then one hypothesis of its own, "the whole run", tested on the launches' common level itself.
-With one primitive only there is nothing to contrast: every hypothesis is absolute.
+a code change moves one primitive's rows, or a band of them. With rows of MIN_RELATIVE or more
+primitives in a comparison, each hypothesis of primitive p is tested on its rows' values *beyond
+the rest of the run*: from each launch value the launch's common level is taken out, the median
+over the other primitives of their mean deviation from their own rows' means (`common_levels`,
+leave one primitive out, so p's own regression cannot hide itself, one vote per primitive). What
+moves every primitive alike is then one hypothesis of its own, "the whole run", tested on the
+launches' common level itself. With fewer primitives every hypothesis is absolute.
 """
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ BAND_PRIOR_DF = 2.0
 widest a mean of them can be) enter as a prior worth this many launches; once it has learnt, a
 band's own launches alone say how far its mean scatters (no prior: the members' correlation is
 what the band's launches measure)."""
+MIN_RELATIVE = 4
+"""Primitives a comparison needs for relative mode: each is judged against the median of the
+others' levels, and with fewer than three others one slower primitive would move that median
+(two primitives: the other one would read improved by as much)."""
 MIN_PRIOR_ROWS = 3
 """Rows a prior is fitted from (components.fit_prior): fewer, and the group borrows from its
 whole kind, then falls back to the default."""
@@ -85,7 +89,7 @@ class Settings:
     min_nights: int = 5
     """Nights the baseline must hold before its noise is known (else: cannot tell, learning)."""
     relative: bool = True
-    """Test hypotheses beyond the rest of the run when rows of 2+ primitives are compared."""
+    """Test hypotheses beyond the rest of the run with rows of MIN_RELATIVE+ primitives."""
     drift: Drift = field(default_factory=lambda: Drift())
     """The floor of the night part of the noise, per kind of hypothesis (nested.py)."""
 
@@ -161,17 +165,22 @@ class SideMatrix:
 
 
 def common_levels(
-    base: SideMatrix, current: SideMatrix, keep: np.ndarray
+    base: SideMatrix, current: SideMatrix, primitives: np.ndarray, exclude: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each launch's common level on both sides: the median over the rows in `keep` (the other
-    primitives') of their value minus the row's mean over every launch of both sides."""
+    """Each launch's common level on both sides: the median over the primitives other than
+    `exclude` of the primitive's mean deviation in that launch (each row's value minus its mean
+    over every launch of both sides). One vote per primitive: a primitive of many rows (send/recv's
+    patterns) does not outvote the rest, and one slower primitive among several moves the median
+    little."""
     both = np.vstack([base.y, current.y])
-    if not keep.any():
+    others = sorted(set(primitives.tolist()) - {exclude})
+    if not others:
         return np.full(len(base.y), np.nan), np.full(len(current.y), np.nan)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-nan slices: a launch with no row
-        deviation = both[:, keep] - np.nanmean(both[:, keep], axis=0)
-        levels = np.nanmedian(deviation, axis=1)
+        deviation = both - np.nanmean(both, axis=0)
+        votes = np.column_stack([np.nanmean(deviation[:, primitives == p], axis=1) for p in others])
+        levels = np.nanmedian(votes, axis=1)
     return levels[: len(base.y)], levels[len(base.y) :]
 
 
@@ -247,7 +256,7 @@ def judge_matrices(
         else ""
     )
     primitives = np.array([primitive_of(k) for k in keys])
-    relative = settings.relative and len(set(primitives.tolist())) >= 2
+    relative = settings.relative and len(set(primitives.tolist())) >= MIN_RELATIVE
     family = list(cached_family(tuple(tuple(k.items()) for k in keys)))
     member = np.zeros((len(family), len(keys)))
     for h, hypothesis in enumerate(family):
@@ -257,10 +266,10 @@ def judge_matrices(
         sides = [SideMatrix(m.launches, m.nights, m.y.copy(), m.within) for m in sides]
         for primitive in set(primitives.tolist()):
             own = primitives == primitive
-            levels = common_levels(base, current, ~own)
+            levels = common_levels(base, current, primitives, primitive)
             for m, level in zip(sides, levels, strict=True):
                 m.y[:, own] -= level[:, None]
-        whole = common_levels(base, current, np.ones(len(keys), bool))
+        whole = common_levels(base, current, primitives, exclude="")
         family.append(Hypothesis(WHOLE_RUN, tuple(range(len(keys))), (("whole", "run"),)))
         for m, level in zip(sides, whole, strict=True):  # the whole run: one more "row"
             m.y = np.hstack([m.y, level[:, None]])

@@ -285,7 +285,7 @@ def test_a_slower_primitive_is_named_beyond_the_rest_of_the_run(tmp_path: Path) 
     """Relative mode: a box 30 % busier tonight moves every primitive alike and is not called on
     any primitive; one primitive 25 % slower is, as a band."""
     rng = random.Random(6)
-    table = levels("all_reduce", "broadcast", "all_gather")
+    table = levels("all_reduce", "broadcast", "all_gather", "reduce")
     base = window(tmp_path, rng, 6, table)
     busier = judge(base, night(tmp_path / "busy", {k: v * 1.3 for k, v in table.items()}, rng))
     assert busier.outcome.relative

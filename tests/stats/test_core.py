@@ -175,23 +175,48 @@ def matrix(y: np.ndarray, name: str) -> SideMatrix:
     )
 
 
+FOUR = [
+    {"kind": "comm", "primitive": p, "size_bytes": str(s), "world_size": w, "dtype": "float32"}
+    for p in ("all_reduce", "broadcast", "reduce", "all_gather")
+    for s in (1024, 65536)
+    for w in ("2", "3")
+]
+
+
 def test_relative_mode_takes_a_shift_of_the_whole_run_out_of_every_primitive() -> None:
     rng = np.random.default_rng(11)
-    base = rng.normal(0.0, 0.02, size=(12, len(KEYS)))
-    cur = rng.normal(0.0, 0.02, size=(2, len(KEYS))) + 0.4  # the whole box 49 % slower tonight
+    base = rng.normal(0.0, 0.02, size=(12, len(FOUR)))
+    cur = rng.normal(0.0, 0.02, size=(2, len(FOUR))) + 0.4  # the whole box 49 % slower tonight
     prior = Prior(0.02**2, 4.0, "test")
-    outcome = judge_matrices(KEYS, matrix(base, "b"), matrix(cur, "c"), [0.05] * len(KEYS),
-                             [prior] * len(KEYS), Settings(min_nights=5), prior)  # fmt: skip
+    outcome = judge_matrices(FOUR, matrix(base, "b"), matrix(cur, "c"), [0.05] * len(FOUR),
+                             [prior] * len(FOUR), Settings(min_nights=5), prior)  # fmt: skip
     assert outcome.relative and outcome.learning == ""
     assert all(j.state == NO_CHANGE for j in outcome.rows)
     (whole,) = [j for j in outcome.bands if j.hypothesis.primitive == WHOLE_RUN]
     assert whole.shift is not None and whole.shift.effect == pytest.approx(0.4, abs=0.03)
     assert whole.state == REGRESSED
     cur[:, :4] += 0.25  # all_reduce 28 % slower beyond the rest
+    outcome = judge_matrices(FOUR, matrix(base, "b"), matrix(cur, "c"), [0.05] * len(FOUR),
+                             [prior] * len(FOUR), Settings(min_nights=5), prior)  # fmt: skip
+    hits = {j.hypothesis.primitive for j in (*outcome.rows, *outcome.bands) if j.state == REGRESSED}
+    assert hits == {"comm:all_reduce", WHOLE_RUN}  # the others are not "improved"
+    improved = {
+        j.hypothesis.primitive for j in (*outcome.rows, *outcome.bands) if j.state == IMPROVED
+    }
+    assert not improved
+
+
+def test_with_fewer_than_four_primitives_every_hypothesis_is_absolute() -> None:
+    rng = np.random.default_rng(12)
+    base = rng.normal(0.0, 0.02, size=(12, len(KEYS)))
+    cur = rng.normal(0.0, 0.02, size=(2, len(KEYS)))
+    cur[:, :4] += 0.25  # all_reduce slower; broadcast must not read improved
+    prior = Prior(0.02**2, 4.0, "test")
     outcome = judge_matrices(KEYS, matrix(base, "b"), matrix(cur, "c"), [0.05] * len(KEYS),
                              [prior] * len(KEYS), Settings(min_nights=5), prior)  # fmt: skip
-    hits = {j.hypothesis.primitive for j in (*outcome.rows, *outcome.bands) if j.state == REGRESSED}
-    assert hits == {"comm:all_reduce", WHOLE_RUN}
+    assert not outcome.relative
+    states = {(j.hypothesis.primitive, j.state) for j in outcome.rows}
+    assert states == {("comm:all_reduce", REGRESSED), ("comm:broadcast", NO_CHANGE)}
 
 
 def test_decide_state() -> None:
