@@ -191,13 +191,15 @@ def skypilot_nodes(env: Mapping[str, str]) -> Nodes | None:
 def refuse_inside_a_group(env: Mapping[str, str]) -> None:
     """distbench starts its ranks itself: one started as a rank of someone else's group (under
     torchrun, whose agent sets TORCHELASTIC_RUN_ID in every worker, or with a launcher's
-    WORLD_SIZE and no PET_* variables to say how the nodes meet) would start a group per rank."""
+    WORLD_SIZE and no PET_* variables to say how the nodes meet) would start a group per rank.
+    One process a node (LOCAL_WORLD_SIZE=1: torchx's distbench.sweep runs distbench so, as the
+    node's launcher) is the launcher, not a rank."""
     pet = any(name.startswith("PET_") for name in env)
     inside = "TORCHELASTIC_RUN_ID" in env or (
         not pet and env.get("WORLD_SIZE", "1").strip() not in ("", "0", "1")
     )
-    if not inside:
-        return
+    if not inside or env.get("LOCAL_WORLD_SIZE", "").strip() == "1":
+        return  # one process a node (torchx distbench.sweep, j=Nx1): the node launcher
     names = ("TORCHELASTIC_RUN_ID", "RANK", "LOCAL_RANK", "WORLD_SIZE")
     said = ", ".join(f"{n}={env[n]}" for n in names if n in env)
     raise UsageError(

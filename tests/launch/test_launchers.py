@@ -19,6 +19,7 @@ from distbench.cli.args import LaunchArgs, Machine, resolve_launch
 from distbench.cli.multinode import (
     Nodes,
     environment_nodes,
+    refuse_inside_a_group,
     resolve_nodes,
     skypilot_nodes,
     torchrun_env_nodes,
@@ -223,3 +224,12 @@ def test_a_rendezvous_with_no_peer_ends_at_the_timeout_naming_the_wait(tmp_path:
         assert len(errors) == 1, err
         assert errors[0].startswith("error: waited 5 s (--timeout 5) " + expected[name]), err
         assert took[name] < 5 + 8, f"{name}: {took[name]:.1f} s after torchrun was ready"
+
+
+def test_one_process_a_node_is_the_node_launcher_not_a_rank() -> None:
+    """torchx's distbench.sweep runs distbench as torchrun's only worker on each node (j=Nx1):
+    TORCHELASTIC_RUN_ID is set, but the process is the node's launcher."""
+    env = {"TORCHELASTIC_RUN_ID": "x", "RANK": "0", "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "1"}
+    refuse_inside_a_group(env)  # no UsageError
+    with pytest.raises(UsageError, match="one rank of a group"):
+        refuse_inside_a_group({**env, "LOCAL_WORLD_SIZE": "2"})
