@@ -41,7 +41,16 @@ MOST_CALLS = 3
 """Hypotheses named per direction; the rest are counted."""
 
 
+SPAN = 10.0
+"""Speedups beyond SPAN× either way print as '>10×' and '<0.1×' (an interval that wide says only
+that the noise is that wide)."""
+
+
 def times(value: float) -> str:
+    if value > SPAN:
+        return f">{SPAN:g}×"
+    if value < 1 / SPAN:
+        return f"<{1 / SPAN:g}×"
     return f"{value:.2g}×"
 
 
@@ -58,13 +67,14 @@ def noise_sentence(verdict: SourceVerdict, baseline: str) -> str:
     outcome = verdict.comparison.outcome
     base_launches, launches = verdict.launches()
     base_nights = outcome.nights[0]
-    assumed = f"the stated default spread between launches ({DEFAULT_SOURCE})"
-    if verdict.comparison.baseline.window and not outcome.learning:
+    if outcome.learning:
+        assumed = f"the stated default spread between launches: {DEFAULT_SOURCE}"
+    elif verdict.comparison.baseline.window:
         assumed = (
             f"the spread between launches of {baseline}'s baseline window ({base_nights} nights, "
             f"{base_launches} launches)"
         )
-    elif not outcome.learning:
+    else:
         assumed = "the spread between the launches of both sides"
     if base_launches == 1 or launches == 1:
         who = (
@@ -74,8 +84,8 @@ def noise_sentence(verdict: SourceVerdict, baseline: str) -> str:
         )
         return (
             f"{who}: a difference between them cannot be told apart from the difference between "
-            f"two launches of one box, so the verdicts assume {assumed} and call only what "
-            "stands out of it."
+            f"two launches of one box. The verdicts assume {assumed}; they call only what stands "
+            "out of it."
         )
     learning = f" ({outcome.learning})" if outcome.learning else ""
     return (
@@ -102,7 +112,7 @@ def called_sentence(verdict: SourceVerdict, baseline: str, rows: pd.DataFrame) -
     shown = ", ".join(f"{n} {state}" for state, n in counts(rows["state"]).items())
     return (
         f"Against {baseline}, no row or band of {verdict.source} is past the noise and the "
-        f"{THRESHOLD} threshold ({shown})."
+        f"{THRESHOLD.replace('%', ' %')} threshold ({shown})."
     )
 
 
@@ -110,7 +120,7 @@ def whole_sentence(verdict: SourceVerdict, baseline: str) -> str | None:
     """Rule 3."""
     judged, raw = verdict.whole()
     estimate = raw or judged
-    if judged is None or estimate is None or estimate.shift is None:
+    if judged is None or estimate is None or estimate.shift is None or judged.hypothesis.is_row:
         return None
     what = (
         "Every primitive alike (the whole run)"

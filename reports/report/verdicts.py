@@ -70,10 +70,17 @@ class SourceVerdict:
     """A row's key -> its position in both outcomes' rows."""
     unmatched: dict[Key, Unmatched] = field(default_factory=dict)
     """A row compare did not judge -> why."""
+    by_rows: list[dict[tuple[int, ...], Judged]] = field(default_factory=list)
+    """Each hypothesis of the verdict's and of the raw outcome by its rows (positions)."""
 
     def __post_init__(self) -> None:
         self.index = {j.hypothesis.band: i for i, j in enumerate(self.comparison.outcome.rows)}
         self.unmatched = {tuple(u.key.items()): u for u in self.comparison.unmatched}
+        self.by_rows = [{}, {}]
+        for found, outcome in zip(self.by_rows, (self.comparison.outcome, self.raw), strict=True):
+            for judged in (*outcome.rows, *outcome.bands):
+                if judged.hypothesis.primitive != WHOLE_RUN:
+                    found.setdefault(judged.hypothesis.members, judged)
 
     @property
     def relative(self) -> bool:
@@ -92,17 +99,7 @@ class SourceVerdict:
         """(verdict, raw) of the hypothesis whose rows are exactly `members` (row positions);
         Nones when the family declares none."""
         wanted = tuple(sorted(set(members)))
-        if not wanted:
-            return None, None
-        found: list[Judged | None] = []
-        for outcome in (self.comparison.outcome, self.raw):
-            hits = [
-                j
-                for j in (*outcome.rows, *outcome.bands)
-                if j.hypothesis.members == wanted and j.hypothesis.primitive != WHOLE_RUN
-            ]
-            found.append(hits[0] if hits else None)
-        return found[0], found[1]
+        return self.by_rows[0].get(wanted), self.by_rows[1].get(wanted)
 
     def launches(self) -> tuple[int, int]:
         """Launches on the baseline's side and on this source's."""

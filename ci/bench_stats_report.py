@@ -1,0 +1,129 @@
+"""Coverage of the report's speedup intervals, by resampling recorded launches with named added
+noise; never by drawing from the model under test. A benchmark, not a timed test.
+
+`distbench report` prints each row's speedup (and every size of a case together) with the core's
+95 % interval of the same launch values compare judges, judged without the relative contrast
+(reports/report/verdicts.py): the raw speedup. compare's own intervals (relative to the rest of the
+run) are covered by ci/bench_stats.py. Here, A/A (the truth: speedup 1), on the held-out groups of
+tests/data/launches-nightly-cpu.json.gz, metric time_us_p50 (the report's), the noises of
+ci/stats_coverage.py:
+
+- one launch a side: what a report of two single runs judges (the stated default spread while
+  the noise is learnt);
+- a night of 2 launches against a baseline window of 5 nights of 2 launches.
+
+Until that fixture is recorded, `--legacy` reads 0.2.0's 13 launches of the nightly matrix
+(tests/data/gate-launches.json, recorded within one hour: one group, nothing held out).
+
+    python ci/bench_stats_report.py            # 1,000 replications per figure
+    python ci/bench_stats_report.py --legacy   # 0.2.0's launches
+    python ci/bench_stats_report.py --quick    # 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its siblings, however it is loaded
+from stats_coverage import NOISES, Coverage
+from stats_data import launch_values, load_fixture, load_legacy, nights_of
+from stats_gate import Gate, Judge
+
+from distbench.stats.engine import Outcome, Settings
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "data" / "launches-nightly-cpu.json.gz"
+LEGACY = REPO / "tests" / "data" / "gate-launches.json"
+HELD_OUT = ("g2", "g3")
+METRIC = "time_us_p50"
+
+
+def covered(outcome: Outcome, bands: bool) -> float:
+    """The share of the rows' (or the bands') intervals that hold a change of 0."""
+    found = [
+        low <= 0.0 <= high
+        for judged in (outcome.bands if bands else outcome.rows)
+        if judged.shift is not None
+        for low, high in [judged.interval()]
+    ]
+    return float(np.mean(found)) if found else math.nan
+
+
+def replicate(
+    judge: Judge, sides: tuple[list[list[int]], list[int]], noise: str,
+    rng: np.random.Generator,
+) -> Outcome:  # fmt: skip
+    base, current = sides
+    nb, rows = sum(len(n) for n in base), len(judge.keys)
+    added = NOISES[noise](rng, nb, len(current), rows)
+    base_y = judge.values.y[[i for n in base for i in n]] + added[:nb]
+    return judge.night(base, current, added[nb:], base_y)
+
+
+def draw(
+    scenario: str, launches: list[int], nights: list[list[int]], window: int,
+    rng: np.random.Generator,
+) -> tuple[list[list[int]], list[int]]:  # fmt: skip
+    if scenario == "one launch a side":
+        a, b = rng.choice(launches, size=2, replace=False)
+        return [[int(a)]], [int(b)]
+    picks = rng.choice(len(nights), size=window + 1, replace=False)
+    return [nights[i] for i in picks[:window]], nights[picks[window]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--fixture", type=Path, default=FIXTURE)
+    parser.add_argument("--reps", type=int, default=1000)
+    parser.add_argument("--window", type=int, default=5)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--legacy", action="store_true", help="0.2.0's 13 launches (one group)")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    recorded = load_legacy(LEGACY, "legacy") if args.legacy else load_fixture(args.fixture)
+    values = launch_values(recorded, METRIC)
+    held = ["legacy"] if args.legacy else [g for g in HELD_OUT if g in recorded.groups]
+    launches = [i for i, g in enumerate(values.groups) if g in held]
+    nights = [n for g in held for n in nights_of(values, g, 2)]
+    gate = Gate(metric=METRIC, settings=Settings(relative=False))  # the report's raw speedups
+    judge = Judge(values, recorded.keys, gate)
+    reps = 40 if args.quick else args.reps
+    print(
+        f"report's raw speedup intervals, A/A: {len(launches)} launches "
+        f"({', '.join(held)}{': not held out' if args.legacy else ', held out'}), "
+        f"{len(nights)} nights; {len(recorded.keys)} rows; {reps} "
+        f"replications per figure; metric {METRIC}\n"
+    )
+    print("| scenario | noise | rows: coverage | bands: coverage |")
+    print("|---|---|---:|---:|")
+    for s, scenario in enumerate(("one launch a side", f"a night against {args.window} nights")):
+        for i, noise in enumerate(NOISES):
+            rng = np.random.default_rng(args.seed + 100 * s + i)
+            rows, bands = Coverage("rows", []), Coverage("bands", [])
+            for _ in range(reps):
+                sides = draw(scenario, launches, nights, args.window, rng)
+                outcome = replicate(judge, sides, noise, rng)
+                for part, share in (
+                    (rows, covered(outcome, False)),
+                    (bands, covered(outcome, True)),
+                ):
+                    if math.isfinite(share):
+                        part.covered.append(share)
+            cells = [f"{c.row()['value']} {c.row()['interval']}" for c in (rows, bands)]
+            print(f"| {scenario} | {noise} | {cells[0]} | {cells[1]} |", flush=True)
+    command = " ".join(argv if argv is not None else sys.argv[1:])
+    print(f"\n{time.perf_counter() - started:.0f} s; python ci/bench_stats_report.py {command}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
