@@ -1,28 +1,27 @@
 """report.md keeps every section the HTML page has that it can show (issue #26 item 11: "What
 differs" was left out of report.md when the manifests agreed, a section of text only, while
-report.html said so). On two copies of a frozen real gloo run (tests/data)."""
+report.html said so). reports/render.py in process: its sections as differs.py builds them."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
+import pandas as pd
 
-from tests.conftest import run_cli
+from distbench.reports.render import Section, TableOut, render_html, render_markdown
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+AGREE = "The manifests agree on every compared field."
 
 
-def test_what_differs_is_in_the_markdown_when_the_manifests_agree(tmp_path: Path) -> None:
-    for name in ("monday", "tuesday"):
-        shutil.copytree(DATA / "cluster-a" / "allreduce", tmp_path / name)
-    out = tmp_path / "r"
-    done = run_cli("report", str(tmp_path / "monday"), str(tmp_path / "tuesday"), "--out", str(out))
-    assert done.returncode == 0, done.stderr
-    html = (out / "report.html").read_text()
-    markdown = (out / "report.md").read_text()
-    assert "The manifests agree on every compared field." in html
-    assert "## What differs\n\nThe manifests agree on every compared field." in markdown
-    # every section title of the page is in the Markdown too (the HTML-only tables aside)
+def test_a_section_of_text_alone_is_in_the_markdown() -> None:
+    sections = [
+        Section("What differs", AGREE),  # differs.py's section when the manifests agree
+        Section(
+            "Long", "HTML only.", tables=[TableOut("t", pd.DataFrame({"a": [1]}), markdown=False)]
+        ),
+        Section("Empty"),
+    ]
+    markdown = render_markdown("distbench report", "lead", sections, [], "footer")
+    assert f"## What differs\n\n{AGREE}" in markdown
+    assert AGREE in render_html("distbench report", "lead", sections, [], "footer")
+    # a section whose only tables are HTML-only, or with nothing at all, stays out as before
     titles = [line[3:] for line in markdown.splitlines() if line.startswith("## ")]
-    for title in ("What ran, on what", "What differs"):
-        assert title in titles
+    assert titles == ["What differs"]
