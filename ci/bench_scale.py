@@ -1,13 +1,18 @@
-"""The scale benchmark (#27 §3): run directories as 1,024 ranks x 20 sizes x 500 samples would write
-them, and a year of nights; the time and peak memory of the readers on them, the bytes on disk,
-and the bytes each rank sends at the end of a launch (counted from the writer's encoding).
+"""The scale benchmark (#27 §3): run directories as a 1,024-rank latency sweep (20 sizes x 500
+samples) writes them, and a year of nights (365 x 2 launches of 108 rows, 1,024 ranks); the time
+and peak memory of compare, report, baseline save, --resume and history on them, the bytes on
+disk, and the bytes each rank sends at the end of a launch (counted). Prints the table of
+docs/performance.md.
 
-    python ci/bench_scale.py                      # the table (docs/performance.md)
-    python ci/bench_scale.py --nights 60          # a shorter history, for a quick look
+    python ci/bench_scale.py                 # everything (about 15 min on a loaded 2-core box)
+    python ci/bench_scale.py --nights 30     # a shorter history, for a quick look
 
-Every command runs as its own process (`python -m distbench ...`), timed by the wall clock, its
-peak memory the child's maximum resident set (getrusage of that child). Numbers vary with the
-box's load: the table in docs/performance.md gives the load it was taken under.
+Every command runs as its own process (`python -m distbench ...`; --resume with its launch
+replaced by a no-op: its reading and repair of the run, not a 1,024-rank torchrun), timed by the
+wall clock and its CPU time (user + system), its peak memory the child's maximum resident set
+(os.wait4). The files come from
+distbench's own writers (ci/scale_data.py). Numbers vary with the box's load: the table says
+the load average it was taken under.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -22,81 +29,110 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scale_data as data
 
-RANKS, SIZES, SAMPLES = 1024, 20, 500
-ROWS_PER_NIGHT = 108
-HEADER_SOURCE = Path(__file__).resolve().parents[1] / "tests" / "data" / "cluster-a" / "allreduce"
-
-
-def result_header() -> list[str]:
-    from distbench.collectors.schema import ResultRow, column_names
-
-    return column_names(ResultRow)
-
-
-def write_run(path: Path, run_id: str, rows: int, samples: int, seed: int) -> None:
-    """A v4 run directory of `rows` all_reduce rows (sizes 1K x 2^k), `samples` rank -1 samples
-    each (throughput mode: one per trial), as a 1,024-rank launch with --rank-samples off writes
-    it: results.csv, samples.csv, manifest.json."""
-    from distbench.collectors.schema import SCHEMA_VERSION, SampleRow, column_names
-
-    rng = np.random.default_rng(seed)
-    path.mkdir(parents=True)
-    header = result_header()
-    lines = [",".join(header)]
-    sample_lines = [",".join(column_names(SampleRow))]
-    for i in range(rows):
-        size = 1024 << (i % 27)
-        times = rng.lognormal(np.log(50 + size / 1e4), 0.05, samples)
-        p50 = float(np.median(times))
-        cells = dict.fromkeys(header, "")
-        cells |= {
-            "run_id": run_id, "host": "node0", "measurement": f"ws{RANKS}/i{i}",
-            "primitive": "all_reduce", "backend": "nccl", "device": "cuda",
-            "world_size": str(RANKS), "nnodes": str(RANKS // 8), "ranks": f"0-{RANKS - 1}",
-            "dtype": "float32", "op": "sum", "size_bytes": str(size), "requested_bytes": str(size),
-            "count": str(size // 4), "mode": "throughput", "timer": "cuda_event", "iters": "20",
-            "warmup": "5", "trials": str(samples), "samples": str(samples),
-            "time_us_p50": repr(p50), "time_us_mean": repr(float(times.mean())),
-            "time_us_min": repr(float(times.min())), "time_us_max": repr(float(times.max())),
-            "time_us_std": repr(float(times.std())), "algbw_GBps": repr(size / p50 / 1e3),
-            "busbw_GBps": repr(size / p50 / 1e3 * 2), "busbw_factor": "2.0", "wrong": "-1",
-            "trials_run": str(samples), "trial_order": "sequential", "api": "c10d",
-            "placement": "out", "graph": "false", "buffers": "regular", "hosts": "node0",
-        }  # fmt: skip
-        lines.append(",".join(cells[c] for c in header))
-        cells_of = (f"ws{RANKS}/i{i},-1,{t},-1,{float(v)!r},,{run_id}" for t, v in enumerate(times))
-        sample_lines += list(cells_of)
-    (path / "results.csv").write_text("\n".join(lines) + "\n")
-    (path / "samples.csv").write_text("\n".join(sample_lines) + "\n")
-    manifest = {"schema_version": SCHEMA_VERSION, "run_id": run_id, "status": "completed"}
-    manifest |= {"started_utc": f"2026-01-01T00:00:{seed % 60:02d}Z", "command": ["distbench"]}
-    (path / "manifest.json").write_text(json.dumps(manifest))
+SIZES, TRIALS, ITERS = 20, 25, 20  # 500 samples a row: 25 trials of 20 isolated ops
+NIGHT_TRIALS = 10
+RESUME = """
+import sys
+import distbench.launch.resume as resume
+resume.execute = lambda *args, **kwargs: 0  # the launch itself: a 1,024-rank torchrun elsewhere
+sys.exit(resume.resume_run(sys.argv[1]))
+"""
+SENT = re.compile(r"rank samples \((\w+)\): (\d+) rows, (\d+) bytes sent")
 
 
-def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """(seconds, peak resident MB, exit code) of `python -m distbench ARGV`."""
+def measure(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds (user + system), peak resident MB, exit code) of
+    `python ARGV`. On a shared box the CPU time is the figure that the load moves least."""
     begin = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "distbench", *argv],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
+        [sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
     )
     _, status, usage = os.wait4(proc.pid, 0)
     took = time.perf_counter() - begin
-    return took, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):  # 1: compare's or history's verdict, not a failure
+        assert proc.stderr is not None
+        print(f"  {' '.join(argv[:4])} ...: exit {code}: {proc.stderr.read().decode()[-400:]}")
+    return took, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code
 
 
 def disk_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def bytes_sent_at_end(mode: str, rows: int) -> int:
-    """Bytes a rank other than a node's first sends at the end of a launch (bench/ranks.py
-    save_rank_samples: off nothing; node a count and 6 float64 per sample row; all nothing)."""
-    return 8 + rows * 6 * 8 if mode == "node" else 0
+def interrupted_copy(run: Path, target: Path) -> Path:
+    """A copy of `run` cut short: its last row gone (its samples left: orphans) and its
+    manifest saying interrupted, as Ctrl-C leaves a run."""
+    shutil.copytree(run, target)
+    lines = (target / "results.csv").read_text().splitlines(keepends=True)
+    (target / "results.csv").write_text("".join(lines[:-1]))
+    manifest = json.loads((target / "manifest.json").read_text())
+    (target / "manifest.json").write_text(json.dumps({**manifest, "status": "interrupted"}))
+    return target
+
+
+def sent_at_the_end(work: Path, env: dict[str, str]) -> dict[int, tuple[int, int]]:
+    """A real 3-rank gloo launch with --rank-samples node: global rank -> (its rows, the bytes
+    it sent at the end of the launch), as each rank logged them (bench/ranks.py counts them)."""
+    out = work / "sent"
+    argv = ["-m", "distbench", "allreduce", "--backend", "gloo", "--world-sizes", "3"]
+    argv += ["--sizes", "1K,4K", "--iters", "2", "--trials", "5", "--warmup", "1", "--quiet"]
+    argv += ["--rank-samples", "node", "--out", str(out)]
+    subprocess.run([sys.executable, *argv], env=env, check=True, capture_output=True)
+    found = {}
+    for log in sorted((out / "logs").glob("ws3-rank*.log")):
+        match = SENT.search(log.read_text())
+        assert match, f"{log}: no 'rank samples' line"
+        found[int(log.stem.rsplit("rank", 1)[1])] = (int(match[2]), int(match[3]))
+    return found
+
+
+def writer_us_per_row() -> tuple[float, float]:
+    """CPU microseconds per samples.csv row of CsvSink's cell step, 0.2.0's (astuple +
+    replace + format_value) and today's (attrgetter), best of 5 over 100,000 rows."""
+    from dataclasses import astuple, replace
+
+    from distbench.collectors.schema import SampleRow, column_names
+    from distbench.collectors.sink import row_cells
+
+    def old(row: SampleRow) -> list[object]:
+        row = replace(row, run_id="r") if not row.run_id else row
+        return [(repr(v) if v == v else "") if isinstance(v, float) else v for v in astuple(row)]
+
+    rows = [SampleRow("ws1024/i3", -1, t, -1, 12.5 + t) for t in range(100_000)]
+    times = []
+    for cells in (old, row_cells(column_names(SampleRow), "r")):
+        best = float("inf")
+        for _ in range(5):
+            begin = time.process_time()
+            for row in rows:
+                cells(row)
+            best = min(best, time.process_time() - begin)
+        times.append(best / len(rows) * 1e6)
+    return times[0], times[1]
+
+
+def node_parquet_bytes(work: Path) -> int:
+    """One node's --rank-samples node file of the latency sweep (8 ranks x 20 x 500 samples),
+    written by collectors/rank_samples.py."""
+    from distbench.collectors.rank_samples import samples_table, write_samples
+
+    count = data.GPUS * SIZES * TRIALS * ITERS
+    per = SIZES * TRIALS * ITERS
+    measurement = [f"ws{data.RANKS}/i{(i % per) // (TRIALS * ITERS)}" for i in range(count)]
+    ranks = [i // per for i in range(count)]
+    trial = [(i % (TRIALS * ITERS)) // ITERS for i in range(count)]
+    iters = [i % ITERS for i in range(count)]
+    import numpy as np
+
+    times = np.random.default_rng(0).lognormal(3.5, 0.05, count).tolist()
+    path = work / "node0.parquet"
+    table = samples_table(measurement, ranks, trial, iters, times, [float("nan")] * count)
+    write_samples(path, table)
+    return path.stat().st_size
 
 
 def main() -> None:
@@ -105,50 +141,97 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="distbench-scale-"))
     env = {**os.environ, "DISTBENCH_BASELINES": str(work / "baselines")}
-    table: list[tuple[str, str, str, str]] = []
+    table: list[tuple[str, float, float, float, int]] = []
+    lines: list[str] = []
     try:
         a, b = work / "a", work / "b"
-        write_run(a, "a", SIZES, SAMPLES, 1)
-        write_run(b, "b", SIZES, SAMPLES, 2)
-        per_run = disk_bytes(a)
-        old_rows = SIZES * SAMPLES * (RANKS + 1)
-        old_bytes = per_run - (a / "samples.csv").stat().st_size
-        old_bytes += int((a / "samples.csv").stat().st_size / (SIZES * SAMPLES) * old_rows)
-        for name, argv in (
-            ("compare of two 1,024-rank runs", ["compare", str(a), str(b)]),
-            ("report of two 1,024-rank runs", ["report", str(a), str(b), "--out", str(work / "r")]),
-            ("baseline save", ["baseline", "save", str(a), "--name", "scale"]),
-        ):
-            took, peak, code = measure(argv, env)
-            table.append((name, f"{took:.1f} s", f"{peak:.0f} MB", f"exit {code}"))
+        begin = time.perf_counter()
+        cases = data.latency_cases(SIZES)
+        data.write_run(a, "a", cases, TRIALS, ITERS, 1)
+        data.write_run(b, "b", cases, TRIALS, ITERS, 2)
+        lines.append(f"writing the two runs: {time.perf_counter() - begin:.1f} s")
+        commands = {
+            "compare of two 1,024-rank runs": ["compare", str(a), str(b)],
+            "report of two 1,024-rank runs": ["report", str(a), str(b), "--out", str(work / "r")],
+            "baseline save of one": ["baseline", "save", str(a), "--name", "scale"],
+        }
+        for name, argv in commands.items():
+            table.append((name, *measure(["-m", "distbench", *argv], env)))
+        cut = interrupted_copy(a, work / "cut")
+        table.append(("--resume of one, cut short", *measure(["-c", RESUME, str(cut)], env)))
         nights = work / "nights"
-        for night in range(args.nights):
-            for launch in (1, 2):
-                day = f"nightly-2026{1 + night // 28:02d}{1 + night % 28:02d}"
-                write_run(nights / day / f"launch-{launch}", day, ROWS_PER_NIGHT, 5, night)
-        cache = work / "history.duckdb"
-        history = ["history", "--glob", str(nights / "nightly-*"), "--out", str(work / "h")]
-        history += ["--cache", str(cache)]
+        begin = time.perf_counter()
+        data.write_nights(nights, args.nights, NIGHT_TRIALS)
+        lines.append(f"writing {args.nights} nights: {time.perf_counter() - begin:.0f} s")
+        history = ["-m", "distbench", "history", "--glob", str(nights / "nightly-*")]
+        history += ["--out", str(work / "h"), "--cache", str(work / "history.duckdb")]
         for label in ("cold", "warm"):
-            took, peak, code = measure(history, env)
             name = f"history of {args.nights} nights x 2 launches ({label})"
-            table.append((name, f"{took:.1f} s", f"{peak:.0f} MB", f"exit {code}"))
-        print(f"# 1,024 ranks x {SIZES} sizes x {SAMPLES} samples (v4, --rank-samples off)")
-        print("| what | time | peak memory | |")
-        print("| --- | ---: | ---: | --- |")
-        for row in table:
-            print("| " + " | ".join(row) + " |")
-        print(f"\nbytes on disk per run: {per_run:,} (v3, every rank's samples: ~{old_bytes:,})")
-        print(f"per night (2 launches): {2 * per_run:,} (v3: ~{2 * old_bytes:,})")
-        rows = SIZES * SAMPLES
-        print(
-            f"bytes each rank sends at the end of a launch: off 0, all 0, node "
-            f"{bytes_sent_at_end('node', rows):,} (to its node's first rank only); rank 0 "
-            f"receives {rows * 8:,} bytes over the run for the max over ranks (v3: the gather "
-            f"of every rank's rows, ~{(RANKS - 1) * rows * 56:,} bytes pickled)"
-        )
+            table.append((name, *measure(history, env)))
+        report_lines(lines, a, nights, args.nights)
+        sent = sent_at_the_end(work, env)
+        sent_lines(lines, sent, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    print(f"# {data.RANKS} ranks ({data.NODES} nodes x {data.GPUS}), {SIZES} sizes x "
+          f"{TRIALS * ITERS} samples; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cores")  # fmt: skip
+    print("| what | wall | CPU | peak memory | exit |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for name, took, cpu, peak, code in table:
+        print(f"| {name} | {took:.1f} s | {cpu:.1f} s | {peak:.0f} MB | {code} |")
+    print()
+    print("\n".join(lines))
+
+
+def report_lines(lines: list[str], run: Path, nights: Path, count: int) -> None:
+    """Bytes on disk: a run, a night, the manifest; before (0.2.0, schema v3) and now."""
+    now = disk_bytes(run)
+    v3 = now - (run / "samples.csv").stat().st_size + data.v3_samples_bytes(run, TRIALS * ITERS)
+    whole, packed = data.manifest_sizes()
+    v3 += whole - (run / "manifest.json").stat().st_size
+    lines.append(f"latency run on disk: {now:,} bytes; v3 (every rank's samples): ~{v3:,} "
+                 f"({now / v3:.2%})")  # fmt: skip
+    night = sorted(nights.iterdir())[0]
+    now_night = disk_bytes(night)
+    samples_v3 = sum(
+        data.v3_samples_bytes(launch, NIGHT_TRIALS) - (launch / "samples.csv").stat().st_size
+        for launch in sorted(night.iterdir())
+    )
+    v3_night = now_night + samples_v3 + 2 * (whole - packed)
+    lines.append(f"a night (2 launches x 108 rows x {NIGHT_TRIALS} samples): {now_night:,} bytes;"
+                 f" v3 ~{v3_night:,} ({now_night / v3_night:.2%}); {count} nights: "
+                 f"{disk_bytes(nights) / 1e9:.2f} GB (a year of v3: "
+                 f"~{v3_night * 365 / 1e9:.0f} GB)")  # fmt: skip
+    lines.append(f"manifest.json of 128 nodes: {packed:,} bytes; v3 (every node whole): "
+                 f"{whole:,}")  # fmt: skip
+    old, new = writer_us_per_row()
+    lines.append(f"samples.csv writer, CPU per row: {new:.1f} us (0.2.0's astuple + replace: "
+                 f"{old:.1f} us)")  # fmt: skip
+
+
+def sent_lines(lines: list[str], sent: dict[int, tuple[int, int]], work: Path) -> None:
+    """Bytes each rank sends at the end of a launch: counted in a real 3-rank launch, and at
+    1,024 ranks by the same encoding (8 bytes of count + 6 float64 per sample row)."""
+    counted = ", ".join(f"rank {r}: {rows} rows, {b:,} bytes" for r, (rows, b) in sent.items())
+    lines.append(f"sent at the end of a real 3-rank launch (--rank-samples node): {counted}")
+    for rank, (rows, sent_bytes) in sent.items():
+        assert sent_bytes == (0 if rank == 0 else 8 + rows * 6 * 8), (rank, rows, sent_bytes)
+    rows = SIZES * TRIALS * ITERS
+    member = 8 + rows * 6 * 8
+    from distbench.collectors.schema import SampleRow
+
+    pickled = len(pickle.dumps([SampleRow(f"ws{data.RANKS}/i{i % 20}", 5, i, 0, 1.5 + i)
+                                for i in range(rows)]))  # fmt: skip
+    lines.append(
+        f"at {data.RANKS} ranks, {rows:,} samples each: off and all 0 bytes; node "
+        f"{member:,} bytes from each rank to its node's first rank (which receives "
+        f"{(data.GPUS - 1) * member:,}, nothing across nodes); global rank 0 receives nothing "
+        f"else at the end. v3: every rank's pickled rows to rank 0, "
+        f"{pickled:,} bytes each, {(data.RANKS - 1) * pickled / 1e6:,.0f} MB at rank 0"
+    )
+    lines.append(f"--rank-samples node, one node's Parquet file: {node_parquet_bytes(work):,} "
+                 f"bytes (x {data.NODES} nodes a run)")  # fmt: skip
 
 
 if __name__ == "__main__":
