@@ -11,31 +11,41 @@ from typing import Any
 from distbench.parse import format_size
 from distbench.reports.compare.judge import ONLY_BASELINE, Comparison
 from distbench.reports.compare.words import (
+    band_name,
     family_line,
     headline_verdicts,
     noise_line,
     parts_line,
+    relative_line,
     row_name,
     seen_lines,
     verdict_line,
 )
-from distbench.stats.verdict import REGRESSED, STATES, Judged, describe_state
+from distbench.stats.verdict import IMPROVED, REGRESSED, STATES, Judged, describe_state
 from distbench.tables import format_number, render_rows
 
 JSON_VERSION = 2
 """compare --format json's layout (1: 0.2.0's rank-test rows, no version key)."""
 FIRST_MISSING = 5
 METRIC_DIGITS = 4
-NUMBER_COLUMNS = ("#", "size", "baseline", "current", "change", "interval", "q")
+NUMBER_COLUMNS = ("#", "size", "baseline", "current", "change", "beyond run", "interval", "q")
 SHOWN_KEYS = ("primitive", "size_bytes", "dtype", "world_size", "pattern", "mode", "op",
               "strategy", "api", "placement", "env")  # fmt: skip
 
 
 def counts(comparison: Comparison) -> str:
+    """'3 regressed, 90 no change seen, 15 cannot tell' over the rows, then the bands' and the
+    whole run's regressions and improvements, and the missing rows."""
     found = {state: 0 for state in STATES}
     for judged in comparison.outcome.rows:
         found[judged.state] += 1
     parts = [f"{n} {state}" for state, n in found.items() if n]
+    bands = [j for j in comparison.outcome.bands if j.state in (REGRESSED, IMPROVED)]
+    for state in (REGRESSED, IMPROVED):
+        named = [band_name(j) for j in bands if j.state == state]
+        if named:
+            more = f" and {len(named) - 2} more" if len(named) > 2 else ""
+            parts.append(f"{state}: {'; '.join(named[:2])}{more}")
     parts += [f"{len(comparison.missing)} missing"] if comparison.missing else []
     return ", ".join(parts) or "no rows"
 
@@ -86,7 +96,8 @@ def interval_text(judged: Judged) -> str:
 def row_table(comparison: Comparison, only: str | None = None) -> tuple[list[str], list[list[str]]]:
     shown = shown_keys(comparison)
     header = ["#", *(("size" if n == "size_bytes" else n) for n in shown)]
-    header += ["baseline", "current", "change", "interval", "q", "state"]
+    change = "beyond run" if comparison.outcome.relative else "change"
+    header += ["baseline", "current", change, "interval", "q", "state"]
     lines = []
     for number, (judged, (base, cur)) in enumerate(
         zip(comparison.outcome.rows, comparison.values, strict=True), 1
@@ -113,6 +124,7 @@ def context(comparison: Comparison) -> list[str]:
         noise_line(comparison),
         parts_line(comparison),
         family_line(comparison),
+        *([line] if (line := relative_line(comparison)) else []),
     ]
 
 

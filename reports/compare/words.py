@@ -151,6 +151,19 @@ def parts_line(comparison: Comparison) -> str:
     )
 
 
+def relative_line(comparison: Comparison) -> str | None:
+    """In relative mode: that the rows' changes are beyond the rest of the run, and the whole
+    run's own change beside them (a box 100x slower tonight reads +0 % on every row)."""
+    if not comparison.outcome.relative:
+        return None
+    whole = [j for j in comparison.outcome.bands if j.hypothesis.primitive == WHOLE_RUN]
+    own = f"; the whole run's own change: {describe_change(whole[0])}" if whole else ""
+    return (
+        "changes are each primitive's beyond the rest of the run (the median of the other "
+        f"primitives' levels, launch by launch){own}"
+    )
+
+
 def family_line(comparison: Comparison) -> str:
     outcome = comparison.outcome
     rows = len(outcome.rows)
