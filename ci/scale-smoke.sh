@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A 32-rank gloo smoke on one CPU box (#12 §6): does anything break at that count (file
-# descriptors, rendezvous ports, heartbeat files, the final gather, the manifest merge)?
+# descriptors, rendezvous ports, heartbeat files, the max over ranks, the manifest merge)?
 #
 #   bash ci/scale-smoke.sh              # RANKS=32 by default; OUT=/tmp/distbench-scale
 #   RANKS=16 bash ci/scale-smoke.sh
@@ -8,8 +8,9 @@
 # Steps (tiny sizes: the point is the count, not the numbers): a sweep of two primitives at
 # RANKS, subgroups (RANKS/4, RANKS/2, RANKS in one launch), `distbench pairs` over every pair,
 # and a report of all of them. After each step it checks what scale breaks: exit 0, no heartbeat
-# file left behind, manifest.json's `ranks` map has an entry per rank and `nodes` one entry, and
-# every row is there. Prints one line per step with its wall time: docs/performance.md keeps them.
+# file left behind, manifest.json's `ranks` map has an entry per rank and `nodes` one entry, a
+# row is there, and samples.csv holds the max over ranks only (rank -1: no rank's own rows
+# gathered). Prints one line per step with its wall time: docs/performance.md keeps them.
 # Exit 0 when every step and check passed, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,14 @@ if len(manifest.get("nodes") or {}) != 1:
 left = list((run / "logs").glob("*.alive"))
 if left:
     problems.append(f"{len(left)} heartbeat files left")
+with open(run / "samples.csv") as handle:
+    column = handle.readline().rstrip("\n").split(",").index("rank")
+    found = {line.split(",")[column] for line in handle}
+if found != {"-1"}:
+    problems.append(f"samples.csv has ranks {sorted(found)[:5]}, not only -1")
+with open(run / "results.csv") as handle:
+    if sum(1 for _ in handle) < 2:
+        problems.append("results.csv has no row")
 print("  checks: " + ("; ".join(problems) if problems else "ok"))
 sys.exit(1 if problems else 0)
 PY
