@@ -113,6 +113,16 @@ MIGRATIONS: tuple[Migration, ...] = (
             },
             ("pipeline", "bubble"): "the optimizer's zero_grad and step count as busy, and on "
             "CUDA busy time is timed with events (v3: idle, and a synchronize around each part)",
+            **{
+                ("comm", column): "the p50's 95 % interval over trials, not samples: latency "
+                "rows Woodruff's interval with the trial as the unit (v3: every op counted as "
+                "independent, which covered 41-56 %), throughput rows the order-statistic "
+                "interval interpolated to 95 % (v3: the binomial one, 96-99 % at 6-12 trials)"
+                for column in ("ci_low_us", "ci_high_us")
+            },
+            ("comm", "converged"): "--precision met by the 99 % interval over trials (v3: the "
+            "95 % one, over ops in latency mode: converged after the first trials 89-100 % of "
+            "the time)",
             ("samples", "rank"): "samples.csv holds the rank -1 rows only (the per-sample "
             "max over ranks, the input of every statistic); each rank's own samples go to "
             "rank-samples/*.parquet with --rank-samples node|all (v3: every rank's rows too, "

@@ -101,15 +101,20 @@ class ResultRow:
     hosts: str = ""
     """The row's ranks' hosts, `+`-separated, one per node in node order (v2; empty in v1)."""
     ci_low_us: float = float("nan")
-    """Low end of the 95 % confidence interval of time_us_p50: the order-statistic (binomial)
-    interval of a median, over the same samples; empty below 6 samples (v3; empty before)."""
+    """Low end of the 95 % confidence interval of time_us_p50, the trial as the unit (v4): one
+    sample a trial (throughput), the order-statistic interval of a median interpolated to 95 %,
+    from 6 trials; several (latency: `iters` ops a trial), Woodruff's interval over the trials,
+    from 2 trials when they agree well enough; empty otherwise (v3: the binomial interval over
+    every sample, ops of one trial counted as independent; empty before v3)."""
     ci_high_us: float = float("nan")
-    """High end of that interval (v3; empty before)."""
+    """High end of that interval (v4 as ci_low_us; v3: the binomial interval; empty before)."""
     trials_run: int = 0
     """Trials run: `trials`, or as many as --precision took (v3; empty before: `trials`)."""
     converged: str = ""
-    """With --precision: true when the interval came within +-precision of the p50, false when
-    --max-trials or --budget ended the measurement first; empty without --precision (v3)."""
+    """With --precision: true when the p50's 99 % interval over trials came within +-precision
+    of it (v4; the row prints the 95 % one, narrower still), false when --max-trials or --budget
+    ended the measurement first; empty without --precision (v3: the 95 % interval, over ops in
+    latency mode)."""
     nccl_algo: str = ""
     """The algorithm NCCL chose (RING, TREE, NVLS, COLLNET_DIRECT ...), from its TUNING log with
     --nccl-trace (whose logging stays on in the timed loop); empty on gloo, without it, or

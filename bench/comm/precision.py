@@ -15,10 +15,14 @@ goes on. Then iters = ops x trial_time / probe time. So a trial holds about --tr
 time: exactly the trial in throughput mode; in latency mode each op also waits for its barrier,
 which the trial adds. The probes run after the warm-up and are not samples.
 
---precision P: after the first --trials trials, one trial at a time until the 95 % confidence
-interval of the p50 (stats.py: the order-statistic interval of a median) is within +-P of the
-p50, or --max-trials trials have run, or --budget seconds have passed since the first timed
-trial. Rank 0 decides on the max-over-ranks samples and broadcasts (stop, converged).
+--precision P: after the first --trials trials, one trial at a time until the 99 % confidence
+interval of the p50 is within +-P of the p50, or --max-trials trials have run, or --budget
+seconds have passed since the first timed trial. The interval is the row's own kind (ci_low_us,
+ci_high_us hold its 95 % one): over trials, not ops (stats/intervals.py), so in latency mode a
+trial of 20 ops counts once. 99 %, not 95 %: a look after every trial stops at the first trials
+that happen to agree (stats/intervals.py PRECISION_CONFIDENCE measures it); a converged row's
+printed 95 % interval is then within +-P too. Rank 0 decides on the max-over-ranks samples and
+broadcasts (stop, converged).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, reduce_device
 from distbench.spec import CommSpec
 from distbench.stats import Stats
+from distbench.stats.intervals import PRECISION_CONFIDENCE
 
 Trial = Callable[[Context, Callable[[], None], int], list[float]]
 """timing.TRIALS' functions: (ctx, op, iters) -> this rank's samples of one trial (us)."""
@@ -86,7 +91,8 @@ def decide(
     every rank takes it."""
     flags = [0.0, 0.0]
     if ctx.rank == 0:
-        converged = Stats(tuple(max_us)).ci_half_width() <= spec.precision
+        stats = Stats(tuple(max_us), trials_run)
+        converged = stats.ci_half_width(PRECISION_CONFIDENCE) <= spec.precision
         spent = time.perf_counter() - began >= spec.budget_s
         flags = [float(converged or spent or trials_run >= spec.max_trials), float(converged)]
     tensor = torch.tensor(flags, dtype=torch.float64, device=reduce_device(ctx))  # [stop, conv]

@@ -54,7 +54,7 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
     """The case's row: time_us_* of the slowest rank's `both` samples, the phases' p50s and
     what they come to (metrics.py)."""
     workload: OverlapSpec = spec.workload
-    stats = Stats(tuple(case.worst["both"]))
+    stats = Stats(tuple(case.worst["both"]), workload.trials)  # the interval over trials
     times = {series: p50(case.worst[series]) for series in SERIES}
     figures = overlap_figures(*(times[s] for s in SERIES))
     world = case.world_size

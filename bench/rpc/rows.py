@@ -27,7 +27,7 @@ def rpc_row(
     step), algbw = the call's tensor bytes / that time (one direction, as send/recv's).
     `callers`: the ranks that called (ps: all but the server)."""
     workload: RpcSpec = spec.workload
-    stats = Stats(tuple(worst))
+    stats = Stats(tuple(worst), workload.trials)  # the p50's interval over trials
     size = count * 4
     mode = "latency" if pattern in LATENCY_PATTERNS else "throughput"
     algbw = algbw_gbps(size, stats.p50)

@@ -5,6 +5,10 @@ A leaf: it imports numpy and scipy, never torch, pandas or another distbench pac
 side (--precision) and the reports both use it. Its modules follow the data:
 
 - samples:    one measurement's samples -> the row's figures (p50, mean, ..., the p50's interval)
+- intervals:  the p50's interval with the trial as the unit, and t quantiles (pure Python: the
+              rank side's --precision imports it without numpy or scipy)
+- fit:        a line's p50s over size -> latency alpha and bandwidth beta, with intervals
+- decompose:  a matrix of pair times -> each unit's own value (distbench pairs)
 - components: one row's launches -> its launch-level variance, within- and between-launch parts,
               and the empirical-Bayes prior borrowed from similar rows
 - shift:      two sides' launches -> the shift between them, its interval, p-value and the
@@ -16,7 +20,7 @@ side (--precision) and the reports both use it. Its modules follow the data:
 Why the launch is the unit between runs: the trials of one launch share its process placement
 and the box's load of the moment, so they scatter less than launches do; a test that counts
 trials as independent across launches is anti-conservative (docs/gate.md measures by how much).
-Inside one launch, the trial is the unit (samples.trial_interval).
+Inside one launch, the trial is the unit (intervals.trial_interval).
 """
 
 from distbench.stats.samples import (

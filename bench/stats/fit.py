@@ -18,18 +18,23 @@ every size: rel_rms (typical miss) and rel_max (worst miss). R^2 on absolute tim
 the largest size dominates it, so it reads 0.99 while small sizes are missed by 100 %. A fit whose
 rel_rms is above MAX_REL_RMS is `noise`: alpha and beta describe nothing.
 
-Intervals (95 %): weighted least squares' own, with the degrees of freedom the sizes leave. The
-relative misses of each size's p50 are taken as independent with one variance s^2, estimated from
-the residuals of the two fits themselves (the small sizes' fit for alpha, the large sizes' for
-beta; the mid sizes, which the model is not meant to follow, are left out), on
-df = (sizes behind alpha - 2) + (sizes behind beta - 2) degrees of freedom (n - 2 unsplit). Then
-alpha -+ t(df) se(alpha), se^2 = s^2 [(X'WX)^-1]_11 over the small sizes (X = [1, size],
-W = 1/t^2), the slope likewise over the large ones, each cut to the values the model allows
-(alpha >= 0, slope >= 0: beta's upper end is infinite when the slope's lower end reaches 0).
-The t quantile is what 0.2.0's residual bootstrap lacked: with 1 to 3 residuals it covered
-48-70 % (docs/measurement.md#model-fit). A fit with fewer than MIN_DF degrees of freedom gets no
-interval: 4 to 8 sizes split two and two (df 0), 3 sizes leave one; from 9 sizes (three behind
-each end) on there is one. ci/bench_stats_intervals.py measures the coverage.
+Intervals (95 %): weighted least squares' own, with the degrees of freedom each fit leaves. The
+relative misses of the p50s behind alpha are taken as independent with one variance s^2,
+estimated from that fit's own residuals on df = (its sizes - 2) degrees of freedom; then
+alpha -+ t(df) se(alpha), se^2 = s^2 [(X'WX)^-1]_11 (X = [1, size], W = 1/t^2). The slope comes
+the same way from the large sizes' fit, with its own variance: a p50 scatters several times more,
+in relative terms, at 1K than at 64M on a loaded box (log sd 0.5-1.0 against 0.14-0.2 between
+launches here), and one variance pooled over both ends gave alpha's interval 89 % and beta's 98 %.
+The mid sizes, which the model is not meant to follow, are left out. Each end is cut to the values
+the model allows (alpha >= 0, slope >= 0: beta's upper end is infinite when the slope's lower end
+reaches 0). The t quantile is what 0.2.0's residual bootstrap lacked: with 1 to 3 residuals it
+covered 48-70 % (docs/measurement.md, "In reports"). With one degree of freedom t is 12.7, so the
+intervals of 9 to 11 sizes are wide: they say how little three sizes pin a number down.
+
+No interval below 9 sizes: 4 to 8 sizes split two and two leave an end's fit no degree of
+freedom, and one fit over 2 or 3 sizes mixes the scatter of its smallest and largest size into
+one variance (3 sizes 1K, 64K, 1M on this box: alpha's interval covered 90.5 %). From 9 sizes on
+(three behind each end) there is one. ci/bench_stats_intervals.py measures the coverage.
 
 What the interval holds: this run's alpha and beta, the scatter of its p50s from size to size. A
 shift that moves every size of a launch alike (a busier box) moves alpha and beta together and is
@@ -55,10 +60,8 @@ MAX_REL_RMS = 0.25
 neighbouring sizes), and the report prints "no fit (noise)" instead of alpha and beta."""
 MIN_SPLIT_SIZES = 4
 """Distinct sizes needed to fit latency and bandwidth on separate sizes (two each)."""
-MIN_DF = 2
-"""Residual degrees of freedom a fit needs for intervals. With one, t(0.975, 1) = 12.7: an
-interval a dozen standard errors wide, from a variance guessed from one residual, says nothing a
-reader can use; with two, 4.3."""
+MIN_DF = 1
+"""Residual degrees of freedom each fit needs for an interval (a variance needs a residual)."""
 
 
 @dataclass(frozen=True)
@@ -81,11 +84,11 @@ class Fit:
     beta_sizes: tuple[float, float]
     """Smallest and largest size behind beta."""
     alpha_interval: tuple[float, float] = (math.nan, math.nan)
-    """95 % interval of alpha (module docstring); NaN with fewer than MIN_DF degrees of freedom."""
+    """95 % interval of alpha (module docstring); NaN below 9 sizes."""
     beta_interval: tuple[float, float] = (math.nan, math.nan)
     """95 % interval of beta, the same way (its upper end inf when the slope may be 0)."""
     df: int = 0
-    """Residual degrees of freedom behind the intervals."""
+    """Residual degrees of freedom behind the intervals (the smaller end's when split)."""
     noise: bool = False
     """rel_rms > MAX_REL_RMS: the model does not describe these times; alpha and beta mean
     nothing (the report prints "no fit (noise)")."""
@@ -190,30 +193,28 @@ def intervals(
     split: bool,
     confidence: float,
 ) -> tuple[tuple[float, float], tuple[float, float], int]:
-    """(alpha's interval, the slope's interval, df): the t intervals of the module docstring,
-    NaN below MIN_DF."""
+    """(alpha's interval, the slope's interval, df): each from its own fit's residuals and t
+    quantile (module docstring); NaN for one fit over every size, and when an end's fit has
+    fewer than MIN_DF degrees of freedom. df is the smaller of the two ends'."""
     parts = [small, large] if split else [small]
-    df = sum(int(part.sum()) - 2 for part in parts)
+    dfs = [int(part.sum()) - 2 for part in parts]
     nan = (math.nan, math.nan)
-    if df < MIN_DF:
-        return nan, nan, max(df, 0)
-    fits = [free_fit(sizes[part], times[None, part]) for part in parts]
-    residual = sum(
-        float(np.sum(((a[0] + b[0] * sizes[part] - times[part]) / times[part]) ** 2))
-        for (a, b, _), part in zip(fits, parts, strict=True)
-    )
-    variance = residual / df
-    reach = t_quantile(0.5 + confidence / 2, df)
-    (alpha, _, alpha_inverse), (_, slope, slope_inverse) = fits[0], fits[-1]
-    half_alpha = reach * math.sqrt(variance * float(alpha_inverse[0, 0]))
-    half_slope = reach * math.sqrt(variance * float(slope_inverse[0, 1]))
-    alpha_interval = (max(0.0, alpha[0] - half_alpha), max(0.0, alpha[0] + half_alpha))
-    slope_interval = (max(0.0, slope[0] - half_slope), max(0.0, slope[0] + half_slope))
-    return (
-        (float(alpha_interval[0]), float(alpha_interval[1])),
-        (float(slope_interval[0]), float(slope_interval[1])),
-        df,
-    )
+    if not split or min(dfs) < MIN_DF:
+        return nan, nan, max(min(dfs), 0)
+    ends = []
+    for part, df in zip(parts, dfs, strict=True):
+        alpha, slope, inverse = free_fit(sizes[part], times[None, part])
+        relative = (alpha[0] + slope[0] * sizes[part] - times[part]) / times[part]
+        variance = float(np.sum(relative**2)) / df
+        reach = t_quantile(0.5 + confidence / 2, df)
+        ends.append((alpha[0], slope[0], inverse[0], variance, reach))
+    alpha, _, inverse, variance, reach = ends[0]
+    half = reach * math.sqrt(variance * float(inverse[0]))
+    alpha_interval = (max(0.0, float(alpha - half)), max(0.0, float(alpha + half)))
+    _, slope, inverse, variance, reach = ends[-1]
+    half = reach * math.sqrt(variance * float(inverse[1]))
+    slope_interval = (max(0.0, float(slope - half)), max(0.0, float(slope + half)))
+    return alpha_interval, slope_interval, min(dfs)
 
 
 def to_beta(slope: float) -> float:

@@ -63,10 +63,10 @@ class Stats:
         too few trials for one."""
         return trial_interval(self.samples_us, self.trials or self.n, confidence)
 
-    def ci_half_width(self) -> float:
-        """The larger distance from the p50 to an end of its interval, as a share of the p50
-        (0.02 = within +-2 %); inf without an interval or with a p50 of 0."""
-        low, high = self.p50_ci()
+    def ci_half_width(self, confidence: float = CONFIDENCE) -> float:
+        """The larger distance from the p50 to an end of its interval at `confidence`, as a share
+        of the p50 (0.02 = within +-2 %); inf without an interval or with a p50 of 0."""
+        low, high = self.p50_ci(confidence)
         p50 = self.p50
         if math.isnan(low) or p50 <= 0:
             return math.inf

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import math
+import random
 import re
 import time
 from collections.abc import Callable
@@ -18,11 +19,13 @@ import torch.distributed as dist
 
 import distbench.cli.app  # noqa: F401  (first: comm.args imports cli.args, whose package imports it)
 from distbench.comm.args import parse_duration, parse_iters, parse_precision
-from distbench.comm.precision import choose_iters
+from distbench.comm.precision import Trial, choose_iters, run_trials
 from distbench.comm.table import render_table
 from distbench.parse import UsageError
 from distbench.primitives.base import Context
+from distbench.spec import CommSpec
 from distbench.stats import Stats, median_ci_ranks
+from distbench.stats.intervals import median_interval
 from distbench.timing import trial_throughput
 from tests.conftest import run_cli, usage_error_line
 
@@ -60,13 +63,54 @@ def test_median_interval_is_the_narrowest_with_95_percent_coverage(n: int) -> No
 
 
 def test_stats_interval_and_half_width() -> None:
-    stats = Stats((10.0, 12.0, 9.0, 11.0, 30.0, 10.5, 9.5, 10.2, 10.8, 9.9))  # n = 10: 2nd, 9th
-    assert stats.p50_ci() == (9.5, 12.0)
+    """Throughput: one sample per trial, the order-statistic interval interpolated between the
+    2nd/9th and 3rd/8th values of 10 (stats/intervals.py) so that it covers 95 %."""
+    stats = Stats((10.0, 12.0, 9.0, 11.0, 30.0, 10.5, 9.5, 10.2, 10.8, 9.9))
+    low, high = stats.p50_ci()
+    assert 9.5 < low < 9.9 and 11.0 < high < 12.0
+    assert (low, high) == median_interval(sorted(stats.samples_us))
     assert stats.p50 == pytest.approx(10.35)
-    assert stats.ci_half_width() == pytest.approx((12.0 - 10.35) / 10.35)
+    assert stats.ci_half_width() == pytest.approx(max(10.35 - low, high - 10.35) / 10.35)
     few = Stats((1.0, 2.0, 3.0, 4.0, 5.0))
     assert all(math.isnan(x) for x in few.p50_ci())
     assert few.ci_half_width() == math.inf
+
+
+def shifted_trials(seed: int) -> Trial:
+    """A test-side trial of latency mode: 20 ops around a level that moves from trial to trial
+    (10 %), as trials on a shared box do; each op 1 % apart from its trial's level."""
+    rng = random.Random(seed)
+
+    def trial(ctx: Context, run: Callable[[], None], iters: int) -> list[float]:
+        level = 100 * math.exp(rng.gauss(0, 0.1))
+        return [level * math.exp(rng.gauss(0, 0.01)) for _ in range(iters)]
+
+    return trial
+
+
+def test_precision_counts_trials_not_ops() -> None:
+    """--precision 5 % in latency mode, trials 10 % apart: 0.2.0 counted the 100 ops of the first
+    5 trials as independent and stopped there, converged, at +-1-3 %, although 5 trial levels
+    pin the p50 down to about +-10 %. Now trials are added until the interval over trials is
+    within 5 %, and `converged` is what the row's own interval says."""
+    ctx = Context(0, 1, torch.device("cpu"), "gloo", global_ranks=(0,))
+    spec = CommSpec(
+        primitives=("all_reduce",), sizes=(1024,), modes=("latency",), iters=20, trials=5,
+        precision=0.05, max_trials=200, budget_s=60.0,
+    )  # fmt: skip
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        runs = [
+            run_trials(ctx, lambda: None, shifted_trials(seed), 20, spec, 1) for seed in range(5)
+        ]
+    finally:
+        dist.destroy_process_group()
+    for run in runs:
+        assert run.converged and len(run.max_us) == 20 * run.trials_run
+        assert Stats(tuple(run.max_us), run.trials_run).ci_half_width() <= 0.05
+        assert Stats(tuple(run.max_us[:100]), 5).ci_half_width() > 0.05  # not after 5 trials
+        assert Stats(tuple(run.max_us[:100])).ci_half_width() <= 0.05  # as 0.2.0 read it
+    assert min(run.trials_run for run in runs) >= 10
 
 
 # ---- the options' parsers and bad input --------------------------------------------------------

@@ -1,0 +1,261 @@
+"""Coverage of the intervals a row and a fit print as "95 %", by resampling recorded launches
+(#25 items 8 and 9; ci/bench_stats.py imports `run`, docs/measurement.md keeps the table).
+
+    python ci/bench_stats_intervals.py            # >= 1,000 replications per figure
+    python ci/bench_stats_intervals.py --quick    # a few figures, fewer replications (< 20 s)
+
+Recorded data, never the model under test: tests/data/interval-trials.json (real gloo launches of
+this box: latency mode, 30 trials of 20 ops at 1K, 64K, 1M, x4; the default ladder 1K-64M in
+throughput mode, 10 trials, x6) and tests/data/gate-launches.json (13 launches of the nightly
+matrix, 12 trials per row). Named noise is added on top:
+
+- the p50's interval (latency: trials of ops; throughput: one sample a trial): a row's trials
+  are drawn with replacement from one recorded row (latency) or from the row's trials of every
+  launch, each over its launch's median (throughput), times a shift per trial: none, heavy-tailed
+  (5 % x Student t3), or AR(1) drift between consecutive trials (phi 0.5, 5 %). The truth is the
+  median of the population drawn from (every op of every trial x every shift), found from
+  TRUTH_TRIALS draws.
+- --precision P: trials are added one at a time from --trials 5 up to --max-trials 50 while the
+  99 % interval is wider than +-P, as comm/precision.py does; the figure is the share of rows
+  declared converged whose p50 misses the truth by more than P (a converged row promises +-P at
+  95 %), and the note says how often their printed 95 % interval held the truth.
+- the fit: each size's p50 from a random launch's resampled trials over the sizes' median across
+  launches (their real scatter), on the model's curve through those medians, so that alpha and beta
+  have a true value; a quiet box's scatter is the same in log terms x 1/4. The printed intervals
+  are those of fits the report shows (rel_rms <= 25 %: not "no fit (noise)").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from distbench.stats.fit import fit_latency_bandwidth
+from distbench.stats.intervals import PRECISION_CONFIDENCE, percentile, trial_interval
+
+ROOT = Path(__file__).resolve().parent.parent
+TRIALS_FIXTURE = ROOT / "tests" / "data" / "interval-trials.json"
+GATE_FIXTURE = ROOT / "tests" / "data" / "gate-launches.json"
+TRUTH_TRIALS = 4000
+"""Trials drawn (with their shifts) to find a population's median."""
+PRECISION = 0.10
+MAX_TRIALS = 50
+Shift = Callable[[np.random.Generator, int], np.ndarray]
+
+
+def ar1(rng: np.random.Generator, count: int, phi: float = 0.5, sd: float = 0.05) -> np.ndarray:
+    """count consecutive log shifts of an AR(1) with stationary standard deviation sd."""
+    shifts = np.empty(count)
+    shifts[0] = rng.normal(0, sd)
+    for i in range(1, count):
+        shifts[i] = phi * shifts[i - 1] + rng.normal(0, sd * math.sqrt(1 - phi * phi))
+    return shifts
+
+
+def no_shift(rng: np.random.Generator, count: int) -> np.ndarray:
+    return np.zeros(count)
+
+
+NOISES: dict[str, Shift] = {
+    "recorded trials": no_shift,
+    "+ heavy-tailed trial shifts (t3, 5 %)": lambda rng, count: 0.05 * rng.standard_t(3, count),
+    "+ AR(1) drift between trials (phi 0.5, 5 %)": ar1,
+    "recorded order (runs of ~5 consecutive trials)": no_shift,
+}
+BLOCKS = {"recorded order (runs of ~5 consecutive trials)": 5.0}
+"""Noises that draw runs of consecutive recorded trials (a stationary bootstrap, mean run
+length 5), keeping how the box drifted from trial to trial (lag-1 correlation of trial medians
+about 0.5 in the latency launches); the others draw trials one by one."""
+
+
+def row(name: str, hits: int, n: int, target: str, ok: bool, note: str) -> dict[str, object]:
+    value = hits / n if n else math.nan
+    error = math.sqrt(value * (1 - value) / n) if n else math.nan
+    return {
+        "name": name, "value": round(value, 4), "mc_error": round(error, 4), "target": target,
+        "ok": ok, "interval": f"+-{error:.1%} (MC)", "note": note,
+    }  # fmt: skip
+
+
+def coverage_row(name: str, hits: int, n: int, note: str) -> dict[str, object]:
+    ok = n > 0 and abs(hits / n - 0.95) <= 0.03
+    return row(name, hits, n, "95 % +- 3", ok, note)
+
+
+def truth_of(pool: list[np.ndarray], shift: Shift, rng: np.random.Generator) -> float:
+    """The median of every op of trials drawn from `pool`, each times its shift's marginal."""
+    picks = rng.integers(len(pool), size=TRUTH_TRIALS)
+    factors = np.exp(shift(rng, TRUTH_TRIALS))
+    if shift is ar1:  # its marginal, not one long correlated path
+        factors = np.exp(rng.normal(0, 0.05, TRUTH_TRIALS))
+    return float(
+        np.median(np.concatenate([pool[i] * f for i, f in zip(picks, factors, strict=True)]))
+    )
+
+
+def draw(
+    pool: list[np.ndarray], shift: Shift, rng: np.random.Generator, count: int, run: float = 1.0
+) -> list[float]:
+    """`count` trials, trial-major, drawn with replacement, each times its shift; in runs of
+    consecutive trials of mean length `run` (1: one by one)."""
+    factors = np.exp(shift(rng, count))
+    picks = [int(rng.integers(len(pool)))]
+    while len(picks) < count:
+        step = rng.random() >= 1 / run
+        picks.append((picks[-1] + 1) % len(pool) if step else int(rng.integers(len(pool))))
+    return np.concatenate([pool[i] * f for i, f in zip(picks, factors, strict=True)]).tolist()
+
+
+def latency_pools() -> list[list[np.ndarray]]:
+    data = json.loads(TRIALS_FIXTURE.read_text())
+    return [[np.array(t) for t in entry["trials"]] for entry in data["latency"]]
+
+
+def throughput_pools() -> list[list[np.ndarray]]:
+    """Per gate row: every launch's trials over that launch's median (one sample a trial)."""
+    data = json.loads(GATE_FIXTURE.read_text())
+    pools = []
+    for index in range(len(data["cases"])):
+        trials = [launch[index] for launch in data["launches"].values() if launch[index]]
+        pools.append([np.array([v / np.median(t)]) for t in trials for v in t])
+    return pools
+
+
+def interval_coverage(
+    kind: str, pools: list[list[np.ndarray]], counts: list[int], reps: int, rng: np.random.Generator
+) -> list[dict[str, object]]:
+    rows = []
+    for noise, shift in NOISES.items():
+        truths = [truth_of(pool, shift, rng) for pool in pools]
+        for count in counts:
+            hits = n = 0
+            for _ in range(reps):
+                which = int(rng.integers(len(pools)))
+                drawn = draw(pools[which], shift, rng, count, BLOCKS.get(noise, 1.0))
+                low, high = trial_interval(drawn, count)
+                if not math.isnan(low):
+                    n += 1
+                    hits += low <= truths[which] <= high
+            note = f"{reps} rows, {n / reps:.0%} with an interval"
+            rows.append(
+                coverage_row(f"{kind} p50 interval, {count} trials, {noise}", hits, n, note)
+            )
+    return rows
+
+
+def precision_rows(
+    pools: list[list[np.ndarray]], reps: int, rng: np.random.Generator, noises: list[str]
+) -> list[dict[str, object]]:
+    rows = []
+    for noise in noises:
+        shift = NOISES[noise]
+        truths = [truth_of(pool, shift, rng) for pool in pools]
+        converged = missed = held = 0
+        for _ in range(reps):
+            which = int(rng.integers(len(pools)))
+            samples = draw(pools[which], shift, rng, MAX_TRIALS, BLOCKS.get(noise, 1.0))
+            per = len(samples) // MAX_TRIALS
+            for count in range(5, MAX_TRIALS + 1):
+                taken = samples[: count * per]
+                low, high = trial_interval(taken, count, PRECISION_CONFIDENCE)  # the decision
+                p50 = percentile(sorted(taken), 50)
+                if max(p50 - low, high - p50) <= PRECISION * p50:  # NaN: not converged
+                    converged += 1
+                    missed += abs(p50 - truths[which]) > PRECISION * truths[which]
+                    low, high = trial_interval(taken, count)  # the row's 95 % interval
+                    held += low <= truths[which] <= high
+                    break
+        name = f"--precision {PRECISION:.0%} (latency): converged, off the truth by more, {noise}"
+        note = f"{converged} of {reps} converged; their interval held the truth in {held}"
+        rows.append(row(name, missed, converged, "<= 5 %", missed <= 0.05 * converged, note))
+    return rows
+
+
+LADDERS = {"9 sizes 1K-64M": list(range(9))}
+"""Which of the recorded ladder's sizes a simulated fit uses: the default gloo ladder, three sizes
+behind each end (df 1 each); fewer sizes get no interval."""
+SCATTER = {"quiet box (recorded scatter x 1/4 in logs)": 0.25, "this box (recorded scatter)": 1.0}
+
+
+def fit_rows(reps: int, rng: np.random.Generator, quick: bool) -> list[dict[str, object]]:
+    data = json.loads(TRIALS_FIXTURE.read_text())["ladder"]
+    all_sizes = np.array(data[0]["sizes"], dtype=float)
+    p50s = np.array([[np.median(t) for t in launch["trials"]] for launch in data])  # launch x size
+    all_centres = np.median(p50s, axis=0)
+    rows = []
+    for ladder, kept in LADDERS.items():
+        sizes, centre = all_sizes[kept], all_centres[kept]
+        model = fit_latency_bandwidth(sizes, centre)
+        truth_curve = model.alpha_us + sizes / (model.beta_GBps * 1e3)
+        for scene, scale in list(SCATTER.items())[: 1 if quick else 2]:
+            alpha_hits = beta_hits = shown = 0
+            for _ in range(reps):
+                ratios = []
+                for j in kept:
+                    trials = data[int(rng.integers(len(data)))]["trials"][j]
+                    ratios.append(np.median(rng.choice(trials, len(trials))) / all_centres[j])
+                fit = fit_latency_bandwidth(sizes, truth_curve * np.exp(scale * np.log(ratios)))
+                if fit.noise or math.isnan(fit.alpha_interval[0]):
+                    continue
+                shown += 1
+                alpha_hits += fit.alpha_interval[0] <= model.alpha_us <= fit.alpha_interval[1]
+                beta_hits += fit.beta_interval[0] <= model.beta_GBps <= fit.beta_interval[1]
+            note = f"{shown} of {reps} fits shown (the rest: no fit (noise))"
+            for what, hits in (("alpha", alpha_hits), ("beta", beta_hits)):
+                name = f"fit {what} interval, {ladder}, {scene}"
+                rows.append(coverage_row(name, hits, shown, note))
+    given = [
+        n
+        for n in range(2, 9)
+        if not math.isnan(fit_latency_bandwidth(all_sizes[:n], all_centres[:n]).alpha_interval[0])
+    ]
+    rows.append(row("fits of 2 to 8 sizes given an interval", len(given), 7, "0", not given, ""))
+    return rows
+
+
+def run(quick: bool, seed: int) -> list[dict[str, object]]:
+    """Every figure of this module as rows (name, value, mc_error, target, ok, interval, note)."""
+    rng = np.random.default_rng(seed)
+    reps = 150 if quick else 2000
+    latency, throughput = latency_pools(), throughput_pools()
+    counts = [12] if quick else [5, 12, 30]
+    rows = interval_coverage("latency", latency, counts, reps, rng)
+    rows += interval_coverage("throughput", throughput, [12] if quick else [6, 12], reps, rng)
+    noises = list(NOISES)[:1] if quick else list(NOISES)
+    rows += precision_rows(latency, 60 if quick else 1000, rng, noises)
+    rows += fit_rows(200 if quick else 2000, rng, quick)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    rows = run(args.quick, args.seed)
+    header = ["name", "value", "mc_error", "target", "ok", "note"]
+    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for r in rows:
+        cells = [f"{r['value']:.1%}", f"+-{r['mc_error']:.1%}"]
+        print(
+            f"| {r['name']} | "
+            + " | ".join([*cells, str(r["target"]), "yes" if r["ok"] else "NO", str(r["note"])])
+            + " |"
+        )
+    command = " ".join(argv if argv is not None else sys.argv[1:])
+    print(f"\n{time.perf_counter() - started:.0f} s; python ci/bench_stats_intervals.py {command}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
