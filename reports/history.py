@@ -23,7 +23,13 @@ import pandas as pd
 
 from distbench.collectors.migrations import changed_meaning
 from distbench.parse import UsageError
-from distbench.reports.history_detect import ALPHA, MIN_CHANGE, build_series, judge_series
+from distbench.reports.history_detect import (
+    ALPHA,
+    MIN_CHANGE,
+    build_series,
+    codes_of,
+    judge_series,
+)
 from distbench.reports.history_load import METRIC_BY_NAME, RunInfo, incomplete_reason
 from distbench.reports.history_verdict import ChangePoint, Verdict, change_point, verdict
 from distbench.stats.changepoint import MIN_SIZE
@@ -170,15 +176,15 @@ def definition_segments(
     """Each point's segment: the part of its series since its column last changed meaning."""
     segments = np.zeros(len(points), dtype=int)
     cuts: list[DefinitionCut] = []
-    kind, metric = points["kind"].to_numpy(), points["metric"].to_numpy()
     versions, run = points["schema_version"].to_numpy(), points["run"].to_numpy()
-    same = np.r_[False, (points["key"].to_numpy()[1:] == points["key"].to_numpy()[:-1])
-                 & (metric[1:] == metric[:-1])]  # fmt: skip
+    key, metric = codes_of(points["key"])[0], codes_of(points["metric"])[0]
+    same = np.r_[False, (key[1:] == key[:-1]) & (metric[1:] == metric[:-1])]
     for i in np.flatnonzero(same & np.r_[False, versions[1:] != versions[:-1]]):
-        column = METRIC_BY_NAME[str(metric[i])].column
-        where = changed_meaning(str(kind[i]), column, int(versions[i - 1]), int(versions[i]))
+        name, kind = str(points["metric"].iloc[i]), str(points["kind"].iloc[i])
+        where = changed_meaning(kind, METRIC_BY_NAME[name].column, int(versions[i - 1]),
+                                int(versions[i]))  # fmt: skip
         if where is not None:
-            cuts.append(DefinitionCut(str(metric[i]), where, runs[int(run[i])], len(cuts)))
+            cuts.append(DefinitionCut(name, where, runs[int(run[i])], len(cuts)))
             segments[i] = 1
     starts = np.r_[True, ~same[1:]]
     total = np.cumsum(segments)

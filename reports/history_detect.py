@@ -15,6 +15,7 @@ alone, drift with phi = 0.8 under as much launch noise gave 19-20 % false change
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -57,26 +58,44 @@ def launch_noise(spread: np.ndarray, launches: np.ndarray) -> float:
     return pooled * float(np.mean(1.0 / np.maximum(launches, 1)))
 
 
+def codes_of(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(codes, names): a text column as integers and the sorted names they stand for (its
+    categories when it is one: a million points are never turned back into strings)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        names = np.asarray(column.cat.categories, dtype=object)
+        order = np.argsort(names.astype(str), kind="stable")
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        codes = column.cat.codes.to_numpy()
+        return np.where(codes >= 0, rank[codes], -1), names[order]
+    codes, uniques = pd.factorize(column, sort=True)
+    return codes, np.asarray(uniques, dtype=object)
+
+
 def build_series(points: pd.DataFrame) -> list[Series]:
     """Every (case, definition segment) of the points (sorted by kind, key, metric, run, with a
     `segment` column), in that order."""
+    if not len(points):
+        return []
+    coded = {c: codes_of(points[c]) for c in ("case", "kind", "key", "metric")}
+    segment = points["segment"].to_numpy()
+    same = np.ones(len(points) - 1, dtype=bool)
+    for c in ("kind", "key", "metric"):
+        codes = coded[c][0]
+        same &= codes[1:] == codes[:-1]
+    starts = np.flatnonzero(np.r_[True, ~same | (segment[1:] != segment[:-1]), True])
+    columns = {c: points[c].to_numpy(dtype=float) for c in ("run", "value", "launches", "spread")}
+    labels = [coded[c] for c in ("case", "kind", "metric")]
     out = []
-    columns = ["run", "value", "launches", "spread", "segment"]
-    for (kind, _key, metric), frame in points.groupby(
-        ["kind", "key", "metric"], sort=False, observed=True
-    ):
-        case = str(frame["case"].iloc[0])
-        arrays = {c: frame[c].to_numpy() for c in columns}
-        for segment in np.unique(arrays["segment"]):
-            rows = arrays["segment"] == segment
-            out.append(
-                Series(
-                    case, str(kind), str(metric), int(segment),
-                    arrays["run"][rows].astype(int), arrays["value"][rows].astype(float),
-                    launch_noise(arrays["spread"][rows].astype(float),
-                                 arrays["launches"][rows].astype(float)),
-                )
-            )  # fmt: skip
+    for start, end in itertools.pairwise(starts):
+        case, kind, metric = (str(names[codes[start]]) for codes, names in labels)
+        out.append(
+            Series(
+                case, kind, metric, int(segment[start]),
+                columns["run"][start:end].astype(int), columns["value"][start:end],
+                launch_noise(columns["spread"][start:end], columns["launches"][start:end]),
+            )
+        )  # fmt: skip
     return out
 
 

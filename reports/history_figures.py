@@ -11,11 +11,12 @@ page stays one file without scripts (docs/history.md).
 from __future__ import annotations
 
 import html
+import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
+from distbench.reports.history_detect import codes_of
 from distbench.reports.history_load import METRIC_BY_NAME
 from distbench.stats.verdict import REGRESSED
 
@@ -43,17 +44,19 @@ TENTHS = '<g transform="scale(0.1)">'
 
 
 def chart(
-    points: pd.DataFrame, metric: str, runs: int, labels: list[str], marks: list[tuple[int, str]]
-) -> str:
-    """One series as an <svg>: x = run position, y = value (linear, the band's range)."""
+    points: dict[str, np.ndarray], metric: str, runs: int, labels: list[str],
+    marks: list[tuple[int, str]],
+) -> str:  # fmt: skip
+    """One series as an <svg>: x = run position, y = value (linear, the band's range). `points`:
+    its nights' value, low, high, run and segment, as arrays."""
     plot_w, plot_h = WIDTH - LEFT - 10, HEIGHT - TOP - BOTTOM
     step = plot_w / max(runs - 1, 1)
-    value = points["value"].to_numpy(dtype=float)
-    lows = np.where(np.isnan(low := points["low"].to_numpy(dtype=float)), value, low)
-    highs = np.where(np.isnan(high := points["high"].to_numpy(dtype=float)), value, high)
+    value = points["value"]
+    lows = np.where(np.isnan(low := points["low"]), value, low)
+    highs = np.where(np.isnan(high := points["high"]), value, high)
     bottom = float(min(lows.min(), highs.min(), value.min()))
     top = float(max(lows.max(), highs.max(), value.max()))
-    x = LEFT + step * points["run"].to_numpy(dtype=float)
+    x = LEFT + step * points["run"]
     y, y_low, y_high = (scale(v, bottom, top, plot_h) for v in (value, lows, highs))
     band = coordinates(np.concatenate([x, x[::-1]]), np.concatenate([y_high, y_low[::-1]]))
     line = coordinates(x, y)
@@ -68,7 +71,7 @@ def chart(
         f'<text x="2" y="{TOP + plot_h / 2 + 4}" font-size="10" font-weight="600">'
         f"{html.escape(metric)} ({html.escape(METRIC_BY_NAME[metric].unit)})</text>",
     ]
-    cuts = points.loc[points["segment"].diff() > 0, "run"].tolist()
+    cuts = points["run"][1:][np.diff(points["segment"]) > 0].tolist()
     lines = [(int(c), CUT, "4,3") for c in cuts] + [(p, color, "") for p, color in marks]
     for position, color, dash in lines:
         xi = LEFT + step * (position - 0.5)
@@ -94,12 +97,19 @@ def panels(history: History) -> list[str]:
         color = REGRESSION if cp.state == REGRESSED else IMPROVEMENT
         marks.setdefault((cp.case, cp.metric), []).append((cp.position, color))
     out = []
-    for case, frame in history.points.groupby("case", sort=True, observed=True):
-        charts = [
-            chart(points, str(metric), len(labels), labels, marks.get((str(case), str(metric)), []))
-            for metric, points in frame.groupby("metric", sort=False, observed=True)
-        ]
-        out.append(
-            f"<figure>{''.join(charts)}<figcaption>{html.escape(str(case))}</figcaption></figure>"
-        )
+    frame = history.points
+    cases, case_names = codes_of(frame["case"])
+    metrics, metric_names = codes_of(frame["metric"])
+    order = np.lexsort((frame["run"].to_numpy(), cases))  # by case name, then night
+    cases, metrics = cases[order], metrics[order]
+    columns = {c: frame[c].to_numpy(dtype=float)[order] for c in COLUMNS}
+    starts = np.flatnonzero(np.r_[True, cases[1:] != cases[:-1], True])
+    for start, end in itertools.pairwise(starts):
+        case, metric = str(case_names[cases[start]]), str(metric_names[metrics[start]])
+        points = {c: values[start:end] for c, values in columns.items()}
+        svg = chart(points, metric, len(labels), labels, marks.get((case, metric), []))
+        out.append(f"<figure>{svg}<figcaption>{html.escape(case)}</figcaption></figure>")
     return out
+
+
+COLUMNS = ("value", "low", "high", "run", "segment")

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import special
@@ -124,9 +124,11 @@ def detect_changes(
     families: Sequence[int] | None = None,
 ) -> list[SeriesChanges]:  # fmt: skip
     """Every series' change points (module docstring). `floor`: the smallest step (a share of
-    the level before it) kept as a change point. `pools(n, launches)`: the null pool of series
-    of n nights (changepoint_null.pool_for, or a caller's cache of it). `families`: each
-    series' family (Benjamini-Hochberg runs within each; default: one family, the history)."""
+    the level before it) kept as a change point; a series whose largest step is smaller counts
+    as unchanged before Benjamini-Hochberg (a coarse timer's ties can make a 1 % bump certain).
+    `pools(n, launches)`: the null pool of series of n nights (changepoint_null.pool_for, or a
+    caller's cache of it). `families`: each series' family (Benjamini-Hochberg runs within each;
+    default: one family, the history)."""
     count, lengths = len(series), [len(s) for s in series]
     launch = [float(w) > 0 for w in white]
     noises: dict[int, Noise] = {}
@@ -146,7 +148,8 @@ def detect_changes(
             noises[i], null_of[i] = noise.take(np.array([j])), pool
             scored[i], scales[i] = scores[j], float(scale[j])
         for part in test_parts(scores, y, noise, [(i, 0, n) for i in rows], null_of):
-            whole[part.series] = part
+            small = abs(math.expm1(part.effect)) < floor  # a step too small to report: p = 1
+            whole[part.series] = replace(part, p_value=1.0) if small else part
     family = list(families) if families is not None else [0] * count
     members_of: dict[int, list[int]] = {}
     for i in sorted(whole):

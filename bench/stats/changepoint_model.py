@@ -72,9 +72,17 @@ def normal_scores(y: np.ndarray, white: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 def winsorised_var(d: np.ndarray) -> np.ndarray:
     """Variance of mean-zero values (N, k), each row winsorised at WINSOR robust sd."""
-    scale = np.maximum(np.median(np.abs(d), axis=1) / 0.6744897501960817, 1e-12)[:, None]
+    scale = robust_scale(d)
     limit = (WINSOR * scale) ** 2
     return np.minimum(d * d, limit).mean(axis=1) / KAPPA
+
+
+def robust_scale(d: np.ndarray) -> np.ndarray:
+    """(N, 1): the median absolute value of each row / 0.6745, or where that is 0 (a row of
+    ties: a coarse timer) its root mean square, so that ties never make the noise vanish."""
+    mad = np.median(np.abs(d), axis=1, keepdims=True) / 0.6744897501960817
+    rms = np.sqrt((d * d).mean(axis=1, keepdims=True))
+    return np.maximum(np.where(mad > 0, mad, rms), 1e-12)
 
 
 def model(phi: np.ndarray, drift: np.ndarray, white: np.ndarray) -> Noise:
@@ -115,7 +123,7 @@ def refined(y: np.ndarray, split: np.ndarray, white: np.ndarray) -> Noise:
     after = np.arange(n)[None, :] >= split[:, None]
     means = [np.where(side, y, 0).sum(1) / side.sum(1) for side in (~after, after)]
     resid = y - np.where(after, means[1][:, None], means[0][:, None])
-    scale = np.median(np.abs(resid), axis=1, keepdims=True) / 0.6744897501960817
+    scale = robust_scale(resid)
     resid = np.clip(resid, -WINSOR * scale, WINSOR * scale)
     c0, c1 = (resid * resid).mean(1), (resid[:, 1:] * resid[:, :-1]).sum(1) / n
     drift = np.maximum(c0 - white, 1e-3 * c0 + 1e-12)
