@@ -62,7 +62,7 @@ class HistoryOptions:
     out: Annotated[str, text("Folder for history.html, history.md and history.csv.")] = "history"
     fail_on_regression: Annotated[
         int | None,
-        integer("Exit 1 when a regressing change point falls within the last N runs."),
+        integer("Exit 1 when a case regressed within the last N runs (verdicts: last N, else 7)."),
     ] = None
     min_change: Annotated[
         float,
@@ -93,14 +93,15 @@ def history(
     ] = None,
     options: HistoryOptions = HistoryOptions(),
 ) -> None:
-    """Many runs as time series: each case's median and bandwidth by night, the change points
-    where a level stepped and stayed, and the runs where they happened. Exit 1 with
-    --fail-on-regression N when a regression starts within the last N runs, 2 bad input.
+    """Many runs as time series: each case's fastest trial by night, the change points where a
+    level stepped and stayed, and each case's verdict over the last runs (regressed, improved,
+    no change seen, cannot tell). Exit 1 with --fail-on-regression N when a case regressed
+    within the last N runs, 2 bad input.
 
     \b
     Examples:
       distbench history --glob 'results/nightly-*'
-      distbench history results/nightly-* --fail-on-regression 3 --out history
+      distbench history --glob 'results/nightly-*' --fail-on-regression 3
     """
     from distbench.reports.history import HistoryArgs, run_history
 
