@@ -106,12 +106,16 @@ def resolve_runs(run_dirs: tuple[str, ...], pattern: str | None) -> list[Path]:
     return list(unique.values())
 
 
-def skip_incomplete(paths: list[Path]) -> tuple[list[Path], list[str]]:
+def skip_incomplete(
+    paths: list[Path], unchanged: frozenset[Path] = frozenset()
+) -> tuple[list[Path], list[str]]:
     """The runs that completed, and a note for each one skipped (history_load.incomplete_reason:
-    a night ci/nightly.sh left partial, a run that did not complete)."""
+    a night ci/nightly.sh left partial, a run that did not complete). `unchanged`: runs the cache
+    holds with the same manifests, which completed when they were cached: their manifests are
+    not parsed again (730 of a year's launches cost ~2 s), their night's state still is."""
     kept, skipped = [], []
     for path in paths:
-        reason = incomplete_reason(path)
+        reason = incomplete_reason(path, manifests=path not in unchanged)
         if reason is None:
             kept.append(path)
         else:
@@ -126,18 +130,21 @@ def skip_incomplete(paths: list[Path]) -> tuple[list[Path], list[str]]:
 
 def build_history(
     paths: list[Path], cache: str | None, min_change: float, recent: int = RECENT
-) -> History:
-    """Read, order, cut and judge every series (module docstring)."""
+) -> tuple[History, list[str]]:
+    """Skip the runs that did not complete, then read, order, cut and judge every series (module
+    docstring); the history and the notes of the runs skipped."""
     if cache == "off":
         from distbench.reports.history_cache import read_uncached
 
-        infos, points = read_uncached(paths)
-        return judged_history(infos, points, min_change, recent, pool_for)
+        kept, skipped = skip_incomplete(paths)
+        infos, points = read_uncached(kept)
+        return judged_history(infos, points, min_change, recent, pool_for), skipped
     from distbench.reports.history_cache import PointCache
 
     with PointCache.open(Path(cache) if cache else default_cache()) as store:
-        infos, points = store.load(paths)
-        return judged_history(infos, points, min_change, recent, store.null_pool)
+        kept, skipped = skip_incomplete(paths, store.unchanged(paths))
+        infos, points = store.load(kept)
+        return judged_history(infos, points, min_change, recent, store.null_pool), skipped
 
 
 def judged_history(
@@ -200,10 +207,11 @@ def run_history(args: HistoryArgs) -> tuple[int, str]:
     """(exit code, the terminal output); writes the files under args.out."""
     from distbench.reports.history_render import render_terminal, write_files
 
-    paths, skipped = skip_incomplete(resolve_runs(args.run_dirs, args.glob))
+    paths = resolve_runs(args.run_dirs, args.glob)
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a file: give a folder for the history files")
-    history = build_history(paths, args.cache, args.min_change, args.fail_on_regression or RECENT)
+    recent = args.fail_on_regression or RECENT
+    history, skipped = build_history(paths, args.cache, args.min_change, recent)
     files = write_files(history, Path(args.out))
     text = render_terminal(history, files)
     if skipped:

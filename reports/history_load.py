@@ -71,16 +71,19 @@ class RunInfo:
         return f"{self.started_utc[:10] or '?'} {self.git_sha[:7] or '?'}".strip()
 
 
-def incomplete_reason(path: Path) -> str | None:
+def incomplete_reason(path: Path, manifests: bool = True) -> str | None:
     """Why `path` is not a whole night, or None: ci/nightly.sh marked it partial (NIGHT_STATE:
     Ctrl-C, a crash; its --resume finishes it), or a manifest of it (the run's, or a launch's)
-    says the run did not complete. Such a night's rows are a part of it: history skips it."""
+    says the run did not complete (manifests=False: the night's state alone). Such a night's rows
+    are a part of it: history skips it."""
     state = path / NIGHT_STATE
     if state.is_file():
         lines = state.read_text(encoding="utf-8", errors="replace").splitlines()
         values = dict(line.split("=", 1) for line in lines if "=" in line and line[0] != "#")
         if values.get("status") != "complete":
             return f"partial night: ci/nightly.sh --resume {path} finishes it"
+    if not manifests:
+        return None
     for manifest in sorted([path / MANIFEST_JSON, *path.glob(f"*/{MANIFEST_JSON}")]):
         try:
             status = json.loads(manifest.read_text(encoding="utf-8")).get("status")

@@ -99,3 +99,34 @@ def test_a_partial_night_is_skipped_and_named(
     assert f"{runs / 'nightly-0006'} (status interrupted)" in text
     kept = set(pd.read_csv(out / "history.csv", keep_default_na=False)["run"])
     assert kept == {f"nightly-{n:04d}" for n in (0, 1, 2, 4, 5, 7)}
+
+
+def test_a_cached_run_rewritten_as_not_completed_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cache spares parsing the manifests of runs it holds unchanged (their status was read
+    when they were cached), never the check: a cached run whose manifest is rewritten as
+    interrupted, or whose night is marked partial, is skipped on the next history. Trusting
+    every cached run (the cache's own check broken from here) would keep the interrupted one."""
+    import json
+
+    from distbench.cli.app import run_cli
+    from distbench.collectors.rundir import NIGHT_STATE
+    from distbench.reports.history_cache import PointCache
+
+    runs = tmp_path / "results"
+    bench_history().build_history(runs, 6, 4, None, seed=1)
+    argv = ["history", "--glob", str(runs / "nightly-*"), "--out", str(tmp_path / "h"),
+            "--cache", str(tmp_path / "c.duckdb")]  # fmt: skip
+    assert run_cli(argv) == 0
+    capsys.readouterr()
+    manifest = runs / "nightly-0002" / "manifest.json"
+    manifest.write_text(json.dumps({**json.loads(manifest.read_text()), "status": "interrupted"}))
+    (runs / "nightly-0004" / NIGHT_STATE).write_text("status=partial\nlaunches=1\nresumed=0\n")
+    assert run_cli(argv) == 0
+    text = capsys.readouterr().out
+    assert "skipped 2 runs that did not complete" in text
+    assert f"{runs / 'nightly-0002'} (status interrupted)" in text
+    monkeypatch.setattr(PointCache, "unchanged", lambda self, paths: frozenset(paths))
+    assert run_cli(argv) == 0
+    assert "skipped 1 run that did not complete" in capsys.readouterr().out
