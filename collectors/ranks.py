@@ -1,5 +1,6 @@
-"""ranks.csv of `distbench pairs`: one row per rank (or node) per size and mode, with the median
-busbw over its pairs, its robust z-score over all ranks and whether it is an outlier."""
+"""ranks.csv of `distbench pairs`: one row per rank (or node) per size and mode, with its own busbw
+from the decomposition of the pair matrix (its best pair), its robust z-score against the other
+ranks and whether it is an outlier (pairs/outliers.py)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,10 @@ class RankRow:
     pairs: int
     """Pairs this rank took part in (n - 1)."""
     busbw_GBps: float
-    """Median busbw over its pairs, GB/s (1e9 B/s)."""
+    """Its best pair's busbw, GB/s (1e9 B/s): a pair runs at its slower end, so this is what the
+    rank reaches with a healthy partner (v4; before: the median busbw over its pairs)."""
     robust_z: float
-    """(busbw - median over ranks) / max(1.4826 x MAD, 0.1 x median): the robust z-score."""
+    """(log busbw - median of the other ranks' log busbw) / max(1.4826 x their MAD, the trials'
+    noise, 0.1): the robust z-score (v4; before: of the medians, linear, scale floor 10 %)."""
     outlier: str
     """true when robust_z <= -threshold (--outlier-threshold, default 3.5), else false."""

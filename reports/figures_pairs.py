@@ -1,5 +1,5 @@
 """The pair figures of a report: the pair matrix as a heatmap (rank x rank or node x node) with
-the outliers of ranks.csv marked, and each rank's median busbw over its pairs as bars. Same
+the outliers of ranks.csv marked, and each rank's busbw with a healthy partner as bars. Same
 conventions as figures.py."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def plot_pairs(matrices: list[PairMatrix]) -> Figure | None:
 
 
 def plot_rank_bars(matrices: list[PairMatrix]) -> Figure | None:
-    """Each rank's (node's) median busbw over its pairs (ranks.csv), outliers in red, the median
+    """Each rank's (node's) busbw with a healthy partner (ranks.csv), outliers in red, the median
     over ranks dashed; None when no matrix has standings."""
     shown = [m for m in matrices if not m.standings.empty]
     if not shown:
@@ -85,7 +85,7 @@ def plot_rank_bars(matrices: list[PairMatrix]) -> Figure | None:
             ax.bar(table["unit"].astype(str), table["busbw_GBps"], color=colours)
             ax.axhline(float(table["busbw_GBps"].median()), color="0.3", ls="--", lw=1)
             ax.set_xlabel(matrix.axis)
-            ax.set_ylabel("median busbw over its pairs (GB/s)")
+            ax.set_ylabel("busbw with a healthy partner (GB/s)")
             ax.set_title(matrix.title, fontsize="medium")
         for ax in axes[len(shown) :]:
             ax.set_visible(False)

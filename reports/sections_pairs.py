@@ -33,7 +33,8 @@ def section_pairs(
         figures += figure_out(
             fp.plot_rank_bars(matrices),
             "fig-pairs-ranks.png",
-            "each rank's (node's) median busbw over its pairs, from ranks.csv; red: outlier",
+            "each rank's (node's) busbw with a healthy partner (its best pair, ranks.csv); "
+            "red: outlier",
             notes,
             "pairs: no ranks.csv next to the pairs rows, so no standings",
         )
@@ -51,7 +52,7 @@ def section_pairs(
             standing = display(
                 matrix.standings.assign(outlier=matrix.standings["outlier"].map(str).str.lower()),
                 {"unit": matrix.axis, "host": "host", "pairs": "pairs", "busbw_GBps":
-                 "median busbw GB/s", "robust_z": "robust z", "outlier": "outlier"},
+                 "busbw with a healthy partner GB/s", "robust_z": "robust z", "outlier": "outlier"},
                 ("busbw_GBps", "robust_z"),
             )  # fmt: skip
             tables.append(titled(standing, f"Standings: {matrix.title}"))

@@ -84,8 +84,8 @@ class PairsArgs:
     outlier_threshold: Annotated[
         float,
         text(
-            "Robust z-score (median/MAD over ranks) at or below which a rank or node is an "
-            "outlier; the scale is at least 10% of the median.",
+            "Robust z-score (median/MAD over the other ranks) of a rank's (node's) best pair at "
+            "or below which it is an outlier; the scale is at least 10%.",
             parse_threshold,
         ),
     ] = DEFAULT_THRESHOLD

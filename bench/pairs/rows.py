@@ -13,7 +13,7 @@ import torch
 from distbench.collectors.ranks import RankRow
 from distbench.collectors.schema import MAX_OVER_RANKS, ResultRow, SampleRow
 from distbench.collectors.sink import RunSinks
-from distbench.pairs.outliers import standings
+from distbench.pairs.outliers import PairValue, standings
 from distbench.pairs.spec import PairsSpec
 from distbench.primitives.send_recv import default_window
 from distbench.ranks import ranks_label
@@ -54,7 +54,7 @@ def pair_row(
     rank of a node pair), so algbw is the pair's aggregate, as osu_bibw's."""
     workload: PairsSpec = spec.workload
     ranks = pair_ranks(layout.units, result.pair)
-    stats = Stats(tuple(result.worst))
+    stats = Stats(tuple(result.worst), workload.trials)
     size = count * dtype.itemsize
     group = len(ranks)
     factor = 2 * (group - 1) / group if workload.primitive == "all_reduce" else 1.0
@@ -113,7 +113,7 @@ def write_pair(sinks: RunSinks, row: ResultRow, result: PairResult) -> None:
 
 
 def rank_rows(
-    spec: RunSpec, layout: Any, results: list[tuple[int, int, float]], mode: str, size: int
+    spec: RunSpec, layout: Any, results: list[PairValue], mode: str, size: int
 ) -> list[RankRow]:
     """ranks.csv's rows of one (mode, size): every unit's standing among all."""
     workload: PairsSpec = spec.workload
@@ -143,7 +143,8 @@ def rank_rows(
 
 def kept_result(
     kept: dict[str, dict[str, str]], measurement: str, pair: tuple[int, int]
-) -> tuple[int, int, float]:
-    """A pair measured before an interruption: its busbw from results.csv (--resume)."""
+) -> PairValue:
+    """A pair measured before an interruption: its busbw from results.csv (--resume); the noise
+    of its trials is not kept there (NaN: the standings' floor stands in)."""
     value = kept.get(measurement, {}).get("busbw_GBps", "")
-    return pair[0], pair[1], float(value) if value else math.nan
+    return pair[0], pair[1], float(value) if value else math.nan, math.nan

@@ -27,6 +27,7 @@ import torch.distributed as dist
 from distbench.collectors.ranks import RankRow
 from distbench.collectors.schema import RANKS_CSV, RESULTS_CSV, ResultRow, SampleRow
 from distbench.collectors.sink import CsvSink, RunSinks, read_rows, run_sinks
+from distbench.pairs.outliers import PairValue, log_variance
 from distbench.pairs.rows import (
     PairResult,
     kept_result,
@@ -131,7 +132,7 @@ class PairsRun:
         count = element_count(requested, dtype)
         buffers = tuple(torch.ones(count, dtype=dtype, device=ctx.device) for _ in "sr")
         rounds = circle_rounds(len(self.layout.units))
-        results: list[tuple[int, int, float]] = []
+        results: list[PairValue] = []
         for number, pairs in enumerate(rounds, 1):
             ids = [measurement_id(ctx.world_size, self.index + j, tag) for j in range(len(pairs))]
             self.index += len(pairs)
@@ -153,7 +154,8 @@ class PairsRun:
                 result = PairResult(measurement, pair, mode, requested, values)
                 row = pair_row(self.spec, self.layout, result, dtype, count)
                 write_pair(self.sinks, row, result)
-                results.append((pair[0], pair[1], row.busbw_GBps))
+                spread = log_variance(result.worst, workload.trials)  # the standings' noise
+                results.append((pair[0], pair[1], row.busbw_GBps, spread))
         if self.ranks_csv is not None:
             size = count * dtype.itemsize
             self.ranks_csv.write(rank_rows(self.spec, self.layout, results, mode, size))

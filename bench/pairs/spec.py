@@ -14,11 +14,12 @@ PAIR_PRIMITIVES = ("send_recv", "all_reduce")
 """What one pair runs: a bidirectional window of send/recv, or an all_reduce on its subgroup."""
 LEVELS = ("rank", "node")
 DEFAULT_THRESHOLD = 3.5
-"""Robust z-score below which a rank or node is an outlier (Iglewicz and Hoaglin's 3.5)."""
-MAD_FLOOR = 0.1
-"""The robust scale is at least this share of the median: ranks that agree within a few percent
-(MAD near 0) do not make a 5 % difference an outlier; with the default threshold a rank must be
-at least 35 % below the median to be flagged."""
+"""Robust z-score at or below which a rank or node is an outlier (Iglewicz and Hoaglin's 3.5;
+pairs/outliers.py says what it measures)."""
+EFFECT_FLOOR = 0.1
+"""The smallest scale of a unit's effect, in log terms (about 10 %): units that agree within a few
+percent, measured precisely, do not make a 5 % difference an outlier. With the default threshold
+a unit's best pair must reach at most exp(-0.35) = 70 % of the others' median to be flagged."""
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ class PairsSpec(Repeats):
     window: int = 0
     """send_recv messages in flight each way per exchange; 0: sendrecv's default for the size."""
     threshold: float = DEFAULT_THRESHOLD
-    """--outlier-threshold: the robust z-score (median/MAD over units) that flags a unit."""
+    """--outlier-threshold: the robust z-score of a unit's own busbw (pairs/outliers.py) that
+    flags it."""
 
     kind = "pairs"
 

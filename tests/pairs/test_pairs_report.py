@@ -48,7 +48,8 @@ def test_the_report_marks_the_slow_rank(tmp_path: Path) -> None:
     assert grid[0] == ["src \\ dst rank", *marked]
     assert [row[0] for row in grid[2:]] == marked
     standings = markdown_table(text, "**Standings: run · 6 ranks · 64K float32**")
-    assert standings[0] == ["rank", "host", "pairs", "median busbw GB/s", "robust z", "outlier"]
+    header = ["rank", "host", "pairs", "busbw with a healthy partner GB/s", "robust z"]
+    assert standings[0] == [*header, "outlier"]
     assert [(row[0], row[5]) for row in standings[2:]] == [
         ("0", "false"), ("1", "false"), ("2", "false"), ("3", "false"), ("4", "true"),
         ("5", "false"),
