@@ -6,9 +6,10 @@ achieved 95 % confidence interval per size, on the default ladder (1K ... 64M x4
 
 Each round runs every configuration once, one after another (so the box's load falls on all of
 them alike), as the user would: `distbench allreduce ...` in a subprocess, timed from start to exit.
-The table gives, per size, each configuration's ops per trial x trials run and the interval's
-larger half-width in % of the p50 (stats.py: order-statistic interval; "none" below 6 samples,
-where min..max covers less than 95 %), then each run's wall time.
+The table gives, per size, each configuration's ops per trial x trials run and the 95 % interval's
+larger half-width in % of the p50 (stats/intervals.py: over trials; "none" where there is none,
+below 6 trials in throughput mode), then each run's wall time. --precision decides on the 99 %
+interval, so a converged row's printed half-width is below the precision.
 """
 
 from __future__ import annotations
