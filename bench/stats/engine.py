@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+from scipy import sparse
 
 from distbench.stats.components import LaunchValue, Prior, fit_prior
 from distbench.stats.family import Hypothesis, bh_adjust, build_family, primitive_of, weights
@@ -223,6 +224,20 @@ def night_index(names: Sequence[str]) -> np.ndarray:
     return np.array([index[name] for name in names], dtype=int)
 
 
+def membership(family: Sequence[Hypothesis], rows: int) -> sparse.csr_array:
+    """hypotheses x rows, 1 where the row belongs to the hypothesis. Sparse: 10,000 rows declare
+    ~16,000 hypotheses, and a dense matrix of them took 1.3 GB and most of judge_matrices' time;
+    the whole run's members (relative mode) are its extra row's alone."""
+    lengths = [1 if h.primitive == WHOLE_RUN else len(h.members) for h in family]
+    columns = [
+        rows - 1 if h.primitive == WHOLE_RUN else i for h in family
+        for i in (h.members if h.primitive != WHOLE_RUN else (0,))
+    ]  # fmt: skip
+    hypotheses = np.repeat(np.arange(len(family)), lengths)
+    ones = np.ones(len(columns))
+    return sparse.csr_array((ones, (hypotheses, columns)), shape=(len(family), rows))
+
+
 @lru_cache(maxsize=64)
 def cached_family(keys: tuple[tuple[tuple[str, str], ...], ...]) -> tuple[Hypothesis, ...]:
     """build_family of these row keys, once (a replay judges thousands of nights of one family)."""
@@ -258,9 +273,7 @@ def judge_matrices(
     primitives = np.array([primitive_of(k) for k in keys])
     relative = settings.relative and len(set(primitives.tolist())) >= MIN_RELATIVE
     family = list(cached_family(tuple(tuple(k.items()) for k in keys)))
-    member = np.zeros((len(family), len(keys)))
-    for h, hypothesis in enumerate(family):
-        member[h, list(hypothesis.members)] = 1.0
+    member = membership(family, len(keys))
     sides = [base, current]
     if relative:
         sides = [SideMatrix(m.launches, m.nights, m.y.copy(), m.within) for m in sides]
@@ -274,8 +287,7 @@ def judge_matrices(
         for m, level in zip(sides, whole, strict=True):  # the whole run: one more "row"
             m.y = np.hstack([m.y, level[:, None]])
             m.within = np.hstack([m.within, np.full((len(level), 1), np.nan)])
-        member = np.vstack([np.hstack([member, np.zeros((len(member), 1))]),
-                            np.r_[np.zeros(len(keys)), 1.0][None, :]])  # fmt: skip
+        member = membership(family, len(keys) + 1)  # the whole run: the extra row
     base_sum, cur_sum = (summarize(m.y, m.within, night_index(m.nights), member) for m in sides)
     data_df = base_sum.within_df + cur_sum.within_df
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -283,7 +295,7 @@ def judge_matrices(
     spreads = [(float(data_var[j]), int(data_df[j])) for j in range(len(keys))]
     priors = row_priors(keys, spreads, defaults, bool(learning))
     prior_var = np.array([p.variance for p in priors])
-    band_var = (member[:, : len(keys)] * prior_var).max(axis=1)
+    band_var = np.array([prior_var[list(h.members)].max() for h in family])
     if relative:
         band_var[-1] = prior_var.max()
     with warnings.catch_warnings():
