@@ -1,6 +1,6 @@
 """`distbench pairs`: build the PairsSpec, run it like every measuring command (cli/run.py), then
 print every rank's standing from ranks.csv, name the outliers and, with --fail-on-outlier, exit 1
-when there is one."""
+when there is one. --dry-run prints the plan and launches nothing, as every command does."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import typer
 
 from distbench.cli.args import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
 from distbench.cli.options import with_groups
-from distbench.cli.run import build_specs, run_specs
+from distbench.cli.run import build_specs, run_specs, run_workload
 from distbench.collectors.schema import RANKS_CSV
 from distbench.collectors.sink import read_rows
 from distbench.launch.resume import resume_run
@@ -32,15 +32,17 @@ def pairs(pairs: PairsArgs, launch: LaunchArgs) -> None:
       distbench pairs --primitive allreduce --fail-on-outlier
       distbench pairs --level node --nnodes 2 --nproc-per-node 8 --rdzv-endpoint HOST:29500
     """
+
+    def build(chosen: ResolvedLaunch) -> PairsSpec:
+        return build_pairs_spec(pairs, chosen)
+
+    if launch.dry_run:  # the plan (or --resume refused), nothing launched: cli/run.py's own path
+        raise typer.Exit(run_workload(launch, "pairs", build, resumed_by="pairs"))
     if launch.resume is not None:
         code = resume_run(launch.resume, "pairs", quiet=launch.quiet)
         run_dir = Path(launch.resume)
     else:
         resolved = resolve_launch(launch, Machine.probe())
-
-        def build(chosen: ResolvedLaunch) -> PairsSpec:
-            return build_pairs_spec(pairs, chosen)
-
         specs = build_specs([resolved], build, launch.out, "pairs")
         run_dir = Path(specs[0].launch.run_dir)
         code = run_specs(specs, "pairs", quiet=launch.quiet)

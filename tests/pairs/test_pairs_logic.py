@@ -1,12 +1,16 @@
 """Pure parts of `distbench pairs` and `--env`: the circle method, each unit's own value from the
-decomposition of the pair matrix (its best pair) and who is flagged, the option parsers, and every
-new option's bad input (one line, exit 2)."""
+decomposition of the pair matrix (its best pair) and who is flagged, the option parsers, every
+new option's bad input (one line, exit 2), and `pairs --dry-run` (the plan, nothing started)."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import statistics
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -157,6 +161,8 @@ def test_env_combinations_first_axis_slowest() -> None:
         (["allreduce", "--env", "RANK=1,2"], "torchrun sets it"),
         (["allreduce", "--backend", "gloo", "--env", "A=1", "--env", "A=2"], "A is given twice"),
         (["pairs", "--env", "A= 1"], "without spaces"),
+        (["pairs", "--resume", "results/x", "--dry-run"], "--dry-run checks a new run's options"),
+        (["pairs", "--backend", "gloo", "--level", "node", "--dry-run"], "--level node needs"),
         (["ddp", "--backend", "gloo", "--env", "A=1", "--env", "A=2"], "A is given twice"),
     ],
 )
@@ -177,3 +183,45 @@ def test_the_trials_noise_keeps_a_healthy_rank_whose_pairs_were_slowed_by_the_bo
     for variance, flagged in ((math.nan, [0, 2]), (0.04, [2])):
         pairs = [(a, b, 1e3 / t, variance) for (a, b), t in time_us.items()]
         assert [s.unit for s in standings(pairs, 3.5) if s.outlier] == flagged
+
+
+DRY_RUN = """
+import subprocess, sys
+started = []
+class Refused(subprocess.Popen):  # test side: a dry run that starts a process fails here at once
+    def __init__(self, *args, **kwargs):
+        started.append(args[0] if args else kwargs.get("args"))
+        raise RuntimeError("a dry run started a process")
+subprocess.Popen = Refused
+from distbench.cli.app import run_cli
+code = None
+try:
+    code = run_cli(sys.argv[1:])
+finally:
+    print("RESULT", code, "torch" in sys.modules, len(started))
+"""
+
+
+def test_pairs_dry_run_prints_the_plan_and_starts_nothing(tmp_path: Path) -> None:
+    """As every measuring command: the options resolved and the PairsSpec built, printed as the
+    plan; no run directory, no process (torchrun), no torch in the CLI process. 0.2.0's pairs
+    ignored --dry-run and launched."""
+    argv = ["pairs", "--backend", "gloo", "--world-sizes", "3", "--sizes", "1K,2K"]
+    argv += ["--window", "4", "--out", str(tmp_path / "r"), "--dry-run"]
+    done = subprocess.run(
+        [sys.executable, "-c", DRY_RUN, *argv], capture_output=True, text=True, timeout=120
+    )
+    result = done.stdout.strip().splitlines()[-1]
+    assert result == "RESULT 0 False 0", done.stdout + done.stderr
+    assert not (tmp_path / "r").exists()
+    text = done.stdout.rsplit("RESULT", 1)[0]
+    assert text.startswith("distbench: dry run, nothing launched\n"), text
+    plan = json.loads(text.split("\n", 1)[1])
+    [launch] = plan["launches"]
+    assert plan["command"] == "pairs" and launch["launch"]["world_sizes"] == [3]
+    workload = launch["workload"]
+    assert (workload["primitive"], workload["sizes"], workload["window"]) == (
+        "send_recv",
+        [1024, 2048],
+        4,
+    )
