@@ -168,7 +168,8 @@ class ResultRow:
     the per-call host cost, not NCCL; --cuda-graph N removes it. false above; empty with
     enqueue_us (v4)."""
     window_msgs: float = float("nan")
-    """send_recv window and multipair patterns: the messages in flight per window (--window W;
+    """send_recv window and multipair patterns, and `distbench pairs`' send/recv rows
+    (`pairs:bidir-window`): the messages in flight per window (--window W;
     without it 64 up to 1 MiB messages, then 64 MiB / size). The pattern names the setting only
     (`window`, or `window=W` with --window), so a case keeps one name over its sizes (v3 named
     the default window's count, `window=64` then `window=4` at 16M). Empty for other rows (v4)."""

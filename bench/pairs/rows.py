@@ -34,12 +34,22 @@ class PairResult:
     """The slowest of the pair's ranks sets each sample (bench/ranks.py max_by_slot)."""
 
 
-def pattern_of(workload: PairsSpec, size_bytes: int) -> str:
-    """`pairs` (all_reduce) or `pairs:bidir-window=W`, `node-pairs...` at node level."""
+def window_of(workload: PairsSpec, size_bytes: int) -> int:
+    """send/recv messages in flight each way: --window, else sendrecv's default for the size
+    (64 up to 1 MiB, then 64 MiB / size)."""
+    return workload.window or default_window(size_bytes)
+
+
+def pattern_of(workload: PairsSpec) -> str:
+    """`pairs` (all_reduce), `pairs:bidir-window` (send/recv, the default window) or
+    `pairs:bidir-window=W` (--window W); `node-pairs...` at node level. The pattern names the
+    setting, the same at every size, as sendrecv's (primitives/send_recv.py): the default window
+    shrinks with the size, and naming its count split one case's line over sizes in report and
+    compare. The messages in flight are the row's window_msgs."""
     prefix = "pairs" if workload.level == "rank" else "node-pairs"
     if workload.primitive == "all_reduce":
         return prefix
-    return f"{prefix}:bidir-window={workload.window or default_window(size_bytes)}"
+    return f"{prefix}:bidir-window" + (f"={workload.window}" if workload.window else "")
 
 
 def pair_ranks(units: Sequence[Sequence[int]], pair: tuple[int, int]) -> list[int]:
@@ -59,6 +69,8 @@ def pair_row(
     group = len(ranks)
     factor = 2 * (group - 1) / group if workload.primitive == "all_reduce" else 1.0
     algbw = algbw_gbps(size, stats.p50)
+    sends = workload.primitive == "send_recv"
+    window = float(window_of(workload, size)) if sends else math.nan  # all_reduce: empty
     nodes = sorted({layout.nodes[r] for r in ranks})
     host_of = {layout.nodes[r]: layout.hosts[r] for r in ranks}
     return ResultRow(
@@ -78,7 +90,7 @@ def pair_row(
         root="",
         src=str(result.pair[0]),
         dst=str(result.pair[1]),
-        pattern=pattern_of(workload, size),
+        pattern=pattern_of(workload),
         mode=result.mode,
         timer=timer_name(torch.device(spec.launch.device), result.mode),
         iters=workload.iters,
@@ -88,6 +100,7 @@ def pair_row(
         wrong=-1,
         hosts="+".join(host_of[n] for n in nodes),
         trials_run=workload.trials,
+        window_msgs=window,
     )
 
 

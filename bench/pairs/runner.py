@@ -34,12 +34,13 @@ from distbench.pairs.rows import (
     pair_row,
     rank_rows,
     sample_rows,
+    window_of,
     write_pair,
 )
 from distbench.pairs.spec import PairsSpec, circle_rounds
 from distbench.plan import measurement_id
 from distbench.primitives.base import Context, element_count
-from distbench.primitives.send_recv import default_window, wait_all
+from distbench.primitives.send_recv import wait_all
 from distbench.ranks import max_by_slot, save_rank_samples
 from distbench.spec import RunSpec
 from distbench.timing import TRIALS, warm_up
@@ -81,7 +82,7 @@ def build_op(
     half = len(pair) // 2
     index = pair.index(rank)
     peer = pair[(index + half) % len(pair)]  # a rank of one node <-> the same local rank
-    window = spec.window or default_window(send.numel() * send.element_size())
+    window = window_of(spec, send.numel() * send.element_size())
 
     def exchange() -> None:
         # Grouped, receives first: on NCCL ungrouped receives before the sends would deadlock.
