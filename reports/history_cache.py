@@ -85,19 +85,21 @@ class PointCache:
 
     def __init__(self, connection: Any) -> None:
         self.db = connection
-        self.fingerprints: dict[str, str] = {}
-        """Each run's fingerprint as computed in this process (unchanged, load)."""
+        self.fingerprints: dict[Path, tuple[str, str]] = {}
+        """Each run's resolved path and fingerprint, computed once in this process."""
 
-    def fingerprint(self, path: Path) -> str:
-        key = str(path.resolve())
-        if key not in self.fingerprints:
-            self.fingerprints[key] = fingerprint(path)
-        return self.fingerprints[key]
+    def fingerprint(self, path: Path) -> tuple[str, str]:
+        """(the resolved path the cache keys on, the run's fingerprint)."""
+        if path not in self.fingerprints:
+            self.fingerprints[path] = (str(path.resolve()), fingerprint(path))
+        return self.fingerprints[path]
 
     def unchanged(self, paths: list[Path]) -> frozenset[Path]:
         """The paths the cache holds with the same fingerprint (their manifests unchanged)."""
         cached = dict(self.db.execute("SELECT path, fingerprint FROM runs").fetchall())
-        return frozenset(p for p in paths if cached.get(str(p.resolve())) == self.fingerprint(p))
+        return frozenset(
+            p for p in paths if cached.get((found := self.fingerprint(p))[0]) == found[1]
+        )
 
     @staticmethod
     @contextmanager
@@ -129,7 +131,7 @@ class PointCache:
         """The runs' facts and points: cached where the fingerprint matches, else read and
         stored (replacing the run's older entry)."""
         db = self.db
-        wanted = {str(p.resolve()): (p, self.fingerprint(p)) for p in paths}
+        wanted = {(found := self.fingerprint(p))[0]: (p, found[1]) for p in paths}
         cached = dict(db.execute("SELECT path, fingerprint FROM runs").fetchall())
         stale = [key for key, (_, fp) in wanted.items() if cached.get(key) != fp]
         for key in stale:
