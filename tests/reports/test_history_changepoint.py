@@ -207,3 +207,16 @@ def test_a_null_pool_round_trips_through_the_cache(tmp_path: Path) -> None:
         first.p_values(t, phi, phi * 0, np.array([12, 8])),
         again.p_values(t, phi, phi * 0, np.array([12, 8])),
     )
+
+
+def test_average_ranks_are_scipys() -> None:
+    """history ranks by numpy (scipy.stats takes about a second to import): the same ranks as
+    scipy.stats.rankdata's 'average', ties included."""
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    for shape in ((5, 7), (100, 60), (3, 1), (2, 2)):
+        tied = rng.integers(0, 4, shape).astype(float)
+        assert np.array_equal(model.average_ranks(tied), stats.rankdata(tied, axis=1))
+        plain = rng.standard_normal(shape)
+        assert np.array_equal(model.average_ranks(plain), stats.rankdata(plain, axis=1))
