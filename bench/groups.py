@@ -20,13 +20,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.distributed as dist
 
 from distbench.collectors.machine import gpu_uuid, torch_facts
 from distbench.collectors.manifest import worker_env
-from distbench.collectors.nodefacts import collect_node_facts, collect_rank_facts, merge_facts
+from distbench.collectors.nodefacts import (
+    collect_node_facts,
+    collect_rank_facts,
+    merge_facts,
+    pack_node_facts,
+    pack_rank_facts,
+    unpack_node_block,
+)
 from distbench.collectors.schema import (
     heartbeat_path,
     rank_map_path,
@@ -109,24 +117,79 @@ def record_torch_facts(run_dir: Path, world_size: int) -> None:
     path.write_text(json.dumps(torch_facts(), indent=2) + "\n")
 
 
-def share_node_facts(run_dir: Path, world_size: int, local_rank: int, device: torch.device) -> None:
-    """Each node's local rank 0 collects its node's facts, every rank where it sits; global rank 0
-    gathers them (one all_gather_object, before any measurement) and adds `nodes` and `ranks` to
-    the torch facts the CLI merges into manifest.json."""
+@dataclass(frozen=True)
+class FactsTraffic:
+    """Bytes one rank sent and received point to point sharing the node facts (besides them,
+    every rank joins one all_reduce of 4 int64)."""
+
+    sent: int = 0
+    received: int = 0
+
+
+def share_node_facts(
+    run_dir: Path, world_size: int, local_rank: int, device: torch.device
+) -> FactsTraffic:
+    """Each node's local rank 0 collects its node's facts, every rank where it sits. They reach
+    global rank 0, the manifest writer, alone (no rank reads them): every rank's to its node's
+    local rank 0, then each node's block to rank 0, as uint8 tensors of widths agreed by one
+    all_reduce MAX (0.2.0's all_gather_object gave every rank every rank's pickle: W x 4.4 KB at
+    W ranks of 8-GPU nodes). Rank 0 adds `nodes` and `ranks` to the torch facts the CLI merges
+    into manifest.json. Before any measurement; returns this rank's traffic."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    per_node = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
     node = int(os.environ.get("GROUP_RANK", "0"))
-    node_facts = None
-    if local_rank == 0:
-        node_facts = collect_node_facts(torch_facts()["nccl"], os.environ)
     gpu = device.index if device.type == "cuda" else None
     uuid = gpu_uuid(gpu) if gpu is not None else None  # the manifest matches the GPU on it
-    mine = (node, collect_rank_facts(local_rank, gpu, gpu_uuid=uuid), node_facts)
-    gathered: list[object] = [None] * dist.get_world_size()
-    dist.all_gather_object(gathered, mine)
-    if dist.get_rank() == 0:
-        path = worker_facts_path(run_dir, world_size)
-        facts = json.loads(path.read_text()) if path.exists() else torch_facts()
-        facts.update(merge_facts([item for item in gathered if isinstance(item, tuple)]))
-        path.write_text(json.dumps(facts, indent=2) + "\n")
+    mine = pack_rank_facts(collect_rank_facts(local_rank, gpu, gpu_uuid=uuid))
+    facts = b""
+    if local_rank == 0:
+        facts = pack_node_facts(node, collect_node_facts(torch_facts()["nccl"], os.environ))
+    where = device if dist.get_backend() == "nccl" else torch.device("cpu")  # NCCL: GPU memory
+    widths = torch.tensor([len(mine), len(facts), per_node, -per_node], device=where)
+    dist.all_reduce(widths, op=dist.ReduceOp.MAX)
+    width, facts_width, most, fewest = (int(v) for v in widths.tolist())
+    if most != -fewest:
+        raise RuntimeError(
+            f"nodes run {-fewest} to {most} ranks: give every node one --nproc-per-node"
+        )
+    first = rank - local_rank  # torchrun numbers a node's ranks contiguously
+    if local_rank != 0:
+        exchange([(dist.isend, as_bytes(mine, width, where), first)])
+        return FactsTraffic(sent=width)
+    inbox = [torch.zeros(width, dtype=torch.uint8, device=where) for _ in range(per_node - 1)]
+    exchange([(dist.irecv, slot, first + 1 + k) for k, slot in enumerate(inbox)])
+    block = torch.cat([as_bytes(mine, width, where), *inbox, as_bytes(facts, facts_width, where)])
+    heard = width * (per_node - 1)
+    if rank != 0:
+        exchange([(dist.isend, block, 0)])
+        return FactsTraffic(sent=block.numel(), received=heard)
+    others = range(per_node, world, per_node)  # the other nodes' local rank 0
+    blocks = [block, *(torch.zeros_like(block) for _ in others)]
+    exchange([(dist.irecv, b, src) for b, src in zip(blocks[1:], others, strict=True)])
+    write_node_facts(worker_facts_path(run_dir, world_size), blocks, width, per_node)
+    return FactsTraffic(received=heard + sum(b.numel() for b in blocks[1:]))
+
+
+def write_node_facts(path: Path, blocks: list[torch.Tensor], width: int, per_node: int) -> None:
+    """Rank 0: every node's block (node order) -> `nodes` and `ranks` beside the torch facts."""
+    found = [r for b in blocks for r in unpack_node_block(bytes(b.cpu().numpy()), width, per_node)]
+    facts = json.loads(path.read_text()) if path.exists() else torch_facts()
+    facts.update(merge_facts(found))
+    path.write_text(json.dumps(facts, indent=2) + "\n")
+
+
+def as_bytes(data: bytes, width: int, device: torch.device) -> torch.Tensor:
+    """`data` zero-padded to `width` bytes, as a uint8 tensor on `device`."""
+    return torch.frombuffer(bytearray(data.ljust(width, b"\0")), dtype=torch.uint8).to(device)
+
+
+def exchange(ops: list[tuple[Callable[..., Any], torch.Tensor, int]]) -> None:
+    """Post these sends and receives as one batch and wait. A batch, as pairs' exchange: torch's
+    NCCL backend runs it on the group's communicator, not a new two-rank one per peer (read in
+    ProcessGroupNCCL's source; not yet run on GPUs)."""
+    if ops:
+        for work in dist.batch_isend_irecv([dist.P2POp(op, t, peer) for op, t, peer in ops]):
+            work.wait()
 
 
 def record_worker_env(run_dir: Path, world_size: int) -> None:
