@@ -135,7 +135,7 @@ def fixed_baselines(nights: Nights, window: int) -> list[tuple[str, list[list[in
     for group, members in nights.items():
         step = len(members) // window
         for offset in range(step):
-            chosen = members[offset :: step][:window]
+            chosen = members[offset::step][:window]
             found.append((f"{group} nights {offset + 1}::{step}", chosen))
     return found
 
