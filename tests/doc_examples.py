@@ -7,6 +7,9 @@ A marker is an HTML comment on the line(s) right above a code block, invisible o
     <!-- example: gpu -->                  every command of the block
     <!-- example: long for "pip install" -->   only the commands that contain the quoted text
 
+A block that runs a loop of launches is a benchmark: its other distbench commands (the launches
+measured beside the loop, its report) may be marked long with it.
+
 Help examples cannot carry a comment: HELP_MARKERS below marks them, checked the same way.
 """
 
@@ -37,6 +40,10 @@ HELP_MARKERS = {
 }
 """Examples of `distbench ... --help` that cannot run here, by kind (checked like page markers)."""
 
+LOOP = re.compile(r"^for \w+ in .*\bdo\b.*\bdistbench\b")
+"""A loop of launches: a benchmark. The other distbench commands of its block (the launches it
+is measured beside, its report) are part of it, and may be marked long with it."""
+
 CHECKS = {
     "cluster": re.compile(
         r"\b(srun|sbatch|sinfo|kubectl|envsubst|slurm-local\.sh)\b|torchx run -s (kubernetes|slurm)"
@@ -45,7 +52,7 @@ CHECKS = {
     "long": re.compile(
         r"\bpip install\b|\bmkdocs serve\b|\bpytest\b|\bmypy\b"  # installs, a server, the tests
         r"|ci/bench[_-]|ci/scale-smoke|ci/gpu[_-]"  # benchmarks and the hardware checks
-        r"|^for \w+ in .*\bdo\b.*\bdistbench\b"  # a loop of launches: a benchmark
+        rf"|{LOOP.pattern}"  # a loop of launches: a benchmark
     ),
     "gpu": re.compile(r"--backend nccl|\bgpu-smoke\b|--gpus-per-node|--cuda-graph|symmetric"),
 }
@@ -63,6 +70,8 @@ class Example:
     """A marker's kind, or '' for an example that is run."""
     context: list[str] = field(default_factory=list)
     """`export` and `cd` lines above it in its block, replayed before it."""
+    benchmark: bool = False
+    """Its block runs a loop of launches (LOOP)."""
 
 
 def logical_lines(body: str) -> list[str]:
@@ -71,7 +80,7 @@ def logical_lines(body: str) -> list[str]:
     out: list[str] = []
     pending = ""
     depth = 0
-    for raw in re.sub(r"\\\n\s*", " ", body).splitlines():
+    for raw in re.sub(r"\s*\\\n\s*", " ", body).splitlines():
         line = re.sub(r"(^|\s+)#.*$", "", raw).strip()
         if not line:
             continue
@@ -100,6 +109,7 @@ def page_examples(path: Path, source: str) -> list[Example]:
                     raise ValueError(f"{source}: unknown example kind {found.group(1)!r}")
                 markers.append((found.group(1), found.group(2) or ""))
         commands = logical_lines(match.group(2))
+        benchmark = any(LOOP.search(c) for c in commands)
         for _, part in markers:
             if part and not any(part in c for c in commands):
                 raise ValueError(f'{source}: marker for "{part}" names no command of its block')
@@ -111,7 +121,7 @@ def page_examples(path: Path, source: str) -> list[Example]:
             named = [k for k, part in markers if part and part in command]
             whole = [k for k, part in markers if not part]
             kind = (named or whole or [""])[0]
-            examples.append(Example(source, number, command, kind, list(context)))
+            examples.append(Example(source, number, command, kind, list(context), benchmark))
     return examples
 
 
@@ -158,6 +168,9 @@ def all_examples() -> list[Example]:
 def marker_problem(example: Example) -> str:
     """Why the example's marker does not fit it ('' when it does). gpu markers on distbench
     commands are also checked by running them (test_examples.py: refused for want of a GPU)."""
+    part_of_benchmark = example.benchmark and example.text.startswith("distbench ")
+    if example.kind == "long" and part_of_benchmark:
+        return ""
     if example.kind and not CHECKS[example.kind].search(example.text):
         return (
             f"{example.source}: marked {example.kind}, but '{example.text}' is not {example.kind}"

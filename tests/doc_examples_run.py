@@ -12,8 +12,12 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from distbench.cli.app import run_cli
 from tests.doc_examples import ROOT, Example, words
@@ -168,3 +172,79 @@ def first_save(command: str, store: Path) -> None:
 def passed(command: str, code: int, output: str) -> bool:
     ok = code == 0 or (code in (1, 4) and GATES.search(command) is not None)
     return ok and "Traceback (most recent call last)" not in output
+
+
+# The plan: which commands run where, each distinct one once, and the blocks run in parallel.
+FRESH = re.compile(
+    r"^distbench (allreduce|broadcast|reduce|allgather|reducescatter|alltoall|alltoallv|sendrecv"
+    r"|sweep|pairs|overlap|rpc|ddp|pipeline|init)\b(?!.*--(out|resume)\b)(?!.* & )"
+)
+"""A fresh launch: it writes a new results/<UTC time>-<name> that no later command of its block
+names, and reads nothing an earlier one wrote, so it runs the same in any block."""
+
+
+@dataclass
+class Step:
+    example: Example
+    command: str = ""
+    """As run: shrunk."""
+    applied: list[str] = field(default_factory=list)
+    key: tuple[str, ...] = ()
+    """Equal keys run the same: the shrunk command, its `export`/`cd` lines and, unless it is a
+    fresh launch, the commands before it in its block (the state it runs in)."""
+    execute: bool = False
+    """Run in its block's world; else its key's outcome, run elsewhere, stands for it."""
+
+
+def plan(
+    blocks: list[list[Example]], shrink: Callable[[str], tuple[str, list[str]]]
+) -> list[list[Step]]:
+    """Every block's steps. A key runs in the first block that has it. A command that is not a
+    fresh launch also runs where a later command of its block runs, so that the later one finds
+    the state the page says it finds."""
+    seen: set[tuple[str, ...]] = set()
+    planned: list[list[Step]] = []
+    for group in blocks:
+        steps: list[Step] = []
+        before: tuple[str, ...] = ()
+        for example in group:
+            if example.kind:
+                steps.append(Step(example))
+                continue
+            command, applied = shrink(example.text)
+            if FRESH.match(command):
+                key: tuple[str, ...] = (*example.context, command)
+            else:
+                key = before = (*before, *example.context, command)
+            steps.append(Step(example, command, applied, key, key not in seen))
+            seen.add(key)
+        needed = [n for n, s in enumerate(steps) if s.execute and not FRESH.match(s.command)]
+        for step in steps[: max(needed, default=0)]:
+            step.execute = step.execute or (bool(step.key) and not FRESH.match(step.command))
+        planned.append(steps)
+    return planned
+
+
+Outcome = tuple[str, list[str], int, str, float]
+"""The command run, what shrank it, exit code, output, wall seconds."""
+
+
+def run_block(job: tuple[Path, Path, list[Example], Callable[..., Any]]) -> list[Outcome]:
+    """One block's commands to run, in order, in a fresh copy of the world `template` at `home`
+    (in a pool worker: its own process, environment and working directory)."""
+    template, home, examples, shrink = job
+    shutil.copytree(template, home, symlinks=True)
+    os.environ.update(
+        HOME=str(home),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        OMP_NUM_THREADS="1",
+    )
+    for name in ("DISTBENCH_BASELINES", "GITHUB_STEP_SUMMARY", "SWEEP_ARGS", "DISTBENCH"):
+        os.environ.pop(name, None)
+    outcomes = []
+    for example in examples:
+        began = time.monotonic()
+        command, applied, code, output = run_example(example, home, shrink)
+        outcomes.append((command, applied, code, output, time.monotonic() - began))
+    return outcomes

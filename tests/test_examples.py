@@ -10,6 +10,7 @@ directory, as the nightly quick start says they may.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,7 +33,15 @@ from tests.doc_examples import (
     page_examples,
     words,
 )
-from tests.doc_examples_run import build_world, invoke, passed, run_example
+from tests.doc_examples_run import (
+    Outcome,
+    build_world,
+    invoke,
+    passed,
+    plan,
+    run_block,
+    run_example,
+)
 
 TINY_SWEEP = """# The nightly matrix, shrunk: two primitives, one size, 2 trials.
 backends = ["gloo"]
@@ -63,9 +73,13 @@ SHRINKS: list[Shrink] = [
 ]
 """Substitutions on the command line. More in shrink(): a command that would measure the
 default size ladder (to 64M on gloo) gets `--sizes 1K,1M`, ddp and pipeline without --steps get
-`--steps 2`, ci/nightly.sh sweeps once, the tiny matrix (TINY_SWEEP), and a compiled api
-compiles one primitive at one size."""
+`--steps 2`, ci/nightly.sh sweeps once, the tiny matrix (TINY_SWEEP), a compiled api compiles
+one primitive at one size, and a command that launches once per world size (every workload but
+the collectives and sweep, which measure several on subgroups of one launch) keeps one: the
+largest up to 4."""
 
+ONE_PER_WORLD_SIZE = "ddp|pipeline|init|rpc|overlap|pairs"
+"""Workloads that launch once per world size (bench/workloads.py: no subgroups)."""
 MEASURES_SIZES = re.compile(
     r"^distbench (allreduce|broadcast|reduce|allgather|reducescatter|alltoall|alltoallv|sendrecv"
     r"|sweep|pairs|overlap|rpc)\b"
@@ -112,11 +126,16 @@ def shrink_one(command: str) -> tuple[str, list[str]]:
         if "--config" not in command:
             command += " --config ci/sweep-nightly-cpu.toml"  # the default, shrunk below
         applied.append("one launch")
-    if "--api compiled" in command:  # each primitive and size compiles: one of each
+    if re.search(r"--api \S*compiled", command):  # each primitive and size compiles: one of each
         compiled = re.sub(r"--primitives (\w+)\S*", r"--primitives \1", command)
         compiled = re.sub(r"--sizes (\w+)\S*", r"--sizes \1", compiled)
         if compiled != command:
             command, applied = compiled, [*applied, "one primitive and size to compile"]
+    own = re.match(rf"^distbench ({ONE_PER_WORLD_SIZE})\b.*--world-sizes (\S+)", command)
+    if own and "," in own[2]:  # no subgroups: a launch per world size; the largest up to 4
+        largest = str(max(min(int(w), 4) for w in own[2].split(",")))
+        command = command.replace(f"--world-sizes {own[2]}", f"--world-sizes {largest}")
+        applied.append("one launch")
     for what, pattern, replace in SHRINKS:
         new = re.sub(pattern, replace, command)
         if new != command:
@@ -154,52 +173,67 @@ def blocks(examples: list[Example]) -> dict[tuple[str, int], list[Example]]:
 
 @pytest.mark.slow
 def test_every_example_runs_or_is_marked(
-    template: Path,
-    world_env: Callable[[Path], None],
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    template: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Each block in a fresh world; a command that ran already after the same commands of its
-    block (the README's and a help's `distbench allreduce --backend gloo --sizes 1M,64M`) is run
-    once and counted for each. Prints the counts per source and kind, and the time."""
+    """Each block in a fresh world, its commands in order; a command whose run would repeat one
+    run already (the same shrunk command: after the same commands of its block, or anywhere when
+    it is a fresh launch) runs once and counts for each. Blocks run $DISTBENCH_EXAMPLES_JOBS at a
+    time (default 2, CI's cores), each in its own process. Prints the counts per source and kind,
+    and the time."""
     examples = all_examples()
     only = os.environ.get("DISTBENCH_EXAMPLES")  # a regex: run the examples it finds (by hand)
     if only:
         examples = [e for e in examples if re.search(only, f"{e.source} {e.text}")]
-    counts: Counter[tuple[str, str]] = Counter()
-    failures: list[str] = []
-    outcomes: dict[tuple[str, ...], tuple[str, list[str], int, str]] = {}
+    planned = plan(list(blocks(examples).values()), shrink)
+    jobs = [
+        (template, tmp_path / f"w{n}" / "home", [s.example for s in steps if s.execute], shrink)
+        for n, steps in enumerate(planned)
+        if any(s.execute for s in steps)
+    ]
+    order = sorted(range(len(jobs)), key=lambda n: -cost(jobs[n][2]))  # the longest first
     start, cpu = time.monotonic(), os.times()
-    for n, ((source, _), group) in enumerate(blocks(examples).items()):
-        home = tmp_path / f"w{n}" / "home"
-        shutil.copytree(template, home, symlinks=True)
-        world_env(home)
-        where = "README" if source == "README.md" else "--help" if "--help" in source else "docs"
-        before: tuple[str, ...] = ()
-        for example in group:
-            if example.kind:
-                counts[(where, example.kind)] += 1
-                continue
-            key = (*before, *example.context, example.text)
-            if key not in outcomes:
-                began = time.monotonic()
-                outcomes[key] = run_example(example, home, shrink)
-                log(f"{time.monotonic() - began:6.1f}s exit {outcomes[key][2]} {outcomes[key][0]}")
-            command, applied, code, output = outcomes[key]
-            before = key
-            counts[(where, "shrunk" if applied else "verbatim")] += 1
-            if not passed(command, code, output):
-                failures.append(f"{source}: {command}\n  exit {code}: {output[-1500:]}")
+    ran: dict[int, list[Outcome]] = {}
+    streams = int(os.environ.get("DISTBENCH_EXAMPLES_JOBS", "2"))
+    with multiprocessing.get_context("spawn").Pool(streams) as pool:
+        results = pool.imap_unordered(numbered_block, [(n, jobs[n]) for n in order])
+        for n, outcomes in results:
+            ran[n] = outcomes
+            for command, _, code, _, took in outcomes:
+                log(f"{took:6.1f}s exit {code} {command}")
     took, used = time.monotonic() - start, os.times()
+    outcome: dict[tuple[str, ...], Outcome] = {}
+    failures: list[str] = []
+    executed = [s for steps in planned for s in steps if s.execute]
+    for step, result in zip(executed, [o for n in sorted(ran) for o in ran[n]], strict=True):
+        outcome.setdefault(step.key, result)
+        command, _, code, output, _ = result
+        if not passed(command, code, output):
+            failures.append(f"{step.example.source}: {command}\n  exit {code}: {output[-1500:]}")
+    counts: Counter[tuple[str, str]] = Counter()
+    for step in (s for steps in planned for s in steps):
+        source = step.example.source
+        where = "README" if source == "README.md" else "--help" if "--help" in source else "docs"
+        kind = step.example.kind or ("shrunk" if outcome[step.key][1] else "verbatim")
+        counts[(where, kind)] += 1
     children = used.children_user + used.children_system - cpu.children_user - cpu.children_system
     own = used.user + used.system - cpu.user - cpu.system
     with capsys.disabled():
-        print(f"\nexamples: {len(examples)}, {len(outcomes)} commands run in {took:.0f} s")
+        print(f"\nexamples: {len(examples)}, {len(outcome)} commands run in {took:.0f} s")
+        print(f"  ({len(executed)} runs in {len(jobs)} blocks, {streams} at a time)")
         print(f"  (CPU: {own:.0f} s in this process, {children:.0f} s in its children)")
         for where in ("README", "docs", "--help"):
             kinds = ("verbatim", "shrunk", "gpu", "cluster", "long")
             print(f"  {where:7} " + ", ".join(f"{k} {counts[(where, k)]}" for k in kinds))
-    assert not failures, "\n".join(failures)
+    assert not failures, "\n".join(dict.fromkeys(failures))
+
+
+def numbered_block(job: tuple[int, tuple[Any, ...]]) -> tuple[int, list[Outcome]]:
+    return job[0], run_block(job[1])
+
+
+def cost(examples: list[Example]) -> int:
+    """A rough weight for ordering the blocks: a night is several launches and a report."""
+    return sum(5 if "nightly.sh" in e.text else 2 if "distbench" in e.text else 1 for e in examples)
 
 
 def log(line: str) -> None:
@@ -228,6 +262,12 @@ def test_a_marker_that_does_not_fit_fails(tmp_path: Path) -> None:
     page.write_text("<!-- example: gpu -->\n```bash\ndistbench allreduce --backend gloo\n```\n")
     (wrong,) = page_examples(page, "page.md")
     assert wrong.kind == "gpu" and "is not gpu" in marker_problem(wrong)
+    loop = "for r in 1 2; do distbench allreduce --out r-$r; done"
+    page.write_text(f"<!-- example: long -->\n```bash\n{loop}\ndistbench report r-*\n```\n")
+    assert [marker_problem(e) for e in page_examples(page, "page.md")] == ["", ""]
+    page.write_text("<!-- example: long -->\n```bash\ndistbench report r-*\n```\n")
+    (alone,) = page_examples(page, "page.md")  # no loop in its block: not part of a benchmark
+    assert "is not long" in marker_problem(alone)
     page.write_text('<!-- example: long for "pip" -->\n```bash\ndistbench report RUN\n```\n')
     with pytest.raises(ValueError, match="names no command"):
         page_examples(page, "page.md")
@@ -268,7 +308,7 @@ def test_a_documented_command_that_breaks_fails(
 ) -> None:
     """Mutations: the README's first command fails the test when distbench stops accepting it
     (its --sizes parser broken from the test side), and when its page mistypes it."""
-    from distbench import shared_options
+    from distbench.options import shared as shared_options
     from distbench.parse import UsageError
 
     home = tmp_path / "home"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from distbench.cli.app import run_cli as run_in_process
-from distbench.cli.args import Machine
+from distbench.options.launch import Machine
 from tests.conftest import usage_error_line
 
 ROOT = Path(__file__).resolve().parents[1]

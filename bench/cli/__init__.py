@@ -1,18 +1,10 @@
-"""The `distbench` command, run in the CLI process only and torch-free: app.py (the commands),
-options.py (how an option group becomes a command's options), args.py (the launch options,
-resolved against the machine), compare.py (the gate's options and commands), sweep.py and
-multinode.py (config files and several nodes), run.py (resume, or resolve -> run directory ->
-RunSpec -> launch/). The comm and ddp option groups live with their workloads (comm/args.py,
-comm/options.py, ddp/options.py)."""
+"""The `distbench` command, the roof of the house: it imports the workloads and the reports, and
+nothing below imports it (tests/test_imports.py checks; bench/__main__.py aside). app.py (the
+commands), compare.py, report.py, history.py (the report commands), sweep.py (config files),
+run.py (resume, or resolve -> run directory -> RunSpec -> launch/), one module per workload
+command (ddp's and the primitives' in app.py). Option groups are declared with the toolkit of
+distbench.options (opt.py, launch.py) in each workload's args.py. Torch-free (the CLI process)."""
 
-
-def main() -> None:
-    """Console entry point (`distbench`, `python -m distbench`). app is imported here, not at the
-    package's import, so that a workload's option module (e.g. ddp/options.py, which uses
-    cli/args.py) imports cleanly on its own, whichever of them comes first."""
-    from distbench.cli.app import main as run
-
-    run()
-
+from distbench.cli.app import main
 
 __all__ = ["main"]

@@ -1,4 +1,4 @@
-"""The `distbench` command: each command takes its option groups (cli/options.py with_groups),
+"""The `distbench` command: each command takes its option groups (options/opt.py with_groups),
 builds the workload and hands it to cli/run.py run_workload.
 
 Every primitive command shares one option set (add_collective_command), so they all take the
@@ -13,11 +13,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from distbench.cli.args import LaunchArgs, ResolvedLaunch
 from distbench.cli.compare import baseline_app, compare
 from distbench.cli.history import history
 from distbench.cli.init import init
-from distbench.cli.options import with_groups
 from distbench.cli.overlap import overlap
 from distbench.cli.pairs import pairs
 from distbench.cli.pipeline import pipeline
@@ -29,6 +27,8 @@ from distbench.comm.args import CommArgs, check_op
 from distbench.comm.options import PrimitiveArgs, build_workload, hidden_options
 from distbench.ddp.options import DdpArgs, build_ddp_spec
 from distbench.launch.run import EXIT_USAGE
+from distbench.options.launch import LaunchArgs, ResolvedLaunch
+from distbench.options.opt import with_groups
 from distbench.parse import UsageError
 from distbench.spec import CommSpec
 

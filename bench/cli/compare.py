@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from distbench.cli.options import Opt, flag, text, with_groups
+from distbench.options.opt import Opt, flag, text, with_groups
 
 STORE = text("Baseline folder [default: $DISTBENCH_BASELINES, else ./baselines].")
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from distbench.cli.options import integer, text, with_groups
+from distbench.options.opt import integer, text, with_groups
 from distbench.parse import UsageError
 
 

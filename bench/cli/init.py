@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from distbench.cli.args import LaunchArgs, ResolvedLaunch
-from distbench.cli.options import with_groups
 from distbench.cli.run import run_workload
 from distbench.init.args import InitArgs, build_init_spec
 from distbench.init.spec import InitSpec
+from distbench.options.launch import LaunchArgs, ResolvedLaunch
+from distbench.options.opt import with_groups
 
 
 @with_groups(init=InitArgs, launch=LaunchArgs)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import typer
 
-from distbench.cli.args import LaunchArgs, ResolvedLaunch
-from distbench.cli.options import with_groups
 from distbench.cli.run import run_workload
+from distbench.options.launch import LaunchArgs, ResolvedLaunch
+from distbench.options.opt import with_groups
 from distbench.overlap.args import OverlapArgs, build_overlap_spec
 from distbench.overlap.spec import OverlapSpec
 

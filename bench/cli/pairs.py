@@ -9,12 +9,12 @@ from pathlib import Path
 
 import typer
 
-from distbench.cli.args import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
-from distbench.cli.options import with_groups
 from distbench.cli.run import build_specs, run_specs, run_workload
 from distbench.collectors.schema import RANKS_CSV
 from distbench.collectors.sink import read_rows
 from distbench.launch.resume import resume_run
+from distbench.options.launch import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
+from distbench.options.opt import with_groups
 from distbench.pairs.args import PairsArgs, build_pairs_spec
 from distbench.pairs.spec import PairsSpec
 from distbench.pairs.table import render_standings

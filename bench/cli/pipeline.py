@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
-from distbench.cli.args import LaunchArgs, ResolvedLaunch, same_named
-from distbench.cli.options import integer, text, with_groups
 from distbench.cli.run import run_workload
 from distbench.ddp.options import ModelArgs, parse_window_steps, resolve_shape, strategies_option
+from distbench.options.launch import LaunchArgs, ResolvedLaunch, same_named
+from distbench.options.opt import integer, text, with_groups
 from distbench.parse import parse_int, parse_list
 from distbench.pipeline.spec import STRATEGIES, PipelineSpec
 

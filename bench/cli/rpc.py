@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from distbench.cli.args import LaunchArgs, ResolvedLaunch
-from distbench.cli.options import with_groups
 from distbench.cli.run import run_workload
+from distbench.options.launch import LaunchArgs, ResolvedLaunch
+from distbench.options.opt import with_groups
 from distbench.rpc.args import RpcArgs, build_rpc_spec
 from distbench.rpc.spec import RpcSpec
 

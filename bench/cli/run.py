@@ -10,17 +10,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from distbench.cli.args import (
+from distbench.cli.dryrun import plan_text
+from distbench.launch.resume import resume_run
+from distbench.launch.run import execute, file_logs, part_name, prepare_run_dir
+from distbench.options.envsweep import env_combinations
+from distbench.options.launch import (
     LaunchArgs,
     Machine,
     ResolvedLaunch,
     build_launch_spec,
     resolve_launch,
 )
-from distbench.cli.dryrun import plan_text
-from distbench.cli.envsweep import env_combinations
-from distbench.launch.resume import resume_run
-from distbench.launch.run import execute, file_logs, part_name, prepare_run_dir
 from distbench.parse import UsageError
 from distbench.spec import RunSpec
 

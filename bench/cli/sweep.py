@@ -17,11 +17,11 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Annotated, Any
 
-from distbench.cli.args import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
-from distbench.cli.options import parse_fields, parse_group, text
 from distbench.cli.run import build_specs, run_specs, run_workload
 from distbench.comm.args import CommArgs
 from distbench.comm.options import PrimitiveArgs, build_workload, parse_primitives
+from distbench.options.launch import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
+from distbench.options.opt import parse_fields, parse_group, text
 from distbench.parse import UsageError, parse_list
 from distbench.spec import CommSpec, RunSpec
 

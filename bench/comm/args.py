@@ -9,10 +9,11 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from distbench.cli.args import ResolvedLaunch, same_named
-from distbench.cli.options import MODE_OPTION, choice, flag, integer, text
 from distbench.comm.api import check_api, parse_apis
 from distbench.comm.gpu_modes import BUFFERS_OPTION, CUDA_GRAPH_OPTION, check_gpu_modes
+from distbench.options.launch import ResolvedLaunch, same_named
+from distbench.options.opt import MODE_OPTION, choice, flag, integer, text
+from distbench.options.shared import sizes_option
 from distbench.parse import (
     DTYPE_BYTES,
     OPS,
@@ -23,7 +24,6 @@ from distbench.parse import (
     parse_size,
 )
 from distbench.primitives.facts import FACTS
-from distbench.shared_options import sizes_option
 from distbench.spec import TRIAL_ORDERS, CommSpec
 
 AUTO = "auto"

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from distbench.cli.options import choice, integer
 from distbench.comm.api import FUNCTIONAL_PRIMITIVES
+from distbench.options.opt import choice, integer
 from distbench.parse import UsageError
 from distbench.primitives.facts import FACTS
 

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from distbench.cli.args import ResolvedLaunch
-from distbench.cli.options import flag, integer, text
 from distbench.comm import uneven
 from distbench.comm.args import CommArgs, build_comm_spec
+from distbench.options.launch import ResolvedLaunch
+from distbench.options.opt import flag, integer, text
+from distbench.options.shared import parse_choice_list
 from distbench.parse import (
     DTYPE_BYTES,
     UsageError,
@@ -23,7 +24,6 @@ from distbench.parse import (
     parse_list,
 )
 from distbench.primitives.facts import COMMANDS, DEFAULT_PATTERNS, FACTS, PATTERNS, ROOTED
-from distbench.shared_options import parse_choice_list
 from distbench.spec import CommSpec
 
 MAX_WINDOW = 1024

@@ -9,9 +9,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from distbench.options.shared import parse_choice_list
 from distbench.parse import DTYPE_BYTES, UsageError
 from distbench.primitives.facts import PLACEABLE, PLACEMENTS, SKEWS
-from distbench.shared_options import parse_choice_list
 
 MOE_FLAGS = ("tokens", "hidden", "experts", "topk")
 UNEVEN_FLAGS = ("skew", "seed", *MOE_FLAGS)

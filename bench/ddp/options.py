@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from distbench.cli.args import Machine, ResolvedLaunch, same_named
-from distbench.cli.options import Opt, choice, flag, integer, text
 from distbench.ddp.params import parse_param_count, width_for_params
 from distbench.ddp.spec import DEFAULT_SHAPE, MODELS, ONE_PROCESS, STRATEGIES, DdpSpec
+from distbench.options.launch import Machine, ResolvedLaunch, same_named
+from distbench.options.opt import Opt, choice, flag, integer, text
 from distbench.parse import UsageError, parse_choice, parse_int, parse_list
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from distbench.cli.args import ResolvedLaunch
-from distbench.cli.options import integer, text
 from distbench.init.spec import INIT_METHODS, InitSpec
+from distbench.options.launch import ResolvedLaunch
+from distbench.options.opt import integer, text
+from distbench.options.shared import parse_count
 from distbench.parse import UsageError
-from distbench.shared_options import parse_count
 
 MAX_NEW_GROUPS = 1000
 

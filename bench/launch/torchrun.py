@@ -107,7 +107,7 @@ def exited(proc: subprocess.Popen[bytes], wait_s: float) -> bool:
 
 
 def worker_env(settings: tuple[str, ...] = ()) -> dict[str, str]:
-    """The workers' environment: ours less torchrun's PET_* variables (read by cli/multinode.py
+    """The workers' environment: ours less torchrun's PET_* variables (read by options/multinode.py
     and passed as options: left in, torchrun would take each as the default of its option, a
     PET_NNODES=2 making a --standalone launch wait for a second node), plus the launch's --env
     combination (`NAME=VALUE`)."""

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from distbench.cli.args import ResolvedLaunch, same_named
-from distbench.cli.options import ITERS_OPTION, MODE_OPTION, flag, integer, text
+from distbench.options.launch import ResolvedLaunch, same_named
+from distbench.options.opt import ITERS_OPTION, MODE_OPTION, flag, integer, text
 from distbench.overlap.spec import MAX_COMPUTE, OVERLAP_PRIMITIVES, OverlapSpec
 from distbench.parse import UsageError, parse_int, parse_list, parse_sizes
 from distbench.primitives.facts import COMMANDS

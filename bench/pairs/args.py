@@ -7,12 +7,12 @@ import math
 from dataclasses import dataclass
 from typing import Annotated
 
-from distbench.cli.args import ResolvedLaunch, same_named
-from distbench.cli.options import ITERS_OPTION, MODE_OPTION, choice, flag, integer, text
 from distbench.comm.options import MAX_WINDOW, parse_window
+from distbench.options.launch import ResolvedLaunch, same_named
+from distbench.options.opt import ITERS_OPTION, MODE_OPTION, choice, flag, integer, text
+from distbench.options.shared import sizes_option
 from distbench.pairs.spec import DEFAULT_THRESHOLD, LEVELS, PairsSpec
 from distbench.parse import UsageError, parse_dtype
-from distbench.shared_options import sizes_option
 
 DEFAULT_SIZE = {"gloo": 4 << 20, "nccl": 64 << 20}
 """One large size per pair unless --sizes says otherwise."""

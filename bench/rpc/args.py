@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from distbench.cli.args import ResolvedLaunch
-from distbench.cli.options import integer, text
+from distbench.options.launch import ResolvedLaunch
+from distbench.options.opt import integer, text
+from distbench.options.shared import parse_count, sizes_option
 from distbench.parse import UsageError, parse_int, parse_sizes
 from distbench.rpc.spec import DEFAULT_WINDOW, RPC_PATTERNS, RpcSpec
-from distbench.shared_options import parse_count, sizes_option
 
 MAX_WINDOW = 1024
 DEFAULT_SIZES = (8, 64 << 10, 1 << 20)

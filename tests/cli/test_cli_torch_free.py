@@ -52,8 +52,8 @@ def test_planning_imports_no_torch(tmp_path: Path) -> None:
     assert not torch_imported(
         f"""
         from pathlib import Path
-        from distbench.cli.args import LaunchArgs, Machine, resolve_launch
-        from distbench.cli.options import parse_group
+        from distbench.options.launch import LaunchArgs, Machine, resolve_launch
+        from distbench.options.opt import parse_group
         from distbench.cli.run import build_specs
         from distbench.collectors.manifest import build_manifest, write_manifest
         from distbench.comm.args import CommArgs

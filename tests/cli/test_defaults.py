@@ -5,7 +5,7 @@ documented form while each test passed `--cache`).
 In process, for every command of `distbench --help` (walking typer's click tree, the `baseline`
 subcommands too): click builds the command's context from no options at all, so each default is
 converted by its option's parser exactly as on a user's command line; required arguments and
-options get a placeholder. For the commands built from option groups (cli/options.py
+options get a placeholder. For the commands built from option groups (options/opt.py
 with_groups), the group built from those parsed defaults must equal the group's own defaults:
 the default --help shows reads back as the default the code uses."""
 
@@ -19,7 +19,7 @@ import pytest
 import typer.main
 
 from distbench.cli.app import app
-from distbench.cli.options import build_group, options_of, text, with_groups
+from distbench.options.opt import build_group, options_of, text, with_groups
 from distbench.parse import UsageError
 
 

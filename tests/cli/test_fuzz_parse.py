@@ -12,20 +12,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from distbench import parse
-from distbench.cli.args import LaunchArgs, Machine, parse_timeout, resolve_launch
 from distbench.cli.compare import CompareOptions
-from distbench.cli.multinode import (
+from distbench.cli.sweep import SweepArgs
+from distbench.comm.args import CommArgs, build_comm_spec, resolve_sizes
+from distbench.comm.options import PrimitiveArgs
+from distbench.ddp.options import DdpArgs
+from distbench.options.launch import LaunchArgs, Machine, parse_timeout, resolve_launch
+from distbench.options.multinode import (
     first_host,
     parse_endpoint,
     parse_rdzv_id,
     resolve_nodes,
     slurm_nodes,
 )
-from distbench.cli.options import options_of, parse_fields, parse_group
-from distbench.cli.sweep import SweepArgs
-from distbench.comm.args import CommArgs, build_comm_spec, resolve_sizes
-from distbench.comm.options import PrimitiveArgs
-from distbench.ddp.options import DdpArgs
+from distbench.options.opt import options_of, parse_fields, parse_group
 from distbench.parse import UsageError
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -2,7 +2,7 @@
 one set of choices everywhere, a column that several files hold has one type, and an option
 named like a column (`--batch-size` and `batch_size`) has the column's type.
 
-Options are fields of the option groups (cli/options.py): whole numbers declare int, choices
+Options are fields of the option groups (options/opt.py): whole numbers declare int, choices
 their values, flags bool, and the test holds those to the column's type. Options whose text a
 distbench parser reads (sizes, comma lists) declare str, which says nothing: such an option
 matches any column type. That a declared type is the truth is checked against the group's field
@@ -19,14 +19,14 @@ from typing import Any
 import typer.main
 
 from distbench.cli.app import app
-from distbench.cli.args import LaunchArgs
 from distbench.cli.compare import CompareOptions
-from distbench.cli.options import flag_of, options_of
 from distbench.cli.sweep import SweepArgs
 from distbench.collectors.schema import DdpRow, ResultRow, SampleRow
 from distbench.comm.args import CommArgs
 from distbench.comm.options import PrimitiveArgs
 from distbench.ddp.options import DdpArgs
+from distbench.options.launch import LaunchArgs
+from distbench.options.opt import flag_of, options_of
 
 ROW_TYPES = (ResultRow, DdpRow, SampleRow)
 TEXT = "str"

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from distbench.cli.options import parse_group
 from distbench.collectors.sink import read_rows
 from distbench.comm.api import parse_apis
 from distbench.comm.args import CommArgs
+from distbench.options.opt import parse_group
 from distbench.parse import UsageError
 from distbench.spec import CommSpec, comm_plan_size
 from tests.conftest import run_cli, run_on_gloo_ranks, usage_error_line

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from distbench.cli.args import Machine
 from distbench.comm.args import CommArgs, build_comm_spec
 from distbench.comm.gpu_modes import check_gpu_modes
 from distbench.comm.uneven import refuse_in_place
+from distbench.options.launch import Machine
 from distbench.parse import UsageError
 from tests.conftest import usage_error_line
 
@@ -85,7 +85,7 @@ def test_the_checks_themselves_answer_in_one_line() -> None:
 def test_symmetric_buffers_record_what_nccl_ran() -> None:
     """--buffers symmetric turns --nccl-trace on: each row's nccl_symmetric then says whether
     NCCL ran its symmetric kernels (it falls back to its regular ones silently)."""
-    from distbench.cli.args import ResolvedLaunch
+    from distbench.options.launch import ResolvedLaunch
 
     launch = ResolvedLaunch("nccl", "cuda", [2], "", 60.0)
     args = CommArgs(buffers="symmetric", sizes=(1024,))

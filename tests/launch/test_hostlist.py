@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from distbench.cli.multinode import first_host, slurm_nodes
 from distbench.launch.hostlist import expand_hostlist, parse_hostlist, scontrol_hostnames
+from distbench.options.multinode import first_host, slurm_nodes
 from distbench.parse import UsageError
 
 CASES = {

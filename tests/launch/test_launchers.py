@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from distbench.cli.args import LaunchArgs, Machine, resolve_launch
-from distbench.cli.multinode import (
+from distbench.collectors.scheduler import scheduler_facts
+from distbench.collectors.sink import read_rows
+from distbench.launch.torchrun import ready_path, worker_env
+from distbench.options.launch import LaunchArgs, Machine, resolve_launch
+from distbench.options.multinode import (
     Nodes,
     environment_nodes,
     refuse_inside_a_group,
@@ -24,10 +27,7 @@ from distbench.cli.multinode import (
     skypilot_nodes,
     torchrun_env_nodes,
 )
-from distbench.cli.options import parse_group
-from distbench.collectors.scheduler import scheduler_facts
-from distbench.collectors.sink import read_rows
-from distbench.launch.torchrun import ready_path, worker_env
+from distbench.options.opt import parse_group
 from distbench.parse import UsageError
 
 TINY = ["allreduce", "--backend", "gloo", "--sizes", "1K", "--iters", "2", "--warmup", "1"]

@@ -12,11 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from distbench.cli.args import LaunchArgs, Machine, resolve_launch
-from distbench.cli.multinode import Nodes, first_host, parse_endpoint, resolve_nodes, slurm_nodes
-from distbench.cli.options import parse_group
 from distbench.collectors.sink import read_rows
 from distbench.launch.torchrun import build_torchrun_command
+from distbench.options.launch import LaunchArgs, Machine, resolve_launch
+from distbench.options.multinode import (
+    Nodes,
+    first_host,
+    parse_endpoint,
+    resolve_nodes,
+    slurm_nodes,
+)
+from distbench.options.opt import parse_group
 from distbench.parse import UsageError
 from distbench.spec import LaunchSpec
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from distbench.cli.envsweep import env_combinations
+from distbench.options.envsweep import env_combinations
 from distbench.pairs.outliers import log_variance, standings
 from distbench.pairs.spec import circle_rounds
 from distbench.stats.decompose import Pair, slowest_end

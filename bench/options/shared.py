@@ -1,7 +1,7 @@
 """Options that several commands declare alike, each with its own help, default and error
 wording: --sizes, a bounded count (rpc's --window, --new-groups) and a comma list of choices
-(sendrecv's --pattern, --placement). One definition each (an Opt for cli/options.py's groups, or
-the parser behind one); --mode and a whole-number --iters are cli/options.py's MODE_OPTION and
+(sendrecv's --pattern, --placement). One definition each (an Opt for options/opt.py's groups, or
+the parser behind one); --mode and a whole-number --iters are options/opt.py's MODE_OPTION and
 ITERS_OPTION. Torch-free (the CLI process)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from distbench.cli.options import Opt, text
+from distbench.options.opt import Opt, text
 from distbench.parse import UsageError, parse_int, parse_list, parse_sizes
 
 

@@ -1,4 +1,4 @@
-"""Multi-node options: their parsers (LaunchArgs in cli/args.py declares them), and the nodes they
+"""Multi-node options: their parsers (LaunchArgs in options/launch.py declares them), and the nodes they
 name, or a Slurm allocation implies.
 
 Every node runs the same distbench command; torchrun's rendezvous joins them:

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from distbench.cli.envsweep import parse_env_axis
-from distbench.cli.multinode import (
+from distbench.collectors.machine import cuda_gpus
+from distbench.collectors.rank_samples import RANK_SAMPLE_MODES
+from distbench.options.envsweep import parse_env_axis
+from distbench.options.multinode import (
     Nodes,
     master_endpoint,
     parse_endpoint,
@@ -22,9 +24,7 @@ from distbench.cli.multinode import (
     parse_rdzv_id,
     resolve_nodes,
 )
-from distbench.cli.options import Opt, choice, flag, integer, text
-from distbench.collectors.machine import cuda_gpus
-from distbench.collectors.rank_samples import RANK_SAMPLE_MODES
+from distbench.options.opt import Opt, choice, flag, integer, text
 from distbench.parse import BACKENDS, DEVICES, UsageError, parse_label, parse_world_sizes
 from distbench.spec import LaunchSpec
 
