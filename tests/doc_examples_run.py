@@ -225,8 +225,9 @@ def plan(
     return planned
 
 
-Outcome = tuple[str, list[str], int, str, float]
-"""The command run, what shrank it, exit code, output, wall seconds."""
+Outcome = tuple[str, list[str], int, str, float, float]
+"""The command run, what shrank it, exit code, output, wall seconds, CPU seconds (its processes
+and the in-process CLI's)."""
 
 
 def run_block(job: tuple[Path, Path, list[Example], Callable[..., Any]]) -> list[Outcome]:
@@ -244,7 +245,9 @@ def run_block(job: tuple[Path, Path, list[Example], Callable[..., Any]]) -> list
         os.environ.pop(name, None)
     outcomes = []
     for example in examples:
-        began = time.monotonic()
+        began, cpu = time.monotonic(), os.times()
         command, applied, code, output = run_example(example, home, shrink)
-        outcomes.append((command, applied, code, output, time.monotonic() - began))
+        used = os.times()
+        spent = sum(used[:4]) - sum(cpu[:4])
+        outcomes.append((command, applied, code, output, time.monotonic() - began, spent))
     return outcomes

@@ -198,15 +198,15 @@ def test_every_example_runs_or_is_marked(
         results = pool.imap_unordered(numbered_block, [(n, jobs[n]) for n in order])
         for n, outcomes in results:
             ran[n] = outcomes
-            for command, _, code, _, took in outcomes:
-                log(f"{took:6.1f}s exit {code} {command}")
+            for command, _, code, _, took, spent in outcomes:
+                log(f"{took:6.1f}s {spent:6.1f}s CPU exit {code} {command}")
     took, used = time.monotonic() - start, os.times()
     outcome: dict[tuple[str, ...], Outcome] = {}
     failures: list[str] = []
     executed = [s for steps in planned for s in steps if s.execute]
     for step, result in zip(executed, [o for n in sorted(ran) for o in ran[n]], strict=True):
         outcome.setdefault(step.key, result)
-        command, _, code, output, _ = result
+        command, _, code, output, _, _ = result
         if not passed(command, code, output):
             failures.append(f"{step.example.source}: {command}\n  exit {code}: {output[-1500:]}")
     counts: Counter[tuple[str, str]] = Counter()
