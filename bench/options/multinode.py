@@ -1,5 +1,5 @@
-"""Multi-node options: their parsers (LaunchArgs in options/launch.py declares them), and the nodes they
-name, or a Slurm allocation implies.
+"""Multi-node options: their parsers (LaunchArgs in options/launch.py declares them), and the
+nodes they name, or a Slurm allocation implies.
 
 Every node runs the same distbench command; torchrun's rendezvous joins them:
 
