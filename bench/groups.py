@@ -42,7 +42,6 @@ from distbench.collectors.schema import (
     worker_facts_path,
 )
 from distbench.collectors.sink import finished_measurements
-from distbench.plan import measured_sizes
 from distbench.primitives.base import Context
 from distbench.spec import RunSpec
 
@@ -53,8 +52,6 @@ blocks, and stops when the process is stopped or dead); the CLI's watchdog reads
 WAIT_TIMEOUT = timedelta(days=7)
 """How long ranks outside a subgroup may wait for its sweep (the heartbeat watchdog, not this,
 catches a stopped member)."""
-
-Runner = Callable[[RunSpec, Context, Callable[[str], None]], None]
 
 
 def bind_device(device_type: str, local_rank: int) -> torch.device:
@@ -257,42 +254,3 @@ def share_done(spec: RunSpec, rank: int) -> tuple[RunSpec, str]:
     assert isinstance(shared, tuple)
     done, host = shared
     return replace(spec, launch=replace(spec.launch, done=tuple(done))), str(host)
-
-
-def run_world_sizes(
-    spec: RunSpec,
-    runner: Runner,
-    rank: int,
-    world_size: int,
-    device: torch.device,
-    log: Callable[[str], None],
-) -> None:
-    """Run the workload at every world size this launch measures: the whole world, or subgroups
-    of ranks 0..k-1 for the smaller sizes."""
-    sizes = measured_sizes(spec.launch, spec.kind, world_size)
-    if rank == 0:
-        record_worker_env(Path(spec.launch.run_dir), world_size)
-    waiters = None
-    if any(size < world_size for size in sizes):
-        waiters = dist.new_group(backend="gloo", timeout=WAIT_TIMEOUT)
-    for size in sizes:
-        group = None
-        if size < world_size:
-            group = dist.new_group(ranks=list(range(size)))
-        if rank < size:
-            ctx = Context(
-                rank=rank,
-                world_size=size,
-                device=device,
-                backend=spec.launch.backend,
-                group=group,
-                global_ranks=tuple(range(size)),
-            )
-            log(f"world size {size}: ranks 0-{size - 1}" + (" (subgroup)" if group else ""))
-            runner(spec, ctx, log)
-        else:
-            log(f"world size {size}: waiting outside the subgroup of ranks 0-{size - 1}")
-        if waiters is not None:
-            dist.barrier(group=waiters)  # members arrive when their sweep is done
-        if group is not None:
-            dist.destroy_process_group(group)

@@ -6,8 +6,9 @@ the others get one launch per world size). `--separate-launches` restores one la
 size. Several nodes: one launch of nnodes x nproc-per-node ranks, smaller world sizes on
 subgroups (other kinds measure the whole world only).
 
-Measurement ids are `ws<N>/i<k>` (N the measured world size, k its index in the deterministic
-sweep), so a resumed run can skip exactly the measurements whose rows exist.
+Measurement ids (spec.py measurement_id) are `ws<N>/i<k>` (N the measured world size, k its
+index in the deterministic sweep), so a resumed run can skip exactly the measurements whose rows
+exist.
 """
 
 from __future__ import annotations
@@ -57,9 +58,3 @@ def measured_sizes(launch: LaunchSpec, kind: str, world_size: int) -> tuple[int,
         if planned.world_size == world_size:
             return planned.measured
     return (world_size,)
-
-
-def measurement_id(world_size: int, index: int, tag: str = "") -> str:
-    """The key joining a results row to its samples: `[tag]ws<N>/i<k>`, k counting the plan's
-    cases in order (what --resume matches on)."""
-    return f"{tag}ws{world_size}/i{index}"

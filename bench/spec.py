@@ -238,15 +238,12 @@ class RunSpec:
         return path
 
 
-def _tuples(data: dict[str, Any]) -> dict[str, Any]:
+def as_tuples(data: dict[str, Any]) -> dict[str, Any]:
     """JSON lists back to the tuples the frozen dataclasses declare."""
     return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
 
 
-def load_spec(path: Path) -> RunSpec:
-    from distbench.workloads import WORKLOADS  # it imports this module
-
-    body = json.loads(Path(path).read_text())
-    workload_type = WORKLOADS[body["kind"]].spec_type
-    launch = LaunchSpec(**_tuples(body["launch"]))
-    return RunSpec(launch=launch, workload=workload_type(**_tuples(body["workload"])))
+def measurement_id(world_size: int, index: int, tag: str = "") -> str:
+    """The key joining a results row to its samples: `[tag]ws<N>/i<k>`, k counting the plan's
+    cases in order (what --resume matches on)."""
+    return f"{tag}ws{world_size}/i{index}"

@@ -17,23 +17,27 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import torch
 import torch.distributed as dist
 from torch.distributed.elastic.multiprocessing.errors import record
 
 from distbench.collectors.schema import progress_path, rank_log_path
 from distbench.comm.nccl_trace import enable_nccl_trace
 from distbench.groups import (
+    WAIT_TIMEOUT,
     announce_measurements,
     bind_device,
     join_world,
     record_torch_facts,
-    run_world_sizes,
+    record_worker_env,
     share_done,
     share_node_facts,
     start_heartbeat,
 )
-from distbench.spec import load_spec
-from distbench.workloads import WORKLOADS
+from distbench.plan import measured_sizes
+from distbench.primitives.base import Context
+from distbench.spec import RunSpec
+from distbench.workloads import WORKLOADS, Runner, load_spec
 
 
 def redirect_output(path: Path) -> None:
@@ -54,6 +58,45 @@ def make_logger(rank: int) -> Callable[[str], None]:
         print(f"[{time.strftime('%H:%M:%S')} rank {rank}] {message}", flush=True)
 
     return log
+
+
+def run_world_sizes(
+    spec: RunSpec,
+    runner: Runner,
+    rank: int,
+    world_size: int,
+    device: torch.device,
+    log: Callable[[str], None],
+) -> None:
+    """Run the workload at every world size this launch measures: the whole world, or subgroups
+    of ranks 0..k-1 for the smaller sizes."""
+    sizes = measured_sizes(spec.launch, spec.kind, world_size)
+    if rank == 0:
+        record_worker_env(Path(spec.launch.run_dir), world_size)
+    waiters = None
+    if any(size < world_size for size in sizes):
+        waiters = dist.new_group(backend="gloo", timeout=WAIT_TIMEOUT)
+    for size in sizes:
+        group = None
+        if size < world_size:
+            group = dist.new_group(ranks=list(range(size)))
+        if rank < size:
+            ctx = Context(
+                rank=rank,
+                world_size=size,
+                device=device,
+                backend=spec.launch.backend,
+                group=group,
+                global_ranks=tuple(range(size)),
+            )
+            log(f"world size {size}: ranks 0-{size - 1}" + (" (subgroup)" if group else ""))
+            runner(spec, ctx, log)
+        else:
+            log(f"world size {size}: waiting outside the subgroup of ranks 0-{size - 1}")
+        if waiters is not None:
+            dist.barrier(group=waiters)  # members arrive when their sweep is done
+        if group is not None:
+            dist.destroy_process_group(group)
 
 
 @record

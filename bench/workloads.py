@@ -8,8 +8,10 @@ the usual one: a command of its own, named as its kind).
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from distbench import spec
@@ -26,10 +28,10 @@ from distbench.pipeline import spec as pipeline_spec
 from distbench.pipeline.table import render_pipeline_table
 from distbench.rpc import spec as rpc_spec
 from distbench.rpc.table import render_rpc_table
+from distbench.spec import LaunchSpec, RunSpec, as_tuples
 
 if TYPE_CHECKING:
     from distbench.primitives.base import Context
-    from distbench.spec import RunSpec
 
 Runner = Callable[["RunSpec", "Context", Callable[[str], None]], None]
 """What a workload runs on every rank: (spec, the group as this rank sees it, log)."""
@@ -98,3 +100,11 @@ WORKLOADS: dict[str, Workload] = {
     )
 }
 """Workload kind -> everything about it; the only list of kinds."""
+
+
+def load_spec(path: Path) -> RunSpec:
+    """A run's spec.json, its workload read as the dataclass its kind's registry entry names."""
+    body = json.loads(Path(path).read_text())
+    workload_type = WORKLOADS[body["kind"]].spec_type
+    launch = LaunchSpec(**as_tuples(body["launch"]))
+    return RunSpec(launch=launch, workload=workload_type(**as_tuples(body["workload"])))

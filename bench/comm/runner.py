@@ -24,11 +24,10 @@ from distbench.comm.nccl_trace import NcclTrace, open_trace
 from distbench.comm.precision import Trials, choose_iters, run_trials
 from distbench.comm.static import regular_buffers
 from distbench.groups import Placement, gather_placement
-from distbench.plan import measurement_id
 from distbench.primitives import get_primitive
 from distbench.primitives.base import Case, CaseRequest, Context
 from distbench.ranks import ranks_label, save_rank_samples, sum_over_ranks
-from distbench.spec import CommSpec, RunSpec
+from distbench.spec import CommSpec, RunSpec, measurement_id
 from distbench.stats import Stats, algbw_gbps, row_figures
 from distbench.timing import TRIALS, timer_name, warm_up
 

@@ -37,10 +37,9 @@ from distbench.ddp.rows import (
 from distbench.ddp.spec import BASELINES, DdpSpec, StrategyRun
 from distbench.ddp.steps import Batch, train
 from distbench.ddp.strategies import build_strategy
-from distbench.plan import measurement_id
 from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, save_rank_samples
-from distbench.spec import RunSpec
+from distbench.spec import RunSpec, measurement_id
 
 
 def flat_params(model: nn.Module) -> torch.Tensor:

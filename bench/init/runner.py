@@ -37,10 +37,9 @@ from distbench.collectors.schema import MAX_OVER_RANKS, SampleRow
 from distbench.collectors.sink import RunSinks, run_sinks
 from distbench.groups import placement_of
 from distbench.init.spec import InitSpec
-from distbench.plan import measurement_id
 from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, ranks_label, save_rank_samples
-from distbench.spec import RunSpec
+from distbench.spec import RunSpec, measurement_id
 from distbench.stats import Stats, row_figures
 from distbench.timing import timer_name
 

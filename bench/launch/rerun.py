@@ -12,7 +12,8 @@ from distbench.collectors.manifest import read_manifest
 from distbench.collectors.schema import SPEC_JSON
 from distbench.parse import UsageError
 from distbench.primitives.facts import FACTS
-from distbench.spec import RunSpec, load_spec
+from distbench.spec import RunSpec
+from distbench.workloads import load_spec
 
 NOT_RESUMABLE = "a sweep over several backends, or a distbench init run, cannot be resumed"
 

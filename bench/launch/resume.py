@@ -19,8 +19,8 @@ from distbench.collectors.schema import MANIFEST_JSON, SAMPLES_CSV, SPEC_JSON
 from distbench.collectors.sink import finished_measurements
 from distbench.launch.run import execute
 from distbench.parse import UsageError
-from distbench.spec import RunSpec, load_spec
-from distbench.workloads import WORKLOADS
+from distbench.spec import RunSpec
+from distbench.workloads import WORKLOADS, load_spec
 
 
 def drop_orphan_samples(run_dir: Path, done: set[str]) -> int:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from distbench.launch.hostlist import expand_hostlist
+from distbench.options.hostlist import expand_hostlist
 from distbench.parse import UsageError, parse_int
 
 DEFAULT_RDZV_PORT = 29500

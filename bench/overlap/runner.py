@@ -31,10 +31,9 @@ from distbench.overlap.ops import SPANS, Collective, Matmul, Ops, build_collecti
 from distbench.overlap.rows import SERIES, Case, write_case
 from distbench.overlap.spec import OverlapSpec
 from distbench.pairs.rows import sample_rows
-from distbench.plan import measurement_id
 from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, save_rank_samples, sum_over_ranks
-from distbench.spec import RunSpec
+from distbench.spec import RunSpec, measurement_id
 from distbench.timing import TRIALS, trial_throughput, warm_up
 
 CALIBRATION_OPS = 3

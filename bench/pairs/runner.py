@@ -38,11 +38,10 @@ from distbench.pairs.rows import (
     write_pair,
 )
 from distbench.pairs.spec import PairsSpec, circle_rounds
-from distbench.plan import measurement_id
 from distbench.primitives.base import Context, element_count
 from distbench.primitives.send_recv import wait_all
 from distbench.ranks import max_by_slot, save_rank_samples
-from distbench.spec import RunSpec
+from distbench.spec import RunSpec, measurement_id
 from distbench.timing import TRIALS, warm_up
 
 

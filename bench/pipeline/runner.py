@@ -32,10 +32,9 @@ from distbench.pipeline.rows import Measured, build_row
 from distbench.pipeline.schedules import build_step
 from distbench.pipeline.spec import PipelineSpec
 from distbench.pipeline.stages import Busy, build_stage, build_units, stage_bounds
-from distbench.plan import measurement_id
 from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, reduce_device
-from distbench.spec import RunSpec
+from distbench.spec import RunSpec, measurement_id
 from distbench.timing import Clock, barrier, drain
 
 

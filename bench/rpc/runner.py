@@ -27,12 +27,11 @@ from distbench.collectors.schema import ResultRow, SampleRow
 from distbench.collectors.sink import run_sinks
 from distbench.groups import gather_placement
 from distbench.init.runner import free_ports
-from distbench.plan import measurement_id
 from distbench.primitives.base import Context
 from distbench.ranks import max_by_slot, save_rank_samples
 from distbench.rpc.rows import LATENCY_PATTERNS, rpc_row, sample_rows, write_measurement
 from distbench.rpc.spec import RpcSpec
-from distbench.spec import RunSpec
+from distbench.spec import RunSpec, measurement_id
 
 
 def echo(tensor: torch.Tensor) -> torch.Tensor:

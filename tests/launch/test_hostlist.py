@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from distbench.launch.hostlist import expand_hostlist, parse_hostlist, scontrol_hostnames
+from distbench.options.hostlist import expand_hostlist, parse_hostlist, scontrol_hostnames
 from distbench.options.multinode import first_host, slurm_nodes
 from distbench.parse import UsageError
 
