@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from distbench.cli.run import run_workload
-from distbench.ddp.options import ModelArgs, parse_window_steps, resolve_shape, strategies_option
+from distbench.ddp.args import ModelArgs, parse_window_steps, resolve_shape, strategies_option
 from distbench.options.launch import LaunchArgs, ResolvedLaunch, same_named
 from distbench.options.opt import integer, text, with_groups
 from distbench.parse import parse_int, parse_list

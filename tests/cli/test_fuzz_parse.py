@@ -16,7 +16,7 @@ from distbench.cli.compare import CompareOptions
 from distbench.cli.sweep import SweepArgs
 from distbench.comm.args import CommArgs, build_comm_spec, resolve_sizes
 from distbench.comm.options import PrimitiveArgs
-from distbench.ddp.options import DdpArgs
+from distbench.ddp.args import DdpArgs
 from distbench.options.launch import LaunchArgs, Machine, parse_timeout, resolve_launch
 from distbench.options.multinode import (
     first_host,

@@ -11,8 +11,7 @@ import torch
 
 from distbench.collectors.schema import DdpRow, column_names
 from distbench.ddp import metrics as m
-from distbench.ddp.models import build_model
-from distbench.ddp.options import (
+from distbench.ddp.args import (
     DdpArgs,
     build_ddp_spec,
     parse_bucket_mbs,
@@ -20,6 +19,7 @@ from distbench.ddp.options import (
     parse_window_steps,
     resolve_shape,
 )
+from distbench.ddp.models import build_model
 from distbench.ddp.params import param_count, parse_param_count, width_for_params
 from distbench.ddp.spec import STRATEGIES, DdpSpec, StrategyRun, plan_size
 from distbench.ddp.strategies import comm_bytes_per_step
