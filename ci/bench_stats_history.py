@@ -94,7 +94,7 @@ def launch_series(
 
 
 def white_of(spread: np.ndarray, launches: np.ndarray) -> np.ndarray:
-    from distbench.reports.history_detect import launch_noise
+    from distbench.reports.history.detect import launch_noise
 
     return np.array([launch_noise(s, n) for s, n in zip(spread, launches, strict=True)])
 

@@ -1,7 +1,7 @@
 """What differs between manifests, and between the nodes of one run: manifest.json flattened to
 `field -> text` per scope (`run`, or `node K`), so "NCCL 2.21 vs 2.27, NCCL_PROTO=Simple set, HCA
 firmware 28.39 vs 28.41" are rows of one table. Torch-free: the CLI warns at the end of a run
-(`node_warnings`), and reports/differs.py draws the report's "What differs" section."""
+(`node_warnings`), and reports/report/differs.py draws the report's "What differs" section."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ started last is used (manifest started_utc, then the run's path; within one resu
 row), and a note names the runs involved. Taking the latest measurement is what a resumed or
 re-run case means; pooling or a median would mix measurements the user replaced. (A nightly's
 launch-N folders are not replacements but repeats on purpose: compare and report pool them,
-reports/launches.py and reports/launch_frames.py.)
+reports/launches.py and reports/report/launch_frames.py.)
 """
 
 from __future__ import annotations

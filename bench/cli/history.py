@@ -103,7 +103,7 @@ def history(
       distbench history --glob 'results/nightly-*'
       distbench history --glob 'results/nightly-*' --fail-on-regression 3
     """
-    from distbench.reports.history import HistoryArgs, run_history
+    from distbench.reports.history.build import HistoryArgs, run_history
 
     typed = {f.name: getattr(options, f.name) for f in fields(options)}
     code, output = run_history(HistoryArgs(run_dirs=tuple(run_dirs or ()), **typed))

@@ -59,7 +59,7 @@ def report(
       distbench report results/ --by host
       distbench report results/RUN --reference expected.toml
     """
-    from distbench.reports.report import build_report
+    from distbench.reports.report.build import build_report
 
     files = build_report(run_dirs, out, by, reference)
     print(

@@ -46,7 +46,7 @@ from distbench.stats.changepoint_model import (
 
 NULL_VERSION = 4
 """Bump when the statistic or its simulation changes: a cached pool of another version is not
-read (reports/history_cache.py keeps pools)."""
+read (reports/history/cache.py keeps pools)."""
 PHI_BIN = 0.05
 """Width of the bins of estimated phi a p-value is read in."""
 BINS = round(PHI_MAX / PHI_BIN)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_CASE_COLUMNS, DDP_MATCH_KEY
 from distbench.parse import UsageError, parse_choice
-from distbench.reports.checks import Thresholds, load_thresholds, parse_check, parse_metric
+from distbench.reports.compare.checks import Thresholds, load_thresholds, parse_check, parse_metric
 from distbench.reports.compare.judge import (
     ONLY_BASELINE,
     ONLY_CURRENT,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from distbench.collectors.migrations import changed_meaning
-from distbench.reports.checks import Metric, Thresholds
+from distbench.reports.compare.checks import Metric, Thresholds
 from distbench.reports.compare.sides import Side
 from distbench.reports.runs import Row
 from distbench.stats.components import LaunchValue, Prior, within_variance

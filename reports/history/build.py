@@ -7,7 +7,7 @@ stayed, and each case's verdict over the last nights in the four states of distb
 Runs are ordered by their manifest's start time. A series is cut where its column's meaning
 changed between two schema versions (collectors/migrations.py): no change point is ever found
 across such a cut, and the cut is listed as "definition changed in vN" instead. Writes
-history.csv (every point), history.md, history.html (reports/history_render.py).
+history.csv (every point), history.md, history.html (reports/history/render.py).
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ import pandas as pd
 
 from distbench.collectors.migrations import changed_meaning
 from distbench.parse import UsageError
-from distbench.reports.history_detect import (
+from distbench.reports.history.detect import (
     ALPHA,
     MIN_CHANGE,
     build_series,
     codes_of,
     judge_series,
 )
-from distbench.reports.history_load import METRIC_BY_NAME, RunInfo, incomplete_reason
-from distbench.reports.history_verdict import ChangePoint, Verdict, change_point, verdict
+from distbench.reports.history.load import METRIC_BY_NAME, RunInfo, incomplete_reason
+from distbench.reports.history.verdict import ChangePoint, Verdict, change_point, verdict
 from distbench.stats.changepoint import MIN_SIZE
 from distbench.stats.changepoint_null import NullPool, pool_for
 from distbench.stats.verdict import CANNOT_TELL, REGRESSED
@@ -134,12 +134,12 @@ def build_history(
     """Skip the runs that did not complete, then read, order, cut and judge every series (module
     docstring); the history and the notes of the runs skipped."""
     if cache == "off":
-        from distbench.reports.history_cache import read_uncached
+        from distbench.reports.history.cache import read_uncached
 
         kept, skipped = skip_incomplete(paths)
         infos, points = read_uncached(kept)
         return judged_history(infos, points, min_change, recent, pool_for), skipped
-    from distbench.reports.history_cache import PointCache
+    from distbench.reports.history.cache import PointCache
 
     with PointCache.open(Path(cache) if cache else default_cache()) as store:
         kept, skipped = skip_incomplete(paths, store.unchanged(paths))
@@ -205,7 +205,7 @@ def recent_regressions(history: History) -> list[Verdict]:
 
 def run_history(args: HistoryArgs) -> tuple[int, str]:
     """(exit code, the terminal output); writes the files under args.out."""
-    from distbench.reports.history_render import render_terminal, write_files
+    from distbench.reports.history.render import render_terminal, write_files
 
     paths = resolve_runs(args.run_dirs, args.glob)
     if Path(args.out).exists() and not Path(args.out).is_dir():

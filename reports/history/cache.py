@@ -24,7 +24,7 @@ import pandas as pd
 
 from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV, SCHEMA_VERSION
 from distbench.parse import UsageError
-from distbench.reports.history_load import RunInfo, empty_points, read_points
+from distbench.reports.history.load import RunInfo, empty_points, read_points
 from distbench.stats.changepoint_null import NULL_VERSION, NullPool, pool_for, windows
 
 POINTS_VERSION = 3

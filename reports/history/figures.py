@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from distbench.reports.history_detect import codes_of
-from distbench.reports.history_load import METRIC_BY_NAME
+from distbench.reports.history.detect import codes_of
+from distbench.reports.history.load import METRIC_BY_NAME
 from distbench.stats.verdict import REGRESSED
 
 if TYPE_CHECKING:
-    from distbench.reports.history import History
+    from distbench.reports.history.build import History
 
 REGRESSION, IMPROVEMENT, CUT, LINE, BAND = "#cf222e", "#1a7f37", "#8c959f", "#0969da", "#b6e3ff"
 WIDTH, HEIGHT, LEFT, TOP, BOTTOM = 720, 110, 70, 8, 22

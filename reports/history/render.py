@@ -1,7 +1,7 @@
 """history's outputs: the terminal (the states of the cases, the change points newest first),
 history.csv with every point, history.md and the self-contained history.html (reports/render.py's
 page: the states, the change points, each case's verdict, one trend panel per case from
-reports/history_figures.py)."""
+reports/history/figures.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from distbench import tables
-from distbench.reports.history import ChangePoint, History
-from distbench.reports.history_detect import ALPHA
+from distbench.reports.history.build import ChangePoint, History
+from distbench.reports.history.detect import ALPHA
 from distbench.reports.render import CSS, TableOut, format_number, html_table, markdown_table
 from distbench.stats.changepoint import MIN_SIZE
 from distbench.stats.verdict import NO_CHANGE, STATES
@@ -250,7 +250,7 @@ TREND_TEXT = (
 
 
 def write_files(history: History, out: Path) -> HistoryFiles:
-    from distbench.reports.history_figures import panels
+    from distbench.reports.history.figures import panels
 
     out.mkdir(parents=True, exist_ok=True)
     files = HistoryFiles(out / "history.html", out / "history.md", out / "history.csv", 0)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from distbench.reports.history_detect import Series
-from distbench.reports.history_load import RunInfo
+from distbench.reports.history.detect import Series
+from distbench.reports.history.load import RunInfo
 from distbench.stats.changepoint import MIN_SIZE, SeriesChanges, detectable_step
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
 

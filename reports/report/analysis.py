@@ -1,8 +1,8 @@
 """From loaded rows to what a report shows: comparison sources, the frames behind each figure, and
 the key tables (summary, model fit, runs compared, DDP, send/recv pairs). pandas only.
 
-A *source* is what runs are compared by (reports/sources.py: the argument, label, host or run).
-The first source (in the order the run directories were given) is the baseline of every
+A *source* is what runs are compared by (reports/report/sources.py: the argument, label, host or
+run). The first source (in the order the run directories were given) is the baseline of every
 comparison."""
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from distbench.collectors.schema import (
     DDP_CONFIG_COLUMNS,
 )
 from distbench.parse import format_size
-from distbench.reports.fit import fit_groups
-from distbench.reports.pairs import is_pair_row
-from distbench.reports.sources import assign_sources as assign_sources  # its callers' old home
+from distbench.reports.report.fit import fit_groups
+from distbench.reports.report.pairs import is_pair_row
+from distbench.reports.report.sources import (
+    assign_sources as assign_sources,  # its callers' old home
+)
 
 # Every grouping below is one of these keys, derived from the schema's match keys (compare's too):
 # rows that differ in any of them (gloo on CPU and on CUDA, one node and two) never merge.

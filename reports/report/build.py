@@ -20,15 +20,9 @@ import pandas as pd
 from distbench import __version__
 from distbench.collectors.manifest import utc_now
 from distbench.parse import UsageError
-from distbench.reports import analysis as an
-from distbench.reports import figures as fg
-from distbench.reports.differs import section_differs
 from distbench.reports.kinds import OWN_SECTION_PRIMITIVES
-from distbench.reports.launch_frames import pool_launches
 from distbench.reports.load import Loaded, RunData, load_runs
 from distbench.reports.outputs import check_out, default_out, prepare_out, record_outputs
-from distbench.reports.pairs import split_matrix_rows
-from distbench.reports.reference import read_references, section_reference
 from distbench.reports.render import (
     Section,
     TableOut,
@@ -36,22 +30,24 @@ from distbench.reports.render import (
     render_markdown,
 )
 from distbench.reports.repeats import keep_one_row_per_case
-from distbench.reports.sections import section_collectives
-from distbench.reports.sections_api import section_api
-from distbench.reports.sections_ddp import section_ddp
-from distbench.reports.sections_init import INIT
-from distbench.reports.sections_overlap import OVERLAP
-from distbench.reports.sections_pairs import section_pairs
-from distbench.reports.sections_pipeline import section_pipeline
-from distbench.reports.sections_ranks import section_rank_spread
-from distbench.reports.sections_rpc import RPC
-from distbench.reports.shown import left_out
-from distbench.reports.sources import SOURCES, assign_sources
-
-__path__ = [str(Path(__file__).with_name("report"))]
-"""This module is also the package reports/report/ (the report's own modules: sides.py,
-verdicts.py), where the house layout (#28) moves it; until then its __path__ says so, and
-build_report imports what reaches in there (sections_compare) when it runs, not above."""
+from distbench.reports.report import analysis as an
+from distbench.reports.report.differs import section_differs
+from distbench.reports.report.figures import collectives as fg
+from distbench.reports.report.launch_frames import pool_launches
+from distbench.reports.report.pairs import split_matrix_rows
+from distbench.reports.report.reference import read_references, section_reference
+from distbench.reports.report.sections.api import section_api
+from distbench.reports.report.sections.collectives import section_collectives
+from distbench.reports.report.sections.compare import section_compare
+from distbench.reports.report.sections.ddp import section_ddp
+from distbench.reports.report.sections.init import INIT
+from distbench.reports.report.sections.overlap import OVERLAP
+from distbench.reports.report.sections.pairs import section_pairs
+from distbench.reports.report.sections.pipeline import section_pipeline
+from distbench.reports.report.sections.ranks import section_rank_spread
+from distbench.reports.report.sections.rpc import RPC
+from distbench.reports.report.shown import left_out
+from distbench.reports.report.sources import SOURCES, assign_sources
 
 COMPARED_FIELDS = {"host", "platform", "CPU", "memory", "GPUs", "python", "torch", "CUDA", "NCCL"}
 COMPARED_FIELDS |= {"distbench", "environment", "worker environment"}
@@ -140,7 +136,6 @@ def build_report(
     lines = lines[~lines["primitive"].isin(OWN_SECTION_PRIMITIVES)].copy()  # init, rpc: below
     several = bool(len(lines)) and lines["source"].nunique() > 1
     lines["series"] = an.series_names(lines, with_source=several) if len(lines) else []
-    from distbench.reports.sections_compare import section_compare  # imports reports/report/
 
     headline, compared = section_compare(loaded, notes)
     sections = [section_what_ran(loaded), *compared]

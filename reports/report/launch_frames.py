@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from distbench.reports.checks import METRICS
+from distbench.reports.compare.checks import METRICS
 from distbench.reports.compare.sides import LAUNCH
 from distbench.reports.kinds import MATCH_KEYS
 from distbench.reports.load import Loaded, RunData, run_frames, unique_names

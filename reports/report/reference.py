@@ -25,7 +25,7 @@ import pandas as pd
 from distbench.parse import UsageError, format_size, parse_size
 from distbench.primitives.facts import FACTS
 from distbench.reports.render import FigureOut, Section, TableOut
-from distbench.reports.sections import figure_out
+from distbench.reports.report.sections.collectives import figure_out
 
 KEYS = {"primitive", "world_size", "size", "size_bytes", "busbw_GBps", "source", "backend"}
 EXAMPLE = (
@@ -129,7 +129,7 @@ def gap_frame(lines: pd.DataFrame, references: list[Reference]) -> pd.DataFrame:
 def plot_reference(lines: pd.DataFrame, references: list[Reference]) -> Any:
     """Measured busbw vs size (solid) and the expected busbw (dashed, gap labelled) per primitive
     and world size that a reference names; None when no measured row matches one."""
-    from distbench.reports.figures import panel_grid
+    from distbench.reports.report.figures.collectives import panel_grid
 
     cases = sorted({(r.primitive, r.world_size) for r in references})
     cases = [

@@ -17,8 +17,8 @@ import pandas as pd
 
 from distbench.collectors.schema import DDP_MATCH_KEY
 from distbench.parse import format_size
-from distbench.reports.analysis import pick_sizes, scaling_panel
-from distbench.reports.pairs import MATRIX_CASE, MAX_MATRICES, is_pair_row
+from distbench.reports.report.analysis import pick_sizes, scaling_panel
+from distbench.reports.report.pairs import MATRIX_CASE, MAX_MATRICES, is_pair_row
 
 EVERY_ROW = "every measurement is in report.html's table of every row"
 

@@ -17,15 +17,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from distbench.reports.compare.sides import Launch, Side, launch_dirs, load_side
-from distbench.reports.launch_frames import night_of
 from distbench.reports.load import Loaded, RunData
 from distbench.reports.repeats import run_order
+from distbench.reports.report.launch_frames import night_of
 from distbench.reports.runs import Run, load_run
 
 
 def run_dirs(run: RunData) -> list[Path]:
     """The run directories behind one of the report's runs: a night's launch-N folders where the
-    report drew the night as one run (reports/launch_frames.py), else the run's own."""
+    report drew the night as one run (reports/report/launch_frames.py), else the run's own."""
     return launch_dirs(Path(run.path)) or [Path(run.path)]
 
 

@@ -14,9 +14,9 @@ import pandas as pd
 
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
 from distbench.parse import format_size
-from distbench.reports.analysis import CASE, series_names
+from distbench.reports.report.analysis import CASE, series_names
 from distbench.reports.report.verdicts import SourceVerdict, speedup_of, state_text
-from distbench.reports.versions import version_keys
+from distbench.reports.report.versions import version_keys
 from distbench.stats.verdict import IMPROVED, REGRESSED
 
 ROW_OF_CASE = {

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from distbench.parse import UsageError
-from distbench.reports.checks import METRICS, Thresholds, parse_threshold
+from distbench.reports.compare.checks import METRICS, Thresholds, parse_threshold
 from distbench.reports.compare.judge import Comparison, Unmatched, compare_sides
 from distbench.reports.compare.sides import Side
 from distbench.reports.kinds import MATCH_KEYS

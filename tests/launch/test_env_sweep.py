@@ -8,8 +8,8 @@ import csv
 import json
 from pathlib import Path
 
-from distbench.reports import analysis
 from distbench.reports.load import load_runs
+from distbench.reports.report import analysis
 from tests.conftest import run_cli
 
 

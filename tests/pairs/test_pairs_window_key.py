@@ -17,7 +17,7 @@ from distbench.pairs.rows import PairResult, pair_row
 from distbench.pairs.runner import Layout
 from distbench.pairs.spec import PairsSpec
 from distbench.reports.load import load_runs
-from distbench.reports.pairs import pair_matrices, read_ranks, split_matrix_rows
+from distbench.reports.report.pairs import pair_matrices, read_ranks, split_matrix_rows
 from distbench.spec import LaunchSpec, RunSpec
 from tests.pairs.test_pairs_e2e import run_pairs
 

@@ -28,7 +28,7 @@ from distbench.collectors.schema import (
 )
 from distbench.collectors.sink import CsvSink
 from distbench.parse import UsageError
-from distbench.reports.checks import (
+from distbench.reports.compare.checks import (
     METRICS,
     Threshold,
     Thresholds,

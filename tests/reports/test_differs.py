@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from distbench.collectors.nodefacts_diff import flatten, node_warnings, scoped_fields
-from distbench.reports.report import build_report
+from distbench.reports.report.build import build_report
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from distbench.reports.fit import MAX_REL_RMS, fit_groups, fit_latency_bandwidth
+from distbench.reports.report.fit import MAX_REL_RMS, fit_groups, fit_latency_bandwidth
 from distbench.stats.intervals import t_quantile
 
 SIZES = [1024, 16384, 262144, 1048576, 4194304]

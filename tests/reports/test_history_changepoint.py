@@ -1,5 +1,5 @@
 """history's change points on pure functions (distbench.stats.changepoint and its model and null,
-reports/history_detect.py, reports/history_verdict.py): drift does not fire, a 20 % step does,
+reports/history/detect.py, reports/history/verdict.py): drift does not fire, a 20 % step does,
 three nights cannot tell, one series per case, launch noise from the launches' spread. Each check
 is shown to bite: the test breaks the method from its own side (phi forced to 0, the ranks
 skipped, the verdict's night count ignored) and sees it fail."""
@@ -132,7 +132,7 @@ def test_detectable_step_shrinks_with_nights_after_it() -> None:
 def test_launch_noise_is_the_pooled_spread_over_the_launches() -> None:
     """A night value's launch-noise variance: the nights' launch variances pooled with
     launches - 1 degrees of freedom each, over the mean launches a night; 0 with one launch."""
-    from distbench.reports.history_detect import launch_noise
+    from distbench.reports.history.detect import launch_noise
 
     spread = np.array([0.01, 0.04, np.nan, 0.02])
     launches = np.array([2.0, 3.0, 1.0, 2.0])
@@ -146,9 +146,9 @@ def test_three_nights_the_last_two_twice_slower_cannot_tell(
 ) -> None:
     """0.2.0 printed 'pass' here. Now the case's verdict is cannot tell (too few nights since
     the last change), never no change seen; a verdict that ignores the count says no change."""
-    from distbench.reports import history_verdict
-    from distbench.reports.history_detect import Series, judge_series
-    from distbench.reports.history_load import RunInfo
+    from distbench.reports.history import verdict as history_verdict
+    from distbench.reports.history.detect import Series, judge_series
+    from distbench.reports.history.load import RunInfo
 
     runs = [RunInfo(f"/r{i}", f"nightly-{i}", f"2026-01-0{i + 1}", "abc", 4) for i in range(3)]
     series = Series("all_reduce 1M", "comm", "time_us_min", 0, np.arange(3),
@@ -169,7 +169,7 @@ def test_p50_and_busbw_are_one_series(tmp_path: Path) -> None:
     import importlib.util
     import shutil
 
-    from distbench.reports.history_load import read_points
+    from distbench.reports.history.load import read_points
 
     spec = importlib.util.spec_from_file_location(
         "bench_history", Path(__file__).resolve().parents[2] / "ci" / "bench_history.py"
@@ -195,7 +195,7 @@ def test_p50_and_busbw_are_one_series(tmp_path: Path) -> None:
 
 def test_a_null_pool_round_trips_through_the_cache(tmp_path: Path) -> None:
     """The history cache keeps a pool's draws and gives back the same p-values."""
-    from distbench.reports.history_cache import PointCache
+    from distbench.reports.history.cache import PointCache
 
     with PointCache.open(tmp_path / "c.duckdb") as cache:
         first = cache.null_pool(12, False)

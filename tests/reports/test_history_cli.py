@@ -112,7 +112,7 @@ def test_a_cached_run_rewritten_as_not_completed_is_skipped(
 
     from distbench.cli.app import run_cli
     from distbench.collectors.rundir import NIGHT_STATE
-    from distbench.reports.history_cache import PointCache
+    from distbench.reports.history.cache import PointCache
 
     runs = tmp_path / "results"
     bench_history().build_history(runs, 6, 4, None, seed=1)

@@ -1,7 +1,7 @@
-"""compare pools a run's launches (reports/launches.py, #16): ci/nightly.sh --launches 2 sweeps into
-RUN/launch-1 and RUN/launch-2, and compare reads such a run as one, each row's metric the geometric
-mean of its launches' and its samples every launch's trials. On fixture runs written with the real
-sinks; the nightly's own sweeps: test_compare.py."""
+"""A night's launches (#16): ci/nightly.sh --launches 2 sweeps into RUN/launch-1 and RUN/launch-2;
+history and the report read such a night as one point, one row per case (the geometric mean of its
+launches'). On fixture runs written with the real sinks; compare's launches as units:
+test_compare.py."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from distbench.reports.launches import launch_dirs, load_pooled
-from distbench.reports.runs import load_run
-from tests.reports.test_compare import SEPARATED, cli, comm_row, write_run
+from distbench.reports.compare.sides import launch_dirs
+from tests.reports.test_compare import comm_row, write_run
 
 FAST = [80.0, 81.0, 82.0, 83.0, 84.0, 85.0]
 SLOW = [120.0, 121.0, 122.0, 123.0, 124.0, 125.0]
+SEPARATED = [100.0, 101.0, 102.0, 103.0, 104.0]
 
 
 def launches(path: Path, *samples: list[float], sizes: tuple[int, ...] = (1024,)) -> Path:
@@ -27,24 +27,7 @@ def launches(path: Path, *samples: list[float], sizes: tuple[int, ...] = (1024,)
     return path
 
 
-def test_a_run_s_launches_are_pooled_by_geometric_mean_and_trials(tmp_path: Path) -> None:
-    run = launches(tmp_path / "night", FAST, SLOW)
-    pooled, note = load_pooled(run)
-    assert note is not None and "2 launches pooled (launch-1, launch-2)" in note
-    (row,) = pooled.rows.values()
-    assert row.metric("time_us_min") == pytest.approx(math.sqrt(80.0 * 120.0))
-    assert row.metric("time_us_p50") == pytest.approx(math.sqrt(82.5 * 122.5))
-    assert row.metric("ci_low_us") == pytest.approx(math.sqrt(81.0 * 121.0))  # the interval too
-    assert row.units_us == (*FAST, *SLOW)
-    assert row.run == "night"
-    single = write_run(tmp_path / "plain", [(comm_row(1024, SEPARATED, 0), SEPARATED)])
-    plain, none = load_pooled(single)
-    assert none is None and plain.rows == load_run(single).rows  # one launch: read as before
-
-
-def test_launch_folders_sort_by_number_and_a_missing_row_is_pooled_from_the_rest(
-    tmp_path: Path,
-) -> None:
+def test_launch_folders_sort_by_number_and_other_folders_are_ignored(tmp_path: Path) -> None:
     run = tmp_path / "night"
     for number in (10, 2, 1):
         times = [float(number)] * 5
@@ -52,39 +35,13 @@ def test_launch_folders_sort_by_number_and_a_missing_row_is_pooled_from_the_rest
     (run / "launch-x").mkdir()  # not a launch: ignored
     (run / "report").mkdir()
     assert [d.name for d in launch_dirs(run)] == ["launch-1", "launch-2", "launch-10"]
-    extra = [(comm_row(1024, SEPARATED, 0), SEPARATED), (comm_row(2048, SEPARATED, 1), SEPARATED)]
-    write_run(run / "launch-11", extra)
-    pooled, _note = load_pooled(run)
-    rows = {dict(k)["size_bytes"]: r for k, r in pooled.rows.items()}
-    assert rows["2048"].units_us == tuple(SEPARATED)  # held by launch-11 only
-    assert rows["1024"].metric("time_us_min") == pytest.approx((1 * 2 * 10 * 100) ** 0.25)
-
-
-def test_compare_judges_the_pooled_launches_not_the_last_one(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Tonight's second launch alone is 20 % slower than both of the baseline's; its first is as
-    much faster. Pooled, nothing changed: compare passes and says it pooled. Judged on the last
-    launch alone (the rule for a re-run), the same night would regress."""
-    sizes = (1024, 2048)
-    base = launches(tmp_path / "base", SEPARATED, SEPARATED, sizes=sizes)
-    night = launches(tmp_path / "night", FAST, SLOW, sizes=sizes)
-    code, out, _err = cli(["compare", str(base), str(night), "--threshold", "5%"], capsys)
-    assert code == 0, out
-    assert f"{night}: 2 launches pooled (launch-1, launch-2)" in out
-    as_json = cli(["compare", str(base), str(night), "--format", "json"], capsys)[1]
-    assert "10 vs 12 trials" in as_json
-    last = tmp_path / "last"
-    launches(last, SLOW, sizes=sizes)
-    code, out, _err = cli(["compare", str(base), str(last), "--threshold", "5%"], capsys)
-    assert code == 1, out
 
 
 def test_history_gives_a_night_of_two_launches_one_pooled_point(tmp_path: Path) -> None:
     """history reads a night as compare does: one point per case (its fastest trial, history's
     one series), the geometric mean of its launches' values (not the last launch's, not one point
     per launch), low and high its lowest and highest launch; a row held by one launch is its own."""
-    from distbench.reports.history_load import read_points
+    from distbench.reports.history.load import read_points
 
     night = launches(tmp_path / "night", FAST, SLOW)
     write_run(night / "launch-3", [(comm_row(2048, SEPARATED, 1), SEPARATED)])
@@ -105,9 +62,9 @@ def test_report_pools_a_nights_launches_as_compare_does(tmp_path: Path) -> None:
     """The report of a two-launch night shows one row per case named after the night: its p50
     the geometric mean of the launches', its samples both launches' trials (numbered on), and
     a note; a run outside launch folders is left as it was."""
-    from distbench.reports.launch_frames import pool_launches
     from distbench.reports.load import load_runs
-    from distbench.reports.report import build_report
+    from distbench.reports.report.build import build_report
+    from distbench.reports.report.launch_frames import pool_launches
 
     night = launches(tmp_path / "night", FAST, SLOW, sizes=(1024, 2048))
     write_run(night / "launch-3", [(comm_row(4096, SEPARATED, 2), SEPARATED)])
@@ -126,12 +83,14 @@ def test_report_pools_a_nights_launches_as_compare_does(tmp_path: Path) -> None:
     ]
     assert sorted(mine["time_us"]) == sorted(FAST + SLOW)
     assert sorted(mine["trial"]) == list(range(len(FAST) + len(SLOW)))
-    assert any("3 launches pooled (launch-1, launch-2, launch-3)" in n for n in loaded.notes)
+    assert any(
+        "3 launches drawn as one run (launch-1, launch-2, launch-3)" in n for n in loaded.notes
+    )
 
     apart = load_runs([night / "launch-1", night / "launch-2"])  # given one by one: compared
     pool_launches(apart)
-    assert len(apart.runs) == 2 and not any("pooled" in n for n in apart.notes)
+    assert len(apart.runs) == 2 and not any("drawn as one run" in n for n in apart.notes)
 
     files = build_report([str(night)], out=str(tmp_path / "report"))
     text = files.markdown.read_text(encoding="utf-8")
-    assert "launches pooled" in text
+    assert "launches drawn as one run" in text

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from distbench.reports.reference import read_references
-from distbench.reports.report import build_report
+from distbench.reports.report.build import build_report
+from distbench.reports.report.reference import read_references
 from tests.conftest import usage_error_line
 
 RUN = Path(__file__).resolve().parents[1] / "data" / "cluster-a" / "allreduce"

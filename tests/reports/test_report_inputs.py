@@ -22,15 +22,15 @@ from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
 from distbench.cli.app import run_cli as run_in_process
-from distbench.reports import analysis as an
-from distbench.reports import figures as fg
-from distbench.reports import figures_ddp as fd
 from distbench.reports.load import Loaded, load_runs
 from distbench.reports.outputs import REPORT_LIST
-from distbench.reports.pairs import split_matrix_rows
 from distbench.reports.repeats import keep_one_row_per_case
-from distbench.reports.shown import left_out
-from distbench.reports.sources import assign_sources
+from distbench.reports.report import analysis as an
+from distbench.reports.report.figures import collectives as fg
+from distbench.reports.report.figures import ddp as fd
+from distbench.reports.report.pairs import split_matrix_rows
+from distbench.reports.report.shown import left_out
+from distbench.reports.report.sources import assign_sources
 from tests.conftest import run_cli, usage_error_line
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -341,7 +341,7 @@ def test_the_runs_table_marks_a_worker_variable_not_torchrun_s_port() -> None:
     import pandas as pd
 
     from distbench.reports.load import RunData
-    from distbench.reports.report import manifests_table
+    from distbench.reports.report.build import manifests_table
 
     def run(name: str, **worker_env: str) -> RunData:
         manifest = {"status": "completed", "worker_env": {"MASTER_ADDR": "localhost", **worker_env}}

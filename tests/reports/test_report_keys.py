@@ -27,18 +27,21 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.collectors.sink import CsvSink
-from distbench.reports import analysis as an
 from distbench.reports.load import load_runs
-from distbench.reports.pairs import split_matrix_rows
 from distbench.reports.repeats import keep_one_row_per_case
-from distbench.reports.report import build_report
+from distbench.reports.report import analysis as an
+from distbench.reports.report.build import build_report
+from distbench.reports.report.pairs import split_matrix_rows
 from distbench.reports.runs import load_run
 from distbench.stats import Stats
-from tests.reports.test_compare import SEPARATED, SEPARATED_SLOWER, ddp_row, write_run
+from tests.reports.test_compare import ddp_row, write_run
 
 SIZES = [1024, 16384, 262144, 1048576, 4194304]
 # (device, nnodes) -> (alpha µs, beta GB/s): CUDA tensors over gloo pay a copy, so they differ
 LINES = {("cpu", 1): (20.0, 2.0), ("cuda", 1): (60.0, 1.0), ("cpu", 2): (80.0, 0.5)}
+
+SEPARATED = [100.0, 101.0, 102.0, 103.0, 104.0]
+SEPARATED_SLOWER = [120.0, 121.0, 122.0, 123.0, 125.0]  # +20 %, no overlap
 
 
 def canned_row(index: int, device: str, nnodes: int, world_size: int, size: int) -> ResultRow:

@@ -26,15 +26,15 @@ import pandas as pd
 import pytest
 
 from distbench.cli.app import run_cli
-from distbench.reports import speedups as sp
 from distbench.reports.compare.cli import CompareArgs, run_compare
 from distbench.reports.kinds import MATCH_KEYS
-from distbench.reports.launch_frames import pool_launches
 from distbench.reports.load import load_runs
 from distbench.reports.repeats import keep_one_row_per_case
-from distbench.reports.report import build_report
+from distbench.reports.report import speedups as sp
+from distbench.reports.report.build import build_report
+from distbench.reports.report.launch_frames import pool_launches
+from distbench.reports.report.sources import assign_sources
 from distbench.reports.report.verdicts import annotate, report_verdicts
-from distbench.reports.sources import assign_sources
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
 from tests.reports.test_compare import launch, levels, night, window
 

@@ -14,7 +14,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from distbench.reports.figures import line_palette, primitive_mode_figure, size_axis
+from distbench.reports.report.figures.collectives import (
+    line_palette,
+    primitive_mode_figure,
+    size_axis,
+)
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
 
 STATE_KEYS = (

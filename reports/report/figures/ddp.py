@@ -10,7 +10,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from distbench.reports.figures import (
+from distbench.reports.report.figures.collectives import (
     LINESTYLES,
     MARKERS,
     STYLE,

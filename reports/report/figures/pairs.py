@@ -12,8 +12,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from distbench.reports.figures import STYLE, new_figure
-from distbench.reports.pairs import PairMatrix
+from distbench.reports.report.figures.collectives import STYLE, new_figure
+from distbench.reports.report.pairs import PairMatrix
 
 OUTLIER_COLOUR = "tab:red"
 

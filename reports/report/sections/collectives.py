@@ -1,5 +1,5 @@
 """The report's sections below "What ran": collectives (with the model fit) and DDP (the pairs:
-sections_pairs.py), as tables of display strings and PNG figures. report.py assembles them.
+pairs.py), as tables of display strings and PNG figures. report/build.py assembles them.
 
 Every table groups rows by the schema's case columns (analysis.CASE), so each shows `device` and
 `nodes`: gloo on CPU and on CUDA, or one node and two, are separate lines.
@@ -18,12 +18,12 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from distbench.parse import format_size
-from distbench.reports import analysis as an
-from distbench.reports import figures as fg
-from distbench.reports.fit import MAX_REL_RMS
 from distbench.reports.load import Loaded
 from distbench.reports.render import FigureOut, Section, TableOut, format_number
-from distbench.reports.uncertainty import with_interval
+from distbench.reports.report import analysis as an
+from distbench.reports.report.figures import collectives as fg
+from distbench.reports.report.fit import MAX_REL_RMS
+from distbench.reports.report.uncertainty import with_interval
 
 HTML_ROW_LIMIT = 5000
 """The full results table in report.html stops here (report.md never lists every row)."""

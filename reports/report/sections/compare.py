@@ -10,18 +10,18 @@ import pandas as pd
 
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
 from distbench.parse import format_size
-from distbench.reports import speedups as sp
-from distbench.reports.figures_compare import plot_ratios
-from distbench.reports.headline import write_headline
 from distbench.reports.keydiff import explain_no_common_rows, key_differences
 from distbench.reports.load import Loaded
-from distbench.reports.pairs import split_matrix_rows
 from distbench.reports.render import FigureOut, Section, TableOut
+from distbench.reports.report import speedups as sp
+from distbench.reports.report.figures.compare import plot_ratios
+from distbench.reports.report.headline import write_headline
+from distbench.reports.report.pairs import split_matrix_rows
+from distbench.reports.report.sections.collectives import CASE_NAMES, display, figure_out, titled
+from distbench.reports.report.sources import argument_names
+from distbench.reports.report.uncertainty import with_interval
 from distbench.reports.report.verdicts import SourceVerdict, annotate, report_verdicts
-from distbench.reports.sections import CASE_NAMES, display, figure_out, titled
-from distbench.reports.sources import argument_names
-from distbench.reports.uncertainty import with_interval
-from distbench.reports.versions import drop_changed_meaning
+from distbench.reports.report.versions import drop_changed_meaning
 
 HOW = (
     "Each p50 is the geometric mean over its side's launches. verdict: what `distbench compare "

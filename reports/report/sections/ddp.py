@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from distbench.reports import analysis as an
-from distbench.reports import figures_ddp as fd
 from distbench.reports.render import Section, format_number
-from distbench.reports.sections import CASE_NAMES, display, figure_out, titled
+from distbench.reports.report import analysis as an
+from distbench.reports.report.figures import ddp as fd
+from distbench.reports.report.sections.collectives import CASE_NAMES, display, figure_out, titled
 
 SHARDING_NAMES = {
     "gathered_MB": "all-gathered MB/step",

@@ -7,9 +7,9 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from distbench.reports.figures import STYLE, panel_grid
 from distbench.reports.render import TableOut, format_number
-from distbench.reports.sections import RowsSection
+from distbench.reports.report.figures.collectives import STYLE, panel_grid
+from distbench.reports.report.sections.collectives import RowsSection
 
 PHASE_ORDER = ("init_process_group", "first_collective", "new_groups", "destroy_process_group")
 

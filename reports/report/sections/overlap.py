@@ -10,9 +10,9 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from distbench.parse import format_size
-from distbench.reports.figures import STYLE, panel_grid
 from distbench.reports.render import TableOut, format_number
-from distbench.reports.sections import RowsSection, run_cells
+from distbench.reports.report.figures.collectives import STYLE, panel_grid
+from distbench.reports.report.sections.collectives import RowsSection, run_cells
 
 PHASES = {"t_compute_us": "compute alone", "t_comm_us": "collective alone", "t_both_us": "both"}
 PHASE_WORDS = ("compute", "comm", "both")

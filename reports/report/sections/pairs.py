@@ -1,16 +1,16 @@
 """The report's pair section: the pair matrices of `sendrecv --pairs all` and `distbench pairs` as
 heatmaps and tables with the outliers of ranks.csv marked, and each rank's standing as bars and a
-table (reports/pairs.py builds them, figures_pairs.py draws them)."""
+table (reports/report/pairs.py builds them, figures/pairs.py draws them)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from distbench.reports import figures_pairs as fp
 from distbench.reports.load import Loaded
-from distbench.reports.pairs import pair_matrices, read_ranks
 from distbench.reports.render import Section, TableOut, format_number
-from distbench.reports.sections import display, figure_out, titled
+from distbench.reports.report.figures import pairs as fp
+from distbench.reports.report.pairs import pair_matrices, read_ranks
+from distbench.reports.report.sections.collectives import display, figure_out, titled
 
 
 def section_pairs(

@@ -7,9 +7,14 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from distbench.reports.figures import STYLE, line_palette, new_figure, shared_legend
 from distbench.reports.render import Section
-from distbench.reports.sections import CASE_NAMES, display, figure_out, titled
+from distbench.reports.report.figures.collectives import (
+    STYLE,
+    line_palette,
+    new_figure,
+    shared_legend,
+)
+from distbench.reports.report.sections.collectives import CASE_NAMES, display, figure_out, titled
 
 
 def plot_pipeline(rows: pd.DataFrame) -> Figure | None:

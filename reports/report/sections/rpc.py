@@ -9,9 +9,9 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from distbench.parse import format_size
-from distbench.reports.figures import STYLE, panel_grid, size_axis
 from distbench.reports.render import TableOut, format_number
-from distbench.reports.sections import RowsSection, run_cells
+from distbench.reports.report.figures.collectives import STYLE, panel_grid, size_axis
+from distbench.reports.report.sections.collectives import RowsSection, run_cells
 
 
 def rpc_rows(comm: pd.DataFrame) -> pd.DataFrame:
