@@ -145,19 +145,42 @@ def ddp_lines(ddp: pd.DataFrame) -> pd.Series:
     return label
 
 
+COMM_BASELINE = "comm_baseline"
+"""The row's column naming its own no-communication baseline strategy (bench/ddp/spec.py
+COMM_BASELINE: ddp-nocomm for DDP's strategies, local for the manual and FSDP ones)."""
+OLD_COMM_BASELINE = "ddp-nocomm"
+"""Where a row names none (a frame without the column; dp's empty cell): v3's baseline, which
+the migration also gives every row of an older run (collectors/migrations.py)."""
+
+
+def comm_baselines(ddp: pd.DataFrame) -> pd.Series:
+    """Each row's comm_baseline, ddp-nocomm where the frame or the row has none."""
+    if COMM_BASELINE not in ddp:
+        return pd.Series(OLD_COMM_BASELINE, index=ddp.index, dtype=object)
+    names = ddp[COMM_BASELINE].astype(object).fillna("").astype(str)
+    return names.where(names != "", OLD_COMM_BASELINE)
+
+
 def ddp_split(ddp: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration (DDP_CONFIG, world size > 1) x strategy: compute = ddp-nocomm's mean
-    step, comm = the rest (ms). Means: a periodic strategy's p50 is a step that sends nothing."""
+    """Per configuration (DDP_CONFIG, world size > 1) x strategy: compute = the mean step of the
+    row's own no-communication baseline (its comm_baseline: ddp-nocomm for DDP's strategies, local
+    for grad-avg, param-avg and FSDP), comm = the rest (ms), as the row's comm_share subtracts it.
+    A strategy whose baseline was not run at that configuration has no bar. Means: a periodic
+    strategy's p50 is a step that sends nothing."""
     rows = ddp[ddp["world_size"] > 1]
-    rows = rows.assign(panel=ddp_lines(rows) + " · " + rows["world_size"].astype(str) + " ranks")
+    rows = rows.assign(
+        panel=ddp_lines(rows) + " · " + rows["world_size"].astype(str) + " ranks",
+        comm_baseline=comm_baselines(rows),
+    )
     config = [*DDP_CONFIG, "panel"]
     mean = "step_time_us_mean"
-    baseline = rows[rows["strategy"] == "ddp-nocomm"].groupby(config, observed=True, dropna=False)
-    nocomm = baseline[mean].median().rename("compute_us").reset_index()
-    if nocomm.empty:
+    by_strategy = rows.groupby([*config, "strategy"], observed=True, dropna=False)[mean].median()
+    compute = by_strategy.rename("compute_us").reset_index()
+    compute = compute.rename(columns={"strategy": COMM_BASELINE})
+    step = rows.groupby([*config, "strategy", COMM_BASELINE], observed=True, dropna=False)[mean]
+    split = step.median().reset_index().merge(compute, on=[*config, COMM_BASELINE])
+    if split.empty:
         return pd.DataFrame()
-    step = rows.groupby([*config, "strategy"], observed=True, dropna=False)[mean].median()
-    split = step.reset_index().merge(nocomm, on=config)
     split["compute_ms"] = split["compute_us"] / 1e3
     split["comm_ms"] = (split[mean] - split["compute_us"]).clip(lower=0) / 1e3
     split["source"] = split["source"].astype(str)

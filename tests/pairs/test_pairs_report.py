@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from distbench.reports.load import load_runs
-from distbench.reports.report.pairs import pair_matrices, read_ranks, split_matrix_rows
 from distbench.reports.report.build import build_report
+from distbench.reports.report.pairs import pair_matrices, read_ranks, split_matrix_rows
 from tests.pairs.test_pairs_e2e import SLOW_DELAY, STEADY, WINDOW, run_pairs
 
 pytestmark = pytest.mark.slow

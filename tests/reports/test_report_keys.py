@@ -27,15 +27,19 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.collectors.sink import CsvSink
+from distbench.ddp.spec import COMM_BASELINE
 from distbench.reports.load import load_runs
 from distbench.reports.repeats import keep_one_row_per_case
 from distbench.reports.report import analysis as an
 from distbench.reports.report.build import build_report
+from distbench.reports.report.figures import ddp as fd
 from distbench.reports.report.pairs import split_matrix_rows
+from distbench.reports.report.sources import assign_sources
 from distbench.reports.runs import load_run
 from distbench.stats import Stats
 from tests.reports.test_compare import ddp_row, write_run
 
+DATA = Path(__file__).resolve().parents[1] / "data"
 SIZES = [1024, 16384, 262144, 1048576, 4194304]
 # (device, nnodes) -> (alpha µs, beta GB/s): CUDA tensors over gloo pay a copy, so they differ
 LINES = {("cpu", 1): (20.0, 2.0), ("cuda", 1): (60.0, 1.0), ("cpu", 2): (80.0, 0.5)}
@@ -149,6 +153,71 @@ def test_ddp_split_keeps_devices_apart_and_uses_means() -> None:
     assert split.loc[("cpu", "ddp"), "comm_ms"] == pytest.approx(0.5)
     assert split.loc[("cuda", "ddp"), "comm_ms"] == pytest.approx(0.05)
     assert split["panel"].nunique() == 2
+
+
+def split_rows(with_column: bool) -> pd.DataFrame:
+    """One configuration at 2 ranks: ddp-nocomm 1000 us, ddp 1500, local 800, grad-avg 1100,
+    param-avg 900 (mean steps), each row naming its comm_baseline as bench/ddp/spec.py does."""
+    config = {c: "x" for c in an.DDP_CONFIG if c not in ("source", "world_size", "nnodes")}
+    means = {"ddp-nocomm": 1000.0, "ddp": 1500.0, "local": 800.0, "grad-avg": 1100.0}
+    means["param-avg"] = 900.0
+    rows = [
+        {**config, "source": "run", "world_size": 2, "nnodes": 1, "strategy": strategy,
+         "step_time_us_mean": mean, "step_time_us_p50": mean}
+        | ({"comm_baseline": COMM_BASELINE[strategy]} if with_column else {})
+        for strategy, mean in means.items()
+    ]  # fmt: skip
+    ddp = pd.DataFrame(rows)
+    ddp["source"] = pd.Categorical(ddp["source"])
+    return ddp
+
+
+def test_ddp_split_subtracts_each_strategy_s_own_comm_baseline() -> None:
+    """grad-avg and param-avg subtract local's step (their comm_baseline, as their rows' comm_share
+    does), DDP's strategies ddp-nocomm's; a run without the column (older than v4) subtracts
+    ddp-nocomm everywhere, as its rows' comm_share did."""
+    split = an.ddp_split(split_rows(with_column=True)).set_index("strategy")
+    assert split.loc["grad-avg", "comm_baseline"] == "local"
+    assert split.loc["grad-avg", "compute_ms"] == pytest.approx(0.8)
+    assert split.loc["grad-avg", "comm_ms"] == pytest.approx(0.3)  # 1100 - 800 us
+    assert split.loc["param-avg", "comm_ms"] == pytest.approx(0.1)  # 900 - 800 us
+    assert split.loc["ddp", "compute_ms"] == pytest.approx(1.0)
+    assert split.loc["ddp", "comm_ms"] == pytest.approx(0.5)
+    assert split.loc["local", "comm_ms"] == 0 and split.loc["ddp-nocomm", "comm_ms"] == 0
+    old = an.ddp_split(split_rows(with_column=False)).set_index("strategy")
+    assert set(old["comm_baseline"]) == {"ddp-nocomm"}
+    assert old.loc["grad-avg", "comm_ms"] == pytest.approx(0.1)  # 1100 - 1000 us
+    assert old.loc["param-avg", "comm_ms"] == 0  # faster than ddp-nocomm: clipped
+    blank = split_rows(with_column=True)
+    blank["comm_baseline"] = ""  # a row naming none: ddp-nocomm, as v3
+    assert an.ddp_split(blank).set_index("strategy").loc["grad-avg", "comm_ms"] == 0.1
+
+
+def test_ddp_split_of_a_v1_run_reads_its_migrated_baseline() -> None:
+    """The frozen v1 fixture's rows, loaded (migrated to v4's comm_baseline = ddp-nocomm, how
+    their comm_share was computed): every bar subtracts ddp-nocomm's mean step."""
+    loaded = load_runs([DATA / "cluster-a" / "ddp"])
+    assign_sources(loaded)
+    ddp = loaded.ddp
+    split = an.ddp_split(ddp)
+    assert set(split["comm_baseline"]) == {"ddp-nocomm"}
+    at_2 = split[split["world_size"] == 2].set_index("strategy")
+    nocomm = ddp[(ddp["strategy"] == "ddp-nocomm") & (ddp["world_size"] == 2)]
+    assert at_2.loc["grad-avg", "compute_ms"] == pytest.approx(
+        float(nocomm["step_time_us_mean"].median()) / 1e3
+    )
+    figure = fd.plot_ddp_split(split)
+    assert figure is not None
+    legend = [t.get_text() for t in figure.legends[0].get_texts()]
+    assert "compute (ddp-nocomm mean)" in legend
+
+
+def test_ddp_split_figure_names_each_bar_s_baseline_when_they_differ() -> None:
+    figure = fd.plot_ddp_split(an.ddp_split(split_rows(with_column=True)))
+    assert figure is not None
+    ticks = [t.get_text() for t in figure.axes[0].get_xticklabels()]
+    assert "grad-avg (local)" in ticks and "ddp (ddp-nocomm)" in ticks
+    assert "compute (baseline mean)" in [t.get_text() for t in figure.legends[0].get_texts()]
 
 
 def test_report_of_canned_rows_with_empty_cells(tmp_path: Path) -> None:

@@ -68,10 +68,12 @@ def plot_ddp_scaling(ddp: pd.DataFrame) -> Figure | None:
 
 
 def plot_ddp_split(split: pd.DataFrame) -> Figure | None:
-    """Stacked bars per strategy: compute (ddp-nocomm's mean step) + communication (the rest),
-    in ms; one panel per configuration and world size (`panel`).
+    """Stacked bars per strategy: compute (the mean step of its comm_baseline, e.g. ddp-nocomm)
+    + communication (the rest), in ms; one panel per configuration and world size (`panel`).
+    Where strategies of a panel subtract different baselines, each bar names its own.
 
-    `split`: panel, strategy, compute_ms, comm_ms (one row per bar), from analysis.ddp_split.
+    `split`: panel, strategy, comm_baseline, compute_ms, comm_ms (one row per bar), from
+    analysis.ddp_split.
     """
     if split.empty:
         return None
@@ -79,12 +81,14 @@ def plot_ddp_split(split: pd.DataFrame) -> Figure | None:
     cols = min(3, len(panels))
     rows = math.ceil(len(panels) / cols)
     colors = sns.color_palette("deep", 2)
+    baselines = sorted(split["comm_baseline"].unique())
+    compute = f"compute ({baselines[0]} mean)" if len(baselines) == 1 else "compute (baseline mean)"
     with sns.axes_style(STYLE):
         fig = new_figure(rows, cols)
         axes = list(fig.subplots(rows, cols, squeeze=False).flat)
         for ax, (title, panel) in zip(axes, panels, strict=False):
             x = np.arange(len(panel))
-            ax.bar(x, panel["compute_ms"], color=colors[0], label="compute (ddp-nocomm mean)")
+            ax.bar(x, panel["compute_ms"], color=colors[0], label=compute)
             ax.bar(
                 x,
                 panel["comm_ms"],
@@ -92,7 +96,10 @@ def plot_ddp_split(split: pd.DataFrame) -> Figure | None:
                 color=colors[1],
                 label="communication (the rest)",
             )
-            ax.set_xticks(x, panel["strategy"], rotation=30, ha="right")
+            ticks = panel["strategy"]
+            if len(baselines) > 1:  # which baseline each bar subtracts
+                ticks = ticks + " (" + panel["comm_baseline"] + ")"
+            ax.set_xticks(x, ticks, rotation=30, ha="right")
             ax.set_ylabel("mean step time (ms)")
             ax.set_title(str(title), fontsize="medium")
         for ax in axes[len(panels) :]:

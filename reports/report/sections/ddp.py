@@ -50,9 +50,12 @@ def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
     figures += figure_out(
         fd.plot_ddp_split(an.ddp_split(ddp)),
         "fig-ddp-strategies.png",
-        "mean step time = compute (the ddp-nocomm strategy's mean) + communication (the rest)",
+        "mean step time = compute (the mean step of the row's comm_baseline, its own step without "
+        "communication: ddp-nocomm for DDP's strategies, local for grad-avg, param-avg and fsdp) "
+        "+ communication (the rest)",
         notes,
-        "DDP strategies split: no ddp-nocomm row at two or more ranks to take compute from",
+        "DDP strategies split: no row of a strategy's comm_baseline (ddp-nocomm, local) at two or "
+        "more ranks to take compute from",
     )
     table = display(
         ddp.sort_values(["source", "world_size", "strategy"]).assign(
