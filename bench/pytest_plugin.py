@@ -9,18 +9,18 @@ Registered as the `distbench` pytest11 plugin, so it loads in every pytest run: 
 pytest at module level, and does nothing unless a test asks for its fixtures or the process is a
 torchrun rank (RANK is set).
 
-Why the care (../shared/METHOD.md): pytest-benchmark calibrates rounds from the clock, and the
-clocks of two ranks disagree, so one rank would run one more collective than the other and hang.
-`comm_benchmark` fixes rounds with `benchmark.pedantic`, aligns ranks with a barrier before every
-round (untimed), and replaces the round times with their maximum over ranks (the slowest rank, the
-one a training step waits for) divided by the ops per round, so every rank holds the same numbers.
-Only rank 0 saves JSON, compares, fails and prints: the other ranks' save/compare options are
-cleared and their output goes to $DISTBENCH_RANK_LOGS/rank<N>.log (else the temp folder), so one
-pytest report reaches the terminal. A --benchmark-compare-fail regression ends rank 0's report with
-one `REGRESSED name: why` line per benchmark instead of pytest-benchmark's traceback. Under
-ci/bench-tests.sh ($DISTBENCH_PYTEST_STATUS set) every rank writes its pytest exit status to that
-folder and exits 0, so torchrun's ChildFailedError banner is not printed for a verdict; the script
-exits with the status.
+Why the care (docs/method.md, "Every rank runs the same operations"): pytest-benchmark calibrates
+rounds from the clock, and the clocks of two ranks disagree, so one rank would run one more
+collective than the other and hang. `comm_benchmark` fixes rounds with `benchmark.pedantic`, aligns
+ranks with a barrier before every round (untimed), and replaces the round times with their maximum
+over ranks (the slowest rank, the one a training step waits for) divided by the ops per round, so
+every rank holds the same numbers. Only rank 0 saves JSON, compares, fails and prints: the other
+ranks' save/compare options are cleared and their output goes to $DISTBENCH_RANK_LOGS/rank<N>.log
+(else the temp folder), so one pytest report reaches the terminal. A --benchmark-compare-fail
+regression ends rank 0's report with one `REGRESSED name: why` line per benchmark instead of
+pytest-benchmark's traceback. Under ci/bench-tests.sh ($DISTBENCH_PYTEST_STATUS set) every rank
+writes its pytest exit status to that folder and exits 0, so torchrun's ChildFailedError banner is
+not printed for a verdict; the script exits with the status.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Timing loops for the two labelled modes of ../shared/METHOD.md.
+"""Timing loops for the two labelled modes (docs/method.md, "Two timing modes, always labelled").
 
 throughput: warm-up, barrier, `iters` ops back to back, one drain, time / iters; one sample per
             trial (nccl-tests' default cadence).

@@ -2,9 +2,10 @@
 or chosen while it runs (--iters auto, --precision).
 
 Every rank must run the same number of ops of every collective, or the group deadlocks (the
-pitfall of pytest-benchmark's per-process calibration, ../shared/METHOD.md). So every choice is
-taken from numbers that every rank holds bit for bit (a maximum over ranks), or rank 0 takes it
-and broadcasts it. All of it happens between trials, outside every timed region.
+pitfall of pytest-benchmark's per-process calibration: docs/method.md, "Every rank runs the same
+operations"). So every choice is taken from numbers that every rank holds bit for bit (a maximum
+over ranks), or rank 0 takes it and broadcasts it. All of it happens between trials, outside
+every timed region.
 
 --iters auto (OSU lowers its iteration count for large messages; this does it by time): probe
 trials of 1, 4, 16 ... ops with the mode's own trial and clock, until the slowest rank's probe

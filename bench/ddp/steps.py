@@ -1,4 +1,4 @@
-"""Timing of training steps in windows between barriers (../shared/METHOD.md, DDP pitfalls).
+"""Timing of training steps in windows between barriers (docs/method.md, "Which rank's time").
 
 The ranks of a training job are not aligned step by step: a fast rank's step i runs while a slow
 one is still in step i - 1, so the per-step maximum over ranks is longer than any rank's time per

@@ -36,7 +36,7 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-# --- busbw factors (METHOD.md: nccl-tests, src/<collective>.cu) ---------------------------------
+# --- busbw factors (docs/method.md#bandwidth-algbw-and-busbw: nccl-tests, src/<collective>.cu) ---
 
 FACTORS = {
     "all_reduce": lambda n: 2 * (n - 1) / n,
