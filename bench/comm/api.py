@@ -8,8 +8,9 @@ it; the cases are built by comm/api_cases.py on the ranks).
   inductor where a C++ compiler is found, else aot_eager (`compiled:inductor`,
   `compiled:aot_eager` choose one). The row's api column names the backend.
 
-reduce and send_recv have no functional form in torch 2.13 (no `_functional_collectives.reduce`,
-no send/recv): --api functional or compiled refuses them in one line. alltoallv has one:
+Each primitive's facts say whether torch has a functional form of it (`functional`). reduce,
+gather and send_recv have none in torch 2.13 (no `_functional_collectives.reduce` or `gather`, no
+send/recv): --api functional or compiled refuses them in one line. alltoallv has one:
 `all_to_all_single` takes the output and input split sizes.
 """
 
@@ -20,13 +21,12 @@ import shutil
 from collections.abc import Sequence
 
 from distbench.parse import UsageError, parse_list
+from distbench.primitives.facts import FACTS, with_flag
 
 APIS = ("c10d", "functional", "compiled")
 """The --api values (compiled also as compiled:BACKEND)."""
 COMPILE_BACKENDS = ("inductor", "aot_eager")
-FUNCTIONAL_PRIMITIVES = (
-    "all_reduce", "broadcast", "all_gather", "reduce_scatter", "all_to_all", "all_to_allv",
-)  # fmt: skip
+FUNCTIONAL_PRIMITIVES = with_flag("functional")
 """The primitives torch 2.13 has a functional collective for (checked on gloo/CPU)."""
 
 
@@ -65,10 +65,11 @@ def check_api(api: str, primitives: Sequence[str]) -> None:
         return
     missing = [name for name in primitives if name not in FUNCTIONAL_PRIMITIVES]
     if missing:
+        *first, last = [FACTS[name].command for name in FUNCTIONAL_PRIMITIVES]
         raise UsageError(
             f"--api {api.partition(':')[0]} cannot run {', '.join(missing)}: torch has no "
-            "functional collective for it; use --api c10d for it, or measure "
-            "allreduce, broadcast, allgather, reducescatter, alltoall or alltoallv"
+            f"functional collective for it; use --api c10d for it, or measure "
+            f"{', '.join(first)} or {last}"
         )
 
 

@@ -4,18 +4,18 @@ them on the ranks. docs/apis.md says what each measures.
 
 - --cuda-graph N, as nccl-tests' -G: each measurement captures --iters ops into one CUDA graph and
   times N replays of it between two CUDA events (timer cuda_event+graph, column graph = true).
-  The primitives are those with a tensor-in, tensor-out form (comm/api.py's functional ones), the
-  form --check replays a captured op of. Throughput mode only: one sample is N replays.
+  The primitives are those whose facts say `graph` (those with a tensor-in, tensor-out form, the
+  form --check replays a captured op of). Throughput mode only: one sample is N replays.
 - --buffers symmetric: the timed buffers live in symmetric memory (torch's
   `_symmetric_memory`, NCCL backend: allocated by `empty`, window-registered by `rendezvous` on
   the group), which NCCL 2.27+ serves with its symmetric kernels. NCCL has such kernels for
   all_gather (any dtype) and for all_reduce and reduce_scatter with sum or avg of float32,
-  float16 or bfloat16; every other combination runs NCCL's regular kernels on those buffers, so
-  it is refused rather than labelled symmetric. Where NCCL still runs its regular kernels on
-  symmetric buffers (its symmetric kernels need every GPU one NVLink hop from the others, and
-  their size ranges and ops change with its version: avg is served from 2.29 on, in part),
-  --nccl-trace records it: --buffers symmetric turns it on, and each row's nccl_symmetric says
-  what NCCL ran (comm/nccl_trace.py).
+  float16 or bfloat16 (each primitive's facts say it: `symmetric`); every other combination runs
+  NCCL's regular kernels on those buffers, so it is refused rather than labelled symmetric. Where
+  NCCL still runs its regular kernels on symmetric buffers (its symmetric kernels need every GPU
+  one NVLink hop from the others, and their size ranges and ops change with its version: avg is
+  served from 2.29 on, in part), --nccl-trace records it: --buffers symmetric turns it on, and
+  each row's nccl_symmetric says what NCCL ran (comm/nccl_trace.py).
 - --buffers symmetric needs 2 ranks or more (a 1-rank communicator moves nothing, and torch's
   symmetric memory on it is untested upstream) and one world size per launch: on subgroups of one
   launch, each rank's symmetric pool keeps the segments of the world sizes it took part in, so
@@ -27,21 +27,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from distbench.comm.api import FUNCTIONAL_PRIMITIVES
 from distbench.options.opt import choice, integer
 from distbench.parse import UsageError
-from distbench.primitives.facts import FACTS
+from distbench.primitives.facts import FACTS, Symmetric, with_flag
 
 GRAPH_TIMER = "cuda_event+graph"
 """The timer column of --cuda-graph rows: CUDA events around N replays of a graph of iters ops."""
 BUFFERS = ("regular", "symmetric")
 """--buffers values; the rows' buffers column."""
-GRAPH_PRIMITIVES = FUNCTIONAL_PRIMITIVES
-SYMMETRIC_PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter")
+GRAPH_PRIMITIVES = with_flag("graph")
+"""The collectives --cuda-graph captures."""
+SYMMETRIC_PRIMITIVES = with_flag("symmetric")
 """The collectives NCCL has symmetric kernels for."""
-SYMMETRIC_OPS = ("sum", "avg")
-SYMMETRIC_DTYPES = ("float32", "float16", "bfloat16")
-"""What NCCL's symmetric all_reduce and reduce_scatter reduce (all_gather takes any dtype)."""
 
 CUDA_GRAPH_OPTION = integer(
     "CUDA + nccl: capture --iters ops in a CUDA graph and time N replays of it (nccl-tests -G); "
@@ -49,7 +46,7 @@ CUDA_GRAPH_OPTION = integer(
 )
 BUFFERS_OPTION = choice(
     "regular, or symmetric (CUDA + nccl: symmetric memory, NCCL's symmetric kernels; "
-    "allreduce, allgather, reducescatter).",
+    f"{', '.join(FACTS[name].command for name in SYMMETRIC_PRIMITIVES)}).",
     BUFFERS,
     "buffers",
 )
@@ -140,17 +137,20 @@ def check_symmetric(primitives: Sequence[str], args: Any) -> None:
         f"--buffers symmetric: NCCL has symmetric kernels for {commands(SYMMETRIC_PRIMITIVES)} "
         "only; {other} would run its regular kernels on them: use --buffers regular for those",
     )
-    if not {"all_reduce", "reduce_scatter"} & set(primitives):
+    limited = [name for name in SYMMETRIC_PRIMITIVES if FACTS[name].symmetric != Symmetric()]
+    if not set(limited) & set(primitives):
         return
+    served = FACTS[limited[0]].symmetric or Symmetric()  # the reducing ones' (facts.py)
+    names = " and ".join(FACTS[name].command for name in limited)
     op = args.op or "sum"
-    if op not in SYMMETRIC_OPS:
+    if op not in served.ops:
         raise UsageError(
-            f"--buffers symmetric: NCCL's symmetric allreduce and reducescatter reduce with sum "
-            f"or avg only; --op {op} would run the regular kernels"
+            f"--buffers symmetric: NCCL's symmetric {names} reduce with "
+            f"{' or '.join(served.ops)} only; --op {op} would run the regular kernels"
         )
-    dtypes = [dtype for dtype in args.dtype if dtype not in SYMMETRIC_DTYPES]
+    dtypes = [dtype for dtype in args.dtype if dtype not in served.dtypes]
     if dtypes:
         raise UsageError(
-            f"--buffers symmetric: NCCL's symmetric allreduce and reducescatter take "
-            f"{', '.join(SYMMETRIC_DTYPES)}; {', '.join(dtypes)} would run the regular kernels"
+            f"--buffers symmetric: NCCL's symmetric {names} take "
+            f"{', '.join(served.dtypes)}; {', '.join(dtypes)} would run the regular kernels"
         )

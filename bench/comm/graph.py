@@ -35,8 +35,9 @@ import torch
 
 from distbench.comm.dispatch import host_times_us, slowest_median
 from distbench.comm.precision import Trial
-from distbench.comm.static import Alloc, build_static, check_static
+from distbench.comm.static import build_static, check_static
 from distbench.primitives.base import Case, CaseRequest, Context
+from distbench.primitives.forms import Alloc
 from distbench.timing import drain, trial_throughput
 
 CAPTURE_MODE = "thread_local"

@@ -53,21 +53,15 @@ from pathlib import Path
 from distbench.collectors.rundir import LOGS_DIR
 from distbench.collectors.schema import ResultRow
 from distbench.comm.nccl_log import read_lines, start_forwarding
+from distbench.primitives.facts import FACTS
 
 TRACE_ENV = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,TUNING"}
 """What --nccl-trace sets for the workers (NCCL_DEBUG_FILE too, one file per rank)."""
 
-FUNCTIONS = {
-    "all_reduce": "AllReduce",
-    "broadcast": "Broadcast",
-    "reduce": "Reduce",
-    "all_gather": "AllGather",
-    "reduce_scatter": "ReduceScatter",
-}
-"""torch's primitive -> NCCL's function name in the TUNING line (send/recv and all_to_all are
-point-to-point in NCCL: they log no algorithm)."""
-
-GATHER_TYPE = ("all_gather", "reduce_scatter")
+FUNCTIONS = {name: facts.nccl_name for name, facts in FACTS.items() if facts.nccl_name}
+"""torch's primitive -> NCCL's function name in the TUNING line, from each primitive's facts
+(send/recv, all_to_all, all_to_allv and gather are point-to-point in NCCL: they log no
+algorithm)."""
 
 # NCCL's enums (src/include/devcomm.h, later device.h), in the order each release defines them:
 # NCCL_ALGO_TREE=0, RING=1, COLLNET_DIRECT=2 (COLLNET before 2.14), COLLNET_CHAIN=3 (2.14+),
@@ -206,7 +200,7 @@ class NcclTrace:
         if func is None or seen is None:
             return None
         sizes = [size_bytes]
-        if primitive in GATHER_TYPE and world_size > 0:
+        if FACTS[primitive].gather_type and world_size > 0:
             sizes.append(size_bytes // world_size)  # newer releases log one rank's bytes
         counts: Counter[Choice] = Counter()
         for nbytes in sizes:

@@ -242,9 +242,10 @@ def check_counts(
     dtypes: Sequence[str],
     world_sizes: Sequence[int],
 ) -> str | None:
-    """Refuse sizes that leave a rank no element; return one note when gather-type primitives
-    round a size down to n whole 16-byte chunks (METHOD: say so when rounding), else None."""
-    rounded: dict[str, str] = {}  # primitive -> first example
+    """Refuse sizes that leave a rank no element; return a note per way of rounding (facts'
+    `rounding`) when primitives round a size down (gather types to n whole 16-byte chunks, gather
+    to n whole elements: METHOD: say so when rounding), else None."""
+    rounded: dict[str, dict[str, str]] = {}  # how it rounds -> primitive -> first example
     for name in primitives:
         facts = FACTS[name]
         for n in world_sizes:
@@ -257,17 +258,18 @@ def check_counts(
                         f"world size {n}: use sizes of at least {step} B"
                     )
                 size = next((s for s in sizes if s % step), None)
-                if size is not None and name not in rounded:
+                same = rounded.setdefault(facts.rounding, {})
+                if size is not None and name not in same:
                     example = f"{format_size(size)} -> {size - size % step} B"
-                    rounded[name] = f"{example} for {dtype} at world size {n}"
-    if not rounded:
-        return None
-    first = next(iter(rounded.values()))
-    return (
-        f"note: {', '.join(rounded)} round sizes down to whole 16-byte chunks per rank, as "
-        f"nccl-tests (e.g. {first}); "
+                    same[name] = f"{example} for {dtype} at world size {n}"
+    notes = [
+        f"note: {', '.join(names)} round sizes down to {rounding}, as nccl-tests "
+        f"(e.g. {next(iter(names.values()))}); "
         "size_bytes is what was measured, requested_bytes what was asked for"
-    )
+        for rounding, names in rounded.items()
+        if names
+    ]
+    return "\n".join(notes) or None
 
 
 def build_workload(

@@ -27,8 +27,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from distbench.comm.static import Alloc, build_static, case_labels, check_static
+from distbench.comm.static import build_static, case_labels, check_static
 from distbench.primitives.base import Case, CaseRequest, Context
+from distbench.primitives.forms import Alloc
 from distbench.ranks import agreed_failure
 from distbench.timing import barrier
 

@@ -1,7 +1,8 @@
 """The three ops `distbench overlap` times on every rank, and the check of the overlapped one.
 
 - compute: `iters` fp32 matmuls [N, N] @ [N, N] into one output, on the current stream;
-- comm: the collective issued async_op=True, then waited on;
+- comm: the collective issued async_op=True, then waited on (each primitive's file builds it:
+  its `overlapped` form; this module knows no primitive by name);
 - both: the collective issued async_op=True, the compute, then the wait.
 
 comm and both issue the collective the same way, so the two differ only in the compute between
@@ -26,72 +27,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-import torch.distributed as dist
 
-from distbench.primitives import checkdata
-from distbench.primitives.base import Context, element_count
-from distbench.primitives.registry import PRIMITIVES
+from distbench.primitives import get_primitive
+from distbench.primitives.base import CaseRequest, Context
+from distbench.primitives.forms import AsyncCollective as Collective
 
 DTYPE = torch.float32
 """The collective's and the matmul's element type."""
 
 
-@dataclass(frozen=True)
-class Collective:
-    """One collective on prepared buffers, issued async_op=True."""
-
-    size_bytes: int
-    """nccl-tests' size: one rank's buffer (all_reduce, broadcast), the gathered one (all_gather,
-    reduce_scatter)."""
-    count: int
-    issue: Callable[[], Any]
-    """Issue it on the timed buffers; returns the Work."""
-    issue_check: Callable[[], tuple[Any, Callable[[], int]]]
-    """Fill the check data, issue it on them; returns (Work, count of wrong elements on this
-    rank, to call after the wait)."""
-
-
 def build_collective(name: str, ctx: Context, requested: int) -> Collective:
-    """The collective `name` at `requested` bytes: float32, sum, root rank 0 of the group."""
-    n, me, dev, group = ctx.world_size, ctx.rank, ctx.device, ctx.group
-    count = element_count(requested, DTYPE, PRIMITIVES[name].count_multiple(n, DTYPE))
-    per_rank, root = count // n, ctx.global_ranks[0] if ctx.global_ranks else 0
-    buffer = torch.zeros(count, dtype=DTYPE, device=dev)  # all_gather's output, else the input
-    chunk = torch.zeros(per_rank, dtype=DTYPE, device=dev)  # all_gather's input, r_s's output
-
-    def issue() -> Any:
-        if name == "all_reduce":
-            return dist.all_reduce(buffer, group=group, async_op=True)
-        if name == "broadcast":
-            return dist.broadcast(buffer, src=root, group=group, async_op=True)
-        if name == "all_gather":
-            return dist.all_gather_into_tensor(buffer, chunk, group=group, async_op=True)
-        return dist.reduce_scatter_tensor(chunk, buffer, group=group, async_op=True)
-
-    def issue_check() -> tuple[Any, Callable[[], int]]:
-        if name == "all_reduce":
-            data = checkdata.fill(count, me, n, DTYPE, dev, "sum")
-            work = dist.all_reduce(data, group=group, async_op=True)
-            return work, lambda: checkdata.wrong_reduced(data, n, "sum")
-        if name == "broadcast":  # the other ranks start wrong everywhere
-            data = checkdata.fill_pattern(count, 0, DTYPE, dev) if me == 0 else sentinel(count, dev)
-            work = dist.broadcast(data, src=root, group=group, async_op=True)
-            return work, lambda: checkdata.wrong_moved(data, 0)
-        if name == "all_gather":  # chunk r of the result must hold rank r's data
-            result, mine = sentinel(count, dev), checkdata.fill_pattern(per_rank, me, DTYPE, dev)
-            work = dist.all_gather_into_tensor(result, mine, group=group, async_op=True)
-            chunks = result.split(per_rank)
-            return work, lambda: sum(checkdata.wrong_moved(chunks[r], r) for r in range(n))
-        data, out = checkdata.fill(count, me, n, DTYPE, dev, "sum"), sentinel(per_rank, dev)
-        work = dist.reduce_scatter_tensor(out, data, group=group, async_op=True)
-        return work, lambda: checkdata.wrong_reduced(out, n, "sum", start=me * per_rank)
-
-    return Collective(count * DTYPE.itemsize, count, issue, issue_check)
-
-
-def sentinel(count: int, device: torch.device) -> torch.Tensor:
-    """A receive buffer wrong at every element until the collective writes it ([count])."""
-    return checkdata.fill_sentinel(count, DTYPE, device)
+    """The collective `name` at `requested` bytes: float32, sum, root rank 0 of the group (its
+    primitive's `overlapped` form: the op issued async_op=True and its check)."""
+    return get_primitive(name).overlapped(ctx, CaseRequest(requested, DTYPE, "sum", "0"))
 
 
 class Matmul:

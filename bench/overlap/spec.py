@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from distbench.parse import UsageError
+from distbench.primitives.facts import with_flag
 from distbench.spec import Repeats, check_known, check_minimums
 
-OVERLAP_PRIMITIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
+OVERLAP_PRIMITIVES = with_flag("overlap")
 """The collectives a training step overlaps with compute (DDP's buckets, FSDP's gathers and
-reductions, parameter broadcasts), each issued with async_op=True."""
+reductions, parameter broadcasts), each issued with async_op=True (their facts say `overlap`)."""
 PHASES = ("compute", "comm", "both")
 """What every case times: the matmuls alone, the collective alone, the collective issued
 async_op=True, the matmuls, then wait."""

@@ -20,6 +20,10 @@ buffer, as all_to_all's. The row's algbw divides the busiest rank's bytes (the m
 sent or received) by the time; busbw divides the busiest rank's off-rank bytes (its bytes to or
 from other ranks, its own split excluded), which for uniform splits is nccl-tests' alltoall
 busbw, algbw x (n - 1)/n. imbalance = the busiest rank's bytes / the mean per rank.
+
+Issued by c10d (build_cases), functional (funcol.all_to_all_single with the split sizes) and on
+static buffers (CUDA graphs); every form carries the byte columns (byte_columns) and the forms
+but c10d's own check with split_check.
 """
 
 from __future__ import annotations
@@ -30,9 +34,11 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+import torch.distributed._functional_collectives as funcol
 
 from distbench.primitives import checkdata
 from distbench.primitives.base import Case, CaseRequest, Context, PrimitiveBase
+from distbench.primitives.forms import Alloc, Check, Collective, Functional, Static
 
 Matrix = list[list[int]]
 """M[s][d]: elements rank s sends to rank d."""
@@ -134,7 +140,7 @@ def offsets(sizes: Sequence[int]) -> list[int]:
 def wrong_received(out: torch.Tensor, matrix: Matrix, me: int) -> int:
     """Wrong elements in what rank `me` received from the check data (checkdata.fill_pattern of
     every sender): the segment from sender s must be s's positions offsets(M[s])[me]... (also
-    the functional api's check, comm/api_cases.py)."""
+    split_check's)."""
     segments = out.split([row[me] for row in matrix])
     return sum(
         checkdata.wrong_moved(segments[s], s, start=offsets(matrix[s])[me])
@@ -144,10 +150,6 @@ def wrong_received(out: torch.Tensor, matrix: Matrix, me: int) -> int:
 
 class AllToAllV(PrimitiveBase):
     name = "all_to_allv"
-
-    def busbw_factor(self, world_size: int) -> float:
-        """Uniform splits' factor; each case carries its own (byte_columns)."""
-        return (world_size - 1) / world_size
 
     def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
         dtype, n, me = request.dtype, ctx.world_size, ctx.rank
@@ -183,3 +185,46 @@ class AllToAllV(PrimitiveBase):
                 columns=columns,
             )
         ]
+
+    def functional(
+        self, ctx: Context, request: CaseRequest, count: int, group: Any
+    ) -> list[Functional]:
+        """all_to_all_single with the c10d case's split sizes and byte columns; every rank sends
+        the same number of elements."""
+        me = ctx.rank
+        matrix, label = split_matrix(
+            ctx.world_size, request.requested_bytes // request.dtype.itemsize, request.options
+        )
+        received = [row[me] for row in matrix]
+        sent = sum(matrix[me])
+
+        def collective(tensor: torch.Tensor) -> torch.Tensor:
+            return funcol.all_to_all_single(tensor, received, matrix[me], group)
+
+        columns, busiest, factor = byte_columns(matrix, request.dtype.itemsize)
+        check = split_check(ctx, matrix)
+        labels = {"pattern": label}
+        return [Functional(sent, collective, check, sent, labels, busiest, factor, columns)]
+
+    def static(
+        self, ctx: Context, request: CaseRequest, labels: dict[str, str], alloc: Alloc
+    ) -> Static:
+        n, me, dtype, group = ctx.world_size, ctx.rank, request.dtype, ctx.group
+        matrix, _ = split_matrix(n, request.requested_bytes // dtype.itemsize, request.options)
+        received = [row[me] for row in matrix]
+        source, result = alloc(sum(matrix[me]), dtype), alloc(sum(received), dtype)
+
+        def exchange() -> None:
+            dist.all_to_all_single(result, source, received, matrix[me], group=group)
+
+        return Static(source, result, exchange, split_check(ctx, matrix), sum(matrix[me]))
+
+
+def split_check(ctx: Context, matrix: Matrix) -> Check:
+    """The segment from each sender holds its positions for this rank."""
+
+    def check(issue: Collective, dtype: torch.dtype, count: int) -> int:
+        data = checkdata.fill_pattern(count, ctx.rank, dtype, ctx.device)
+        return wrong_received(issue(data), matrix, ctx.rank)
+
+    return check

@@ -1,19 +1,26 @@
-"""What every primitive provides: one signature, so adding one is a new file and a registry line.
+"""What every primitive provides: one signature, so adding one is its facts (facts.py), a new
+file and a registry line.
 
 A primitive builds Cases: prepared buffers plus `run()`, the operation the timer repeats, and
-`check()`, an untimed bit-exact verification. Primitives never write files and never time anything.
+`check()`, an untimed bit-exact verification. Its file carries every way of issuing it that its
+facts claim (forms.py): c10d (build_cases), functional, static buffers and async; the drivers
+(comm/api_cases.py, static.py, symmetric.py, graph.py, overlap/ops.py) call these and know no
+primitive by name. Primitives never write files and never time anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 import torch.distributed as dist
 
-from distbench.primitives.facts import FACTS, PrimitiveFacts, placements
+from distbench.primitives.facts import FACTS, PrimitiveFacts, placements, root_ranks
+
+if TYPE_CHECKING:
+    from distbench.primitives.forms import Alloc, AsyncCollective, Functional, Static
 
 Operations = tuple[Callable[[], None], Callable[[], int]]
 """A case's `run` and `check` (Case)."""
@@ -115,6 +122,27 @@ class Primitive(Protocol):
         """The cases of one size of the sweep."""
         ...
 
+    def case_labels(self, request: CaseRequest, world_size: int) -> list[dict[str, str]]:
+        """The labels of build_cases' cases, in their order (the static forms build each)."""
+        ...
+
+    def functional(
+        self, ctx: Context, request: CaseRequest, count: int, group: Any
+    ) -> list[Functional]:
+        """The functional form's cases of one size (facts.functional), `count` elements as the
+        c10d case's, on `group` (a ProcessGroup, never None)."""
+        ...
+
+    def static(
+        self, ctx: Context, request: CaseRequest, labels: dict[str, str], alloc: Alloc
+    ) -> Static:
+        """The c10d op of the case with these labels on buffers from `alloc` (facts.graph)."""
+        ...
+
+    def overlapped(self, ctx: Context, request: CaseRequest) -> AsyncCollective:
+        """The c10d op issued async_op=True, with its check (facts.overlap)."""
+        ...
+
 
 def collective(name: str, old_name: str) -> Callable[..., Any]:
     """torch.distributed's collective `name`, or `old_name` in a torch from before the rename
@@ -132,8 +160,8 @@ def element_count(requested_bytes: int, dtype: torch.dtype, multiple: int = 1) -
 
 class PrimitiveBase:
     """The Protocol's methods, from the primitive's facts (facts.py, shared with the CLI's
-    planning): a primitive subclasses this (or GatherType) and adds busbw_factor where it is not
-    1, plus build_cases."""
+    planning): a primitive subclasses this (or GatherType) and adds build_cases, plus the forms
+    its facts claim (functional, static, overlapped)."""
 
     name: str = ""
 
@@ -146,7 +174,7 @@ class PrimitiveBase:
         return self.facts.reduces
 
     def busbw_factor(self, world_size: int) -> float:
-        return 1.0
+        return self.facts.busbw_factor(world_size)
 
     def case_count(self, world_size: int, root: str, options: dict[str, Any]) -> int:
         return self.facts.case_count(world_size, root, options)
@@ -154,10 +182,31 @@ class PrimitiveBase:
     def count_multiple(self, world_size: int, dtype: torch.dtype) -> int:
         return self.facts.count_multiple(world_size, dtype.itemsize)
 
+    def case_labels(self, request: CaseRequest, world_size: int) -> list[dict[str, str]]:
+        """One per root (rooted), per placement (placeable), or one."""
+        if self.facts.rooted:
+            return [{"root": str(root)} for root in root_ranks(request.root, world_size)]
+        if self.facts.placeable:
+            return [{"placement": placement} for placement in placements(request.options)]
+        return [{}]
+
+    def functional(
+        self, ctx: Context, request: CaseRequest, count: int, group: Any
+    ) -> list[Functional]:
+        raise NotImplementedError(f"{self.name} has no functional form")  # the CLI refused it
+
+    def static(
+        self, ctx: Context, request: CaseRequest, labels: dict[str, str], alloc: Alloc
+    ) -> Static:
+        raise NotImplementedError(f"no static form of {self.name}")  # the CLI refused it
+
+    def overlapped(self, ctx: Context, request: CaseRequest) -> AsyncCollective:
+        raise NotImplementedError(f"{self.name} is not overlapped")  # the CLI refused it
+
 
 class GatherType(PrimitiveBase):
-    """all_gather, reduce_scatter, all_to_all: every rank holds one chunk; busbw factor
-    (n - 1) / n (nccl-tests).
+    """all_gather, reduce_scatter, all_to_all: every rank holds one chunk (busbw factor (n - 1) / n,
+    nccl-tests, in their facts).
 
     Chunks are rounded as nccl-tests 2.19.6 rounds them (src/all_gather.cu, reduce_scatter.cu,
     alltoall.cu): `(count / n) & ~(16 / element_size - 1)` elements, whole and 16-byte aligned.
@@ -167,9 +216,6 @@ class GatherType(PrimitiveBase):
     They are the placeable ones: build_cases gives one case per placement (out, in: --placement)
     from the primitive's `prepare`, labelled with it (and, where the backend emulates the
     primitive, with the pattern facts.py names)."""
-
-    def busbw_factor(self, world_size: int) -> float:
-        return (world_size - 1) / world_size
 
     def build_cases(self, ctx: Context, request: CaseRequest) -> list[Case]:
         dtype = request.dtype
@@ -192,4 +238,4 @@ class GatherType(PrimitiveBase):
 
 
 class Rooted(PrimitiveBase):
-    """broadcast, reduce: one case per root (`--root all` rotates it), busbw factor 1."""
+    """broadcast, reduce, gather: one case per root (`--root all` rotates it)."""

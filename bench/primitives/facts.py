@@ -1,10 +1,14 @@
-"""What each primitive is, without torch: its command, whether --op and --root apply, how many
-cases one size makes, how sizes round, which backends emulate it. The CLI process plans and
-validates with these facts; the rank side's classes (registry.py) read the same ones."""
+"""What each primitive is, without torch, as nccl-tests' `testColl` describes a collective: its
+command, --help summary and examples, whether --op and --root apply, how many cases one size
+makes, how sizes round, its busbw factor, which backends emulate it, and every way distbench can
+issue it besides c10d (functional and compiled, CUDA graphs, symmetric memory, overlap) and the
+name NCCL logs it under. The CLI process plans and validates with these facts; the rank side's
+classes (registry.py) read the same ones. A primitive is one entry here, its own file (every way
+of issuing it) and a line in registry.py."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +61,24 @@ def pattern_cases(world_size: int, options: Mapping[str, Any]) -> list[tuple[str
     return cases
 
 
+BUSBW_FACTORS: dict[str, Callable[[int], float]] = {
+    "1": lambda n: 1.0,
+    "(n-1)/n": lambda n: (n - 1) / n,
+    "2(n-1)/n": lambda n: 2 * (n - 1) / n,
+}
+"""busbw = algbw x factor, nccl-tests' convention (docs/measurement.md), by the formula's name."""
+
+
+@dataclass(frozen=True)
+class Symmetric:
+    """What NCCL's symmetric kernels serve of a primitive (--buffers symmetric); empty: any."""
+
+    ops: tuple[str, ...] = ()
+    """The --op values they reduce with (reducing primitives)."""
+    dtypes: tuple[str, ...] = ()
+    """The --dtype values they take."""
+
+
 @dataclass(frozen=True)
 class PrimitiveFacts:
     """One primitive as the CLI and the planner see it."""
@@ -65,18 +87,41 @@ class PrimitiveFacts:
     """torch's name, used in the primitive column."""
     command: str
     """The `distbench` command that measures it."""
+    summary: str = ""
+    """Its command's --help line."""
+    examples: str = ""
+    """Its command's --help examples, one command a line."""
+    busbw: str = "1"
+    """busbw factor, a key of BUSBW_FACTORS (alltoallv: uniform splits'; each case has its own)."""
     reduces: bool = False
     """Whether --op applies."""
     rooted: bool = False
     """Whether --root applies (one case per root; `--root all` rotates it)."""
     gather_type: bool = False
     """Every rank holds one chunk: sizes round down to n whole 16-byte chunks (nccl-tests)."""
+    whole_chunks: bool = False
+    """Every rank holds one chunk, not aligned: sizes round down to n whole elements (nccl-tests'
+    gather)."""
     point_to_point: bool = False
     """Cases per size come from --pattern and --pairs."""
     emulated: Mapping[str, str] = field(default_factory=dict)
     """Backend -> pattern label, where that backend runs another collective in disguise."""
     placeable: bool = False
     """--placement applies: one case per placement (out, in)."""
+    functional: bool = False
+    """torch has a functional collective for it: --api functional and compiled issue it."""
+    graph: bool = False
+    """--cuda-graph captures it (its --check replays a captured op on static buffers)."""
+    symmetric: Symmetric | None = None
+    """--buffers symmetric: what NCCL's symmetric kernels serve of it; None: refused."""
+    overlap: bool = False
+    """`distbench overlap` issues it async_op=True beside compute."""
+    nccl_name: str = ""
+    """NCCL's name for it in the TUNING line (--nccl-trace); '': NCCL logs no algorithm for it
+    (point-to-point in NCCL)."""
+
+    def busbw_factor(self, world_size: int) -> float:
+        return BUSBW_FACTORS[self.busbw](world_size)
 
     def case_count(self, world_size: int, root: str, options: Mapping[str, Any]) -> int:
         """Cases one size makes (several when rotating a root or walking pairs)."""
@@ -88,32 +133,128 @@ class PrimitiveFacts:
             return len(placements(options))
         return 1
 
+    @property
+    def rounding(self) -> str:
+        """How count_multiple rounds a size, as the CLI's note says it."""
+        return "whole 16-byte chunks per rank" if self.gather_type else "whole elements per rank"
+
     def count_multiple(self, world_size: int, itemsize: int) -> int:
         """Elements must come in multiples of this (gather-type primitives: n whole 16-byte
-        chunks, as nccl-tests)."""
+        chunks, as nccl-tests; gather: n whole elements)."""
         if self.gather_type:
             return world_size * max(1, CHUNK_ALIGN_BYTES // itemsize)
+        if self.whole_chunks:
+            return world_size
         return 1
 
+
+REDUCED_BY_NCCL = Symmetric(("sum", "avg"), ("float32", "float16", "bfloat16"))
+"""What NCCL's symmetric all_reduce and reduce_scatter reduce."""
 
 FACTS: dict[str, PrimitiveFacts] = {
     facts.name: facts
     for facts in (
-        PrimitiveFacts("all_reduce", "allreduce", reduces=True),
-        PrimitiveFacts("broadcast", "broadcast", rooted=True),
-        PrimitiveFacts("reduce", "reduce", reduces=True, rooted=True),
-        PrimitiveFacts("all_gather", "allgather", gather_type=True, placeable=True),
+        PrimitiveFacts(
+            "all_reduce",
+            "allreduce",
+            "Time all_reduce (busbw = algbw x 2(n-1)/n, nccl-tests' convention).",
+            "  distbench allreduce --backend gloo --sizes 1M,64M\n"
+            "  distbench allreduce --backend nccl --world-sizes 2,4,8 --dtype bfloat16 --check\n"
+            "  distbench allreduce --backend gloo --world-sizes 2,3 --min-size 4 --max-size 1M "
+            "--factor 2",
+            busbw="2(n-1)/n",
+            reduces=True,
+            functional=True,
+            graph=True,
+            symmetric=REDUCED_BY_NCCL,
+            overlap=True,
+            nccl_name="AllReduce",
+        ),
+        PrimitiveFacts(
+            "broadcast",
+            "broadcast",
+            "Time broadcast from --root (busbw = algbw, nccl-tests' convention).",
+            "  distbench broadcast --backend gloo --sizes 1K,1M --root all --check  # every root "
+            "in turn",
+            rooted=True,
+            functional=True,
+            graph=True,
+            overlap=True,
+            nccl_name="Broadcast",
+        ),
+        PrimitiveFacts(
+            "reduce",
+            "reduce",
+            "Time reduce to --root (busbw = algbw, nccl-tests' convention).",
+            "  distbench reduce --op max --root 1",
+            reduces=True,
+            rooted=True,
+            nccl_name="Reduce",
+        ),
+        PrimitiveFacts(
+            "all_gather",
+            "allgather",
+            "Time all_gather_into_tensor; size = the whole gathered buffer (busbw = algbw x "
+            "(n-1)/n).",
+            "  distbench allgather --world-sizes 2,3 --check     # 3 ranks: 1K measures 1008 B",
+            busbw="(n-1)/n",
+            gather_type=True,
+            placeable=True,
+            functional=True,
+            graph=True,
+            symmetric=Symmetric(),
+            overlap=True,
+            nccl_name="AllGather",
+        ),
         PrimitiveFacts(
             "reduce_scatter",
             "reducescatter",
+            "Time reduce_scatter_tensor; size = each rank's input (busbw = algbw x (n-1)/n).",
+            "  distbench reducescatter --dtype bfloat16 --check",
+            busbw="(n-1)/n",
             reduces=True,
             gather_type=True,
             emulated={"gloo": "via_all_reduce"},
             placeable=True,
+            functional=True,
+            graph=True,
+            symmetric=REDUCED_BY_NCCL,
+            overlap=True,
+            nccl_name="ReduceScatter",
         ),
-        PrimitiveFacts("all_to_all", "alltoall", gather_type=True, placeable=True),
-        PrimitiveFacts("send_recv", "sendrecv", point_to_point=True),
-        PrimitiveFacts("all_to_allv", "alltoallv"),
+        PrimitiveFacts(
+            "all_to_all",
+            "alltoall",
+            "Time all_to_all_single; size = each rank's send buffer (busbw = algbw x (n-1)/n).",
+            "  distbench alltoall --mode both --sizes 64K,16M",
+            busbw="(n-1)/n",
+            gather_type=True,
+            placeable=True,
+            functional=True,
+            graph=True,
+        ),
+        PrimitiveFacts(
+            "send_recv",
+            "sendrecv",
+            "Time point-to-point send/recv: ping-pong latency, windowed bandwidth, ring (busbw = "
+            "algbw).",
+            "  distbench sendrecv --backend gloo --sizes 8,1K,1M               # pingpong, window: "
+            "0->1\n"
+            "  distbench sendrecv --pattern pingpong --pairs all --world-sizes 4  # every ordered "
+            "pair",
+            point_to_point=True,
+        ),
+        PrimitiveFacts(
+            "all_to_allv",
+            "alltoallv",
+            "Time uneven all_to_all_single (MoE dispatch); algbw on the busiest rank's bytes.",
+            "  distbench alltoallv --sizes 1M,16M --skew zipf:1.2 --check     # each rank sends "
+            "1M, 16M\n"
+            "  distbench alltoallv --tokens 4096 --hidden 256 --experts 8 --topk 2 --skew zipf:1.2",
+            busbw="(n-1)/n",
+            functional=True,
+            graph=True,
+        ),
     )
 }
 """Primitive name -> its facts, in the order `all` measures them."""
@@ -125,3 +266,9 @@ ROOTED = tuple(name for name, facts in FACTS.items() if facts.rooted)
 """Primitives that take --root."""
 PLACEABLE = tuple(name for name, facts in FACTS.items() if facts.placeable)
 """Primitives that take --placement."""
+
+
+def with_flag(flag: str) -> tuple[str, ...]:
+    """The primitives whose facts set `flag` (functional, graph, overlap, symmetric ...), in
+    FACTS' order."""
+    return tuple(name for name, facts in FACTS.items() if getattr(facts, flag))

@@ -13,15 +13,13 @@ import pytest
 import torch
 
 from distbench.comm.api import FUNCTIONAL_PRIMITIVES, check_api, parse_api
-from distbench.comm.api_cases import (
-    exchanged_check,
-    gathered_check,
-    moved_check,
-    reduced_check,
-    split_check,
-)
 from distbench.parse import UsageError
+from distbench.primitives.all_gather import gathered_check
+from distbench.primitives.all_to_all import exchanged_check
+from distbench.primitives.all_to_allv import split_check
 from distbench.primitives.base import Context
+from distbench.primitives.broadcast import moved_check
+from distbench.primitives.forms import reduced_check
 from tests.conftest import run_cli, usage_error_line
 
 CPU = torch.device("cpu")
