@@ -2,7 +2,9 @@
 builds the workload and hands it to cli/run.py run_workload.
 
 Every primitive command shares one option set (add_collective_command), so they all take the
-same flags, write the same rows and refuse bad input the same way: one line, exit 2.
+same flags, write the same rows and refuse bad input the same way: one line, exit 2. They are
+registered in one loop over the primitives' facts (primitives/facts.py: command, summary,
+examples).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from distbench.launch.run import EXIT_USAGE
 from distbench.options.launch import LaunchArgs, ResolvedLaunch
 from distbench.options.opt import with_groups
 from distbench.parse import UsageError
+from distbench.primitives.facts import FACTS
 from distbench.spec import CommSpec
 
 if TYPE_CHECKING:
@@ -75,66 +78,8 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
     app.command(name)(command)
 
 
-add_collective_command(
-    "allreduce",
-    "all_reduce",
-    "Time all_reduce (busbw = algbw x 2(n-1)/n, nccl-tests' convention).",
-    "  distbench allreduce --backend gloo --sizes 1M,64M\n"
-    "  distbench allreduce --backend nccl --world-sizes 2,4,8 --dtype bfloat16 --check\n"
-    "  distbench allreduce --mode latency --min-size 4 --max-size 1M --factor 2",
-)
-add_collective_command(
-    "broadcast",
-    "broadcast",
-    "Time broadcast from --root (busbw = algbw, nccl-tests' convention).",
-    "  distbench broadcast --backend gloo --sizes 1M,64M --root 1\n"
-    "  distbench broadcast --root all --check",
-)
-add_collective_command(
-    "reduce",
-    "reduce",
-    "Time reduce to --root (busbw = algbw, nccl-tests' convention).",
-    "  distbench reduce --backend gloo --sizes 1M,64M --op max\n"
-    "  distbench reduce --root all --check",
-)
-add_collective_command(
-    "allgather",
-    "all_gather",
-    "Time all_gather_into_tensor; size = the whole gathered buffer (busbw = algbw x (n-1)/n).",
-    "  distbench allgather --backend gloo --sizes 1M,64M\n"
-    "  distbench allgather --world-sizes 3 --check",
-)
-add_collective_command(
-    "reducescatter",
-    "reduce_scatter",
-    "Time reduce_scatter_tensor; size = each rank's input (busbw = algbw x (n-1)/n).",
-    "  distbench reducescatter --backend gloo --sizes 1M,64M\n"
-    "  distbench reducescatter --world-sizes 3 --dtype bfloat16 --check",
-)
-add_collective_command(
-    "alltoall",
-    "all_to_all",
-    "Time all_to_all_single; size = each rank's send buffer (busbw = algbw x (n-1)/n).",
-    "  distbench alltoall --backend gloo --sizes 1M,64M\n"
-    "  distbench alltoall --world-sizes 2,3 --check",
-)
-add_collective_command(
-    "alltoallv",
-    "all_to_allv",
-    "Time uneven all_to_all_single (MoE dispatch); algbw on the busiest rank's bytes.",
-    "  distbench alltoallv --backend gloo --sizes 1M,16M --skew zipf:1.2 --check\n"
-    "  distbench alltoallv --skew hot:0.5 --seed 3 --world-sizes 4\n"
-    "  distbench alltoallv --tokens 2048 --hidden 1024 --experts 8 --topk 2 --dtype bfloat16",
-)
-add_collective_command(
-    "sendrecv",
-    "send_recv",
-    "Time point-to-point send/recv: ping-pong latency, windowed bandwidth, ring (busbw = algbw).",
-    "  distbench sendrecv --backend gloo --sizes 8,1K,1M            # pingpong and window, 0->1\n"
-    "  distbench sendrecv --pattern window --window 16 --bidirectional\n"
-    "  distbench sendrecv --pattern pingpong --pairs all --world-sizes 4\n"
-    "  distbench sendrecv --pattern ring --world-sizes 2,4",
-)
+for facts in sorted(FACTS.values(), key=lambda facts: facts.point_to_point):  # collectives first
+    add_collective_command(facts.command, facts.name, facts.summary, facts.examples)
 add_collective_command(
     "sweep",
     "sweep",
