@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from distbench import spec
+from distbench.comm.spec import CommSpec, comm_plan_size
 from distbench.comm.table import render_table
 from distbench.ddp import spec as ddp_spec
 from distbench.ddp.table import render_ddp_table
@@ -80,8 +80,8 @@ WORKLOADS: dict[str, Workload] = {
     for workload in (
         Workload(
             kind="comm",
-            spec_type=spec.CommSpec,
-            plan_size=spec.comm_plan_size,
+            spec_type=CommSpec,
+            plan_size=comm_plan_size,
             render=render_table,
             runner="distbench.comm.runner:run_comm",
             subgroups=True,

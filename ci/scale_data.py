@@ -173,7 +173,8 @@ def write_run(
     from distbench.collectors.manifest import write_manifest
     from distbench.collectors.schema import ResultRow
     from distbench.collectors.sink import run_sinks
-    from distbench.spec import CommSpec, LaunchSpec, RunSpec
+    from distbench.comm.spec import CommSpec
+    from distbench.spec import LaunchSpec, RunSpec
 
     path.mkdir(parents=True)
     made = list(rows_of(run_id, cases, trials, iters, seed))

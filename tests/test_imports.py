@@ -25,10 +25,10 @@ CLI_EXEMPT = {"distbench.__main__"}
 """`python -m distbench` is the command itself."""
 
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"distbench.primitives", "distbench.ranks", "distbench.spec"}): (
+    frozenset({"distbench.primitives", "distbench.ranks"}): (
         "#28 (B, primitives): primitives/send_recv.py imports distbench.ranks, which imports "
-        "primitives.base (Context) and distbench.spec, which imports primitives.facts: the "
-        "torch-free facts and the rank-side primitives share one package."
+        "primitives.base (Context): the rank-side primitives and the Context every runner "
+        "takes share one package."
     ),
     frozenset(
         {

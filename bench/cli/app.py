@@ -27,13 +27,13 @@ from distbench.cli.run import run_workload
 from distbench.cli.sweep import SweepArgs, run_sweep
 from distbench.comm.args import CommArgs, check_op
 from distbench.comm.options import PrimitiveArgs, build_workload, hidden_options
+from distbench.comm.spec import CommSpec
 from distbench.ddp.args import DdpArgs, build_ddp_spec
 from distbench.launch.run import EXIT_USAGE
 from distbench.options.launch import LaunchArgs, ResolvedLaunch
 from distbench.options.opt import with_groups
 from distbench.parse import UsageError
 from distbench.primitives.facts import FACTS
-from distbench.spec import CommSpec
 
 if TYPE_CHECKING:
     from distbench.ddp.spec import DdpSpec

@@ -20,10 +20,11 @@ from typing import Annotated, Any
 from distbench.cli.run import build_specs, run_specs, run_workload
 from distbench.comm.args import CommArgs
 from distbench.comm.options import PrimitiveArgs, build_workload, parse_primitives
+from distbench.comm.spec import CommSpec
 from distbench.options.launch import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
 from distbench.options.opt import parse_fields, parse_group, text
 from distbench.parse import UsageError, parse_list
-from distbench.spec import CommSpec, RunSpec
+from distbench.spec import RunSpec
 
 LAUNCH_KEYS = ("device", "world_sizes", "label", "timeout")
 COMM_KEYS = tuple(f.name for f in fields(CommArgs))

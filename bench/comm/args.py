@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from distbench.comm.api import check_api, parse_apis
 from distbench.comm.gpu_modes import BUFFERS_OPTION, CUDA_GRAPH_OPTION, check_gpu_modes
+from distbench.comm.spec import TRIAL_ORDERS, CommSpec
 from distbench.options.launch import ResolvedLaunch, same_named
 from distbench.options.opt import MODE_OPTION, choice, flag, integer, text
 from distbench.options.shared import sizes_option
@@ -24,7 +25,6 @@ from distbench.parse import (
     parse_size,
 )
 from distbench.primitives.facts import FACTS
-from distbench.spec import TRIAL_ORDERS, CommSpec
 
 AUTO = "auto"
 MAX_PRECISION_PERCENT = 50.0

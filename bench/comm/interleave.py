@@ -30,9 +30,9 @@ import torch
 from distbench.comm.api_cases import build_cases
 from distbench.comm.dispatch import host_enqueue_us
 from distbench.comm.precision import Trials, choose_iters
+from distbench.comm.spec import CommSpec
 from distbench.primitives.base import Case, CaseRequest, Context
 from distbench.ranks import max_over_ranks, sum_over_ranks
-from distbench.spec import CommSpec
 from distbench.timing import TRIALS, drain, warm_up
 
 KEEP_BYTES = 64 << 20

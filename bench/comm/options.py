@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from distbench.comm import uneven
 from distbench.comm.args import CommArgs, build_comm_spec
+from distbench.comm.spec import CommSpec
 from distbench.options.launch import ResolvedLaunch
 from distbench.options.opt import flag, integer, text
 from distbench.options.shared import parse_choice_list
@@ -24,7 +25,6 @@ from distbench.parse import (
     parse_list,
 )
 from distbench.primitives.facts import COMMANDS, DEFAULT_PATTERNS, FACTS, PATTERNS, ROOTED
-from distbench.spec import CommSpec
 
 MAX_WINDOW = 1024
 

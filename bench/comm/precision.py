@@ -35,9 +35,9 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from distbench.comm.spec import CommSpec
 from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, reduce_device
-from distbench.spec import CommSpec
 from distbench.stats import Stats
 from distbench.stats.intervals import PRECISION_CONFIDENCE
 

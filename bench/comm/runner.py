@@ -3,11 +3,9 @@ each measured, reduced over ranks and written by rank 0 before the next begins."
 
 from __future__ import annotations
 
-import math
-import socket
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -17,39 +15,23 @@ from distbench.collectors.schema import MAX_OVER_RANKS, ResultRow, SampleRow
 from distbench.collectors.sink import RunSinks, run_sinks
 from distbench.comm import graph, symmetric
 from distbench.comm.api_cases import build_cases
-from distbench.comm.dispatch import dispatch_bound, host_enqueue_us
-from distbench.comm.gpu_modes import GRAPH_TIMER
+from distbench.comm.dispatch import host_enqueue_us
 from distbench.comm.interleave import Pending, build_plan, run_rounds
 from distbench.comm.nccl_trace import NcclTrace, open_trace
 from distbench.comm.precision import Trials, choose_iters, run_trials
+from distbench.comm.rows import Measured, build_row, sample_rows
+from distbench.comm.spec import CommSpec
 from distbench.comm.static import regular_buffers
-from distbench.groups import Placement, gather_placement
+from distbench.groups import gather_placement
 from distbench.primitives import get_primitive
 from distbench.primitives.base import Case, CaseRequest, Context
-from distbench.ranks import ranks_label, save_rank_samples, sum_over_ranks
-from distbench.spec import CommSpec, RunSpec, measurement_id
-from distbench.stats import Stats, algbw_gbps, row_figures
-from distbench.timing import TRIALS, timer_name, warm_up
+from distbench.ranks import save_rank_samples, sum_over_ranks
+from distbench.spec import RunSpec, measurement_id
+from distbench.timing import TRIALS, warm_up
 
 
 class WrongResults(RuntimeError):
     """--check found wrong elements: the run stops, the row that shows them is written."""
-
-
-@dataclass(frozen=True)
-class Measured:
-    """One case's timing as this rank saw it, plus the cross-rank figures."""
-
-    case: Case
-    mode: str
-    iters: int
-    """Ops per trial: --iters, or the count --iters auto chose for this case."""
-    trials: Trials
-    wrong: int
-    enqueue_us: float = math.nan
-    """The host's time to issue one op (comm/dispatch.py); NaN off nccl."""
-    api: str = "c10d"
-    """Which of --api's interfaces issued it (the row's api column)."""
 
 
 def measure(
@@ -71,90 +53,6 @@ def measure(
     trials = run_trials(ctx, case.run, trial, iters, workload, case.ops_per_run)
     wrong = sum_over_ranks(ctx, case.check()) if workload.check else -1
     return Measured(case, mode, iters, trials, wrong, enqueue_us)
-
-
-def build_row(
-    spec: RunSpec,
-    ctx: Context,
-    placement: Placement,
-    measurement: str,
-    primitive: str,
-    dtype: str,
-    requested: int,
-    result: Measured,
-) -> ResultRow:
-    """Rank 0's row. At world size 1 nothing leaves the rank: algbw and busbw are empty (a copy's
-    speed is no network's). In throughput mode p95/p99 are empty (stats.py says why)."""
-    workload: CommSpec = spec.workload
-    prim = get_primitive(primitive)
-    stats = Stats(tuple(result.trials.max_us), result.trials.trials_run)
-    converged = result.trials.converged
-    case = result.case  # alltoallv: its own bytes for algbw, busbw factor and byte columns
-    factor = prim.busbw_factor(ctx.world_size) if case.busbw_factor is None else case.busbw_factor
-    moves = ctx.world_size > 1
-    algbw = algbw_gbps(case.bw_bytes or case.size_bytes, stats.p50) if moves else math.nan
-    labels = result.case.labels
-    return ResultRow(
-        **spec.run_columns,
-        host=socket.gethostname(),
-        measurement=measurement,
-        primitive=primitive,
-        device=ctx.device.type,
-        world_size=ctx.world_size,
-        nnodes=placement.nnodes,
-        ranks=ranks_label(ctx.global_ranks),
-        dtype=dtype,
-        op=workload.op if prim.reduces else "",
-        size_bytes=result.case.size_bytes,
-        requested_bytes=requested,
-        count=result.case.count,
-        root=labels.get("root", ""),
-        src=labels.get("src", ""),
-        dst=labels.get("dst", ""),
-        pattern=labels.get("pattern", ""),
-        placement=labels.get("placement", "out"),
-        mode=result.mode,
-        timer=GRAPH_TIMER if workload.cuda_graph else timer_name(ctx.device, result.mode),
-        iters=result.iters,
-        warmup=workload.warmup,
-        trials=workload.trials,
-        trial_order=workload.trial_order,
-        **row_figures(stats, result.mode == "latency", algbw, factor),
-        wrong=result.wrong,
-        hosts=placement.hosts,
-        api=result.api,
-        compile_s=float(labels.get("compile_s", "nan")),
-        msg_rate_per_s=1e6 / stats.p50
-        if moves and primitive == "send_recv" and stats.p50 > 0
-        else math.nan,
-        trials_run=result.trials.trials_run,
-        converged="" if converged is None else str(converged).lower(),
-        graph=str(workload.cuda_graph > 0).lower(),
-        buffers=workload.buffers,
-        enqueue_us=result.enqueue_us,
-        dispatch_bound=dispatch_bound(stats.p50, result.enqueue_us),
-        **case.columns,
-    )
-
-
-def sample_rows(
-    measurement: str, rank: int, mode: str, trials: int, samples: list[float]
-) -> list[SampleRow]:
-    """Samples in trial-major order: one per trial (throughput) or `iters` per trial (latency)."""
-    per_trial = max(1, len(samples) // trials)
-    rows = []
-    for index, value in enumerate(samples):
-        trial, it = divmod(index, per_trial)
-        rows.append(
-            SampleRow(
-                measurement=measurement,
-                rank=rank,
-                trial=trial,
-                iter=it if mode == "latency" else -1,
-                time_us=value,
-            )
-        )
-    return rows
 
 
 class Item(NamedTuple):

@@ -17,7 +17,6 @@ at the end, and the worker destroys it.
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import socket
@@ -35,13 +34,11 @@ import torch.distributed as dist
 from distbench.collectors.rows_init import InitRow
 from distbench.collectors.schema import MAX_OVER_RANKS, SampleRow
 from distbench.collectors.sink import RunSinks, run_sinks
-from distbench.groups import placement_of
+from distbench.init.rows import init_row, method_samples
 from distbench.init.spec import InitSpec
 from distbench.primitives.base import Context
-from distbench.ranks import max_over_ranks, ranks_label, save_rank_samples
-from distbench.spec import RunSpec, measurement_id
-from distbench.stats import Stats, row_figures
-from distbench.timing import timer_name
+from distbench.ranks import max_over_ranks, save_rank_samples
+from distbench.spec import RunSpec
 
 RENDEZVOUS_DIR = ".init-rendezvous"
 """file:// stores live here, in the run directory, and are removed at the end."""
@@ -125,58 +122,6 @@ def repetition(
     return {phase: seconds * 1e6 for phase, seconds in times.items()}
 
 
-def init_row(
-    spec: RunSpec, rdzv: Rendezvous, measurement: str, method: str, phase: str, worst: list[float]
-) -> InitRow:
-    workload: InitSpec = spec.workload
-    stats = Stats(tuple(worst))
-    placement = placement_of(rdzv.hosts)
-    size = 4 if phase == "first_collective" else 0
-    return InitRow(
-        **spec.run_columns,
-        host=rdzv.hosts[0][1],
-        measurement=measurement,
-        primitive="init",
-        device=spec.launch.device,
-        world_size=len(rdzv.hosts),
-        nnodes=placement.nnodes,
-        ranks=ranks_label(tuple(range(len(rdzv.hosts)))),
-        dtype="float32",
-        op="sum" if phase == "first_collective" else "",
-        size_bytes=size,
-        requested_bytes=size,
-        count=size // 4,
-        root="",
-        src="",
-        dst="",
-        pattern=f"{method}:{phase}",
-        mode="latency",
-        timer=timer_name(torch.device("cpu"), "latency"),
-        iters=1,
-        warmup=0,
-        trials=workload.trials,
-        **row_figures(stats, True, math.nan, math.nan),
-        wrong=-1,
-        hosts=placement.hosts,
-        trials_run=workload.trials,
-        phase=phase,
-    )
-
-
-def method_samples(
-    workload: InitSpec, world: int, index: int, rank: int, times: list[list[float]]
-) -> list[list[SampleRow]]:
-    """Method `index`'s samples of one rank, or of the maximum (rank -1), per phase: `times` is
-    phase -> one time per repetition (us)."""
-    return [
-        [
-            SampleRow(measurement_id(world, index * len(times) + p, workload.tag), rank, t, 0, v)
-            for t, v in enumerate(values)
-        ]
-        for p, values in enumerate(times)
-    ]
-
-
 def write_method(
     spec: RunSpec, rdzv: Rendezvous, index: int, worst: list[list[float]], sinks: RunSinks
 ) -> None:
@@ -186,7 +131,7 @@ def write_method(
     method = workload.methods[index]
     per_phase = method_samples(workload, len(rdzv.hosts), index, MAX_OVER_RANKS, worst)
     for phase, samples, values in zip(workload.phases, per_phase, worst, strict=True):
-        row = init_row(spec, rdzv, samples[0].measurement, method, phase, values)
+        row = init_row(spec, rdzv.hosts, samples[0].measurement, method, phase, values)
         sinks.write(samples, row)
 
 

@@ -8,8 +8,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import torch
-
 from distbench.collectors.rows_overlap import OverlapRow
 from distbench.collectors.schema import MAX_OVER_RANKS
 from distbench.collectors.sink import RunSinks
@@ -17,10 +15,9 @@ from distbench.groups import Placement
 from distbench.overlap.metrics import overlap_figures
 from distbench.overlap.spec import OverlapSpec
 from distbench.pairs.rows import sample_rows
-from distbench.ranks import ranks_label
+from distbench.rows import result_columns
 from distbench.spec import RunSpec
-from distbench.stats import Stats, row_figures
-from distbench.timing import timer_name
+from distbench.stats import Stats
 
 SERIES = ("compute", "comm", "both", "compute_in_both", "comm_in_both", "comm_completion")
 """What every rank measures per case: the three phases, `both` split in two, and the collective
@@ -59,14 +56,17 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
     figures = overlap_figures(*(times[s] for s in SERIES))
     world = case.world_size
     return OverlapRow(
-        **spec.run_columns,
-        host=host,
-        measurement=case.measurement,
-        primitive="overlap",
-        device=spec.launch.device,
-        world_size=world,
-        nnodes=placement.nnodes,
-        ranks=ranks_label(tuple(range(world))),
+        **result_columns(
+            spec,
+            host=host,
+            measurement=case.measurement,
+            primitive="overlap",
+            ranks=tuple(range(world)),
+            nnodes=placement.nnodes,
+            hosts=placement.hosts,
+            mode=case.mode,
+            stats=stats,  # no bandwidth: the collective alone's time is t_comm_us
+        ),
         dtype="float32",
         op="" if case.collective in ("all_gather", "broadcast") else "sum",
         size_bytes=case.size_bytes,
@@ -76,15 +76,7 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
         src="",
         dst="",
         pattern=f"{case.collective}:matmul={case.compute_n}:threads={case.threads}",
-        mode=case.mode,
-        timer=timer_name(torch.device(spec.launch.device), case.mode),
-        iters=workload.iters,
-        warmup=workload.warmup,
-        trials=workload.trials,
-        **row_figures(stats, case.mode == "latency", math.nan, math.nan),  # no bandwidth (both)
         wrong=case.wrong,
-        hosts=placement.hosts,
-        trials_run=workload.trials,
         collective=case.collective,
         compute_n=case.compute_n,
         compute_iters=case.compute_iters,

@@ -17,9 +17,9 @@ from distbench.pairs.outliers import PairValue, standings
 from distbench.pairs.spec import PairsSpec
 from distbench.primitives.send_recv import default_window
 from distbench.ranks import ranks_label
+from distbench.rows import result_columns
 from distbench.spec import RunSpec
-from distbench.stats import Stats, algbw_gbps, row_figures
-from distbench.timing import timer_name
+from distbench.stats import Stats, algbw_gbps
 
 
 @dataclass(frozen=True)
@@ -74,14 +74,20 @@ def pair_row(
     nodes = sorted({layout.nodes[r] for r in ranks})
     host_of = {layout.nodes[r]: layout.hosts[r] for r in ranks}
     return ResultRow(
-        **spec.run_columns,
-        host=layout.hosts[0],
-        measurement=result.measurement,
-        primitive=workload.primitive,
-        device=spec.launch.device,
-        world_size=len(layout.nodes),
-        nnodes=len(nodes),
-        ranks=ranks_label(tuple(ranks)),
+        **result_columns(
+            spec,
+            host=layout.hosts[0],
+            measurement=result.measurement,
+            primitive=workload.primitive,
+            ranks=tuple(ranks),
+            nnodes=len(nodes),
+            hosts="+".join(host_of[n] for n in nodes),
+            mode=result.mode,
+            stats=stats,
+            algbw=algbw,
+            factor=factor,
+            world_size=len(layout.nodes),
+        ),
         dtype=workload.dtype,
         op="sum" if workload.primitive == "all_reduce" else "",
         size_bytes=size,
@@ -91,15 +97,7 @@ def pair_row(
         src=str(result.pair[0]),
         dst=str(result.pair[1]),
         pattern=pattern_of(workload),
-        mode=result.mode,
-        timer=timer_name(torch.device(spec.launch.device), result.mode),
-        iters=workload.iters,
-        warmup=workload.warmup,
-        trials=workload.trials,
-        **row_figures(stats, result.mode == "latency", algbw, factor),
         wrong=-1,
-        hosts="+".join(host_of[n] for n in nodes),
-        trials_run=workload.trials,
         window_msgs=window,
     )
 

@@ -4,16 +4,13 @@ rank's own samples as rows for --rank-samples."""
 
 from __future__ import annotations
 
-import torch
-
 from distbench.collectors.schema import MAX_OVER_RANKS, ResultRow, SampleRow
 from distbench.collectors.sink import RunSinks
 from distbench.groups import Placement
-from distbench.ranks import ranks_label
+from distbench.rows import result_columns
 from distbench.rpc.spec import RpcSpec, pattern_label
 from distbench.spec import RunSpec
-from distbench.stats import Stats, algbw_gbps, row_figures
-from distbench.timing import timer_name
+from distbench.stats import Stats, algbw_gbps
 
 LATENCY_PATTERNS = ("sync", "rref")
 """Patterns whose samples are single calls (mode latency); async and ps: trial means."""
@@ -31,15 +28,22 @@ def rpc_row(
     size = count * 4
     mode = "latency" if pattern in LATENCY_PATTERNS else "throughput"
     algbw = algbw_gbps(size, stats.p50)
+    ranks = tuple(range(callers + (pattern == "ps")))
     return ResultRow(
-        **spec.run_columns,
-        host=host,
-        measurement=measurement,
-        primitive="rpc",
-        device="cpu",
-        world_size=callers + (pattern == "ps"),
-        nnodes=place.nnodes,
-        ranks=ranks_label(tuple(range(callers + (pattern == "ps")))),
+        **result_columns(
+            spec,
+            host=host,
+            measurement=measurement,
+            primitive="rpc",
+            ranks=ranks,
+            nnodes=place.nnodes,
+            hosts=place.hosts,
+            mode=mode,
+            stats=stats,
+            algbw=algbw,
+            factor=1.0,
+            device="cpu",
+        ),
         dtype="float32",
         op="",
         size_bytes=size,
@@ -49,15 +53,7 @@ def rpc_row(
         src="",
         dst="",
         pattern=pattern_label(workload, pattern),
-        mode=mode,
-        timer=timer_name(torch.device("cpu"), mode),
-        iters=workload.iters,
-        warmup=workload.warmup,
-        trials=workload.trials,
-        **row_figures(stats, mode == "latency", algbw, 1.0),
         wrong=-1,
-        hosts=place.hosts,
-        trials_run=workload.trials,
     )
 
 

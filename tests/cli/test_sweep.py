@@ -14,10 +14,11 @@ from distbench.cli.app import run_cli as run_in_process
 from distbench.cli.sweep import load_config
 from distbench.comm.args import CommArgs
 from distbench.comm.options import PrimitiveArgs
+from distbench.comm.spec import CommSpec
 from distbench.launch.run import execute
 from distbench.parse import UsageError
 from distbench.primitives.registry import PRIMITIVES
-from distbench.spec import CommSpec, LaunchSpec, RunSpec
+from distbench.spec import LaunchSpec, RunSpec
 from tests.conftest import run_cli
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "ci" / "sweep-example.toml"

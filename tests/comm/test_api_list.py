@@ -12,9 +12,9 @@ import pytest
 from distbench.collectors.sink import read_rows
 from distbench.comm.api import parse_apis
 from distbench.comm.args import CommArgs
+from distbench.comm.spec import CommSpec, comm_plan_size
 from distbench.options.opt import parse_group
 from distbench.parse import UsageError
-from distbench.spec import CommSpec, comm_plan_size
 from tests.conftest import run_cli, run_on_gloo_ranks, usage_error_line
 
 

@@ -20,10 +20,10 @@ import torch.distributed as dist
 import distbench.cli.app  # noqa: F401  (first: comm.args imports cli.args, whose package imports it)
 from distbench.comm.args import parse_duration, parse_iters, parse_precision
 from distbench.comm.precision import Trial, choose_iters, run_trials
+from distbench.comm.spec import CommSpec
 from distbench.comm.table import render_table
 from distbench.parse import UsageError
 from distbench.primitives.base import Context
-from distbench.spec import CommSpec
 from distbench.stats import Stats, median_ci_ranks
 from distbench.stats.intervals import median_interval
 from distbench.timing import trial_throughput

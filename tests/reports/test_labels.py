@@ -17,13 +17,14 @@ from distbench import tables
 from distbench.collectors.manifest import git_dirty, worker_env
 from distbench.collectors.schema import SAMPLES_CSV, SampleRow
 from distbench.collectors.sink import CsvSink, read_rows
+from distbench.comm.spec import CommSpec
 from distbench.comm.table import render_table
 from distbench.ddp.table import render_ddp_table
 from distbench.groups import placement_of
 from distbench.launch.run import oversubscription_warning
 from distbench.parse import format_significant
 from distbench.reports.render import format_number
-from distbench.spec import CommSpec, LaunchSpec, RunSpec
+from distbench.spec import LaunchSpec, RunSpec
 from distbench.stats import Stats
 from distbench.timing import timer_name
 from tests.conftest import usage_error_line
