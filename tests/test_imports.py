@@ -253,3 +253,18 @@ def test_the_walker_names_a_cli_import_and_a_cycle(tmp_path: Path) -> None:
 
     write(tmp_path, "collectors/w.py", "")  # the cycle's last import gone: that cycle goes
     assert set(cycles(tmp_path)) == {roof}
+
+
+WORKLOAD_FILES = ("args.py", "spec.py", "runner.py", "rows.py", "table.py")
+"""Every workload folder's files: its options, spec.json's dataclass, the rank side, its rows and
+its terminal table (docs/contributing.md, "Adding a workload")."""
+
+
+def test_every_workload_folder_has_the_same_files() -> None:
+    from distbench.workloads import WORKLOADS
+
+    missing = {
+        kind: [name for name in WORKLOAD_FILES if not (REPO / "bench" / kind / name).is_file()]
+        for kind in WORKLOADS
+    }
+    assert not any(missing.values()), f"workload folders lacking files: {missing}"

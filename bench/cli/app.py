@@ -26,7 +26,7 @@ from distbench.cli.rpc import rpc
 from distbench.cli.run import run_workload
 from distbench.cli.sweep import SweepArgs, run_sweep
 from distbench.comm.args import CommArgs, check_op
-from distbench.comm.options import PrimitiveArgs, build_workload, hidden_options
+from distbench.comm.primitive_args import PrimitiveArgs, build_workload, hidden_options
 from distbench.comm.spec import CommSpec
 from distbench.ddp.args import DdpArgs, build_ddp_spec
 from distbench.launch.run import EXIT_USAGE

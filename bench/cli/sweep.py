@@ -19,7 +19,7 @@ from typing import Annotated, Any
 
 from distbench.cli.run import build_specs, run_specs, run_workload
 from distbench.comm.args import CommArgs
-from distbench.comm.options import PrimitiveArgs, build_workload, parse_primitives
+from distbench.comm.primitive_args import PrimitiveArgs, build_workload, parse_primitives
 from distbench.comm.spec import CommSpec
 from distbench.options.launch import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
 from distbench.options.opt import parse_fields, parse_group, text

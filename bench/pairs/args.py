@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Annotated
 
-from distbench.comm.options import MAX_WINDOW, parse_window
+from distbench.comm.primitive_args import MAX_WINDOW, parse_window
 from distbench.options.launch import ResolvedLaunch, same_named
 from distbench.options.opt import ITERS_OPTION, MODE_OPTION, choice, flag, integer, text
 from distbench.options.shared import sizes_option

@@ -57,7 +57,7 @@ def test_planning_imports_no_torch(tmp_path: Path) -> None:
         from distbench.cli.run import build_specs
         from distbench.collectors.manifest import build_manifest, write_manifest
         from distbench.comm.args import CommArgs
-        from distbench.comm.options import PrimitiveArgs, build_workload
+        from distbench.comm.primitive_args import PrimitiveArgs, build_workload
         from distbench.ddp.args import DdpArgs, build_ddp_spec
         from distbench.launch.run import expected_rows, launch_order
         from distbench.launch.torchrun import build_torchrun_command

@@ -15,7 +15,7 @@ from distbench import parse
 from distbench.cli.compare import CompareOptions
 from distbench.cli.sweep import SweepArgs
 from distbench.comm.args import CommArgs, build_comm_spec, resolve_sizes
-from distbench.comm.options import PrimitiveArgs
+from distbench.comm.primitive_args import PrimitiveArgs
 from distbench.ddp.args import DdpArgs
 from distbench.options.launch import LaunchArgs, Machine, parse_timeout, resolve_launch
 from distbench.options.multinode import (
@@ -217,7 +217,7 @@ def test_every_option_parser(group: type, name: str) -> None:
 def primitive_parsers() -> list[Callable[[str], Any]]:
     """The primitive options' parsers, where that module exists (another issue's work)."""
     try:
-        from distbench.comm import options as po
+        from distbench.comm import primitive_args as po
     except ImportError:
         return []
     names = ("parse_root", "parse_pairs", "parse_patterns", "parse_window", "parse_primitives")

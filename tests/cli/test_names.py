@@ -23,7 +23,7 @@ from distbench.cli.compare import CompareOptions
 from distbench.cli.sweep import SweepArgs
 from distbench.collectors.schema import DdpRow, ResultRow, SampleRow
 from distbench.comm.args import CommArgs
-from distbench.comm.options import PrimitiveArgs
+from distbench.comm.primitive_args import PrimitiveArgs
 from distbench.ddp.args import DdpArgs
 from distbench.options.launch import LaunchArgs
 from distbench.options.opt import flag_of, options_of

@@ -13,7 +13,7 @@ import pytest
 from distbench.cli.app import run_cli as run_in_process
 from distbench.cli.sweep import load_config
 from distbench.comm.args import CommArgs
-from distbench.comm.options import PrimitiveArgs
+from distbench.comm.primitive_args import PrimitiveArgs
 from distbench.comm.spec import CommSpec
 from distbench.launch.run import execute
 from distbench.parse import UsageError

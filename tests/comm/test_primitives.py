@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from distbench.comm.options import check_counts, parse_primitives, parse_root
+from distbench.comm.primitive_args import check_counts, parse_primitives, parse_root
 from distbench.parse import UsageError
 from distbench.primitives.base import CaseRequest, Context
 from distbench.primitives.facts import COMMANDS, root_ranks

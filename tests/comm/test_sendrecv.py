@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from distbench.cli.app import run_cli as run_in_process
-from distbench.comm.options import (
+from distbench.comm.primitive_args import (
     PrimitiveArgs,
     build_primitive_options,
     parse_pairs,

@@ -1,4 +1,4 @@
-"""Options that only some primitives take (--root, --pairs, --pattern, --window,
+"""comm's options that only some primitives take (--root, --pairs, --pattern, --window,
 --bidirectional): PrimitiveArgs, each value parsed by its option, then checked against the
 primitives and world sizes of the run, and which of them --help shows for a primitive. Each bad
 value is one UsageError line (exit 2) before anything is launched."""
