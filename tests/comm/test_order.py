@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-import distbench.cli.app  # noqa: F401  (first: comm.args imports cli.args, whose package imports it)
 from tests.conftest import run_cli, usage_error_line
 
 

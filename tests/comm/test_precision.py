@@ -17,7 +17,6 @@ import pytest
 import torch
 import torch.distributed as dist
 
-import distbench.cli.app  # noqa: F401  (first: comm.args imports cli.args, whose package imports it)
 from distbench.comm.args import parse_duration, parse_iters, parse_precision
 from distbench.comm.precision import Trial, choose_iters, run_trials
 from distbench.comm.spec import CommSpec
