@@ -1,83 +1,17 @@
-"""`distbench compare` and `distbench baseline ...`: the regression gate's options, defined once
-(CompareOptions), and the commands that hand them to distbench.reports.gate, which parses the
-thresholds, metric, alpha and format and decides; imported lazily, as it loads pandas."""
+"""`distbench compare` and `distbench baseline ...`: the regression gate's commands. compare's
+options are declared once, parsed where they are declared (distbench.reports.compare.options'
+CompareOptions: a Metric, a Check with its Threshold, the thresholds file's rules, ...), and
+handed as that object to distbench.reports.compare.cli, which decides; that one is imported
+lazily, as it loads pandas."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from typing import Annotated
 
 import typer
 
-from distbench.options.opt import Opt, flag, text, with_groups
-
-STORE = text("Baseline folder [default: $DISTBENCH_BASELINES, else ./baselines].")
-
-
-@dataclass(frozen=True)
-class CompareOptions:
-    """compare's options as typed; reports.gate.CompareArgs has the same fields plus the two
-    runs, and parses them."""
-
-    metric: Annotated[
-        str,
-        text(
-            "time_us_p50 (median), time_us_mean/min/max/p95/p99, busbw_GBps, algbw_GBps, "
-            "samples_per_s (DDP)."
-        ),
-    ] = "time_us_p50"
-    threshold: Annotated[
-        str,
-        text(
-            "The floor a change must pass as well as the noise: 5% (of the baseline) or an "
-            "amount with its unit (20us, 2GB/s); METRIC:5% also picks the metric (median:5%)."
-        ),
-    ] = "5%"
-    thresholds_file: Annotated[
-        str | None,
-        text("TOML file of per-primitive / size-band thresholds.", None, "--thresholds"),
-    ] = None
-    alpha: Annotated[
-        str,
-        text(
-            "Benjamini-Hochberg's q over every row and band: the false discovery rate, and the "
-            "chance of any false alarm when nothing changed."
-        ),
-    ] = "0.05"
-    output_format: Annotated[
-        str, text("table, markdown (CI job summaries) or json.", None, "--format")
-    ] = "table"
-    store: Annotated[str | None, STORE] = None
-    save: Annotated[
-        tuple[str, ...],
-        Opt(
-            "Also write the verdict to FILE (.md markdown, .json, else table); repeatable.",
-            cli_type=list[str],
-            decls=("--save",),
-        ),
-    ] = ()
-    min_nights: Annotated[
-        str,
-        text(
-            "Nights a baseline window must hold before its noise is known; until then rows "
-            "within the default spread are 'cannot tell'."
-        ),
-    ] = "5"
-    relative: Annotated[
-        bool,
-        flag(
-            "Judge each primitive beyond the rest of the run (a shift of the whole box is one "
-            "hypothesis of its own); --absolute judges every row on its own level.",
-            "--relative/--absolute",
-        ),
-    ] = True
-    allow_missing: Annotated[
-        bool,
-        flag(
-            "Rows of the baseline missing from the current run do not fail (else exit 4).",
-            "--allow-missing",
-        ),
-    ] = False
+from distbench.options.opt import with_groups
+from distbench.reports.compare.options import STORE, CompareOptions
 
 
 @with_groups(options=CompareOptions)
@@ -105,12 +39,10 @@ def compare(
       distbench compare nightly results/today --thresholds ci/thresholds-example.toml
       distbench compare nightly results/today --save verdict.md --save verdict.json
     """
-    from distbench.reports.compare.cli import CompareArgs, refuse_removed, run_compare
+    from distbench.reports.compare.cli import refuse_removed, run_compare
 
     refuse_removed(min_samples=min_samples, fdr=fdr, adjacent=adjacent, noise_test=noise_test)
-
-    typed = {f.name: getattr(options, f.name) for f in fields(options)}
-    code, report = run_compare(CompareArgs(baseline, current, **typed))
+    code, report = run_compare(baseline, current, options)
     print(report)
     raise typer.Exit(code)
 

@@ -254,7 +254,19 @@ def _rule(table: Any, where: str) -> Rule:
     )
 
 
-def load_thresholds(path: Path, default: Threshold) -> Thresholds:
+@dataclass(frozen=True)
+class RuleFile:
+    """A thresholds TOML file as read (--thresholds): its default (None: --threshold's), rules."""
+
+    path: Path
+    default: Threshold | None
+    rules: tuple[Rule, ...]
+
+    def thresholds(self, fallback: Threshold) -> Thresholds:
+        return Thresholds(self.default or fallback, self.rules)
+
+
+def read_rules(path: Path | str) -> RuleFile:
     """Read a thresholds TOML file:
 
     default = "5%"            # optional, else --threshold
@@ -264,9 +276,12 @@ def load_thresholds(path: Path, default: Threshold) -> Thresholds:
     threshold = "20%"
     """
     try:
-        data = tomllib.loads(Path(path).read_text())
-    except OSError as error:
-        raise UsageError(f"cannot read the thresholds file {path}: {error.strerror}") from None
+        text = Path(path).read_text()
+    except (OSError, ValueError) as error:  # ValueError: a NUL in the name, bytes not UTF-8
+        why = error.strerror if isinstance(error, OSError) else error
+        raise UsageError(f"cannot read the thresholds file {path}: {why}") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise UsageError(f"{path} is not valid TOML: {error}") from None
     unknown = set(data) - {"default", "rules"}
@@ -274,8 +289,9 @@ def load_thresholds(path: Path, default: Threshold) -> Thresholds:
         raise UsageError(
             f"{path} has unknown keys {', '.join(sorted(unknown))}: use default and [[rules]]"
         )
-    base = parse_threshold(str(data["default"])) if "default" in data else default
+    base = parse_threshold(str(data["default"])) if "default" in data else None
     rules = data.get("rules", [])
     if not isinstance(rules, list):
         raise UsageError(f"{path}: rules must be an array of tables, written [[rules]]")
-    return Thresholds(base, tuple(_rule(t, f"{path} rule {i + 1}") for i, t in enumerate(rules)))
+    parsed = tuple(_rule(table, f"{path} rule {i + 1}") for i, table in enumerate(rules))
+    return RuleFile(Path(path), base, parsed)

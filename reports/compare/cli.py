@@ -1,5 +1,5 @@
-"""What `distbench compare` and `distbench baseline ...` do, from the strings the user typed to the
-exit code, so that the CLI stays a list of options.
+"""What `distbench compare` and `distbench baseline ...` do, from the options the CLI parsed
+(options.py's CompareOptions) to the exit code, so that the CLI stays a list of options.
 
     distbench baseline save results/nightly-20261128T0200Z --name nightly
     distbench compare nightly results/nightly-20261129T0200Z --format markdown
@@ -7,12 +7,10 @@ exit code, so that the CLI stays a list of options.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_CASE_COLUMNS, DDP_MATCH_KEY
-from distbench.parse import UsageError, parse_choice
-from distbench.reports.compare.checks import Thresholds, load_thresholds, parse_check, parse_metric
+from distbench.parse import UsageError
 from distbench.reports.compare.judge import (
     ONLY_BASELINE,
     ONLY_CURRENT,
@@ -20,6 +18,7 @@ from distbench.reports.compare.judge import (
     Comparison,
     compare_sides,
 )
+from distbench.reports.compare.options import CompareOptions
 from distbench.reports.compare.render import RENDERERS
 from distbench.reports.compare.sides import load_side
 from distbench.reports.compare.window import (
@@ -32,48 +31,7 @@ from distbench.reports.compare.window import (
     save_night,
 )
 from distbench.reports.keydiff import explain_no_common_rows
-from distbench.stats.engine import Settings
 from distbench.tables import render_rows
-
-FORMATS = tuple(RENDERERS)
-
-
-def parse_alpha(text: str) -> float:
-    try:
-        alpha = float(text)
-    except ValueError:
-        alpha = -1.0
-    if not 0 < alpha < 1:
-        raise UsageError(f"--alpha '{text}' must be a probability between 0 and 1, e.g. 0.05")
-    return alpha
-
-
-def parse_min_nights(text: str) -> int:
-    if not text.strip().isdigit() or not 1 <= int(text) <= 365:
-        raise UsageError(f"--min-nights '{text}' must be a number of nights from 1 to 365, e.g. 5")
-    return int(text)
-
-
-@dataclass(frozen=True)
-class CompareArgs:
-    """`distbench compare` as typed: every value a string until parsed here."""
-
-    baseline: str
-    """Run directory, night, or baseline name (a window of nights)."""
-    current: str
-    metric: str = "time_us_p50"
-    threshold: str = "5%"
-    """The floor a change must pass as well as the noise: `5%`, `20us`, or `METRIC:5%`."""
-    thresholds_file: str | None = None
-    alpha: str = "0.05"
-    output_format: str = "table"
-    store: str | None = None
-    save: tuple[str, ...] = ()
-    """Files to write as well, the format from the suffix: .md, .json, anything else a table."""
-    min_nights: str = "5"
-    relative: bool = True
-    allow_missing: bool = False
-
 
 REMOVED = {
     "min_samples": "--min-samples",
@@ -99,34 +57,27 @@ def format_for(path: Path) -> str:
     return {".md": "markdown", ".json": "json"}.get(path.suffix.lower(), "table")
 
 
-def run_compare(args: CompareArgs) -> tuple[int, str]:
-    """Exit code (0 pass, 1 regression, 4 rows missing) and the rendered comparison;
-    UsageError for bad input (exit 2). Files named by --save are written before returning."""
-    renderer = RENDERERS[parse_choice(args.output_format, FORMATS, "format")]
-    check = parse_check(args.threshold)
-    chosen = check.metric or parse_metric(args.metric)
-    thresholds = Thresholds(check.threshold)
-    if args.thresholds_file:
-        thresholds = load_thresholds(Path(args.thresholds_file), check.threshold)
-    thresholds.check_units(chosen)
-    settings = Settings(
-        alpha=parse_alpha(args.alpha),
-        min_nights=parse_min_nights(args.min_nights),
-        relative=args.relative,
+def run_compare(baseline_name: str, current_name: str, options: CompareOptions) -> tuple[int, str]:
+    """Exit code (0 pass, 1 regression, 4 rows missing) and the rendered comparison of two runs,
+    nights or baseline names, with `options` as the CLI parsed them; UsageError for bad input
+    (exit 2). Files named by --save are written before returning."""
+    metric, thresholds = options.chosen_metric, options.thresholds
+    thresholds.check_units(metric)
+    store = resolve_store(options.store)
+    baseline = load_side(resolve_run(baseline_name, store))
+    current = load_side(resolve_run(current_name, store))
+    comparison = compare_sides(
+        baseline, current, metric, thresholds, options.settings(), options.allow_missing
     )
-    store = resolve_store(args.store)
-    baseline = load_side(resolve_run(args.baseline, store))
-    current = load_side(resolve_run(args.current, store))
-    comparison = compare_sides(baseline, current, chosen, thresholds, settings, args.allow_missing)
     if not comparison.outcome.rows:
         raise UsageError(no_rows_message(comparison))
-    for name in args.save:
+    for name in options.save:
         path = Path(name)
         try:
             path.write_text(RENDERERS[format_for(path)](comparison) + "\n")
         except OSError as error:
             raise UsageError(f"cannot write --save {path}: {error.strerror}") from None
-    return comparison.exit_code, renderer(comparison)
+    return comparison.exit_code, RENDERERS[options.output_format](comparison)
 
 
 def no_rows_message(comparison: Comparison) -> str:

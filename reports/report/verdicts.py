@@ -1,5 +1,5 @@
 """The report's verdicts: every source against the baseline (the first source), judged by compare
-itself (reports/compare/judge.py `compare_sides` with compare's defaults: time_us_p50, a 5 %
+itself (reports/compare/judge.py `compare_sides` with compare's defaults, reports/compare/options.py: time_us_p50, a 5 %
 threshold, distbench.stats.engine.Settings()), so that report and compare give the same state on
 every row they share.
 
@@ -37,18 +37,17 @@ import numpy as np
 import pandas as pd
 
 from distbench.parse import UsageError
-from distbench.reports.compare.checks import METRICS, Thresholds, parse_threshold
 from distbench.reports.compare.judge import Comparison, Unmatched, compare_sides
+from distbench.reports.compare.options import CompareOptions
 from distbench.reports.compare.sides import Side
 from distbench.reports.kinds import MATCH_KEYS
 from distbench.reports.load import Loaded
 from distbench.reports.report.sides import source_sides
-from distbench.stats.engine import WHOLE_RUN, Outcome, Settings, judge_family
+from distbench.stats.engine import WHOLE_RUN, Outcome, judge_family
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, REGRESSED, Judged, describe_state
 
-METRIC = METRICS["time_us_p50"]
-THRESHOLD = "5%"
-"""compare's defaults (reports/compare/cli.py CompareArgs)."""
+COMPARE = CompareOptions()
+"""compare's defaults (reports/compare/options.py): the report judges as `distbench compare A B`."""
 DIRECTION = {REGRESSED: "slower", IMPROVED: "faster"}
 """How a state reads across sources: the source is compare's current side."""
 NOT_JUDGED = "not compared"
@@ -125,10 +124,10 @@ def judge_sources(sides: dict[str, Side]) -> dict[str, SourceVerdict]:
     if len(names) < 2:
         return {}
     baseline = sides[names[0]]
-    thresholds = Thresholds(parse_threshold(THRESHOLD))
+    metric, thresholds, settings = COMPARE.chosen_metric, COMPARE.thresholds, COMPARE.settings()
     verdicts = {}
     for name in names[1:]:
-        comparison = compare_sides(baseline, sides[name], METRIC, thresholds, Settings())
+        comparison = compare_sides(baseline, sides[name], metric, thresholds, settings)
         raw = comparison.outcome
         if raw.relative and comparison.fallback is not None:
             absolute = replace(comparison.settings, relative=False)

@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from distbench import parse
-from distbench.cli.compare import CompareOptions
 from distbench.cli.sweep import SweepArgs
 from distbench.comm.args import CommArgs, build_comm_spec, resolve_sizes
 from distbench.comm.primitive_args import PrimitiveArgs
@@ -27,6 +26,7 @@ from distbench.options.multinode import (
 )
 from distbench.options.opt import options_of, parse_fields, parse_group
 from distbench.parse import UsageError
+from distbench.reports.compare.options import CompareOptions
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -19,7 +19,6 @@ from typing import Any
 import typer.main
 
 from distbench.cli.app import app
-from distbench.cli.compare import CompareOptions
 from distbench.cli.sweep import SweepArgs
 from distbench.collectors.schema import DdpRow, ResultRow, SampleRow
 from distbench.comm.args import CommArgs
@@ -27,6 +26,7 @@ from distbench.comm.primitive_args import PrimitiveArgs
 from distbench.ddp.args import DdpArgs
 from distbench.options.launch import LaunchArgs
 from distbench.options.opt import flag_of, options_of
+from distbench.reports.compare.options import CompareOptions
 
 ROW_TYPES = (ResultRow, DdpRow, SampleRow)
 TEXT = "str"

@@ -32,10 +32,10 @@ from distbench.reports.compare.checks import (
     METRICS,
     Threshold,
     Thresholds,
-    load_thresholds,
     parse_check,
     parse_metric,
     parse_threshold,
+    read_rules,
 )
 from distbench.reports.compare.judge import ONLY_BASELINE, ONLY_CURRENT, compare_sides
 from distbench.reports.compare.sides import load_side
@@ -200,7 +200,7 @@ def test_thresholds_file_first_match_wins(tmp_path: Path) -> None:
         '[[rules]]\nprimitive = "all_reduce"\nmax_size = "64K"\nthreshold = "20%"\n'
         '[[rules]]\nmin_size = "1K"\nthreshold = "7%"\n'
     )
-    thresholds = load_thresholds(path, Threshold(5, True))
+    thresholds = read_rules(path).thresholds(Threshold(5, True))
     small = {"primitive": "all_reduce", "size_bytes": "65536"}
     large = {"primitive": "all_reduce", "size_bytes": "1048576"}
     ddp = {"primitive": "ddp", "strategy": "ddp"}
@@ -217,7 +217,7 @@ def test_bad_thresholds_file_is_a_usage_error(tmp_path: Path, text: str) -> None
     path = tmp_path / "t.toml"
     path.write_text(text)
     with pytest.raises(UsageError):
-        load_thresholds(path, Threshold(5, True))
+        read_rules(path).thresholds(Threshold(5, True))
 
 
 # ---- verdicts: one launch a side ----------------------------------------------------------------

@@ -26,7 +26,8 @@ import pandas as pd
 import pytest
 
 from distbench.cli.app import run_cli
-from distbench.reports.compare.cli import CompareArgs, run_compare
+from distbench.reports.compare.cli import run_compare
+from distbench.reports.compare.options import CompareOptions
 from distbench.reports.kinds import MATCH_KEYS
 from distbench.reports.load import load_runs
 from distbench.reports.repeats import keep_one_row_per_case
@@ -68,7 +69,7 @@ def cell(value: object) -> str:
 def compare_states(base: Path, current: Path) -> dict[tuple[tuple[str, str], ...], str]:
     """compare's state of every judged row, as `distbench compare BASE CURRENT --format json`
     prints it with its defaults, by the row's key (kind and its match key)."""
-    _code, text = run_compare(CompareArgs(str(base), str(current), output_format="json"))
+    _code, text = run_compare(str(base), str(current), CompareOptions(output_format="json"))
     return {
         tuple((c, row[c]) for c in ("kind", *MATCH_KEYS[row["kind"]])): row["state"]
         for row in json.loads(text)["rows"]
