@@ -2,8 +2,8 @@
 started last is used (manifest started_utc, then the run's path; within one results.csv, the later
 row), and a note names the runs involved. Taking the latest measurement is what a resumed or
 re-run case means; pooling or a median would mix measurements the user replaced. (A nightly's
-launch-N folders are not replacements but repeats on purpose: compare and report pool them,
-reports/launches.py and reports/report/launch_frames.py.)
+launch-N folders are not replacements but repeats on purpose: compare judges each launch,
+reports/compare/sides.py, and the report draws them as one run, reports/report/launch_frames.py.)
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ def resolve_runs(run_dirs: tuple[str, ...], pattern: str | None) -> list[Path]:
 def skip_incomplete(
     paths: list[Path], unchanged: frozenset[Path] = frozenset()
 ) -> tuple[list[Path], list[str]]:
-    """The runs that completed, and a note for each one skipped (history_load.incomplete_reason:
+    """The runs that completed, and a note for each one skipped (load.incomplete_reason:
     a night ci/nightly.sh left partial, a run that did not complete). `unchanged`: runs the cache
     holds with the same manifests, which completed when they were cached: their manifests are
     not parsed again (730 of a year's launches cost ~2 s), their night's state still is."""

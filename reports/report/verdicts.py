@@ -1,7 +1,7 @@
 """The report's verdicts: every source against the baseline (the first source), judged by compare
-itself (reports/compare/judge.py `compare_sides` with compare's defaults, reports/compare/options.py: time_us_p50, a 5 %
-threshold, distbench.stats.engine.Settings()), so that report and compare give the same state on
-every row they share.
+itself (reports/compare/judge.py `compare_sides` with compare's defaults, CompareOptions() of
+reports/compare/options.py: time_us_p50, a 5 % threshold, the core's default settings), so that
+report and compare give the same state on every row they share.
 
 Each matched row of the report (speedups.comm_ratios, ddp_ratios) gets, from its source's
 comparison:

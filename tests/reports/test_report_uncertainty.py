@@ -44,7 +44,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 
 def report_rows(paths: list[Path]) -> tuple[pd.DataFrame, dict]:
     """Every compared row of a report of `paths` with its verdict, as build_report makes them
-    (sections_compare.section_compare), and the verdicts per source."""
+    (sections/compare.py section_compare), and the verdicts per source."""
     loaded = load_runs(paths)
     pool_launches(loaded)
     assign_sources(loaded)

@@ -1,5 +1,5 @@
 """The DDP figures of a report: throughput and scaling efficiency over world size, and where a
-step's time goes (compute vs communication) per strategy. Same conventions as figures.py."""
+step's time goes (compute vs communication) per strategy. Same conventions as collectives.py."""
 
 from __future__ import annotations
 

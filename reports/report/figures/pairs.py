@@ -1,6 +1,6 @@
 """The pair figures of a report: the pair matrix as a heatmap (rank x rank or node x node) with
 the outliers of ranks.csv marked, and each rank's busbw with a healthy partner as bars. Same
-conventions as figures.py."""
+conventions as collectives.py."""
 
 from __future__ import annotations
 

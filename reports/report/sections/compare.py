@@ -1,6 +1,6 @@
 """The report's comparison: the headline (headline.py) and the "Runs compared"
 section, every speedup with its 95 % interval and compare's verdict (reports/report/verdicts.py),
-and fig-compare (figures_compare.py). Tables cover every matched row (all-pairs rows too); the
+and fig-compare (figures/compare.py). Tables cover every matched row (all-pairs rows too); the
 figure draws the lines only.
 """
 
