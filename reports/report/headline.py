@@ -23,9 +23,9 @@ import pandas as pd
 
 from distbench.reports.compare.words import band_name, headline_verdicts, percent
 from distbench.reports.report.verdicts import (
+    COMPARE,
     DIRECTION,
     NOT_JUDGED,
-    THRESHOLD,
     SourceVerdict,
     counts,
     speedup_of,
@@ -112,7 +112,7 @@ def called_sentence(verdict: SourceVerdict, baseline: str, rows: pd.DataFrame) -
     shown = ", ".join(f"{n} {state}" for state, n in counts(rows["state"]).items())
     return (
         f"Against {baseline}, no row or band of {verdict.source} is past the noise and the "
-        f"{THRESHOLD.replace('%', ' %')} threshold ({shown})."
+        f"{str(COMPARE.threshold.threshold).replace('%', ' %')} threshold ({shown})."
     )
 
 
