@@ -255,6 +255,17 @@ FACTS: dict[str, PrimitiveFacts] = {
             functional=True,
             graph=True,
         ),
+        PrimitiveFacts(
+            "gather",
+            "gather",
+            "Time gather to --root; size = the root's whole gathered buffer (busbw = algbw x "
+            "(n-1)/n).",
+            "  distbench gather --backend gloo --world-sizes 2,3 --sizes 1K,1M --root all --check"
+            "  # every root",
+            busbw="(n-1)/n",
+            rooted=True,
+            whole_chunks=True,
+        ),
     )
 }
 """Primitive name -> its facts, in the order `all` measures them."""

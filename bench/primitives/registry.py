@@ -9,6 +9,7 @@ from distbench.primitives.all_to_all import AllToAll
 from distbench.primitives.all_to_allv import AllToAllV
 from distbench.primitives.base import Primitive
 from distbench.primitives.broadcast import Broadcast
+from distbench.primitives.gather import Gather
 from distbench.primitives.reduce import Reduce
 from distbench.primitives.reduce_scatter import ReduceScatter
 from distbench.primitives.send_recv import SendRecv
@@ -22,4 +23,5 @@ PRIMITIVES: dict[str, Primitive] = {
     "all_to_all": AllToAll(),
     "send_recv": SendRecv(),
     "all_to_allv": AllToAllV(),
+    "gather": Gather(),
 }

@@ -74,7 +74,7 @@ def test_the_shipped_example_covers_every_primitive() -> None:
     ("args", "message"),
     [
         (["sweep"], "sweep needs --primitives"),
-        (["sweep", "--primitives", "allreduce,gather"], "unknown primitive 'gather'"),
+        (["sweep", "--primitives", "allreduce,scatter"], "unknown primitive 'scatter'"),
         (["sweep", "--config", "missing.toml"], "--config missing.toml: no such file"),
         (["sweep", "--config", str(EXAMPLE), "--sizes", "1K"], "--sizes cannot be combined"),
         (["sweep", "--config", str(EXAMPLE), "--pattern", "ring"], "--pattern cannot be combined"),

@@ -47,6 +47,7 @@ FACTORS = {
     "reduce": lambda n: 1.0,
     "send_recv": lambda n: 1.0,
     "all_to_allv": lambda n: (n - 1) / n,  # uniform splits; each case carries its own
+    "gather": lambda n: (n - 1) / n,  # nccl-tests' GatherGetBw
 }
 
 
@@ -138,6 +139,9 @@ def test_check_counts_refuses_empty_ranks_and_notes_rounding() -> None:
     assert "all_gather, all_to_all" in note and "1K -> 1008 B" in note
     assert "whole 16-byte chunks per rank, as nccl-tests" in note
     assert check_counts(["all_gather"], [1024], ["int8"], [4]) is None  # 4 x 16 divides 1024
+    both = check_counts(["all_gather", "gather"], [1024], ["float32"], [3])  # two roundings
+    assert both is not None and both.count("note: ") == 2
+    assert "gather round sizes down to whole elements per rank" in both and "1K -> 1020 B" in both
     with pytest.raises(UsageError, match="at least 48 B"):
         check_counts(["all_gather"], [32], ["float32"], [3])
     with pytest.raises(UsageError, match="at least 4 B"):
@@ -156,8 +160,9 @@ def test_parse_root_and_primitives() -> None:
         "all_gather",
     )
     assert parse_primitives("all") == tuple(PRIMITIVES)
-    with pytest.raises(UsageError, match="unknown primitive 'gather'"):
-        parse_primitives("gather")
+    assert parse_primitives("gather") == ("gather",)
+    with pytest.raises(UsageError, match="unknown primitive 'scatter'"):
+        parse_primitives("scatter")
 
 
 # --- end to end on gloo ------------------------------------------------------------------------

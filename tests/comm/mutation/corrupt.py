@@ -16,7 +16,9 @@ damages its result on every rank, or does something else instead:
 - other:<op> (reducing primitives): the collective runs with another reduction op;
 - other (data movers): another collective runs (broadcast from the next root, an all_reduce in
   place of all_gather, an all_gather in place of all_to_all, all_to_allv's splits taken from the
-  reversed send buffer).
+  reversed send buffer, gather to the next root).
+
+gather's result is the root's list of chunks (gather_list): the mutations act on them joined.
 
 Nothing here is mocked: every collective that runs is gloo's. This module lives under tests/ only
 and is reachable from no option of the product.
@@ -47,6 +49,7 @@ TARGETS: dict[str, list[tuple[Any, str]]] = {
     "all_to_all": [(dist, "all_to_all_single")],
     "send_recv": [(dist, "send"), (dist, "recv"), (dist, "batch_isend_irecv")],
     "all_to_allv": [(dist, "all_to_all_single")],
+    "gather": [(dist, "gather")],
 }
 """Where each primitive's check calls its collective: (owner, attribute) patched while corrupted."""
 
@@ -106,6 +109,36 @@ def substitute(primitive: str, real: Call, ctx: Context, args: tuple, kwargs: di
     raise ValueError(f"no substitute collective for {primitive}")
 
 
+def gather_to_next_root(real: Call, ctx: Context, tensor: torch.Tensor, kwargs: dict) -> Any:
+    """gather to the rank after the real root (which then keeps its sentinel)."""
+    group = kwargs.get("group") or dist.group.WORLD
+    after = (dist.get_group_rank(group, kwargs["dst"]) + 1) % ctx.world_size
+    chunks = [torch.empty_like(tensor) for _ in range(ctx.world_size)]
+    into = chunks if ctx.rank == after else None
+    return real(tensor, gather_list=into, dst=dist.get_global_rank(group, after), group=group)
+
+
+def wrap_gather(real: Call, mutation: str, ctx: Context) -> Call:
+    """The corrupting stand-in for torch.distributed.gather (the root's chunks, joined)."""
+
+    def gather(tensor: torch.Tensor, **kwargs: Any) -> Any:
+        if mutation == "skip":
+            return None
+        if mutation == "other":
+            return gather_to_next_root(real, ctx, tensor, kwargs)
+        chunks = kwargs.get("gather_list")
+        last = chunks[-1][-1:].clone() if chunks else None
+        result = real(tensor, **kwargs)
+        if chunks:
+            joined = torch.cat(chunks)
+            damage(joined, mutation, ctx.world_size, last if last is not None else joined[-1:])
+            for chunk, part in zip(chunks, joined.split(len(chunks[0])), strict=True):
+                chunk.copy_(part)
+        return result
+
+    return gather
+
+
 def wrap(primitive: str, name: str, real: Call, mutation: str, ctx: Context) -> Call:
     """The corrupting stand-in for `real` (torch.distributed.<name> or a primitive's alias)."""
     n = ctx.world_size
@@ -143,6 +176,8 @@ def wrap(primitive: str, name: str, real: Call, mutation: str, ctx: Context) -> 
         damage(args[0], mutation, n, last)
         return result
 
+    if primitive == "gather":
+        return wrap_gather(real, mutation, ctx)
     return p2p if primitive == "send_recv" else collective
 
 

@@ -52,6 +52,8 @@ PLAN: list[tuple[str, tuple[str, ...], tuple[str, ...], str]] = [
     ("all_to_all", ("float32", "int8"), ("sum",), LAST),  # int8: the old offsets collided
     ("send_recv", ("float32",), ("sum",), LAST),
     ("all_to_allv", ("float32", "int8"), ("sum",), LAST),
+    ("gather", ("float32", "int8"), ("sum",), LAST),
+    ("gather", ("float32",), ("sum",), "all"),
 ]
 PLACED = ("all_gather", "reduce_scatter")
 """Checked out of place and in place (gloo's in-place all_to_all is wrong: the CLI refuses it)."""

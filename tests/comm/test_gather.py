@@ -1,0 +1,106 @@
+"""gather, the primitive added by its file, its facts and a registry line (#28 item 1): nccl-tests'
+size and busbw conventions, its check on a real gloo group (every root, right results pass),
+--api functional|compiled refused in one line, and `distbench gather --check` failing under each
+test-side corruption of the real gather (tests/inject/gather_faults: rotate, swap, skip, wrong
+root). The in-process mutation suite (tests/comm/mutation) covers it too."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from distbench.primitives.base import CaseRequest, Context
+from distbench.primitives.facts import COMMANDS, FACTS
+from tests.conftest import run_cli, run_on_gloo_ranks, usage_error_line
+
+INJECT = Path(__file__).resolve().parents[1] / "inject" / "gather_faults"
+FAULTS = ("rotate", "swap", "skip", "root")
+TINY = ("--backend", "gloo", "--iters", "2", "--warmup", "1", "--trials", "2")
+
+
+def read_rows(run: Path) -> list[dict[str, str]]:
+    with open(run / "results.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_gather_facts_follow_nccl_tests_gather() -> None:
+    facts = FACTS["gather"]
+    assert COMMANDS["gather"] == "gather" and facts.rooted and not facts.reduces
+    assert facts.busbw_factor(4) == 0.75  # GatherGetBw: (n-1)/n
+    assert facts.count_multiple(3, 4) == 3  # count/nranks whole elements, no 16-byte alignment
+    assert facts.case_count(3, "all", {}) == 3 and facts.case_count(3, "1", {}) == 1
+    assert not (facts.functional or facts.graph or facts.symmetric or facts.overlap)
+    assert facts.nccl_name == ""  # NCCL runs it as grouped send/recv: no TUNING line
+
+
+@pytest.mark.parametrize("api", ["functional", "compiled:aot_eager"])
+def test_gather_refuses_the_functional_apis(api: str, capsys: pytest.CaptureFixture[str]) -> None:
+    line = usage_error_line(["gather", "--api", api, "--backend", "gloo", "--dry-run"], capsys)
+    assert "cannot run gather: torch has no functional collective" in line
+
+
+def gather_cases(rank: int, world_size: int) -> dict[str, tuple[int, int]]:
+    """{dtype/root: (size_bytes, wrong elements of the check after a timed run)} on this rank."""
+    from distbench.primitives.registry import PRIMITIVES
+
+    ctx = Context(rank, world_size, torch.device("cpu"), "gloo", None, tuple(range(world_size)))
+    found = {}
+    for dtype in (torch.float32, torch.int8):
+        request = CaseRequest(1024, dtype, root="all")
+        for case in PRIMITIVES["gather"].build_cases(ctx, request):
+            case.run()
+            found[f"{dtype}/{case.labels['root']}"] = (case.size_bytes, case.check())
+    return found
+
+
+def test_gather_checks_every_root_on_a_real_group(tmp_path: Path) -> None:
+    ranks = run_on_gloo_ranks(gather_cases, 3, tmp_path / "store")
+    for found in ranks:
+        assert sorted(found) == [f"{d}/{r}" for d in ("torch.float32", "torch.int8") for r in "012"]
+        # 1K at 3 ranks: 256 float32 -> 3 x 85 = 255 elements (1020 B); 1024 int8 -> 1023 B
+        assert {size for key, (size, _) in found.items() if "float32" in key} == {1020}
+        assert {size for key, (size, _) in found.items() if "int8" in key} == {1023}
+        assert [wrong for _, wrong in found.values()] == [0] * 6
+
+
+@pytest.mark.slow
+def test_gather_cli_every_root_checked(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = run_cli(
+        "gather", *TINY, "--world-sizes", "3", "--sizes", "1K,64K", "--root", "all", "--check",
+        "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = read_rows(out)
+    assert [(r["root"], r["size_bytes"]) for r in rows] == [
+        (root, size) for size in ("1020", "65532") for root in "012"
+    ]
+    assert {r["primitive"] for r in rows} == {"gather"}
+    assert [float(r["busbw_factor"]) for r in rows] == pytest.approx([2 / 3] * 6)
+    assert {r["wrong"] for r in rows} == {"0"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", FAULTS)
+def test_gather_check_fails_under_each_fault(
+    fault: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marks, out = tmp_path / "marks", tmp_path / "run"
+    marks.mkdir()
+    path = os.pathsep.join(filter(None, [str(INJECT), os.environ.get("PYTHONPATH")]))
+    monkeypatch.setenv("PYTHONPATH", path)
+    monkeypatch.setenv("DISTBENCH_TEST_GATHER", fault)
+    monkeypatch.setenv("DISTBENCH_TEST_MARKS", str(marks))
+    result = run_cli(
+        "gather", *TINY, "--world-sizes", "2", "--sizes", "1K", "--root", "1", "--check",
+        "--out", str(out),
+    )  # fmt: skip
+    assert sorted(path.name for path in marks.iterdir()) == ["0", "1"]  # the fault ran on both
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "--check found" in result.stderr and "wrong elements in gather" in result.stderr
+    [row] = read_rows(out)
+    assert int(row["wrong"]) > 0
