@@ -199,8 +199,10 @@ def test_report_equals_compare_on_launches_nights_and_windows(
     two = {k: v * (1.25 if k[0] == "all_reduce" else 1.0) for k, v in levels("all_reduce",
            "broadcast").items()}  # fmt: skip
     common = assert_report_equals_compare(store, night(tmp_path / "two", two, rng))
-    beyond = common[common["primitive"] == "broadcast"]  # relative to all_reduce alone
-    assert set(beyond["state"]) == {IMPROVED}, beyond[["size_bytes", "verdict"]]
+    # Two primitives are too few for relative mode (it needs four since 6f51168: with two, one
+    # slower made the other read improved by as much): broadcast is judged on its own level.
+    beyond = common[common["primitive"] == "broadcast"]
+    assert set(beyond["state"]) == {NO_CHANGE}, beyond[["size_bytes", "verdict"]]
     faster = launch(tmp_path / "fast", levels("all_reduce", scale=0.1), rng)
     common = assert_report_equals_compare(tonight / "launch-1", faster)
     assert IMPROVED in set(common["state"])
