@@ -258,6 +258,6 @@ def test_compare_and_report_agree_on_which_ddp_rows_are_one_case(tmp_path: Path)
     kept = loaded.ddp[[*DDP_MATCH_KEY, "step_time_us_p50"]].itertuples(index=False)
     by_report = {tuple(str(v) for v in row[:-1]): float(row[-1]) for row in kept}
     assert len(by_compare) == 4 and by_report == by_compare
-    assert by_compare[tuple(str(getattr(rows[4], c)) for c in DDP_MATCH_KEY)] == pytest.approx(
-        rows[4].step_time_us_p50
-    )
+    cells = (str(getattr(rows[4], c)) for c in DDP_MATCH_KEY)
+    key = tuple(cell.lower() if cell in ("True", "False") else cell for cell in cells)  # as read
+    assert by_compare[key] == pytest.approx(rows[4].step_time_us_p50)
