@@ -142,17 +142,19 @@ def fixed_baselines(nights: Nights, window: int) -> list[tuple[str, list[list[in
 
 def replay_fixed(
     judge: Judge, nights: dict[str, list[list[int]]], window: int,
-    progress: Callable[[str], None] = lambda _s: None,
+    progress: Callable[[str], None] = lambda _s: None, baselines: Nights | None = None,
 ) -> tuple[list[Rate], list[Rate], dict[str, list[tuple[bool, list[float]]]]]:  # fmt: skip
-    """A/A per fixed baseline, and A/B catches per scenario, over every held-out night outside
-    the baseline; for the partial scenarios the affected rows' detectable_change of each night
-    (from its A/A judgement) beside whether it was caught."""
+    """A/A per fixed baseline, and A/B catches per scenario, over every held-out night (`nights`)
+    outside the baseline; for the partial scenarios the affected rows' detectable_change of each
+    night (from its A/A judgement) beside whether it was caught. The baselines are windows of
+    `baselines`' groups (default: the held-out ones), as a user's baseline is recorded before
+    the nights it judges."""
     every = [n for members in nights.values() for n in members]
     aa_rates: list[Rate] = []
     ab: dict[str, list[int]] = {}
     seen: dict[str, list[tuple[bool, list[float]]]] = {}
     kinds = scenarios(judge.keys)
-    for name, base in fixed_baselines(nights, window):
+    for name, base in fixed_baselines(baselines or nights, window):
         judged = [n for n in every if n not in base]
         hits = 0
         for night in judged:

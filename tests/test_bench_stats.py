@@ -1,0 +1,72 @@
+"""The verdicts' benchmark (ci/bench_stats.py, ci/bench_stats_report.py) runs on the recorded
+launches and prints every part of docs/gate.md's tables: a smoke, no rate asserted (the rates are
+the benchmark's, on 1,000 replications; --quick draws 40)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "data" / "launches-nightly-cpu.json.gz"
+
+
+def bench(script: str, *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "ci" / script), "--quick", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def table_rows(text: str) -> dict[str, list[str]]:
+    """The markdown table's rows by their first cell."""
+    rows = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and not set(line) <= set("|-: "):
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_the_gate_benchmark_prints_every_part() -> None:
+    out = bench("bench_stats.py")
+    header = out.splitlines()[0]
+    found = r"launches: (\d+) in groups (.+?); tuned on (\S+); held out: (.+?) \("
+    groups = re.search(found, header)
+    assert groups, header
+    launches, recorded, tuned, held = groups.groups()
+    assert int(launches) >= 100 and len(recorded.split(", ")) >= 3
+    assert not set(tuned.split(",")) & set(held.split(", ")), "tuned on the held-out launches"
+    rows = table_rows(out)
+    names = list(rows)
+    assert any(n.startswith("A/A, baseline ") for n in names), names  # fixed baselines
+    assert any(n.startswith("A/A overall") for n in names)
+    for kind in ("every row of one primitive", "one size band", "one world size", "one dtype"):
+        assert f"A/B 25 %: {kind}" in rows, names
+    assert any("claiming <= 25 %" in n for n in names)  # detectable_change's calibration
+    assert any(n.startswith("compare 95 % interval") for n in names)
+    assert any("p50 interval" in n for n in names) and any("--precision" in n for n in names)
+    assert any(n.startswith("fit ") for n in names)
+    for phi in ("iid", "AR(1) phi 0.5", "AR(1) phi 0.8"):
+        assert f"false change points per 100 null series, {phi}" in rows, names
+    rate = re.compile(r"^\d+(\.\d+)?% \(\d+/\d+\)$|^\d+(\.\d+)?%$|^\d+(\.\d+)?(e[-+]\d+)?$")
+    for name, cells in rows.items():
+        if name != "name":
+            assert rate.match(cells[0]), (name, cells)
+
+
+def test_the_report_benchmark_prints_its_coverage() -> None:
+    out = bench("bench_stats_report.py")
+    assert "held out" in out.splitlines()[0]
+    rows = [line for line in out.splitlines() if line.startswith("| one launch a side")]
+    assert rows and all(re.search(r"\d+\.\d% \+-\d+\.\d% \(MC\)", r) for r in rows), out
