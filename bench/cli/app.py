@@ -84,9 +84,8 @@ add_collective_command(
     "sweep",
     "sweep",
     "Time several primitives over the same sizes, or a matrix from a TOML file.",
-    "  distbench sweep --primitives allreduce,broadcast,sendrecv --sizes 1K,1M\n"
-    "  distbench sweep --primitives all --world-sizes 2,3 --check\n"
-    "  distbench sweep --config ci/sweep-example.toml --out results/nightly",
+    "  distbench sweep --primitives all --world-sizes 2,3 --check --root all --pattern all\n"
+    "  distbench sweep --config ci/sweep-example.toml",
 )
 app.command("pairs")(pairs)
 app.command("init")(init)
@@ -159,7 +158,7 @@ def distbench(
       distbench allreduce --backend nccl --sizes 1M,64M,1G --check
     Then:
       distbench sweep --config ci/sweep-example.toml       every primitive
-      distbench ddp --world-sizes 1,2                      DDP vs manual averaging
+      distbench ddp --backend gloo --world-sizes 1,2       DDP vs manual averaging
       distbench report results/RUN                         figures and tables
       distbench compare BASELINE_RUN NEW_RUN               the regression gate
     Every run writes results.csv, samples.csv and manifest.json under results/.

@@ -36,7 +36,6 @@ def compare(
     Examples:
       distbench compare results/monday results/tuesday
       distbench compare nightly results/today --threshold busbw:10% --format markdown
-      distbench compare nightly results/today --thresholds ci/thresholds-example.toml
       distbench compare nightly results/today --save verdict.md --save verdict.json
     """
     from distbench.reports.compare.cli import refuse_removed, run_compare

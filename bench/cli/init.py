@@ -18,8 +18,7 @@ def init(init: InitArgs, launch: LaunchArgs) -> None:
 
     \b
     Examples:
-      distbench init --backend gloo --world-sizes 2,4,8
-      distbench init --init-methods tcp,file --trials 10 --new-groups 4
+      distbench init --backend gloo --world-sizes 2,4,8 --trials 3
     """
 
     def build(resolved: ResolvedLaunch) -> InitSpec:

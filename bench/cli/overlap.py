@@ -19,8 +19,7 @@ def overlap(overlap: OverlapArgs, launch: LaunchArgs) -> None:
 
     \b
     Examples:
-      distbench overlap --backend gloo --sizes 1M --compute 512 --compute-threads 1,2 --check
-      distbench overlap --primitives allreduce,allgather --sizes 64K,4M --compute 256,1024
+      distbench overlap --backend gloo --sizes 4M --compute 512 --compute-threads 1,2 --check
       distbench overlap --backend nccl --sizes 64M,256M --compute 8192 --mode both
     """
 

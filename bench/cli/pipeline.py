@@ -19,8 +19,7 @@ def pipeline(pipeline: PipelineArgs, launch: LaunchArgs) -> None:
     \b
     Examples:
       distbench pipeline --backend gloo --world-sizes 2,3 --microbatches 1,4
-      distbench pipeline --strategies sendrecv,pipelining --microbatches 1,2,4,8 --depth 9
-      distbench pipeline --model transformer --depth 4 --world-sizes 4
+      distbench pipeline --model transformer --depth 4 --world-sizes 4 --microbatches 4,8
     """
 
     def build(resolved: ResolvedLaunch) -> PipelineSpec:

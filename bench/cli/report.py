@@ -54,9 +54,8 @@ def report(
 
     \b
     Examples:
-      distbench report results/20261129T101500Z-all_reduce
-      distbench report results/cluster-a results/cluster-b --out report-ab
-      distbench report results/ --by host
+      distbench report results/RUN
+      distbench report results/cluster-a results/cluster-b
       distbench report results/RUN --reference expected.toml
     """
     from distbench.reports.report.build import build_report

@@ -18,8 +18,7 @@ def rpc(rpc: RpcArgs, launch: LaunchArgs) -> None:
 
     \b
     Examples:
-      distbench rpc --backend gloo --world-sizes 2 --sizes 8,1M
-      distbench rpc --pattern all --world-sizes 2,4 --window 32
+      distbench rpc --backend gloo --world-sizes 2 --pattern all --sizes 8,64K,1M
     """
 
     def build(resolved: ResolvedLaunch) -> RpcSpec:
