@@ -45,9 +45,10 @@ def parse_alpha(value: str) -> float:
 
 
 def parse_min_nights(value: str) -> int:
-    if not value.strip().isdigit() or not 1 <= int(value) <= 365:
+    text = value.strip()
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= 365:
         raise UsageError(f"--min-nights '{value}' must be a number of nights from 1 to 365, e.g. 5")
-    return int(value)
+    return int(text)
 
 
 def parse_format(value: str) -> str:
