@@ -87,7 +87,8 @@ PYTEST_COVERS = {
     "pytest-gpu-overlap": ("`overlap` (communication while computing)",),
 }
 COLLECTIVES = (
-    "`all_reduce`", "`broadcast`", "`reduce`", "`all_gather`", "`reduce_scatter`", "`all_to_all`",
+    "`all_reduce`", "`broadcast`", "`reduce`", "`gather`", "`all_gather`", "`reduce_scatter`",
+    "`all_to_all`",
     "`alltoallv` (skewed splits, MoE routing)", "`--placement in,out`",
     "`--check` (bit-exact results)", "throughput and latency modes",
     "CUDA-event timers (`cuda_event`, `cuda_event+dispatch`)",
@@ -128,7 +129,7 @@ def steps(gpus: int) -> list[Step]:
             COLLECTIVES + (("world-size sweeps on subgroups",) if two else ()),
             (
                 argv(
-                    f"sweep {nccl} --primitives allreduce,broadcast,reduce,allgather,"
+                    f"sweep {nccl} --primitives allreduce,broadcast,reduce,gather,allgather,"
                     "reducescatter,alltoall,alltoallv --dtype float32,bfloat16 --mode both "
                     "--sizes 4K,1M,64M --skew zipf:1.2 --check"
                 ),

@@ -103,7 +103,10 @@ class PrimitiveArgs:
 
     root: Annotated[
         str | None,
-        text("broadcast/reduce root rank, or 'all' to measure every root in turn [0].", parse_root),
+        text(
+            "broadcast/reduce/gather root rank, or 'all' to measure every root in turn [0].",
+            parse_root,
+        ),
     ] = None
     pairs: Annotated[
         str | list[list[int]] | None,
