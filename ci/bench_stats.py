@@ -107,7 +107,10 @@ def calibration(
         outcome = judge.night(base, night, mask)
         claimed.n += 1
         claimed.hits += regressed(outcome, primitive_of(judge.keys[row]))
-    claimed.ok = claimed.n > 0 and claimed.value >= 0.80
+    if not claimed.n:  # nothing to calibrate: say so, not nan
+        claimed.note = "no row claimed <= 25 % on any night: every miss was announced"
+        return [{**claimed.row(), "value": "0 rows", "interval": "", "ok": ""}]
+    claimed.ok = claimed.value >= 0.80
     return [claimed.row()]
 
 

@@ -52,14 +52,16 @@ def test_the_gate_benchmark_prints_every_part() -> None:
     assert any(n.startswith("A/A, baseline ") for n in names), names  # fixed baselines
     assert any(n.startswith("A/A overall") for n in names)
     for kind in ("every row of one primitive", "one size band", "one world size", "one dtype"):
-        assert f"A/B 25 %: {kind}" in rows, names
+        assert any(n.startswith(f"A/B 25 %: {kind}") for n in names), names
     assert any("claiming <= 25 %" in n for n in names)  # detectable_change's calibration
     assert any(n.startswith("compare 95 % interval") for n in names)
     assert any("p50 interval" in n for n in names) and any("--precision" in n for n in names)
     assert any(n.startswith("fit ") for n in names)
     for phi in ("iid", "AR(1) phi 0.5", "AR(1) phi 0.8"):
         assert f"false change points per 100 null series, {phi}" in rows, names
-    rate = re.compile(r"^\d+(\.\d+)?% \(\d+/\d+\)$|^\d+(\.\d+)?%$|^\d+(\.\d+)?(e[-+]\d+)?$")
+    rate = re.compile(
+        r"^\d+(\.\d+)?% \(\d+/\d+\)$|^\d+(\.\d+)?%$|^\d+(\.\d+)?(e[-+]\d+)?$|^\d+ rows$"
+    )
     for name, cells in rows.items():
         if name != "name":
             assert rate.match(cells[0]), (name, cells)

@@ -76,14 +76,11 @@ def test_allreduce_gloo_check(tmp_path: Path) -> None:
     for row in rows:
         mine = [s for s in samples if s["measurement"] == row["measurement"]]
         maxed = sorted(float(s["time_us"]) for s in mine if s["rank"] == "-1")
-        per_rank = {r: [float(s["time_us"]) for s in mine if s["rank"] == r] for r in ("0", "1")}
         assert len(maxed) == int(row["samples"])
-        assert all(len(v) == len(maxed) for v in per_rank.values())
+        # samples.csv holds the max over ranks only (#27); each rank's own samples go to
+        # rank-samples/ with --rank-samples (tests/launch/test_rank_samples.py).
+        assert {s["rank"] for s in mine} == {"-1"}
         assert float(row["time_us_min"]) == pytest.approx(maxed[0])
-        # The max over ranks is at least each rank's own sample, sample by sample.
-        ordered = [float(s["time_us"]) for s in mine if s["rank"] == "-1"]
-        for rank_samples in per_rank.values():
-            assert all(m >= r for m, r in zip(ordered, rank_samples, strict=True))
 
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["schema_version"] == SCHEMA_VERSION
