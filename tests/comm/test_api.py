@@ -165,7 +165,9 @@ def test_api_rows_report_beside_c10d_and_compare(tmp_path: Path) -> None:
     across = run_cli("compare", str(runs["c10d"]), str(runs["functional"]))
     assert across.returncode == 2
     assert across.stderr.startswith("distbench: error: ") and "no row in common" in across.stderr
-    assert "env, api, placement" in across.stderr  # the message names every column of the key
+    # the message names the column the runs differ in, and what would match (reports/keydiff.py)
+    assert "differ only in api" in across.stderr
+    assert "compare runs of the same --api" in across.stderr
 
 
 @pytest.mark.slow
