@@ -35,7 +35,7 @@ def test_interleaved_rows_are_labelled_complete_and_land_after_the_last_round(
     assert {row["trials_run"] for row in rows} == {"3"}
     assert {row["wrong"] for row in rows} == {"0"}
     samples = read_csv(out / "samples.csv")
-    for rank in ("-1", "0", "1"):  # every measurement: trials 0, 1, 2 on each rank and the max
+    for rank in ("-1",):  # every measurement's trials 0, 1, 2: samples.csv holds the max (#27)
         per: dict[str, list[int]] = {}
         for sample in samples:
             if sample["rank"] == rank:
