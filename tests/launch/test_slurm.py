@@ -94,7 +94,7 @@ def rows(run_dir: Path) -> list[dict[str, str]]:
 def test_one_node_bootstraps_then_gates(tmp_path: Path) -> None:
     code, text, run = sbatch(tmp_path, 1, "first", BOOTSTRAP="1")
     assert code == 0, text
-    assert "saved baseline 'nightly-1n-cpu'" in text, text
+    assert "into baseline 'nightly-1n-cpu'" in text, text  # a window of nights (#25)
     assert (run / "report" / "report.html").exists()
     assert {(r["nnodes"], r["world_size"]) for r in rows(run)} == {("1", "2")}
     assert (run / "launch-2" / "results.csv").exists()  # two sweeps a night, pooled by compare
@@ -116,7 +116,7 @@ def test_two_nodes_write_rows_of_both_and_gate_against_their_own_baseline(
     sbatch(tmp_path, 1, "one-node", BOOTSTRAP="1")  # another allocation's baseline: never used
     code, text, run = sbatch(tmp_path, 2, "boot", BOOTSTRAP="1")
     assert code == 0, text
-    assert "saved baseline 'nightly-2n-cpu'" in text, text
+    assert "into baseline 'nightly-2n-cpu'" in text, text
     code, text, run = sbatch(tmp_path, 2, "night")
     assert code == 0, text
     assert "against 'nightly-2n-cpu'" in text
@@ -124,7 +124,7 @@ def test_two_nodes_write_rows_of_both_and_gate_against_their_own_baseline(
     assert {(r["nnodes"], r["world_size"], r["ranks"]) for r in found} == {("2", "2", "0-1")}
     assert all(len(r["hosts"].split("+")) == 2 for r in found)
     assert (run / "compare.md").exists()  # the gate ran on node 0's run directory
-    assert "2 launches pooled" in (run / "compare.md").read_text()
+    assert "current 1 night(s), 2 launch(es)" in (run / "compare.md").read_text()  # pooled
     scheduler = json.loads((first_launch(run) / "manifest.json").read_text())["scheduler"]
     assert scheduler["name"] == "slurm"
     assert (scheduler["nodelist"], scheduler["nnodes"], scheduler["partition"]) == (
