@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue as queue_module
 import signal
 import subprocess
 import sys
@@ -64,15 +65,29 @@ def run_on_gloo_ranks(
     store at `store`); what each rank returned, in rank order."""
     fork = multiprocessing.get_context("fork")
     queue = fork.Queue()
+    # daemon: a rank that hangs dies with pytest instead of holding its exit (multiprocessing
+    # joins every non-daemon child at exit; one hung rank once held CI's pytest to the job's limit).
     ranks = [
-        fork.Process(target=gloo_rank, args=(work, rank, world_size, str(store), queue))
+        fork.Process(
+            target=gloo_rank, args=(work, rank, world_size, str(store), queue), daemon=True
+        )
         for rank in range(world_size)
     ]
     for proc in ranks:
         proc.start()
-    results = dict(queue.get(timeout=timeout) for _ in ranks)
-    for proc in ranks:
-        proc.join(60)
+    results: dict[int, Any] = {}
+    try:
+        for _ in ranks:
+            rank, result = queue.get(timeout=timeout)
+            results[rank] = result
+    except queue_module.Empty:
+        missing = sorted(set(range(world_size)) - set(results))
+        pytest.fail(f"ranks {missing} of {world_size} gave no result within {timeout:.0f} s")
+    finally:
+        for proc in ranks:
+            proc.join(60 if len(results) == world_size else 0)
+            if proc.is_alive():
+                proc.kill()
     return [results[rank] for rank in range(world_size)]
 
 
@@ -80,8 +95,12 @@ def gloo_rank(
     work: Callable[[int, int], Any], rank: int, size: int, store: str, queue: Any
 ) -> None:
     """One rank of run_on_gloo_ranks: join, put (rank, work's result), leave."""
+    import torch
     import torch.distributed as dist
 
+    # Forked from a pytest that may have run torch's OpenMP pool: that pool's threads do not exist
+    # in the child, and a parallel region there can wait on them forever. One thread never asks.
+    torch.set_num_threads(1)
     dist.init_process_group(
         "gloo", init_method=f"file://{store}", rank=rank, world_size=size,
         timeout=timedelta(seconds=120),

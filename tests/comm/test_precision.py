@@ -17,6 +17,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
+from distbench.collectors.rank_samples import read_rank_samples
 from distbench.comm.args import parse_duration, parse_iters, parse_precision
 from distbench.comm.precision import Trial, choose_iters, run_trials
 from distbench.comm.spec import CommSpec
@@ -229,17 +230,19 @@ def test_unreachable_precision_says_so(tmp_path: Path) -> None:
 def test_every_rank_runs_the_trials_rank_0_decides(tmp_path: Path) -> None:
     """--budget ends each measurement on rank 0's clock; the other ranks' clocks differ, so only
     the broadcast decision keeps them in step. Each rank logs its own trial count ('end ...
-    trials=N') and keeps its own samples (gathered to samples.csv by rank): all must agree."""
+    trials=N') and keeps its own samples (--rank-samples all; samples.csv holds their maximum,
+    rank -1): all must agree."""
     out = tmp_path / "run"
     result = run_cli(
         "sweep", "--primitives", "allreduce,broadcast", "--backend", "gloo",
         "--world-sizes", "3", "--sizes", "1K,256K", "--iters", "2", "--warmup", "1",
         "--precision", "0.01%", "--max-trials", "10000", "--budget", "0.3s",
-        "--mode", "throughput,latency", "--out", str(out),
+        "--mode", "throughput,latency", "--rank-samples", "all", "--out", str(out),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr + result.stdout
     rows = {r["measurement"]: r for r in read_csv(out / "results.csv")}
     assert len(rows) == 8
+    own = read_rank_samples(out)
     logged: dict[str, set[int]] = {}
     for rank in range(3):
         log = (out / "logs" / f"ws3-rank{rank}.log").read_text()
@@ -249,9 +252,9 @@ def test_every_rank_runs_the_trials_rank_0_decides(tmp_path: Path) -> None:
     for measurement, row in rows.items():
         assert row["converged"] == "false"
         assert logged[measurement] == {int(row["trials_run"])}, measurement
-        mine = [s for s in samples if s["measurement"] == measurement]
-        per_rank = {rank: {s["trial"] for s in mine if s["rank"] == rank} for rank in "012"}
-        per_rank["-1"] = {s["trial"] for s in mine if s["rank"] == "-1"}
+        mine = own[own["measurement"] == measurement]
+        per_rank = {rank: set(mine[mine["rank"] == rank]["trial"]) for rank in range(3)}
+        per_rank[-1] = {s["trial"] for s in samples if s["measurement"] == measurement}
         assert {len(t) for t in per_rank.values()} == {int(row["trials_run"])}, measurement
     assert len({r["trials_run"] for r in rows.values()}) > 1  # the budget, not a fixed count
 

@@ -27,8 +27,11 @@ from distbench.primitives.base import Context
 from distbench.stats import Stats
 from tests.conftest import run_cli
 
-WALL_CLOCK_TOLERANCE = 0.03
-"""#10: a row's mean step time x steps equals the slowest rank's wall clock within 3 %."""
+WALL_CLOCK_TOLERANCE = 0.06
+"""#10: a row's mean step time x steps equals the slowest rank's wall clock within 6 %: the ranks'
+barrier-exit skew, once per window. Quiet box 0.0-0.7 %; beside a CPU hog 4.4 %; CI once 4.6 %
+(stop 32). What pins the definition is the exact check below it (each rank -1 sample is the
+slowest rank's window over its steps, to 1e-9), which v1's per-step maximum fails."""
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -58,16 +61,18 @@ def rank_step_times(samples: list[dict[str, str]], measurement: str) -> dict[int
 
 @pytest.mark.slow
 def test_mean_step_time_times_steps_is_the_slowest_ranks_wall_clock(tmp_path: Path) -> None:
-    """Each rank records its own time per step (its rows in samples.csv add up to its wall clock
+    """Each rank records its own time per step (its rows in rank-samples/ add up to its wall clock
     of the timed steps). The row's mean step time x steps must match the slowest rank's total
-    within 3 %; the per-step maximum over ranks that v1 used overstated it by 4-15 %.
+    within WALL_CLOCK_TOLERANCE; the per-step maximum over ranks that v1 used overstated it by
+    4-15 %, and the exact per-window check below fails it outright.
 
     The model is wide enough, and the windows long enough (32 steps, about 0.8 s), that a busy
-    2-core box's scheduling jitter stays inside the 3 %: the sum of per-window maxima exceeds the
-    slowest rank's total by the ranks' barrier-exit skew once per window (no one rank is the
+    2-core box's scheduling jitter stays inside the tolerance: the sum of per-window maxima exceeds
+    the slowest rank's total by the ranks' barrier-exit skew once per window (no one rank is the
     slowest in every window, so that total is below the job's wall clock, which the maxima
     follow). Windows of 2 steps came out 3.2 % over on a quiet box, windows of 8 in the
-    clean-clone CI once (3.2 %), windows of 16 at 4.4 % beside a CPU hog (0.0-0.7 % quiet)."""
+    clean-clone CI once (3.2 %), windows of 16 at 4.4 % beside a CPU hog (0.0-0.7 % quiet),
+    windows of 32 at 4.6 % in CI."""
     steps, batch = 320, 64
     rows, samples = run_ddp(
         tmp_path / "run",
