@@ -88,6 +88,11 @@ def expand_name(name: str, whole: str) -> list[str]:
 
 def parse_hostlist(text: str) -> list[str]:
     """Every host of a Slurm host list, in Slurm's order."""
+    if not text.isprintable():
+        raise UsageError(
+            f"cannot read the Slurm host list {text!r}: a host list has no control characters "
+            "(e.g. 'node[01-04],gpu7')"
+        )
     hosts = [host for name in split_top_level(text) for host in expand_name(name, text)]
     if not hosts:
         raise UsageError(f"cannot read the Slurm host list '{text}': it names no host")
@@ -97,7 +102,7 @@ def parse_hostlist(text: str) -> list[str]:
 def scontrol_hostnames(text: str) -> list[str] | None:
     """`scontrol show hostnames TEXT`, or None where Slurm's client is absent or fails."""
     scontrol = shutil.which("scontrol")
-    if scontrol is None:
+    if scontrol is None or "\x00" in text:  # no argv carries a NUL: the parser refuses it
         return None
     try:
         done = subprocess.run(
