@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,8 +18,6 @@ import numpy as np
 import pytest
 
 from distbench.cli.app import run_cli as run_in_process
-from distbench.reports.report.build import build_report
-from tests.bench_report import write_big_runs
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CLUSTERS = [DATA / "cluster-a", DATA / "cluster-b"]
@@ -326,17 +323,6 @@ def test_bad_options(
     code = run_in_process(["report", str(DATA / "cluster-a"), "--out", str(out), *args])
     err = capsys.readouterr().err.strip()
     assert code == 2 and message in err and len(err.splitlines()) == 1
-
-
-def test_ten_thousand_rows_render_in_seconds(tmp_path: Path) -> None:
-    """The README's performance figure (python -m tests.bench_report): printed, bound generous."""
-    paths = write_big_runs(tmp_path / "runs", 10_000)
-    start = time.perf_counter()
-    files = build_report([str(p) for p in paths], str(tmp_path / "report"))
-    seconds = time.perf_counter() - start
-    print(f"\n10,000-row report: {seconds:.1f} s")
-    assert files.rows == 10_000
-    assert seconds < 180
 
 
 def test_reports_never_import_torch() -> None:
