@@ -198,7 +198,8 @@ def setup_problems(readme: str, ci: str) -> list[str]:
     first_install = re.search(r"^pip install.*$", readme, re.M)
     if first_install is None or not first_install[0].startswith(README_TORCH):
         problems.append("an install command comes before the README's CPU-torch step")
-    expected = [CI_TORCH if c == README_TORCH else c for c in readme_setup if c != "pytest"]
+    tests = [c for c in readme_setup if c.split()[0] == "pytest"]
+    expected = [CI_TORCH if c == README_TORCH else c for c in readme_setup if c not in tests]
     if ci_setup != expected:
         problems.append(f".ci/run's set-up is {ci_setup}, the README's asks for {expected}")
     ci_lines = [line.strip() for line in ci.splitlines()]
@@ -206,8 +207,8 @@ def setup_problems(readme: str, ci: str) -> list[str]:
         named = ci_lines[ci_lines.index(CI_TORCH) - 2 : ci_lines.index(CI_TORCH)]
         if not any("CI's own step" in line and README_TORCH in line for line in named):
             problems.append(f".ci/run must name '{CI_TORCH}' as CI's own step for the README's")
-    if "pytest" in readme_setup and "pytest" not in ci_lines:
-        problems.append(".ci/run does not run the README's 'pytest'")
+    ci_commands = [line.split("#")[0].strip() for line in ci_lines]
+    problems += [f".ci/run does not run the README's '{c}'" for c in tests if c not in ci_commands]
     return problems
 
 
@@ -235,6 +236,8 @@ def test_the_set_up_contract_catches_a_drift() -> None:
     assert setup_problems(readme, unnamed), "CI's torch step not named"
     light_dropped = ci.replace("pip install -e .\n", "", 1)
     assert setup_problems(readme, light_dropped), "the light install not run by CI"
+    other_tests = ci.replace("\npytest --durations=25", "\npytest", 1)
+    assert other_tests != ci and setup_problems(readme, other_tests), "another test command in CI"
     index_in_ci = ci.replace(CI_TORCH + "\n", README_TORCH + "\n", 1)
     assert setup_problems(readme, index_in_ci), "CI ran the unreachable index"
 
