@@ -102,7 +102,7 @@ def parse_hostlist(text: str) -> list[str]:
 def scontrol_hostnames(text: str) -> list[str] | None:
     """`scontrol show hostnames TEXT`, or None where Slurm's client is absent or fails."""
     scontrol = shutil.which("scontrol")
-    if scontrol is None or "\x00" in text:  # no argv carries a NUL: the parser refuses it
+    if scontrol is None or not text.isprintable():  # the parser refuses it, as it must
         return None
     try:
         done = subprocess.run(
