@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from distbench.cli.acceptance import acceptance
 from distbench.cli.compare import baseline_app, compare
 from distbench.cli.history import history
 from distbench.cli.init import init
@@ -95,6 +96,7 @@ app.command("overlap")(overlap)
 app.command("compare")(compare)
 app.command("history")(history)
 app.command("report")(report)
+app.command("acceptance")(acceptance)
 app.add_typer(baseline_app, name="baseline")
 
 

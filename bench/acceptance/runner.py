@@ -1,0 +1,244 @@
+"""`distbench acceptance` end to end, through the launch path every command takes (torchrun's own
+rendezvous, one `distbench` per node): pairs, then the nightly matrix at the full world size, then
+on the node of global rank 0 the verdict (acceptance.json) and `distbench report` on both runs
+with the reference values and "What differs".
+
+    OUT/pairs/        the pairs run (node K > 0: OUT/pairs/node<K>/)
+    OUT/sweep/        the nightly matrix at the full world size
+    OUT/matrix.toml   that matrix, a `distbench sweep --config` file (node K: OUT/node<K>/)
+    OUT/report/       distbench report OUT/pairs OUT/sweep [--reference FILE]
+    OUT/acceptance.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from distbench.acceptance.plan import Plan, base_plan, describe, fit_budget
+from distbench.acceptance.verdict import Verdict, judge
+from distbench.cli.run import build_specs, run_specs
+from distbench.cli.sweep import build_matrix_specs, load_config
+from distbench.collectors.manifest import read_manifest
+from distbench.collectors.rundir import node_dir
+from distbench.collectors.schema import RANKS_CSV, RESULTS_CSV
+from distbench.collectors.sink import read_rows
+from distbench.comm.primitive_args import build_workload
+from distbench.launch.run import EXIT_INTERRUPTED, default_run_dir
+from distbench.options.launch import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
+from distbench.pairs.args import PairsArgs, build_pairs_spec
+from distbench.parse import UsageError, parse_size
+
+EXIT_PASS, EXIT_NODE_FAILS, EXIT_BENCHMARK_FAILED = 0, 1, 3
+VERDICT_JSON = "acceptance.json"
+VERDICT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """The command's own choices, parsed."""
+
+    budget_min: float | None
+    quick: bool
+    reference: str | None
+    share: float
+
+
+def say(text: str) -> None:
+    print(f"acceptance: {text}", flush=True)
+
+
+def refuse_launch_options(launch: LaunchArgs) -> None:
+    """Options of the launch group acceptance chooses itself."""
+    given = {
+        "--world-sizes": launch.world_sizes is not None,
+        "--resume": launch.resume is not None,
+        "--separate-launches": launch.separate_launches,
+        "--env": bool(launch.env),
+    }
+    for flag, set_ in given.items():
+        if set_:
+            raise UsageError(
+                f"{flag} does not apply to acceptance: it measures the full world "
+                "(--nnodes x --nproc-per-node) in its own runs; drop it"
+            )
+
+
+def stage_launch(launch: LaunchArgs, out: Path, name: str) -> tuple[LaunchArgs, ResolvedLaunch]:
+    staged = replace(launch, out=str(out / name))
+    return staged, resolve_launch(staged, Machine.probe())
+
+
+def run_pairs(plan: Plan, launch: LaunchArgs, out: Path) -> tuple[int, Path]:
+    args = PairsArgs(
+        level=plan.pairs_level,
+        sizes=(parse_size(plan.pairs_size),),
+        trials=plan.pairs_trials,
+        iters=plan.pairs_iters,
+    )
+    staged, resolved = stage_launch(launch, out, "pairs")
+    specs = build_specs([resolved], lambda r: build_pairs_spec(args, r), staged.out, "pairs")
+    return run_specs(specs, "pairs", quiet=launch.quiet), Path(specs[0].launch.run_dir)
+
+
+def matrix_toml(matrix: dict[str, Any]) -> str:
+    """The matrix as a sweep --config file (its values are strings, numbers, booleans and lists
+    of strings, which JSON spells as TOML does)."""
+    head = "# distbench acceptance: the nightly matrix it ran (distbench sweep --config FILE)\n"
+    return head + "".join(f"{k} = {json.dumps(v)}\n" for k, v in matrix.items())
+
+
+def write_matrix(plan: Plan, out: Path, resolved: ResolvedLaunch) -> Path:
+    """OUT/matrix.toml (node K: OUT/node<K>/), checked as the sweep will read it, before
+    anything runs: a matrix the sweep would refuse must not cost the pairs run first."""
+    home = node_dir(out, resolved.node_rank) if resolved.node_rank > 0 else out
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "matrix.toml"
+    path.write_text(matrix_toml({"backends": [plan.backend], **plan.matrix}))
+    matrix = load_config(path)
+    build_workload(matrix.primitives, matrix.comm, matrix.primitive_args, resolved)
+    return path
+
+
+def run_sweep(path: Path, launch: LaunchArgs, out: Path) -> tuple[int, Path]:
+    staged, _ = stage_launch(launch, out, "sweep")
+    specs = build_matrix_specs(load_config(path), staged)
+    return run_specs(specs, "sweep", quiet=launch.quiet), Path(specs[0].launch.run_dir)
+
+
+def hosts_of(manifest: dict[str, Any]) -> dict[int, str]:
+    nodes = manifest.get("nodes") or {}
+    hosts = {int(n): str(f.get("host", "?")) for n, f in nodes.items()}
+    return hosts or {0: str(manifest.get("host", "?"))}
+
+
+def write_verdict(out: Path, body: dict[str, Any]) -> Path:
+    path = out / VERDICT_JSON
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(body, indent=2) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def make_report(out: Path, pairs_dir: Path, sweep_dir: Path, reference: str | None) -> str | None:
+    """distbench report on both runs; a report that fails loses no verdict (written before)."""
+    from distbench.reports.report.build import build_report
+
+    try:
+        runs = [str(pairs_dir), str(sweep_dir)]
+        files = build_report(runs, str(out / "report"), "auto", reference)
+    except (UsageError, OSError, ValueError) as error:
+        print(f"acceptance: warning: the report failed: {error}", file=sys.stderr, flush=True)
+        return None
+    html = Path(files.html).resolve()
+    return str(html.relative_to(out.resolve())) if html.is_relative_to(out.resolve()) else str(html)
+
+
+def run_acceptance(choice: Acceptance, launch: LaunchArgs) -> int:
+    """The whole command; the exit code (0 pass, 1 a node fails, 3 a benchmark failed)."""
+    refuse_launch_options(launch)
+    references = None
+    if choice.reference is not None:
+        from distbench.reports.report.reference import read_references
+
+        references = read_references(Path(choice.reference))
+    resolved = resolve_launch(launch, Machine.probe())
+    if resolved.nnodes > 1 and resolved.node_rank < 0:
+        raise UsageError(
+            "acceptance on several nodes needs fixed node ranks (--node-rank K on node K, or "
+            "Slurm's): node 0 then holds every stage's results and gives the verdict"
+        )
+    world = max(resolved.world_sizes)
+    plan = base_plan(resolved.backend, world, resolved.nnodes, choice.quick)
+    plan = fit_budget(plan, resolved.nnodes, choice.budget_min)
+    say(describe(plan, resolved.nnodes))
+    budget = "no --budget" if choice.budget_min is None else f"--budget {choice.budget_min:g} min"
+    say(f"{budget}; cut: {', '.join(plan.cuts) or 'nothing'}")
+    if launch.dry_run:
+        return 0
+    out = Path(launch.out) if launch.out else default_run_dir(Path("results"), "acceptance", "")
+    if (out / VERDICT_JSON).exists():
+        raise UsageError(f"--out {out} holds an acceptance verdict: give a new directory")
+    started = time.monotonic()
+    body: dict[str, Any] = {
+        "version": VERDICT_VERSION,
+        "plan": {
+            "backend": plan.backend,
+            "world_size": world,
+            "nnodes": resolved.nnodes,
+            "pairs": {
+                "level": plan.pairs_level,
+                "size": plan.pairs_size,
+                "trials": plan.pairs_trials,
+                "iters": plan.pairs_iters,
+            },
+            "matrix": plan.matrix,
+            "estimate_s": round(plan.estimate_s(resolved.nnodes), 1),
+        },
+        "budget": {"minutes": choice.budget_min, "cut": list(plan.cuts)},
+        "runs": {"pairs": "pairs", "sweep": "sweep", "matrix": "matrix.toml"},
+    }
+    matrix_path = write_matrix(plan, out, resolved)
+    code, pairs_dir = run_pairs(plan, launch, out)
+    sweep_dir = None
+    if code == 0:
+        code, sweep_dir = run_sweep(matrix_path, launch, out)
+    if code == EXIT_INTERRUPTED:
+        return code
+    writer = (pairs_dir / RESULTS_CSV).exists()
+    manifest = read_manifest(sweep_dir) if sweep_dir is not None else None
+    wrong = manifest is not None and manifest.get("status") == "wrong_results"
+    if code != 0 and not wrong:
+        stage = "pairs" if sweep_dir is None else "sweep"
+        say(f"FAIL: the {stage} run failed (exit {code}): no verdict; its logs say why")
+        if writer:
+            body |= {"passed": False, "status": f"{stage} failed", "exit_code": 3}
+            write_verdict(out, body)
+        return EXIT_BENCHMARK_FAILED
+    elapsed = time.monotonic() - started
+    if not writer or sweep_dir is None or manifest is None:
+        say(
+            f"node {resolved.node_rank} ran its part in {elapsed / 60:.1f} min; the verdict is "
+            "given by node 0 (global rank 0), in its --out's acceptance.json"
+        )
+        return EXIT_PASS
+    verdict = judge(
+        hosts_of(manifest),
+        read_rows(pairs_dir / RANKS_CSV),
+        read_rows(sweep_dir / RESULTS_CSV),
+        references,
+        choice.share,
+        manifest.get("nodes") or {},
+    )
+    finish(out, body, verdict, elapsed, choice)
+    body["runs"]["report"] = make_report(out, pairs_dir, sweep_dir, choice.reference)
+    elapsed = time.monotonic() - started
+    body["elapsed_s"] = round(elapsed, 1)
+    body["budget"]["over"] = choice.budget_min is not None and elapsed > choice.budget_min * 60
+    write_verdict(out, body)
+    for node in verdict.nodes:
+        say(node.line())
+    for gap in verdict.not_seen:
+        say(f"not seen: {gap}")
+    failed = [n for n in verdict.nodes if not n.passed]
+    summary = f"FAIL ({len(failed)} of {len(verdict.nodes)} nodes)" if failed else "PASS"
+    say(f"{summary}; verdict: {out / VERDICT_JSON}; took {elapsed / 60:.1f} min")
+    return EXIT_NODE_FAILS if failed else EXIT_PASS
+
+
+def finish(
+    out: Path, body: dict[str, Any], verdict: Verdict, elapsed: float, choice: Acceptance
+) -> None:
+    """The verdict into the body, written before the report is drawn."""
+    body |= verdict.as_json()
+    body |= {
+        "status": "judged",
+        "exit_code": EXIT_PASS if verdict.passed else EXIT_NODE_FAILS,
+        "reference": {"file": choice.reference, "share": choice.share},
+        "elapsed_s": round(elapsed, 1),
+    }
+    write_verdict(out, body)
