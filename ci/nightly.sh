@@ -39,9 +39,10 @@
 #   4    rows of the baseline are missing tonight (a case was lost); --allow-missing passes them
 #   130  interrupted (Ctrl-C, SIGTERM): the night is partial; --resume RUN finishes it
 #
-# Writes into the run directory: nightly.state, sweeps.log, compare.md (also appended to
-# $GITHUB_STEP_SUMMARY when set), compare.json, compare.txt, report/ (distbench report, tonight
-# over the baseline).
+# Writes into the run directory: nightly.state, sweeps.log, compare.md, compare.json,
+# compare.txt, report/ (distbench report, tonight over the baseline). When $GITHUB_STEP_SUMMARY
+# is set, compare itself appends its Markdown to it and annotates each regressed row or band
+# (distbench compare --github): one writer of the summary.
 # Environment: DISTBENCH (the command, default "distbench"), SWEEP_ARGS (extra sweep flags, e.g.
 # "--backend nccl"), DISTBENCH_BASELINES (the baseline store, default ./baselines).
 set -uo pipefail
@@ -325,6 +326,8 @@ if [[ ! -d "$BASELINE_DIR" ]]; then
 fi
 
 # --- 4. the gate: its verdict opens stdout; the same as Markdown and JSON beside the run ------
+# the job summary and annotations: compare writes them (--github), this script never does
+[[ -n "${GITHUB_STEP_SUMMARY:-}" ]] && COMPARE_ARGS+=(--github)
 # shellcheck disable=SC2086
 $DISTBENCH compare "$BASELINE" "$OUT" --store "$STORE" "${COMPARE_ARGS[@]}" \
     --save "$OUT/compare.md" --save "$OUT/compare.json" --save "$OUT/compare.txt"
@@ -334,9 +337,6 @@ rc=$?
         "ci/nightly.sh --resume $OUT"
     exit "$EXIT_INTERRUPTED"
 }
-if [[ -n "${GITHUB_STEP_SUMMARY:-}" && -s "$OUT/compare.md" ]]; then
-    cat "$OUT/compare.md" >>"$GITHUB_STEP_SUMMARY"
-fi
 case $rc in
     0) VERDICT="no regression against '$BASELINE'" ;;
     1) VERDICT="REGRESSION against '$BASELINE': see $OUT/compare.md" ;;

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_CASE_COLUMNS, DDP_MATCH_KEY
 from distbench.parse import UsageError
+from distbench.reports.compare.github import publish
 from distbench.reports.compare.judge import (
     ONLY_BASELINE,
     ONLY_CURRENT,
@@ -54,13 +55,14 @@ def refuse_removed(**given: object) -> None:
 
 
 def format_for(path: Path) -> str:
-    return {".md": "markdown", ".json": "json"}.get(path.suffix.lower(), "table")
+    return {".md": "markdown", ".json": "json", ".xml": "junit"}.get(path.suffix.lower(), "table")
 
 
 def run_compare(baseline_name: str, current_name: str, options: CompareOptions) -> tuple[int, str]:
     """Exit code (0 pass, 1 regression, 4 rows missing) and the rendered comparison of two runs,
     nights or baseline names, with `options` as the CLI parsed them; UsageError for bad input
-    (exit 2). Files named by --save are written before returning."""
+    (exit 2). Files named by --save are written before returning, and with --github (or in a
+    GitHub Actions job) the job summary and the annotations (github.py)."""
     metric, thresholds = options.chosen_metric, options.thresholds
     thresholds.check_units(metric)
     store = resolve_store(options.store)
@@ -77,6 +79,8 @@ def run_compare(baseline_name: str, current_name: str, options: CompareOptions) 
             path.write_text(RENDERERS[format_for(path)](comparison) + "\n")
         except OSError as error:
             raise UsageError(f"cannot write --save {path}: {error.strerror}") from None
+    if options.github_wanted():
+        publish(comparison)
     return comparison.exit_code, RENDERERS[options.output_format](comparison)
 
 

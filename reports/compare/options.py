@@ -10,6 +10,8 @@ Imported by the CLI at start-up: no pandas, numpy or torch here.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
@@ -30,7 +32,7 @@ from distbench.reports.compare.checks import (
 if TYPE_CHECKING:
     from distbench.stats.engine import Settings
 
-FORMATS = ("table", "markdown", "json")
+FORMATS = ("table", "markdown", "json", "junit")
 """--format's choices (render.RENDERERS renders each)."""
 
 
@@ -95,13 +97,19 @@ class CompareOptions:
         ),
     ] = 0.05
     output_format: Annotated[
-        str, text("table, markdown (CI job summaries) or json.", parse_format, "--format")
+        str,
+        text(
+            "table, markdown (CI job summaries), json or junit (JUnit XML for GitLab, Jenkins).",
+            parse_format,
+            "--format",
+        ),
     ] = "table"
     store: Annotated[str | None, STORE] = None
     save: Annotated[
         tuple[str, ...],
         Opt(
-            "Also write the verdict to FILE (.md markdown, .json, else table); repeatable.",
+            "Also write the verdict to FILE (.md markdown, .json, .xml JUnit, else table); "
+            "repeatable.",
             cli_type=list[str],
             decls=("--save",),
         ),
@@ -122,6 +130,15 @@ class CompareOptions:
             "--relative/--absolute",
         ),
     ] = True
+    github: Annotated[
+        bool | None,
+        flag(
+            "Append the Markdown to $GITHUB_STEP_SUMMARY (when set) and print a GitHub "
+            "'::error' annotation per regressed row or band [default: on when GITHUB_ACTIONS "
+            "is true].",
+            "--github/--no-github",
+        ),
+    ] = None
     allow_missing: Annotated[
         bool,
         flag(
@@ -141,6 +158,12 @@ class CompareOptions:
         default = self.threshold.threshold
         rules = self.thresholds_file
         return rules.thresholds(default) if rules is not None else Thresholds(default)
+
+    def github_wanted(self, environ: Mapping[str, str] = os.environ) -> bool:
+        """--github, --no-github, else whether this runs in a GitHub Actions job."""
+        if self.github is not None:
+            return self.github
+        return environ.get("GITHUB_ACTIONS", "") == "true"
 
     def settings(self) -> Settings:
         """The statistical core's settings (numpy: imported when compare runs)."""

@@ -1,6 +1,6 @@
-"""A Comparison as a terminal table, Markdown (the CI job summary) or JSON. The verdict comes
-first (status, each regressed or improved band, what the comparison could see), then how it was
-tested, every row, the notes, and the verdict once more as the last line."""
+"""A Comparison as a terminal table, Markdown (the CI job summary), JSON or JUnit XML (junit.py).
+The verdict comes first (status, each regressed or improved band, what the comparison could
+see), then how it was tested, every row, the notes, and the verdict once more as the last line."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ from distbench.stats.verdict import IMPROVED, REGRESSED, STATES, Judged, describ
 from distbench.tables import format_number, render_rows
 
 JSON_VERSION = 2
-"""compare --format json's layout (1: 0.2.0's rank-test rows, no version key)."""
+"""compare --format json's layout, its top-level "version": raised when a key is removed or
+renamed or its meaning changes; a new key does not raise it (docs/compare.md). 1: 0.2.0's
+rank-test rows, which had no version key; 2: 0.3's launch-level verdicts."""
 FIRST_MISSING = 5
 METRIC_DIGITS = 4
 NUMBER_COLUMNS = ("#", "size", "baseline", "current", "change", "beyond run", "interval", "q")
@@ -255,4 +257,16 @@ def render_json(comparison: Comparison) -> str:
     return json.dumps(body, indent=2)
 
 
-RENDERERS = {"table": render_text, "markdown": render_markdown, "json": render_json}
+def render_junit(comparison: Comparison) -> str:
+    """JUnit XML (reports/compare/junit.py, imported when asked: it builds on this module)."""
+    from distbench.reports.compare.junit import render_junit as junit
+
+    return junit(comparison)
+
+
+RENDERERS = {
+    "table": render_text,
+    "markdown": render_markdown,
+    "json": render_json,
+    "junit": render_junit,
+}
