@@ -1,5 +1,6 @@
 """Faults reproduced for real on 2-rank gloo groups: a worker killed, a worker stopped (SIGSTOP),
-the CLI interrupted (SIGINT, SIGTERM) and resumed. Plus the pure parts of launch/diagnose.py."""
+the CLI interrupted (SIGTERM). Ctrl-C and resume are tested once, with these checks, in
+test_interrupt.py. Plus the pure parts of launch/diagnose.py."""
 
 from __future__ import annotations
 
@@ -124,42 +125,6 @@ def test_stopped_rank_ends_the_run_within_the_timeout(tmp_path: Path) -> None:
     assert json.loads((out / "manifest.json").read_text())["status"] == "failed"
     assert not alive(pid)
     assert processes_using(out) == []
-
-
-@pytest.mark.slow
-def test_ctrl_c_keeps_rows_and_resume_completes_the_run(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    proc = start(out)
-    pids = [worker_pid(out, 0), worker_pid(out, 1)]
-    proc.send_signal(signal.SIGINT)
-    code, err, took = finish(proc, 30)
-    assert code == 130, err
-    assert took < 10
-    assert "interrupted" in err
-    assert not any(alive(pid) for pid in pids)
-    assert processes_using(out) == []
-    kept = assert_rows_parse(out)
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["status"] == "interrupted"
-
-    resumed = subprocess.run(
-        [sys.executable, "-m", "distbench", "allreduce", "--resume", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert resumed.returncode == 0, resumed.stderr
-    rows = assert_rows_parse(out)
-    ids = [row["measurement"] for row in rows]
-    assert ids == [f"ws2/i{k}" for k in range(11)]  # every size once, in plan order
-    assert rows[: len(kept)] == kept  # appended, nothing rewritten
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["status"] == "completed"
-    assert manifest["resumes"][0]["previous_status"] == "interrupted"
-    assert manifest["resumes"][0]["measurements_kept"] == len(kept)
-    max_samples = [r for r in read_rows(out / "samples.csv") if r["rank"] == "-1"]
-    assert sorted({r["measurement"] for r in max_samples}) == sorted(ids)
-    assert len(max_samples) == 2 * len(ids)  # two trials each, no orphans of the cut measurement
 
 
 @pytest.mark.slow

@@ -1,6 +1,8 @@
 """Ctrl-C and resume as a user meets them (#21 §3), on real 2-rank gloo sweeps: the interrupted run
 prints the table of its kept rows and the exact command that continues it; the same command into
-the same --out points to that command; the resumed run prints the whole table and its progress."""
+the same --out points to that command; the resumed run prints the whole table and its progress.
+The one Ctrl-C + resume launch of the suite: it also holds the fault checks (every worker and
+torchrun gone, resumes recorded, rows appended, no orphan samples) that test_faults.py had."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import pytest
 
 from distbench.collectors.sink import read_rows
 from tests.conftest import run_cli
+from tests.launch.test_faults import alive, assert_rows_parse, processes_using
 
 # 2 primitives x 7 sizes of 300 iterations: seconds of work, so the interrupt lands mid-run.
 SWEEP = ["sweep", "--primitives", "allreduce,broadcast", "--backend", "gloo", "--world-sizes", "2"]
@@ -39,6 +42,12 @@ def table_rows(stdout: str, primitive: str) -> list[str]:
     return sizes
 
 
+def worker_pid(out: Path, rank: int) -> int:
+    """The pid of `rank`'s worker, from the start line of its log (rows are already written)."""
+    text = (out / "logs" / f"ws2-rank{rank}.log").read_text(errors="replace")
+    return int(re.findall(r"start pid=(\d+)", text)[-1])
+
+
 @pytest.mark.slow
 def test_ctrl_c_prints_the_kept_rows_and_the_resume_command_that_completes_them(
     tmp_path: Path,
@@ -55,11 +64,20 @@ def test_ctrl_c_prints_the_kept_rows_and_the_resume_command_that_completes_them(
     deadline = time.monotonic() + 120
     while len(read_rows(out / "results.csv")) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
+    pids = [worker_pid(out, rank) for rank in (0, 1)]
     proc.send_signal(signal.SIGINT)
+    begin = time.monotonic()
     stdout, stderr = proc.communicate(timeout=60)
+    took = time.monotonic() - begin
     assert proc.returncode == 130, stderr
-    kept = read_rows(out / "results.csv")
+    assert took < 10, f"exit took {took:.1f} s after Ctrl-C"
+    assert "interrupted" in stderr
+    # every worker and torchrun gone with the CLI (was test_faults' Ctrl-C test)
+    assert not any(alive(pid) for pid in pids)
+    assert processes_using(out) == []
+    kept = assert_rows_parse(out)
     assert 3 <= len(kept) < 14, "the interrupt must land mid-run"
+    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
 
     # the kept rows' table, every kept row once after the heading
     heading = f"kept rows ({len(kept)} of 14 measurements):"
@@ -88,9 +106,17 @@ def test_ctrl_c_prints_the_kept_rows_and_the_resume_command_that_completes_them(
     assert done[-1].startswith("[14/14] done broadcast float32 throughput size=64K"), done
     assert table_rows(resumed.stdout, "all_reduce") == SIZE_NAMES, resumed.stdout
     assert table_rows(resumed.stdout, "broadcast") == SIZE_NAMES, resumed.stdout
-    rows = read_rows(out / "results.csv")
-    assert [r["measurement"] for r in rows] == [f"ws2/i{k}" for k in range(14)]
-    assert json.loads((out / "manifest.json").read_text())["status"] == "completed"
+    rows = assert_rows_parse(out)
+    ids = [r["measurement"] for r in rows]
+    assert ids == [f"ws2/i{k}" for k in range(14)]  # every measurement once, in plan order
+    assert rows[: len(kept)] == kept  # appended, nothing rewritten
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+    assert manifest["resumes"][0]["previous_status"] == "interrupted"
+    assert manifest["resumes"][0]["measurements_kept"] == len(kept)
+    max_samples = [r for r in read_rows(out / "samples.csv") if r["rank"] == "-1"]
+    assert sorted({r["measurement"] for r in max_samples}) == sorted(ids)
+    assert len(max_samples) == 2 * len(ids)  # two trials each, no orphans of the cut measurement
 
     # a completed run is not resumed: a new directory, please
     finished = run_cli(*command, cwd=tmp_path)
