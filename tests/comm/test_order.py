@@ -29,6 +29,9 @@ def test_interleaved_rows_are_labelled_complete_and_land_after_the_last_round(
         "--order", "interleaved", "--check", "--out", str(out), "--quiet",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
+    # --quiet leaves the tables only (was test_progress.py's own launch)
+    assert "] done" not in result.stderr and "starting" not in result.stderr, result.stderr
+    assert result.stdout.startswith("# all_reduce"), result.stdout
     rows = read_csv(out / "results.csv")
     assert len(rows) == 4
     assert {row["trial_order"] for row in rows} == {"interleaved"}

@@ -108,16 +108,3 @@ def test_one_rank_moves_nothing_and_throughput_has_no_tails(tmp_path: Path) -> N
         assert compare.returncode == 0, compare.stdout + compare.stderr
         assert "Traceback" not in compare.stderr
     assert math.isfinite(float(rows[-1]["time_us_p50"]))
-
-
-@pytest.mark.slow
-def test_ddp_samples_carry_their_run(tmp_path: Path) -> None:
-    run = tmp_path / "ddp"
-    command = [sys.executable, "-m", "distbench", "ddp", "--backend", "gloo", "--world-sizes"]
-    command += ["2", "--strategies", "ddp", "--width", "16", "--depth", "2", "--batch-size", "4"]
-    command += ["--steps", "4", "--warmup", "1", "--out", str(run)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr
-    samples = read_rows(run / "samples.csv")
-    assert samples and {s["run_id"] for s in samples} == {run.name}

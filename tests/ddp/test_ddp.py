@@ -193,6 +193,8 @@ def test_every_strategy_end_to_end(tmp_path: Path) -> None:
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "completed"
     assert [launch["returncode"] for launch in manifest["launches"]] == [0, 0]
+    samples = read_csv(out / "samples.csv")  # ddp's samples carry their run
+    assert samples and {s["run_id"] for s in samples} == {out.name}
 
 
 @pytest.mark.slow
@@ -200,7 +202,14 @@ def test_resume_writes_only_the_missing_rows(tmp_path: Path) -> None:
     out = tmp_path / "run"
     args = ["ddp", "--backend", "gloo", "--world-sizes", "2", "--strategies", "ddp,grad-avg"]
     args += ["--width", "8", "--depth", "2", "--steps", "2", "--warmup", "0", "--out", str(out)]
-    assert run_cli(*args).returncode == 0
+    first = run_cli(*args)
+    assert first.returncode == 0, first.stderr
+    # ddp shows its progress too: one line per finished measurement, one table (in a pipe)
+    done = [line for line in first.stderr.splitlines() if "] done " in line]
+    assert len(done) == 2, first.stderr
+    assert done[0].startswith("[1/2] done ddp ddp model=mlp"), done
+    assert done[0].endswith(")") and "world_size=2" in done[0]
+    assert first.stdout.count("# ddp") == 1
     # Cut the run after its first measurement, as an interrupted run leaves it.
     lines = (out / "results.csv").read_text().splitlines()
     (out / "results.csv").write_text("\n".join(lines[:2]) + "\n")

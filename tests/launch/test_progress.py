@@ -1,6 +1,8 @@
 """Progress on real 2-rank gloo runs (#21 §2): in a pipe one line per finished measurement and each
 primitive's table as soon as it is done; under a pseudo-terminal a live bar naming the running
-measurement; --quiet leaves the tables only. Plus the pure parts of launch/progress.py."""
+measurement. Plus the pure parts of launch/progress.py. Two checks ride on launches other files
+make anyway: --quiet leaves the tables only (test_order.py's interleaved sweep) and ddp prints
+its measurements too (test_ddp.py's resume test, its first run)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import pytest
 
 from distbench.collectors.sink import read_rows
 from distbench.launch.progress import describe, format_clock, parse_begin, part_of
-from tests.conftest import run_cli, usage_error_line
+from tests.conftest import usage_error_line
 
 # 16M at 30 iterations takes seconds on this box: the running line and the table order show.
 SLOW_SWEEP = ["--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,16M", "--iters", "80"]
@@ -149,30 +151,6 @@ def test_a_terminal_gets_a_live_bar_naming_the_running_measurement(tmp_path: Pat
     assert running, text
     assert any(re.search(r"1/2 \d+:\d\d elapsed, ETA ~\d+:\d\d", f) for f in running), text
     assert "# all_reduce" in text and "16M" in text  # the table, printed above the bar
-
-
-@pytest.mark.slow
-def test_quiet_prints_the_tables_only(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    argv = ["allreduce", "--backend", "gloo", "--sizes", "1K,4K", "--quiet", "--out", str(out)]
-    result = run_cli(*argv)
-    assert result.returncode == 0, result.stderr
-    assert "] done" not in result.stderr and "starting" not in result.stderr, result.stderr
-    assert result.stdout.startswith("# all_reduce")
-    assert len(read_rows(out / "results.csv")) == 2
-
-
-@pytest.mark.slow
-def test_ddp_shows_its_measurements_too(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    argv = ["ddp", "--backend", "gloo", "--world-sizes", "2", "--strategies", "ddp,grad-avg"]
-    result = run_cli(*argv, "--steps", "4", "--warmup", "1", "--out", str(out))
-    assert result.returncode == 0, result.stderr
-    done = [line for line in result.stderr.splitlines() if "] done " in line]
-    assert len(done) == 2, result.stderr
-    assert done[0].startswith("[1/2] done ddp ddp model=mlp"), done
-    assert done[0].endswith(")") and "world_size=2" in done[0]
-    assert result.stdout.count("# ddp") == 1
 
 
 def test_quiet_takes_no_value(capsys: pytest.CaptureFixture[str]) -> None:
