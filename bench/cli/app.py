@@ -73,7 +73,7 @@ def add_collective_command(name: str, primitive: str, summary: str, examples: st
         def build(resolved: ResolvedLaunch) -> CommSpec:
             return build_workload((primitive,), comm, specific, resolved)
 
-        raise typer.Exit(run_workload(launch, primitive, build, resumed_by=primitive))
+        raise typer.Exit(run_workload(launch, primitive, build, primitive, comm.table))
 
     command.__doc__ = f"{summary}\n\n\b\nExamples:\n{examples}"
     app.command(name)(command)

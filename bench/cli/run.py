@@ -28,19 +28,26 @@ BuildWorkload = Callable[[ResolvedLaunch], Any]
 """The workload (a CommSpec, a DdpSpec ...) for one resolved launch."""
 
 
-def run_workload(args: LaunchArgs, title: str, build: BuildWorkload, resumed_by: str | None) -> int:
+def run_workload(
+    args: LaunchArgs,
+    title: str,
+    build: BuildWorkload,
+    resumed_by: str | None,
+    table: str = "default",
+) -> int:
     """Resume, or resolve -> build -> run directory -> RunSpec -> execute; the exit code.
     `title`: the run directory's name part and the progress bar's; `resumed_by`: the primitive
-    or workload whose command this is (None: sweep, which resumes any run)."""
+    or workload whose command this is (None: sweep, which resumes any run); `table`: --table."""
     if args.resume is not None:
         if args.dry_run:
             raise UsageError("--dry-run checks a new run's options: leave out --resume")
-        return resume_run(args.resume, resumed_by, quiet=args.quiet)
+        return resume_run(args.resume, resumed_by, quiet=args.quiet, table=table)
     launch = resolve_launch(args, Machine.probe())
     if args.dry_run:
         print(plan_text(title, [launch], [build(launch)], args.out))
         return 0
-    return run_specs(build_specs([launch], build, args.out, title), title, quiet=args.quiet)
+    specs = build_specs([launch], build, args.out, title)
+    return run_specs(specs, title, quiet=args.quiet, table=table)
 
 
 def build_specs(
@@ -62,10 +69,12 @@ def build_specs(
     return specs
 
 
-def run_specs(specs: Sequence[RunSpec], title: str, quiet: bool = False) -> int:
+def run_specs(
+    specs: Sequence[RunSpec], title: str, quiet: bool = False, table: str = "default"
+) -> int:
     """Execute the specs one after another into their run directory; the exit code. `quiet`:
-    no progress display (--quiet)."""
-    code = execute(specs[0], title=title, more=specs[1:], quiet=quiet)
+    no progress display (--quiet); `table`: the terminal table's form (--table)."""
+    code = execute(specs[0], title=title, more=specs[1:], quiet=quiet, table=table)
     if len(specs) > 1 and code == 0:
         file_logs(Path(specs[-1].launch.run_dir), part_name(specs[-1]))
     return code

@@ -136,7 +136,9 @@ def run_sweep(
         refuse_mixed_options(sweep, comm_args, primitive_args)
         if launch_args.dry_run:
             raise UsageError("--dry-run takes --primitives, not --config, for now")
-        return run_matrix(load_config(Path(sweep.config)), launch_args, sweep.config)
+        matrix = load_config(Path(sweep.config))
+        table = matrix.comm.table if comm_args.table == "default" else comm_args.table
+        return run_matrix(matrix, launch_args, sweep.config, table)
     if launch_args.resume is None and sweep.primitives is None:
         raise UsageError(
             "sweep needs --primitives (e.g. --primitives allreduce,broadcast,sendrecv) or "
@@ -147,7 +149,7 @@ def run_sweep(
     def build(launch: ResolvedLaunch) -> CommSpec:
         return build_workload(names, comm_args, primitive_args, launch)
 
-    return run_workload(launch_args, "sweep", build, resumed_by=None)
+    return run_workload(launch_args, "sweep", build, resumed_by=None, table=comm_args.table)
 
 
 def refuse_mixed_options(
@@ -161,8 +163,8 @@ def refuse_mixed_options(
         default = type(group)()
         given += [
             "--" + f.name.replace("_", "-")
-            for f in fields(group)
-            if getattr(group, f.name) != getattr(default, f.name)
+            for f in fields(group)  # --table only prints: it goes with --config
+            if getattr(group, f.name) != getattr(default, f.name) and f.name != "table"
         ]
     if given:
         raise UsageError(
@@ -171,13 +173,15 @@ def refuse_mixed_options(
         )
 
 
-def run_matrix(matrix: SweepConfig, launch_args: LaunchArgs, source: str = "config") -> int:
+def run_matrix(
+    matrix: SweepConfig, launch_args: LaunchArgs, source: str = "config", table: str = "default"
+) -> int:
     """One CommSpec per backend, all launched into one run directory, backend after backend."""
     try:
         specs = build_matrix_specs(matrix, launch_args)
     except UsageError as error:
         raise UsageError(f"--config {source}: {error}") from None
-    return run_specs(specs, "sweep", quiet=launch_args.quiet)
+    return run_specs(specs, "sweep", quiet=launch_args.quiet, table=table)
 
 
 def build_matrix_specs(matrix: SweepConfig, launch_args: LaunchArgs) -> list[RunSpec]:

@@ -6,13 +6,20 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 from distbench.comm.api import check_api, parse_apis
 from distbench.comm.gpu_modes import BUFFERS_OPTION, CUDA_GRAPH_OPTION, check_gpu_modes
 from distbench.comm.spec import TRIAL_ORDERS, CommSpec
 from distbench.options.launch import ResolvedLaunch, same_named
+from distbench.options.nccl import (
+    DTYPE_OPTION,
+    NCCL_CHECK_OPTION,
+    TABLE_OPTION,
+    resolve_check,
+    resolve_dtypes,
+)
 from distbench.options.opt import MODE_OPTION, choice, flag, integer, text
 from distbench.options.shared import sizes_option
 from distbench.parse import (
@@ -20,7 +27,6 @@ from distbench.parse import (
     OPS,
     UsageError,
     build_size_ladder,
-    parse_dtypes,
     parse_int,
     parse_size,
 )
@@ -96,18 +102,18 @@ class CommArgs:
         tuple[int, ...] | None,
         sizes_option("Comma list, binary suffixes K/M/G (1K = 1024 B), e.g. 1K,1M,64M."),
     ] = None
-    min_size: Annotated[int | None, text("Ladder start [default 1K].", parse_size)] = None
-    max_size: Annotated[
-        int | None, text("Ladder end [default 64M on gloo, 1G on nccl].", parse_size)
+    min_size: Annotated[
+        int | None, text("Ladder start [default 1K].", parse_size, "--min-size", "-b")
     ] = None
-    factor: Annotated[int | None, integer("Ladder step factor [default 4].", minimum=2)] = None
-    dtype: Annotated[
-        tuple[str, ...],
-        text(
-            "float32, bfloat16, float16, float64, int8, uint8, int32, int64; a comma list sweeps.",
-            lambda value: tuple(parse_dtypes(value)),
-        ),
-    ] = ("float32",)
+    max_size: Annotated[
+        int | None,
+        text("Ladder end [default 64M on gloo, 1G on nccl].", parse_size, "--max-size", "-e"),
+    ] = None
+    factor: Annotated[
+        int | None,
+        integer("Ladder step factor [default 4].", minimum=2, decls=("--factor", "-f")),
+    ] = None
+    dtype: Annotated[tuple[str, ...], DTYPE_OPTION] = ("float32",)
     op: Annotated[
         str | None,
         choice(
@@ -123,9 +129,13 @@ class CommArgs:
             "Ops per timed trial (latency: samples per trial), or auto: per size, as many as "
             "fill --trial-time (OSU-style).",
             parse_iters,
+            "--iters",
+            "-n",
         ),
     ] = 20
-    warmup: Annotated[int, integer("Untimed ops before each measurement.", minimum=0)] = 5
+    warmup: Annotated[
+        int, integer("Untimed ops before each measurement.", minimum=0, decls=("--warmup", "-w"))
+    ] = 5
     trials: Annotated[
         int, integer("Timed trials per measurement (with --precision: the first ones).")
     ] = 5
@@ -166,6 +176,7 @@ class CommArgs:
         ),
     ] = "sequential"
     check: Annotated[bool, flag("Verify results bit-exactly after timing.", "--check")] = False
+    nccl_check: Annotated[int | None, NCCL_CHECK_OPTION] = None
     api: Annotated[
         tuple[str, ...],
         text(
@@ -186,6 +197,7 @@ class CommArgs:
             "--nccl-trace",
         ),
     ] = False
+    table: Annotated[str, TABLE_OPTION] = "default"
 
 
 def check_op(primitive: str, op: str | None) -> None:
@@ -230,10 +242,12 @@ def build_comm_spec(
     """The workload of a primitive command, the sizes resolved and the dtypes checked."""
     for api in args.api:
         check_api(api, primitives)
+    op = args.op or "sum"
+    dtypes = resolve_dtypes(args.dtype, primitives, op, args.buffers)  # --dtype all
+    args = replace(args, dtype=dtypes, check=resolve_check(args.check, args.nccl_check))
     where = (launch.backend, launch.device, launch.world_sizes, launch.separate_launches)
     check_gpu_modes(primitives, args, *where)
     sizes = resolve_sizes(args, launch.backend)
-    op = args.op or "sum"
     check_dtypes(args.dtype, op, sizes)
     return CommSpec(
         primitives=primitives,

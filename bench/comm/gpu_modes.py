@@ -42,7 +42,9 @@ SYMMETRIC_PRIMITIVES = with_flag("symmetric")
 
 CUDA_GRAPH_OPTION = integer(
     "CUDA + nccl: capture --iters ops in a CUDA graph and time N replays of it (nccl-tests -G); "
-    "rows say graph = true."
+    "rows say graph = true; 0: off.",
+    minimum=0,
+    decls=("--cuda-graph", "-G"),
 )
 BUFFERS_OPTION = choice(
     "regular, or symmetric (CUDA + nccl: symmetric memory, NCCL's symmetric kernels; "

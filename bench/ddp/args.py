@@ -73,7 +73,8 @@ class ModelArgs:
     params: Annotated[
         int | None,
         text(
-            "Target parameter count, decimal K/M/G (e.g. 10M): picks the width.",
+            "Target parameter count, decimal (10M = 10,000,000 parameters; K/M/G here are "
+            "powers of 1000, not --sizes' 1024): picks the width.",
             parse_param_count,
         ),
     ] = None

@@ -66,7 +66,9 @@ def load_resumable(path_text: str) -> tuple[RunSpec, dict[str, object]]:
     return spec, manifest
 
 
-def resume_run(path_text: str, command: str | None = None, quiet: bool = False) -> int:
+def resume_run(
+    path_text: str, command: str | None = None, quiet: bool = False, table: str = "default"
+) -> int:
     """Continue the run in `path_text` with its own spec; return the exit code. `command`: the
     primitive or workload whose command asked (None: a sweep, which resumes any kind); `quiet`:
     no progress display. Every command's --resume comes here (cli/run.py run_workload). The
@@ -108,7 +110,8 @@ def resume_run(path_text: str, command: str | None = None, quiet: bool = False) 
     manifest["ended_utc"] = None
     print(f"resuming {run_dir}: {len(done)} measurements kept", file=sys.stderr)
     title = "+".join(primitives)
-    return execute(replace(spec, launch=launch), title=title, manifest=manifest, quiet=quiet)
+    resumed = replace(spec, launch=launch)
+    return execute(resumed, title=title, manifest=manifest, quiet=quiet, table=table)
 
 
 def primitives_of(spec: RunSpec) -> tuple[str, ...]:

@@ -34,6 +34,7 @@ from distbench.collectors.schema import (
     worker_facts_path,
 )
 from distbench.collectors.sink import read_rows
+from distbench.comm.nccl_table import render_nccl_table
 from distbench.launch.progress import Render, RunProgress, choose_mode
 from distbench.launch.rerun import held_run_error, rest_line
 from distbench.launch.torchrun import LaunchResult, build_torchrun_command, run_launch
@@ -162,10 +163,12 @@ def execute(
     more: Sequence[RunSpec] = (),
     manifest: dict[str, Any] | None = None,
     quiet: bool = False,
+    table: str = "default",
 ) -> int:
     """Run every launch of `spec`, then of `more` (same run directory, e.g. other backends of a
     sweep); return the process exit code. `manifest`: a resumed run's, kept and extended (its
-    tables are printed whole, kept rows included); `quiet`: no progress (--quiet), tables only."""
+    tables are printed whole, kept rows included); `quiet`: no progress (--quiet), tables only;
+    `table`: nccl-tests prints comm rows in nccl-tests' layout (--table)."""
     run_dir = Path(spec.launch.run_dir)
     spec_path = first_path = spec.save(run_dir)
     if manifest is None:
@@ -176,7 +179,7 @@ def execute(
     warning = oversubscription_warning(spec, cpu_cores())
     if warning:
         print(warning, file=sys.stderr, flush=True)
-    render = WORKLOADS[spec.kind].render
+    render = render_nccl_table if table == "nccl-tests" else WORKLOADS[spec.kind].render
     kept = read_rows(run_dir / RESULTS_CSV)
     total = sum(planned_rows(part) for part in (spec, *more))
     progress = RunProgress(run_dir, render, total, kept, choose_mode(quiet, console))

@@ -111,9 +111,11 @@ class OptionValueError(typer.BadParameter):
 
 
 def flag_of(name: str, opt: Opt) -> str:
-    """The option's long flag: its first declared one, else --<field-name>."""
-    first = opt.decls[0].split("/")[0] if opt.decls else ""
-    return first if first.startswith("--") else "--" + name.replace("_", "-")
+    """The option's long flag: its first declared one, else --<field-name>; an option declared
+    with a short flag only (nccl-tests' -c) is that flag."""
+    flags = [decl.split("/")[0] for decl in opt.decls]
+    long = [flag for flag in flags if flag.startswith("--")]
+    return (long or flags or ["--" + name.replace("_", "-")])[0]
 
 
 def convert(parse: Parser, flag: str) -> Callable[[str], Any]:
