@@ -17,6 +17,7 @@ import typer
 
 from distbench.cli.acceptance import acceptance
 from distbench.cli.compare import baseline_app, compare
+from distbench.cli.export import export
 from distbench.cli.history import history
 from distbench.cli.init import init
 from distbench.cli.overlap import overlap
@@ -97,6 +98,7 @@ app.command("compare")(compare)
 app.command("history")(history)
 app.command("report")(report)
 app.command("acceptance")(acceptance)
+app.command("export")(export)
 app.add_typer(baseline_app, name="baseline")
 
 

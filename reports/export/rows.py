@@ -1,0 +1,96 @@
+"""What every export reads: a run's communication rows (one per case, the run that started last
+winning a repeat, as compare reads them: reports/runs.py load_run), its manifest, and the names
+and numbers the formats share.
+
+    run = load_export_run(Path("results/RUN"))
+    for row in run.rows: case_name(row), number(row, "time_us_p50")
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from distbench.parse import UsageError
+from distbench.reports.compare.words import row_name
+from distbench.reports.runs import Row, load_run
+
+DEFAULTS = {"nnodes": "1", "graph": "false", "buffers": "regular"}
+"""Case columns that compare's row name leaves out; a name adds them when they differ from these."""
+
+
+@dataclass
+class ExportRun:
+    """One run directory (or a folder of them, a sweep) as the exports read it."""
+
+    path: Path
+    rows: list[Row]
+    """Communication rows, one per case (COMM_MATCH_KEY), in the order the run wrote them."""
+    manifest: dict[str, Any]
+    """The run's manifest as read_manifest gives it (nodes and ranks whole); {} without one."""
+    notes: list[str] = field(default_factory=list)
+    """What the export leaves out, and why (printed on stderr)."""
+
+
+def load_export_run(path: Path) -> ExportRun:
+    """The run at `path`; UsageError when it cannot be read or holds no communication row."""
+    run = load_run(Path(path))
+    comm = [row for row in run.rows.values() if row.kind == "comm"]
+    notes = []
+    others = len(run.rows) - len(comm)
+    kinds = sorted({row.kind for row in run.rows.values() if row.kind != "comm"})
+    if others:
+        notes.append(
+            f"{others} {'/'.join(kinds)} row(s) left out: the exports hold communication rows"
+        )
+    if not comm:
+        raise UsageError(
+            f"{path} holds no communication row to export (only {'/'.join(kinds) or 'no'} rows): "
+            "give the run of a primitive or sweep"
+        )
+    if run.duplicates:
+        notes.append(
+            f"{run.duplicates} repeated case(s): each exported from the run that started last"
+        )
+    return ExportRun(Path(path), comm, run.manifest, notes)
+
+
+def number(row: Row, column: str) -> float | None:
+    """A numeric cell; None when empty, absent or not finite."""
+    value = row.metric(column)
+    return value if value is not None and math.isfinite(value) else None
+
+
+def case_name(row: Row, with_size: bool = True) -> str:
+    """compare's row name ('all_reduce 1K float32 n=2 op=sum mode=throughput') with the backend,
+    device and any non-default case column that it leaves out: unique per case of a run, and the
+    same for the same case in every run (no run id, no time)."""
+    key = {column: value for column, value in row.key[1:]}
+    if not with_size:
+        key.pop("size_bytes", None)
+    extra = [f"backend={key.get('backend', '')}", f"device={key.get('device', '')}"]
+    extra += [f"{c}={key[c]}" for c, default in DEFAULTS.items() if key.get(c, default) != default]
+    return " ".join([row_name(key), *extra])
+
+
+def utc_time(text: object) -> datetime | None:
+    """A manifest's '2026-12-02T07:53:52Z' as a UTC datetime; None when absent or unreadable."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def check_unique(names: list[str]) -> None:
+    """Names key the exports' entries: two rows of one name would overwrite each other."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise UsageError(f"two rows export under one name '{name}': report this as a bug")
+        seen.add(name)
