@@ -16,6 +16,12 @@ from typing import Any
 
 import pytest
 
+# Run inside a GitHub Actions job, the suite must not write that job's summary or annotations:
+# distbench compare turns --github on by itself when GITHUB_ACTIONS is true (the tests that mean
+# it set it themselves: tests/reports/test_compare_ci.py). Subprocesses inherit this.
+for _github in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
+    os.environ.pop(_github, None)
+
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     # A shell starts a background job (`pytest &`, `nohup ... &`) with SIGINT ignored, and every
     # child inherits that: the Ctrl-C tests' CLI would never see their SIGINT and run to the end.
