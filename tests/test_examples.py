@@ -116,7 +116,7 @@ def shrink(command: str) -> tuple[str, list[str]]:
 
 def shrink_one(command: str) -> tuple[str, list[str]]:
     applied: list[str] = []
-    sized = re.search(r"--(sizes|min-size|max-size|tokens|config|resume)\b", command)
+    sized = re.search(r"--(sizes|min-size|max-size|tokens|config|resume)\b|\s-[bes]\s", command)
     if MEASURES_SIZES.match(command) and not sized:
         command, applied = command + " --sizes 1K,1M", ["sizes up to 1M"]
     if re.match(r"^distbench (ddp|pipeline)\b(?!.*--(steps|resume))", command):
