@@ -37,6 +37,10 @@ HELP_MARKERS = {
     "distbench pairs --level node --nnodes 2 --nproc-per-node 8 --rdzv-endpoint HOST:29500": (
         "cluster"
     ),
+    "distbench acceptance --nnodes 4 --node-rank 0 --rdzv-endpoint node01:29500 --budget 30": (
+        "cluster"
+    ),
+    "distbench acceptance --backend nccl --reference expected.toml --reference-share 0.8": "gpu",
 }
 """Examples of `distbench ... --help` that cannot run here, by kind (checked like page markers)."""
 

@@ -75,9 +75,9 @@ def acceptance(acceptance: AcceptanceArgs, launch: LaunchArgs) -> None:
 
     \b
     Examples:
-      distbench acceptance --backend gloo --quick --nproc-per-node 2
-      distbench acceptance --nnodes 4 --node-rank K --rdzv-endpoint node01:29500 --budget 20
-      distbench acceptance --quick --reference expected.toml --reference-share 0.8
+      distbench acceptance --backend gloo --quick --dry-run
+      distbench acceptance --nnodes 4 --node-rank 0 --rdzv-endpoint node01:29500 --budget 30
+      distbench acceptance --backend nccl --reference expected.toml --reference-share 0.8
     """
     choice = Acceptance(
         budget_min=acceptance.budget,
