@@ -13,8 +13,10 @@ each step's real seconds to correct it. Torch-free: the checks read the run's CS
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gpu_smoke_checks import (
     Check,
@@ -98,6 +100,17 @@ COLLECTIVES = (
 GRAPH_PRIMITIVES = "allreduce,broadcast,allgather,reducescatter,alltoall,alltoallv"
 APIS = "`--api functional`, `compiled:aot_eager`, `compiled:inductor`"
 PYTEST = ("pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider")
+
+
+def acceptance_check(run_dir: Path) -> str | None:
+    """acceptance.json judged every node, and the sweep's rows are right and CUDA-timed."""
+    path = run_dir / "acceptance.json"
+    if not path.exists():
+        return f"no {path}"
+    verdict = json.loads(path.read_text())
+    if verdict.get("status") != "judged" or not verdict.get("nodes"):
+        return f"acceptance.json did not judge the nodes: status {verdict.get('status')!r}"
+    return check_rows(right=right, cuda_timer=nccl_timed)(run_dir / "sweep")
 
 
 def steps(gpus: int) -> list[Step]:
@@ -276,12 +289,20 @@ def steps(gpus: int) -> list[Step]:
             check=check_rows(memory=lambda r: r["mem_source"] == "cuda_max_allocated"),
         ),
         Step(
-            "pairs-nccl",
-            ("`pairs` (circle method, outliers, `ranks.csv`)",),
-            (argv(f"pairs --backend nccl --world-sizes {top} --sizes 64M"),),
-            ranks=top,
-            work_s=10.0,
+            # pairs (its own step until acceptance ran it) at up to 4 ranks: 3 rounds, up to
+            # 2 slow ranks named; the 8-GPU plan holds no more within its cap
+            "acceptance-nccl",
+            (
+                "`pairs` (circle method, outliers, `ranks.csv`)",
+                "`acceptance` (pairs, the nightly matrix, a verdict per node)",
+            ),
+            (argv(f"acceptance --backend nccl --nproc-per-node {min(top, 4)} --quick --budget 3"),),
+            launches=2,
+            ranks=min(top, 4),
+            work_s=15.0,  # the verdict and the report's figures (36 s on the loaded 2-core box)
             min_gpus=2,
+            needs=CLI + WORKERS + REPORT,
+            check=acceptance_check,
         ),
         *(
             Step(
