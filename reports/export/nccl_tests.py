@@ -16,13 +16,14 @@ import itertools
 import json
 from typing import Any
 
-from distbench.reports.export.rows import ExportRun, case_name, number, utc_time
+from distbench.reports.export.rows import ExportRun, case_name, number
 from distbench.reports.runs import Row
 
 JSON_FILE_VERSION = 3
 """util.cu's JSON_FILE_VERSION."""
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
-"""util.cu's TIME_STRING_FORMAT (nccl-tests: local time; here the manifest's UTC)."""
+"""util.cu's TIME_STRING_FORMAT (nccl-tests: local time; here UTC: the first run's start and
+the last run's end, from the manifests)."""
 TIME_COLUMN = "time_us_mean"
 """The row's column in `time`: the mean over trials of a trial's mean per op (throughput: `iters`
 ops back to back; latency: isolated ops), of the slowest rank. nccl-tests' is the mean per op of
@@ -61,7 +62,7 @@ def nccl_tests_document(run: ExportRun) -> dict[str, Any]:
     return {
         # jsonOutputInit
         "version": JSON_FILE_VERSION,
-        "start_time": time_text(manifest.get("started_utc")),
+        "start_time": run.started.strftime(TIME_FORMAT) if run.started else None,
         "args": [str(a) for a in manifest.get("command") or []],
         "env": [f"{k}={v}" for k, v in sorted((manifest.get("worker_env") or {}).items())],
         "nccl_version": nccl_version_code(manifest.get("nccl")),
@@ -79,7 +80,7 @@ def nccl_tests_document(run: ExportRun) -> dict[str, Any]:
         },
         # writeErrors, jsonOutputFinalize
         "errors": errors,
-        "end_time": time_text(manifest.get("ended_utc")),
+        "end_time": run.ended.strftime(TIME_FORMAT) if run.ended else None,
         "distbench": metadata(run),
     }
 
@@ -236,11 +237,6 @@ def root_text(root: str) -> str:
         return f"{int(float(text)):6d}"
     except ValueError:
         return f"{text:>6}"
-
-
-def time_text(text: object) -> str | None:
-    found = utc_time(text)
-    return found.strftime(TIME_FORMAT) if found else None
 
 
 def nccl_version_code(version: object) -> int | None:

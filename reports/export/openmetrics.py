@@ -4,10 +4,10 @@ Prometheus read): one gauge sample per row and metric, labelled with what identi
 ... and the run's --label). No run-id label: a new run would be a new series, without bound.
 
 When the run was made is `distbench_run_end_timestamp_seconds` (the run's end, manifest
-ended_utc), the way a batch job reports its last run: node_exporter's textfile collector skips a
-file whose samples carry their own timestamps, and the Pushgateway refuses them. With
-`--sample-timestamps` every sample carries that time instead (for `promtool tsdb
-create-blocks-from openmetrics`, which needs one).
+ended_utc; a folder of runs: the last one's), the way a batch job reports its last run:
+node_exporter's textfile collector skips a file whose samples carry their own timestamps, and
+the Pushgateway refuses them. With `--sample-timestamps` every sample carries that time instead
+(for `promtool tsdb create-blocks-from openmetrics`, which needs one).
 
     # TYPE distbench_busbw_bytes_per_second gauge
     # UNIT distbench_busbw_bytes_per_second bytes_per_second
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from distbench.collectors.schema import COMM_MATCH_KEY
-from distbench.reports.export.rows import ExportRun, number, utc_time
+from distbench.reports.export.rows import ExportRun, number
 from distbench.reports.runs import Row
 
 PREFIX = "distbench_"
@@ -78,7 +78,7 @@ METRICS: tuple[tuple[str, str, str, Callable[[Row], float | None]], ...] = (
 
 def render_openmetrics(run: ExportRun, sample_timestamps: bool = False) -> str:
     """The run's rows as an OpenMetrics exposition, ending in `# EOF`."""
-    ended = utc_time(run.manifest.get("ended_utc")) or utc_time(run.manifest.get("started_utc"))
+    ended = run.ended
     stamp = f" {ended.timestamp():.3f}" if ended and sample_timestamps else ""
     lines: list[str] = []
     for name, unit, help_text, value_of in METRICS:

@@ -16,7 +16,7 @@ from typing import Any
 
 from distbench.parse import UsageError
 from distbench.reports.compare.words import row_name
-from distbench.reports.runs import Row, load_run
+from distbench.reports.runs import Row, find_run_dirs, load_run
 
 DEFAULTS = {"nnodes": "1", "graph": "false", "buffers": "regular"}
 """Case columns that compare's row name leaves out; a name adds them when they differ from these."""
@@ -33,6 +33,10 @@ class ExportRun:
     """The run's manifest as read_manifest gives it (nodes and ranks whole); {} without one."""
     notes: list[str] = field(default_factory=list)
     """What the export leaves out, and why (printed on stderr)."""
+    started: datetime | None = None
+    """When its first run started (manifests' started_utc); None without a manifest."""
+    ended: datetime | None = None
+    """When its last run ended (manifests' ended_utc, else started_utc); None without one."""
 
 
 def load_export_run(path: Path) -> ExportRun:
@@ -55,7 +59,12 @@ def load_export_run(path: Path) -> ExportRun:
         notes.append(
             f"{run.duplicates} repeated case(s): each exported from the run that started last"
         )
-    return ExportRun(Path(path), comm, run.manifest, notes)
+    manifests = [m for m in find_run_dirs(Path(path), "").manifests.values() if m]
+    starts = [t for m in manifests if (t := utc_time(m.get("started_utc")))]
+    ends = [t for m in manifests if (t := utc_time(m.get("ended_utc") or m.get("started_utc")))]
+    return ExportRun(
+        Path(path), comm, run.manifest, notes, min(starts, default=None), max(ends, default=None)
+    )
 
 
 def number(row: Row, column: str) -> float | None:

@@ -308,6 +308,17 @@ def test_every_format_of_the_checked_in_runs_reads_back(run: str) -> None:
     assert gab_errors(entries) == [] and len(entries) == rows
 
 
+def test_a_folder_of_runs_spans_its_first_start_to_its_last_end() -> None:
+    manifests = [json.loads(p.read_text()) for p in (DATA / "cluster-a").glob("*/manifest.json")]
+    document = json.loads(exported(DATA / "cluster-a", "nccl-tests-json"))
+    first = min(m["started_utc"] for m in manifests)
+    last = max(m["ended_utc"] for m in manifests)
+    assert document["start_time"] == first.replace("T", " ").removesuffix("Z")
+    assert document["end_time"] == last.replace("T", " ").removesuffix("Z")
+    text = exported(DATA / "cluster-a", "openmetrics")
+    assert f"}} {pd.Timestamp(last).timestamp()!r}" in text  # distbench_run_end_timestamp_seconds
+
+
 def test_gather_type_counts_are_per_rank_and_wrong_checks_counted() -> None:
     document = json.loads(exported(DATA / "cluster-a" / "allgather", "nccl-tests-json"))
     frame = pd.read_csv(DATA / "cluster-a" / "allgather" / "results.csv")
