@@ -17,8 +17,10 @@ import typer
 import typer.main
 
 from distbench.cli.app import app
+from distbench.cli.sweep import SweepArgs, load_config, refuse_mixed_options
 from distbench.comm.args import CommArgs, build_comm_spec
 from distbench.comm.nccl_table import float_cell, render_nccl_table
+from distbench.comm.primitive_args import PrimitiveArgs
 from distbench.comm.spec import CommSpec
 from distbench.options.launch import ResolvedLaunch
 from distbench.options.nccl import NCCL_FLAGS, resolve_dtypes
@@ -282,3 +284,15 @@ def test_a_real_run_prints_the_nccl_tests_table(tmp_path: Path) -> None:
     bounds, average = footer_values(done.stdout)
     assert bounds == "0" and "# Out of bounds values : 0 OK" in done.stdout
     assert average == pytest.approx(expected_average(rows), rel=1e-5)
+
+
+def test_sweep_config_takes_table_and_dtype_all(tmp_path: Path) -> None:
+    config = tmp_path / "sweep.toml"
+    config.write_text('primitives = ["allreduce"]\ndtypes = "all"\ntable = "nccl-tests"\n')
+    matrix = load_config(config)
+    assert matrix.comm.table == "nccl-tests"
+    assert build_comm_spec(("all_reduce",), matrix.comm, GLOO).dtypes == DTYPES
+    # --table only prints: it goes with --config; an option that measures does not
+    refuse_mixed_options(SweepArgs(config="x"), CommArgs(table="nccl-tests"), PrimitiveArgs())
+    with pytest.raises(UsageError, match="--dtype cannot be combined with --config"):
+        refuse_mixed_options(SweepArgs(config="x"), parse_args(["-d", "all"]), PrimitiveArgs())
