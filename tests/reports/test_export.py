@@ -294,14 +294,20 @@ def test_gab_of_a_real_run_is_a_custom_smaller_is_better_list(real_run: Path) ->
 @pytest.mark.parametrize("run", ["cluster-a/allreduce", "cluster-b/sendrecv", "cluster-a"])
 def test_every_format_of_the_checked_in_runs_reads_back(run: str) -> None:
     from prometheus_client.openmetrics.parser import text_string_to_metric_families
+    from prometheus_client.parser import text_string_to_metric_families as classic_families
 
     path = DATA / run
     rows = len(load_export_run(path).rows)
     document = json.loads(exported(path, "nccl-tests-json"))
     assert shape_errors(document, WRITER_TREE) == []
     assert sum(r["out_of_place"] is not None for r in document["results"]) == rows
-    families = list(text_string_to_metric_families(exported(path, "openmetrics")))
+    text = exported(path, "openmetrics")
+    families = list(text_string_to_metric_families(text))
     assert len(next(f for f in families if f.name == "distbench_time_p50_seconds").samples) == rows
+    # node_exporter's textfile collector and the Pushgateway read the classic text format
+    # (# UNIT and # EOF are comments there): the same file, the same samples
+    classic = {f.name: len(f.samples) for f in classic_families(text)}
+    assert classic == {f.name: len(f.samples) for f in families}
     assert bmf_errors(json.loads(exported(path, "bmf"))) == []
     assert len(json.loads(exported(path, "bmf"))) == rows
     entries = json.loads(exported(path, "gab"))
@@ -409,6 +415,34 @@ def test_the_shape_check_fails_an_exporter_that_drops_a_key(
     monkeypatch.setattr(nccl_module, "result", without_name)
     document = json.loads(exported(DATA / "cluster-a" / "allreduce", "nccl-tests-json"))
     assert any("experiment_name" in error for error in shape_errors(document, WRITER_TREE))
+
+
+def test_the_bmf_and_gab_checks_fail_mutated_exports() -> None:
+    path = DATA / "cluster-a" / "allreduce"
+    bmf = json.loads(exported(path, "bmf"))
+    assert bmf_errors(bmf) == []
+    name = next(iter(bmf))
+    for change in (
+        lambda d: d[name]["latency"].pop("value"),
+        lambda d: d[name]["latency"].update(value="226"),
+        lambda d: d[name]["latency"].update(median=1.0),
+        lambda d: d.update({name: {}}),
+    ):
+        mutated = copy.deepcopy(bmf)
+        change(mutated)
+        assert bmf_errors(mutated), change
+    gab = json.loads(exported(path, "gab"))
+    assert gab_errors(gab) == []
+    for change in (
+        lambda e: e[0].pop("unit"),
+        lambda e: e[0].update(value="226"),
+        lambda e: e[0].update(range="3.2"),  # the action reads '± N' only
+        lambda e: e[1].update(name=e[0]["name"]),
+        lambda e: e[0].update(stddev=1.0),
+    ):
+        mutated = copy.deepcopy(gab)
+        change(mutated)
+        assert gab_errors(mutated), change
 
 
 # ---- the command ------------------------------------------------------------------------------
