@@ -1,0 +1,290 @@
+"""`distbench acceptance`: end to end on 2 loopback nodes x 2 ranks with --quick (a healthy
+cluster passes; node 1 slowed from the test side, tests/inject/slow_node in its environment only,
+fails naming node 1 and not node 0), each reason of the verdict re-judged on the real run's rows
+with one input corrupted (a mutation per reason), the verdict logic on numbers, the plan against
+the nightly matrices it claims to run, and the refusals (one line, exit 2)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import socket
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from distbench.acceptance.plan import base_plan, fit_budget
+from distbench.acceptance.verdict import judge
+from distbench.cli.app import run_cli
+from distbench.collectors.manifest import read_manifest
+from distbench.collectors.sink import read_rows
+from distbench.parse import UsageError, parse_size
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOW_NODE = ROOT / "tests" / "inject" / "slow_node"
+DELAY_S = "0.002"
+"""Per send/recv of node 1's ranks: its pairs ran 9x slower than the healthy pair (64K,
+window 64) on the loaded 2-core box."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def run_two_nodes(tmp: Path, slow_node1: bool, *extra: str) -> list[subprocess.CompletedProcess]:
+    """`distbench acceptance --quick` as node 0 and node 1 of one loopback cluster."""
+    endpoint = f"127.0.0.1:{free_port()}"
+    common = [sys.executable, "-m", "distbench", "acceptance", "--backend", "gloo", "--quick"]
+    common += ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", endpoint]
+    common += ["--quiet", "--timeout", "120", *extra]
+    procs = []
+    for node in (0, 1):
+        env = dict(os.environ)
+        if node == 1 and slow_node1:
+            path = [str(SLOW_NODE), env.get("PYTHONPATH")]
+            env["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
+            env["SLOW_NODE_DELAY_S"] = DELAY_S
+        args = [*common, "--node-rank", str(node), "--out", str(tmp / f"n{node}")]
+        procs.append(
+            subprocess.Popen(
+                args, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            )
+        )
+    done = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=600)
+        done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, ""))
+    return done
+
+
+@dataclass(frozen=True)
+class Ref:
+    primitive: str
+    world_size: int
+    size_bytes: int
+    busbw_GBps: float
+    backend: str = ""
+
+
+@pytest.mark.slow
+def test_healthy_cluster_passes_and_each_reason_bites_on_its_rows(tmp_path: Path) -> None:
+    expected = tmp_path / "expected.toml"
+    expected.write_text(
+        '[[reference]]\nprimitive = "all_reduce"\nworld_size = 4\nsize = "64K"\n'
+        "busbw_GBps = 0.000001\n"
+    )
+    node0, node1 = run_two_nodes(tmp_path, False, "--reference", str(expected))
+    assert (node0.returncode, node1.returncode) == (0, 0), node0.stdout + node1.stdout
+    assert "acceptance: node 0 (" in node0.stdout and "): PASS" in node0.stdout
+    assert "acceptance: node 1 (" in node0.stdout
+    assert "acceptance: PASS; verdict:" in node0.stdout
+    assert "the verdict is given by node 0" in node1.stdout
+    out = tmp_path / "n0"
+    verdict = json.loads((out / "acceptance.json").read_text())
+    assert verdict["passed"] and verdict["exit_code"] == 0
+    assert [n["passed"] for n in verdict["nodes"]] == [True, True]
+    assert any("1 rows covered" in c for c in verdict["checked"])  # the 64K all_reduce row
+    assert (out / verdict["runs"]["report"]).is_file()
+    assert "What differs" in (out / "report" / "report.md").read_text()
+
+    # Each reason re-judged on this run's own rows, one input corrupted at a time.
+    manifest = read_manifest(out / "sweep")
+    assert manifest is not None
+    standings = read_rows(out / "pairs" / "ranks.csv")
+    rows = read_rows(out / "sweep" / "results.csv")
+    hosts = {0: "a", 1: "b"}
+    nodes = manifest["nodes"]
+    ar = next(r for r in rows if r["primitive"] == "all_reduce" and r["size_bytes"] == "65536")
+    measured = float(ar["busbw_GBps"])
+
+    def failed(verdict_nodes: tuple) -> list[int]:
+        return [n.node for n in verdict_nodes if not n.passed]
+
+    clean = judge(hosts, standings, rows, [Ref("all_reduce", 4, 65536, measured)], 0.8, nodes)
+    assert failed(clean.nodes) == []
+    # reference: the same row against an expectation 2x its busbw
+    high = [Ref("all_reduce", 4, 65536, 2 * measured)]
+    judged = judge(hosts, standings, rows, high, 0.8, nodes)
+    assert failed(judged.nodes) == [0, 1]
+    assert "reference: all_reduce 64K float32 busbw" in judged.nodes[0].reasons[0]
+    # pairs: rank 3 (node 1) made an outlier
+    slow = [dict(r, outlier="true") if r["rank"] == "3" else r for r in standings]
+    assert failed(judge(hosts, slow, rows, None, 0.8, nodes).nodes) == [1]
+    # wrong results: one row's wrong elements
+    wrong = [dict(r, wrong="7") if r is ar else r for r in rows]
+    judged = judge(hosts, standings, wrong, None, 0.8, nodes)
+    assert failed(judged.nodes) == [0, 1] and "7 wrong elements" in judged.nodes[1].reasons[0]
+    # facts: node 1 with another torch environment variable
+    other = copy.deepcopy(nodes)
+    other["1"].setdefault("env", {})["NCCL_PROTO"] = "Simple"
+    judged = judge(hosts, standings, rows, None, 0.8, other)
+    assert failed(judged.nodes) == [0, 1]  # two nodes: which one is odd cannot be told
+    assert "facts: env.NCCL_PROTO is Simple" in judged.nodes[1].reasons[0]
+
+
+@pytest.mark.slow
+def test_a_slowed_node_fails_by_name(tmp_path: Path) -> None:
+    node0, node1 = run_two_nodes(tmp_path, True)
+    assert node0.returncode == 1, node0.stdout
+    assert node1.returncode == 0, node1.stdout  # it ran its part; node 0 judges
+    lines = [line for line in node0.stdout.splitlines() if line.startswith("acceptance: node")]
+    assert len(lines) == 2, node0.stdout
+    assert lines[0].startswith("acceptance: node 0 (") and lines[0].endswith("): PASS")
+    assert lines[1].startswith("acceptance: node 1 (") and "FAIL: pairs: rank" in lines[1]
+    assert "acceptance: FAIL (1 of 2 nodes)" in node0.stdout
+    verdict = json.loads((tmp_path / "n0" / "acceptance.json").read_text())
+    assert verdict["exit_code"] == 1 and not verdict["passed"]
+    assert [n["passed"] for n in verdict["nodes"]] == [True, False]
+    named = [r for r in verdict["nodes"][1]["reasons"] if r.startswith("pairs: rank")]
+    assert {r.split()[2] for r in named} <= {"2", "3"} and named  # node 1's ranks, only them
+
+
+# -- the verdict on numbers --------------------------------------------------------------------
+
+
+def standing(rank: int, node: int, outlier: bool, level: str = "rank") -> dict[str, str]:
+    return {
+        "level": level,
+        "rank": str(rank),
+        "node": str(node),
+        "primitive": "send_recv",
+        "size_bytes": "65536",
+        "busbw_GBps": "0.5",
+        "robust_z": "-9" if outlier else "0.3",
+        "outlier": "true" if outlier else "false",
+    }
+
+
+def row(busbw: float, wrong: str = "0", size: int = 1 << 20) -> dict[str, str]:
+    return {
+        "primitive": "all_reduce",
+        "world_size": "8",
+        "size_bytes": str(size),
+        "dtype": "float32",
+        "busbw_GBps": str(busbw),
+        "wrong": wrong,
+        "backend": "nccl",
+    }
+
+
+HOSTS = {0: "h0", 1: "h1", 2: "h2", 3: "h3"}
+FACTS = {
+    str(n): {"host": h, "nccl": "2.21", "gpus": [{"index": 0, "uuid": f"GPU-{n}"}]}
+    for n, h in HOSTS.items()
+}
+HEALTHY = [standing(n, n, False, "node") for n in HOSTS]
+REF = [Ref("all_reduce", 8, 1 << 20, 10.0, "nccl")]
+
+
+def fails(verdict_nodes: tuple) -> dict[int, list[str]]:
+    return {n.node: list(n.reasons) for n in verdict_nodes if not n.passed}
+
+
+def test_healthy_numbers_pass_and_say_what_was_not_seen() -> None:
+    verdict = judge(HOSTS, HEALTHY, [row(9.0)], REF, 0.8, FACTS)
+    assert verdict.passed and fails(verdict.nodes) == {}
+    assert "node 2 (h2): PASS" in [n.line() for n in verdict.nodes]
+    assert any("more than half of the nodes" in s for s in verdict.not_seen)
+    without = judge(HOSTS, HEALTHY, [row(9.0)], None, 0.8, FACTS)
+    assert any("no --reference file" in s for s in without.not_seen)
+
+
+def test_pairs_outlier_fails_its_node_only() -> None:
+    slow = [standing(n, n, n == 2, "node") for n in HOSTS]
+    found = fails(judge(HOSTS, slow, [row(9.0)], REF, 0.8, FACTS).nodes)
+    assert list(found) == [2] and found[2][0].startswith("pairs: the node is an outlier")
+    ranks = [standing(r, r // 2, r == 5) for r in range(8)]
+    found = fails(judge(HOSTS, ranks, [], None, 0.8, FACTS).nodes)
+    assert list(found) == [2] and "rank 5 is an outlier" in found[2][0]
+
+
+def test_busbw_below_the_share_of_the_reference_fails_every_node() -> None:
+    assert judge(HOSTS, HEALTHY, [row(8.0)], REF, 0.8, FACTS).passed  # exactly 80 %: passes
+    found = fails(judge(HOSTS, HEALTHY, [row(7.9)], REF, 0.8, FACTS).nodes)
+    assert list(found) == [0, 1, 2, 3]
+    assert "79% of the expected 10 GB/s (below 80%" in found[0][0]
+    assert judge(HOSTS, HEALTHY, [row(7.9)], REF, 0.7, FACTS).passed  # another share
+    other_size = [row(1.0, size=1 << 10)]  # no reference covers it
+    verdict = judge(HOSTS, HEALTHY, other_size, REF, 0.8, FACTS)
+    assert verdict.passed and any("no row of the sweep" in s for s in verdict.not_seen)
+    smaller_world = [dict(row(1.0), world_size="4"), row(9.0)]  # only the full world is judged
+    assert judge(HOSTS, HEALTHY, smaller_world, REF, 0.8, FACTS).passed
+
+
+def test_wrong_results_fail_every_node() -> None:
+    assert judge(HOSTS, HEALTHY, [row(9.0, wrong="-1")], REF, 0.8, FACTS).passed  # not checked
+    found = fails(judge(HOSTS, HEALTHY, [row(9.0, wrong="3")], REF, 0.8, FACTS).nodes)
+    assert list(found) == [0, 1, 2, 3] and "3 wrong elements" in found[3][0]
+
+
+def test_a_fact_that_differs_fails_the_odd_node() -> None:
+    odd = copy.deepcopy(FACTS)
+    odd["3"]["nccl"] = "2.27"
+    found = fails(judge(HOSTS, HEALTHY, [row(9.0)], REF, 0.8, odd).nodes)
+    assert found == {3: ["facts: nccl is 2.27 where 3 of 4 nodes have 2.21"]}
+    two = {k: v for k, v in odd.items() if k in ("2", "3")}
+    found = fails(judge({2: "h2", 3: "h3"}, [], [], None, 0.8, two).nodes)
+    assert list(found) == [2, 3] and "no value has a majority" in found[2][0]
+    # GPU UUIDs and host names differ by nature: never a reason
+    assert judge(HOSTS, HEALTHY, [row(9.0)], REF, 0.8, FACTS).passed
+
+
+# -- the plan -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["gloo", "nccl"])
+def test_the_full_plan_is_the_nightly_matrix(backend: str) -> None:
+    name = {"gloo": "cpu", "nccl": "gpu"}[backend]
+    nightly = tomllib.loads((ROOT / "ci" / f"sweep-nightly-{name}.toml").read_text())
+    if "min_size" in nightly:
+        low, high = parse_size(nightly.pop("min_size")), parse_size(nightly.pop("max_size"))
+        factor = nightly.pop("factor")
+        ladder = [low * factor**k for k in range(20) if low * factor**k <= high]
+        nightly["sizes"] = ladder
+    nightly.pop("world_sizes", None)  # acceptance runs the full world
+    assert nightly.pop("backends") == [backend]
+    plan = base_plan(backend, 8, 2, quick=False).matrix
+    plan_sizes = [parse_size(s) for s in plan["sizes"]]
+    assert plan_sizes == [parse_size(str(s)) for s in nightly.pop("sizes")]
+    assert {k: v for k, v in plan.items() if k != "sizes"} == nightly
+
+
+def test_quick_plan_and_budget_cuts() -> None:
+    quick = base_plan("gloo", 4, 2, quick=True)
+    assert quick.matrix["sizes"] == ["1K", "64K"] and quick.matrix["trials"] == 3
+    assert "pairs" not in quick.matrix and quick.pairs_level == "rank"
+    assert base_plan("nccl", 24, 3, quick=False).pairs_level == "node"
+    full = base_plan("nccl", 8, 1, quick=False)
+    assert fit_budget(full, 1, None) == full
+    cut = fit_budget(full, 1, 3)
+    assert cut.estimate_s(1) <= 180 < full.estimate_s(1)
+    assert cut.cuts[:2] == ("trials 10 -> 5", "dtypes: bfloat16 only")
+    assert cut.matrix["sizes"][-1] == "1G" or any("dropped" in c for c in cut.cuts)
+    with pytest.raises(UsageError, match="cannot hold the smallest acceptance plan"):
+        fit_budget(full, 1, 0.5)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--world-sizes", "2"], "--world-sizes does not apply to acceptance"),
+        (["--budget", "0"], "--budget '0' is not a positive number of minutes"),
+        (["--budget", "0.2"], "cannot hold the smallest acceptance plan"),
+        (["--reference-share", "1.5"], "--reference-share '1.5' is not a share"),
+        (["--reference", "no-such.toml"], "--reference no-such.toml: cannot read it"),
+        (["--nnodes", "2", "--rdzv-endpoint", "127.0.0.1:1"], "needs fixed node ranks"),
+    ],
+)
+def test_refusals_are_one_line_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli(["acceptance", "--backend", "gloo", "--dry-run", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
