@@ -370,6 +370,52 @@ def test_a_world_size_1_row_has_null_bandwidth_not_zero(tmp_path: Path) -> None:
     assert "busbw-gbps" not in json.dumps(json.loads(exported(run, "bmf")))
 
 
+def test_gpu_facts_of_the_manifest_fill_devices(tmp_path: Path) -> None:
+    """A CUDA run's manifest (the rank facts merge_facts writes, the node's nvidia-smi GPUs): the
+    devices nccl-tests lists, its version code, one GPU per rank."""
+    run = tmp_path / "cuda"
+    shutil.copytree(DATA / "cluster-a" / "allreduce", run)
+    frame = pd.read_csv(run / "results.csv", dtype=str, keep_default_na=False)
+    frame.assign(backend="nccl", device="cuda").to_csv(run / "results.csv", index=False)
+    manifest = json.loads((run / "manifest.json").read_text())
+    gpus = [
+        {"index": str(i), "name": "NVIDIA H200", "uuid": f"GPU-{i}", "pci.bus_id": bus}
+        for i, bus in enumerate(["00000000:19:00.0", "00000001:3B:00.0"])
+    ]
+    ranks = {
+        str(i): {"node": 0, "host": "n0", "local_rank": i,
+                 "gpu": {"index": i, "uuid": f"GPU-{i}", "pci.bus_id": g["pci.bus_id"]}}
+        for i, g in enumerate(gpus)
+    }  # fmt: skip
+    manifest |= {"nccl": "2.21.5", "nodes": {"0": {"host": "n0", "gpus": gpus}}, "ranks": ranks}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    document = json.loads(exported(run, "nccl-tests-json"))
+    assert shape_errors(document, WRITER_TREE) == []
+    assert document["nccl_version"] == 22105 and document["config"]["ngpus"] == 1
+    assert document["config"]["devices"] == [
+        {"rank": 0, "group": None, "pid": None, "hostname": "n0", "device": 0,
+         "device_hex": "0000:19:00", "device_info": "NVIDIA H200"},
+        {"rank": 1, "group": None, "pid": None, "hostname": "n0", "device": 1,
+         "device_hex": "0001:3b:00", "device_info": "NVIDIA H200"},
+    ]  # fmt: skip
+
+
+def test_the_p50_interval_bounds_bmf_and_ranges_gab(tmp_path: Path) -> None:
+    run = tmp_path / "ci"
+    shutil.copytree(DATA / "cluster-a" / "broadcast", run)
+    frame = pd.read_csv(run / "results.csv", dtype=str, keep_default_na=False)
+    p50 = frame.time_us_p50.astype(float)
+    frame = frame.assign(ci_low_us=(p50 - 10).astype(str), ci_high_us=(p50 + 30).astype(str))
+    frame.to_csv(run / "results.csv", index=False)
+    for metric in json.loads(exported(run, "bmf")).values():
+        latency = metric["latency"]
+        assert latency["upper_value"] - latency["value"] == pytest.approx(30e3)
+        assert latency["value"] - latency["lower_value"] == pytest.approx(10e3)
+    entries = json.loads(exported(run, "gab"))
+    assert gab_errors(entries) == []
+    assert {e["range"] for e in entries} == {"± 20"}  # half the interval's width
+
+
 # ---- the shape check bites --------------------------------------------------------------------
 def mutations(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Copies of a correct export, each with one thing nccl-tests' writer never does."""
