@@ -73,7 +73,7 @@ def test_the_walk_finds_every_command_of_the_help(capsys: pytest.CaptureFixture[
     listed = {line.split()[0] for line in section.splitlines() if line.startswith("  ")}
     tops = {path.split()[0] for path in COMMANDS}
     assert tops == listed and "history" in tops
-    assert len(tops) == 20, sorted(tops)
+    assert len(tops) == 22, sorted(tops)
     assert {"baseline save", "baseline list", "baseline delete"} <= set(COMMANDS)
     assert sum(1 for path in COMMANDS if groups_of(COMMANDS[path])) >= 15  # with_groups found
 
