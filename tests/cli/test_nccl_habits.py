@@ -239,6 +239,10 @@ def test_out_of_bounds_counts_wrong_rows_and_says_na_without_check() -> None:
     assert footer_values(text)[0] == "N/A" and " 0 OK" not in text
     half = [unchecked[0], *rows[1:]]
     assert f"0 OK ({len(rows) - 1} of {len(rows)} rows checked)" in render_nccl_table(half)
+    alone = render_nccl_table([{**r, "world_size": "1", "busbw_GBps": ""} for r in rows])
+    assert "# Avg bus bandwidth    : N/A (no bandwidth" in alone  # world size 1: nothing moves
+    busbws = [m.group("out_busbw").strip() for m in map(ROW_RE.match, alone.split("\n")) if m]
+    assert busbws == ["N/A"] * len(rows)
     broadcast = render_nccl_table(read_rows("broadcast")[:2])
     assert re.search(r"\n +1024 +256 +float +none +0 ", broadcast)  # non-reducing: none, root
 
