@@ -9,9 +9,10 @@ JUnit plugin) read: one test case per verdict, in three suites.
 A `regressed` verdict is a <failure type="regressed">, a row of the baseline missing tonight a
 <failure type="missing"> (unless --allow-missing), `cannot tell` a <skipped> with its reason;
 `improved` and `no change seen` pass, each case's <system-out> saying what it could see (its
-detectable change). So the report fails exactly when compare exits 1 or 4. Each suite's
-<system-out> holds the verdict and what the whole comparison could see. time is 0: compare
-judges measurements, it runs nothing; the values are in the messages.
+detectable change). So the report fails exactly when compare exits 1 or 4. The rows suite's
+<system-out> holds the verdict and what the whole comparison could see; each suite's
+<properties> the two sides, the metric, the status and the exit code. time is 0: compare judges
+measurements, it runs nothing; the values are in the messages.
 """
 
 from __future__ import annotations

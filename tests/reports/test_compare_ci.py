@@ -204,6 +204,8 @@ def test_junit_reads_every_state_and_a_missing_row(tmp_path: Path) -> None:
         assert (missing.get("name") or "").startswith("all_reduce 1K float32 n=2 ")
         node = missing.find("skipped" if allow else "failure")
         assert node is not None and node.get("message") == "only-baseline: not in the current run"
+        titled = [line for line in error_lines(comparison) if "rows missing::" in line]
+        assert len(titled) == (0 if allow else 1)  # the annotation of a lost case (exit 4)
 
 
 def test_a_regression_turned_into_a_pass_fails_the_check(slow: Path) -> None:
