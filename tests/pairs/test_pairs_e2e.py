@@ -16,8 +16,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.pairs.conftest import PairsRun
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW_RANK = ROOT / "tests" / "inject" / "slow_rank"
@@ -62,24 +66,25 @@ def outliers(run_dir: Path) -> list[str]:
 
 @pytest.mark.parametrize(("world_size", "slow_ranks"), [(4, [2]), (6, [5]), (4, [1, 3])])
 def test_slow_ranks_are_named_alone_and_fail_the_run(
-    tmp_path: Path, world_size: int, slow_ranks: list[int]
+    tmp_path: Path, world_size: int, slow_ranks: list[int], request: pytest.FixtureRequest
 ) -> None:
     """One slow rank, and half of the ranks slow (2 of 4: 0.2.0's medians over each rank's pairs
-    were all slow then, and nobody was named; the decomposition of the pair matrix names both)."""
+    were all slow then, and nobody was named; the decomposition of the pair matrix names both).
+    The 6-rank run is the session's `six_ranks_one_slow` (conftest.py; the report test reads it)."""
     named = ",".join(map(str, slow_ranks))
-    done = run_pairs(
-        tmp_path / "run",
-        world_size,
-        f"{named}:{SLOW_DELAY}",
-        *WINDOW,
-        *STEADY,
-        "--fail-on-outlier",
-    )
+    if world_size == 6:
+        shared = request.getfixturevalue("six_ranks_one_slow")
+        run_dir, done = shared.out, shared.done
+    else:
+        run_dir = tmp_path / "run"
+        done = run_pairs(
+            run_dir, world_size, f"{named}:{SLOW_DELAY}", *WINDOW, *STEADY, "--fail-on-outlier"
+        )
     assert done.returncode == 1, done.stderr
-    assert outliers(tmp_path / "run") == [str(r) for r in slow_ranks]
+    assert outliers(run_dir) == [str(r) for r in slow_ranks]
     assert f"outliers (ranks): {', '.join(map(str, slow_ranks))}\n" in done.stdout
     assert "--fail-on-outlier" in done.stderr
-    rows = read(tmp_path / "run" / "results.csv")
+    rows = read(run_dir / "results.csv")
     pairs = {(int(r["src"]), int(r["dst"])) for r in rows}
     assert pairs == {(a, b) for a in range(world_size) for b in range(a + 1, world_size)}
     with_slow = [r for r in rows if {int(r["src"]), int(r["dst"])} & set(slow_ranks)]
@@ -106,13 +111,13 @@ def test_without_the_wrapper_nobody_is_flagged(tmp_path: Path) -> None:
     assert all(row["pairs"] == "2" for row in standings)
 
 
-def test_allreduce_on_each_pairs_subgroup_at_odd_world_size(tmp_path: Path) -> None:
+def test_allreduce_on_each_pairs_subgroup_at_odd_world_size(pairs_allreduce_3: PairsRun) -> None:
     """3 ranks: the circle method's dummy rank gives 3 rounds of one pair; all_reduce rows carry
     nccl-tests' busbw factor of a 2-rank group (1)."""
-    done = run_pairs(tmp_path / "run", 3, None, "--primitive", "allreduce")
+    run_dir, done = pairs_allreduce_3.out, pairs_allreduce_3.done
     assert done.returncode == 0, done.stderr
-    rows = read(tmp_path / "run" / "results.csv")
+    rows = read(run_dir / "results.csv")
     assert sorted((r["src"], r["dst"]) for r in rows) == [("0", "1"), ("0", "2"), ("1", "2")]
     assert {r["primitive"] for r in rows} == {"all_reduce"}
     assert {r["busbw_factor"] for r in rows} == {"1.0"}
-    assert len(read(tmp_path / "run" / "ranks.csv")) == 3
+    assert len(read(run_dir / "ranks.csv")) == 3
