@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from distbench.reports.export import FORMATS, export_run
+from distbench.reports.export import FORMATS, RENDERERS, export_run
 from distbench.reports.export import nccl_tests as nccl_module
 from distbench.reports.export.rows import load_export_run
 from tests.conftest import run_cli, usage_error_line
@@ -296,32 +296,33 @@ def test_every_format_of_the_checked_in_runs_reads_back(run: str) -> None:
     from prometheus_client.openmetrics.parser import text_string_to_metric_families
     from prometheus_client.parser import text_string_to_metric_families as classic_families
 
-    path = DATA / run
-    rows = len(load_export_run(path).rows)
-    document = json.loads(exported(path, "nccl-tests-json"))
+    loaded = load_export_run(DATA / run)  # once: each format renders the same rows
+    rows = len(loaded.rows)
+    document = json.loads(RENDERERS["nccl-tests-json"](loaded))
     assert shape_errors(document, WRITER_TREE) == []
     assert sum(r["out_of_place"] is not None for r in document["results"]) == rows
-    text = exported(path, "openmetrics")
+    text = RENDERERS["openmetrics"](loaded)
     families = list(text_string_to_metric_families(text))
     assert len(next(f for f in families if f.name == "distbench_time_p50_seconds").samples) == rows
     # node_exporter's textfile collector and the Pushgateway read the classic text format
     # (# UNIT and # EOF are comments there): the same file, the same samples
     classic = {f.name: len(f.samples) for f in classic_families(text)}
     assert classic == {f.name: len(f.samples) for f in families}
-    assert bmf_errors(json.loads(exported(path, "bmf"))) == []
-    assert len(json.loads(exported(path, "bmf"))) == rows
-    entries = json.loads(exported(path, "gab"))
+    bmf = json.loads(RENDERERS["bmf"](loaded))
+    assert bmf_errors(bmf) == [] and len(bmf) == rows
+    entries = json.loads(RENDERERS["gab"](loaded))
     assert gab_errors(entries) == [] and len(entries) == rows
 
 
 def test_a_folder_of_runs_spans_its_first_start_to_its_last_end() -> None:
     manifests = [json.loads(p.read_text()) for p in (DATA / "cluster-a").glob("*/manifest.json")]
-    document = json.loads(exported(DATA / "cluster-a", "nccl-tests-json"))
+    loaded = load_export_run(DATA / "cluster-a")
+    document = json.loads(RENDERERS["nccl-tests-json"](loaded))
     first = min(m["started_utc"] for m in manifests)
     last = max(m["ended_utc"] for m in manifests)
     assert document["start_time"] == first.replace("T", " ").removesuffix("Z")
     assert document["end_time"] == last.replace("T", " ").removesuffix("Z")
-    text = exported(DATA / "cluster-a", "openmetrics")
+    text = RENDERERS["openmetrics"](loaded)
     assert f"}} {pd.Timestamp(last).timestamp()!r}" in text  # distbench_run_end_timestamp_seconds
 
 
