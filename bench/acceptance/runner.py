@@ -141,12 +141,12 @@ def make_report(out: Path, pairs_dir: Path, sweep_dir: Path, reference: str | No
 def run_acceptance(choice: Acceptance, launch: LaunchArgs) -> int:
     """The whole command; the exit code (0 pass, 1 a node fails, 3 a benchmark failed)."""
     refuse_launch_options(launch)
+    resolved = resolve_launch(launch, Machine.probe())
     references = None
     if choice.reference is not None:
         from distbench.reports.report.reference import read_references
 
         references = read_references(Path(choice.reference))
-    resolved = resolve_launch(launch, Machine.probe())
     if resolved.nnodes > 1 and resolved.node_rank < 0:
         raise UsageError(
             "acceptance on several nodes needs fixed node ranks (--node-rank K on node K, or "

@@ -73,9 +73,10 @@ def acceptance(acceptance: AcceptanceArgs, launch: LaunchArgs) -> None:
 
     Exit codes: 0 every node passes, 1 a node fails, 2 bad input, 3 a benchmark run failed.
 
+    Two loopback nodes on one machine: docs/acceptance.md.
+
     \b
     Examples:
-      distbench acceptance --backend gloo --quick --dry-run
       distbench acceptance --nnodes 4 --node-rank 0 --rdzv-endpoint node01:29500 --budget 30
       distbench acceptance --backend nccl --reference expected.toml --reference-share 0.8
     """
