@@ -3,6 +3,8 @@ function on the ranks of a real gloo group of forked processes."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import multiprocessing
 import os
 import queue as queue_module
@@ -43,6 +45,18 @@ def run_cli(
         timeout=timeout,
         check=False,
     )
+
+
+def run_in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in this process, for commands that launch nothing (report, compare, history): the
+    same exit code, stdout and stderr as run_cli without a fresh interpreter importing torch,
+    pandas and matplotlib (~2-3 s of CPU a call)."""
+    from distbench.cli.app import run_cli as run_here
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run_here(list(args))
+    return subprocess.CompletedProcess(["distbench", *args], code, out.getvalue(), err.getvalue())
 
 
 def usage_error_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from distbench.primitives.all_to_allv import byte_columns, moe_matrix, skew_matrix
-from tests.conftest import run_cli, usage_error_line
+from tests.conftest import run_cli, run_in_process, usage_error_line
 
 
 def test_uniform_splits_are_all_to_all() -> None:
@@ -94,10 +94,10 @@ def test_alltoallv_runs_checks_reports_and_compares(tmp_path: Path) -> None:
         assert rows[0]["pattern"].startswith("moe:E=6,K=2" if index else "zipf:1.2,seed=3")
         assert "imbalance" in result.stdout
     assert [len(list(csv.DictReader((r / "results.csv").open()))) for r in runs] == [2, 1]
-    report = run_cli("report", str(runs[0]), "--out", str(tmp_path / "report"))
+    report = run_in_process("report", str(runs[0]), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr[-3000:]
     assert "all_to_allv" in (tmp_path / "report" / "report.md").read_text()
-    compare = run_cli("compare", str(runs[0]), str(runs[0]))
+    compare = run_in_process("compare", str(runs[0]), str(runs[0]))
     assert compare.returncode == 0, compare.stdout[-3000:] + compare.stderr[-3000:]
 
 

@@ -20,7 +20,7 @@ from distbench.primitives.all_to_allv import split_check
 from distbench.primitives.base import Context
 from distbench.primitives.broadcast import moved_check
 from distbench.primitives.forms import reduced_check
-from tests.conftest import run_cli, usage_error_line
+from tests.conftest import run_cli, run_in_process, usage_error_line
 
 CPU = torch.device("cpu")
 TINY = ("--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1", "--trials", "2")
@@ -146,7 +146,7 @@ def test_api_rows_report_beside_c10d_and_compare(tmp_path: Path) -> None:
             "allreduce", *TINY, "--world-sizes", "2", "--api", api, "--out", str(runs[api])
         )
         assert result.returncode == 0, result.stderr
-    report = run_cli(
+    report = run_in_process(
         "report", str(runs["c10d"]), str(runs["functional"]), "--out", str(tmp_path / "r")
     )
     assert report.returncode == 0, report.stderr
@@ -159,10 +159,10 @@ def test_api_rows_report_beside_c10d_and_compare(tmp_path: Path) -> None:
         assert cells[4] == "functional"
         c10d, functional, ratio = (float(c) for c in cells[6:9])
         assert math.isclose(ratio, functional / c10d, rel_tol=0.01)
-    same = run_cli("compare", str(runs["functional"]), str(runs["functional"]))
+    same = run_in_process("compare", str(runs["functional"]), str(runs["functional"]))
     assert same.returncode == 0, same.stdout + same.stderr
     # c10d and functional rows are different cases: compare never sets them side by side
-    across = run_cli("compare", str(runs["c10d"]), str(runs["functional"]))
+    across = run_in_process("compare", str(runs["c10d"]), str(runs["functional"]))
     assert across.returncode == 2
     assert across.stderr.startswith("distbench: error: ") and "no row in common" in across.stderr
     # the message names the column the runs differ in, and what would match (reports/keydiff.py)

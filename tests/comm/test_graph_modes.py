@@ -23,7 +23,7 @@ from distbench.parse import UsageError
 from distbench.primitives.base import CaseRequest, Context
 from distbench.reports.runs import load_run
 from tests.comm.mutation.corrupt import REDUCING, corrupted, mutations
-from tests.conftest import run_cli, run_on_gloo_ranks, usage_error_line
+from tests.conftest import run_cli, run_in_process, run_on_gloo_ranks, usage_error_line
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TINY = ("--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1", "--trials", "2")
@@ -134,9 +134,9 @@ def test_gloo_rows_carry_graph_and_buffers_with_their_defaults(tmp_path: Path) -
     assert [(r["graph"], r["buffers"], r["timer"]) for r in rows] == [
         ("false", "regular", "perf_counter")
     ] * 2
-    report = run_cli("report", str(out), "--out", str(tmp_path / "report"))
+    report = run_in_process("report", str(out), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr[-3000:]
-    compare = run_cli("compare", str(out), str(out))
+    compare = run_in_process("compare", str(out), str(out))
     assert compare.returncode == 0, compare.stdout[-3000:] + compare.stderr[-3000:]
     # the rows a GPU run writes (made here by editing a copy): report names them apart, compare
     # never sets them against eager rows on regular buffers
@@ -148,11 +148,11 @@ def test_gloo_rows_carry_graph_and_buffers_with_their_defaults(tmp_path: Path) -
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    both = run_cli("report", str(out), str(gpu), "--out", str(tmp_path / "both"))
+    both = run_in_process("report", str(out), str(gpu), "--out", str(tmp_path / "both"))
     assert both.returncode == 0, both.stderr[-3000:]
     page = (tmp_path / "both" / "report.md").read_text()
     assert "| graph | buffers |" in page and "| true | symmetric |" in page
-    across = run_cli("compare", str(out), str(gpu))
+    across = run_in_process("compare", str(out), str(gpu))
     assert across.returncode == 2 and "no row in common" in across.stderr
 
 

@@ -13,7 +13,7 @@ import torch
 from distbench.primitives.base import CaseRequest, Context
 from distbench.primitives.facts import FACTS
 from distbench.primitives.registry import PRIMITIVES
-from tests.conftest import run_cli, run_on_gloo_ranks, usage_error_line
+from tests.conftest import run_cli, run_in_process, run_on_gloo_ranks, usage_error_line
 
 
 def test_placement_gives_one_case_per_placement_out_first() -> None:
@@ -49,9 +49,9 @@ def test_in_place_runs_check_and_rows_say_so(tmp_path: Path) -> None:
     assert {r["wrong"] for r in rows} == {"0"}
     assert "placement" in result.stdout  # the table names the placement of each row
     # compare matches in with in and out with out (placement is part of the case)
-    compare = run_cli("compare", str(out), str(out))
+    compare = run_in_process("compare", str(out), str(out))
     assert compare.returncode == 0, compare.stdout[-3000:] + compare.stderr[-3000:]
-    report = run_cli("report", str(out), "--out", str(tmp_path / "report"))
+    report = run_in_process("report", str(out), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr[-3000:]
     page = (tmp_path / "report" / "report.md").read_text()
     assert "| placement |" in page and "| in |" in page  # the two lines are named apart

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from distbench.collectors.sink import read_rows
+from tests.conftest import run_in_process
 from tests.launch.test_multinode import free_port, run_nodes
 
 TINY = ["--backend", "gloo", "--iters", "3", "--warmup", "1", "--trials", "2", "--timeout", "60"]
@@ -86,25 +87,14 @@ def test_one_rank_moves_nothing_and_throughput_has_no_tails(tmp_path: Path) -> N
     assert isinstance(manifest["distbench_git_dirty"], bool | None)
 
     # the empty cells are read by report and compare, which say '—' or leave the row out
-    cli = [sys.executable, "-m", "distbench"]
-    report = subprocess.run(
-        [*cli, "report", str(run), "--out", str(tmp_path / "report")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    report = run_in_process("report", str(run), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     key = text.split("**Key results**")[1].split("\n\n")[1].splitlines()
     one_rank = [line for line in key if "| cpu | 1 | 1 |" in line]
     assert len(one_rank) == 2 and all(line.endswith("| — | — |") for line in one_rank)
     for metric in ("time_us_p95", "busbw_GBps"):
-        compare = subprocess.run(
-            [*cli, "compare", str(run), str(run), "--metric", metric],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        compare = run_in_process("compare", str(run), str(run), "--metric", metric)
         assert compare.returncode == 0, compare.stdout + compare.stderr
         assert "Traceback" not in compare.stderr
     assert math.isfinite(float(rows[-1]["time_us_p50"]))

@@ -21,7 +21,7 @@ from distbench.ddp.models import build_batches, build_model
 from distbench.ddp.runner import measure
 from distbench.ddp.spec import DdpSpec, StrategyRun
 from distbench.primitives.base import Context
-from tests.conftest import run_cli, usage_error_line
+from tests.conftest import run_cli, run_in_process, usage_error_line
 
 FSDP = ("fsdp", "fsdp-reshard-false")
 
@@ -141,7 +141,7 @@ def test_fsdp_rows_end_to_end_and_in_the_report(tmp_path: Path) -> None:
     for row in rows.values():
         assert row["mem_source"] == "rss_hwm" and float(row["peak_mem_bytes"]) > 0
     assert rows["ddp"]["allgather_bytes_per_step"] == "0"
-    report = run_cli("report", str(out), "--out", str(tmp_path / "report"))
+    report = run_in_process("report", str(out), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr + report.stdout
     markdown = (tmp_path / "report" / "report.md").read_text()
     table = [line.strip("| ").split(" | ") for line in markdown.splitlines() if line[:2] == "| "]

@@ -12,7 +12,7 @@ import pytest
 
 from distbench.collectors.rank_samples import find_rank_sample_files, read_rank_samples
 from distbench.init.spec import PHASES
-from tests.conftest import run_cli, usage_error_line
+from tests.conftest import run_cli, run_in_process, usage_error_line
 
 
 @pytest.fixture(scope="module")
@@ -76,13 +76,13 @@ def test_row_statistics_equal_those_recomputed_from_samples(init_run: Path) -> N
 
 
 def test_report_and_compare_accept_init_rows(init_run: Path, tmp_path: Path) -> None:
-    report = run_cli("report", str(init_run), "--out", str(tmp_path / "report"))
+    report = run_in_process("report", str(init_run), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr
     page = (tmp_path / "report" / "report.md").read_text()
     assert "## Process-group start-up" in page
     assert "## Collectives" not in page and "## Model fit" not in page  # init is no collective
     assert (tmp_path / "report" / "fig-init-startup.png").stat().st_size > 0
-    compare = run_cli("compare", str(init_run), str(init_run))
+    compare = run_in_process("compare", str(init_run), str(init_run))
     assert compare.returncode == 0, compare.stdout + compare.stderr
     assert "distbench compare: pass (24 " in compare.stdout  # every row alike: itself
 

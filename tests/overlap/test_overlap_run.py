@@ -15,7 +15,7 @@ import pytest
 from distbench.collectors.rank_samples import read_rank_samples
 from distbench.launch.run import EXIT_FAILED
 from distbench.overlap.metrics import overlap_figures
-from tests.conftest import run_cli, usage_error_line
+from tests.conftest import run_cli, run_in_process, usage_error_line
 
 TINY = ["--backend", "gloo", "--world-sizes", "2", "--sizes", "16K", "--compute", "32"]
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
@@ -82,13 +82,13 @@ def test_row_statistics_are_the_slowest_ranks_both_samples(overlap_run: Path) ->
 
 
 def test_report_and_compare_accept_overlap_rows(overlap_run: Path, tmp_path: Path) -> None:
-    report = run_cli("report", str(overlap_run), "--out", str(tmp_path / "report"))
+    report = run_in_process("report", str(overlap_run), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr
     page = (tmp_path / "report" / "report.md").read_text()
     assert "## Communication while computing (overlap)" in page
     assert "reduce_scatter" in page and "efficiency" in page
     assert (tmp_path / "report" / "fig-overlap.png").stat().st_size > 0
-    compare = run_cli("compare", str(overlap_run), str(overlap_run))
+    compare = run_in_process("compare", str(overlap_run), str(overlap_run))
     assert compare.returncode == 0, compare.stdout + compare.stderr
     assert "distbench compare: pass (4 " in compare.stdout  # every row alike: itself
 

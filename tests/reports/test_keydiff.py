@@ -11,7 +11,7 @@ import pytest
 
 from distbench.collectors.schema import COMM_MATCH_KEY
 from distbench.reports.keydiff import explain_no_common_rows, key_differences
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_in_process
 
 
 def row(**changes: str) -> dict[str, str]:
@@ -61,7 +61,7 @@ def test_a_report_of_a_run_with_env_and_one_without_says_why_nothing_compared(
     assert plain.returncode == 0, plain.stderr
     with_env = run_cli(*tiny, "--env", "DISTBENCH_TEST_KNOB=1", "--out", str(tmp_path / "knob"))
     assert with_env.returncode == 0, with_env.stderr
-    report = run_cli("report", str(tmp_path / "plain"), str(tmp_path / "knob"), "--out",
+    report = run_in_process("report", str(tmp_path / "plain"), str(tmp_path / "knob"), "--out",
                      str(tmp_path / "r"))  # fmt: skip
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "r" / "report.md").read_text()

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from distbench.collectors.rank_samples import find_rank_sample_files, read_rank_samples
-from tests.conftest import run_cli, usage_error_line
+from tests.conftest import run_cli, run_in_process, usage_error_line
 
 PATTERNS = {
     "sync": "latency",
@@ -79,7 +79,7 @@ def test_row_statistics_equal_those_recomputed_from_samples(rpc_run: Path) -> No
 
 
 def test_report_and_compare_accept_rpc_rows(rpc_run: Path, tmp_path: Path) -> None:
-    report = run_cli("report", str(rpc_run), "--out", str(tmp_path / "report"))
+    report = run_in_process("report", str(rpc_run), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr
     page = (tmp_path / "report" / "report.md").read_text()
     rpc = page[page.index("## RPC") :]
@@ -87,7 +87,7 @@ def test_report_and_compare_accept_rpc_rows(rpc_run: Path, tmp_path: Path) -> No
     assert sum(line.startswith("| run | 3 | ps |") for line in rpc.splitlines()) == 2  # 8, 64K
     assert (tmp_path / "report" / "fig-rpc.png").stat().st_size > 0  # two sizes: a figure
     assert "## Collectives" not in page and "## Model fit" not in page  # rpc is no collective
-    compare = run_cli("compare", str(rpc_run), str(rpc_run))
+    compare = run_in_process("compare", str(rpc_run), str(rpc_run))
     assert compare.returncode == 0, compare.stdout + compare.stderr
     assert "distbench compare: pass (16 " in compare.stdout  # every row alike: itself
 
