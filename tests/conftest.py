@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -129,3 +130,41 @@ def gloo_rank(
         queue.put((rank, work(rank, size)))
     finally:
         dist.destroy_process_group()
+
+
+@dataclass(frozen=True)
+class TwoNodes:
+    out: Path
+    endpoint: str
+    nodes: list[subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="session")
+def two_nodes_2x2(tmp_path_factory: pytest.TempPathFactory) -> TwoNodes:
+    """One 2-node loopback run shared by the suite (launched on first use): 2 nodes x 2 ranks,
+    static rendezvous (--node-rank), one shared --out, allreduce at world sizes 2 (node 0 alone)
+    and 4 (both), 1K and 16K, 3 trials, --rank-samples node. Tests read it; a test that changes
+    its files works on a copy."""
+    from tests.launch.test_multinode import free_port
+
+    out = tmp_path_factory.mktemp("two-nodes") / "run"
+    endpoint = f"127.0.0.1:{free_port()}"
+    command = ["allreduce", "--backend", "gloo", "--sizes", "1K,16K", "--iters", "3"]
+    command += ["--warmup", "1", "--trials", "3", "--timeout", "60", "--quiet"]
+    command += ["--world-sizes", "2,4", "--nnodes", "2", "--nproc-per-node", "2"]
+    command += ["--rdzv-endpoint", endpoint, "--rank-samples", "node", "--out", str(out)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "distbench", *command, "--node-rank", str(node)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for node in (0, 1)
+    ]
+    nodes = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=300)
+        nodes.append(subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr))
+        assert proc.returncode == 0, stderr
+    return TwoNodes(out, endpoint, nodes)

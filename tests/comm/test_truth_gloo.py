@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from distbench.collectors.sink import read_rows
-from tests.conftest import run_in_process
-from tests.launch.test_multinode import free_port, run_nodes
+from tests.conftest import TwoNodes, run_in_process
 
 TINY = ["--backend", "gloo", "--iters", "3", "--warmup", "1", "--trials", "2", "--timeout", "60"]
 
@@ -28,19 +27,14 @@ def empty(cell: str) -> bool:
 
 
 @pytest.mark.slow
-def test_subgroup_rows_state_the_nodes_and_hosts_they_span(tmp_path: Path) -> None:
-    endpoint = f"127.0.0.1:{free_port()}"
-    common = ["allreduce", *TINY, "--sizes", "1K", "--world-sizes", "2,4"]
-    common += ["--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", endpoint]
-    results = run_nodes(tmp_path, common, [["--node-rank", "0"], ["--node-rank", "1"]], True)
-    for result in results:
-        assert result.returncode == 0, result.stderr
-    run = tmp_path / "shared"
+def test_subgroup_rows_state_the_nodes_and_hosts_they_span(two_nodes_2x2: TwoNodes) -> None:
+    """The session's 2-node run (tests/conftest.py): 2 x 2 ranks, world sizes 2 and 4, 2 sizes."""
+    run, endpoint = two_nodes_2x2.out, two_nodes_2x2.endpoint
     host = socket.gethostname()
     rows = read_rows(run / "results.csv")
     placed = [(r["world_size"], r["ranks"], r["nnodes"], r["hosts"]) for r in rows]
     # ranks 0-1 sit on node 0: the 2-rank rows span one node (they said nnodes=2 before)
-    assert placed == [("2", "0-1", "1", host), ("4", "0-3", "2", f"{host}+{host}")]
+    assert placed == [("2", "0-1", "1", host)] * 2 + [("4", "0-3", "2", f"{host}+{host}")] * 2
     samples = read_rows(run / "samples.csv")
     assert {s["run_id"] for s in samples} == {run.name}
     manifest = json.loads((run / "manifest.json").read_text())

@@ -19,20 +19,14 @@ from distbench.collectors.manifest import read_manifest
 from distbench.collectors.nodefacts import pack_node_facts, pack_rank_facts, unpack_node_block
 from distbench.collectors.schema import worker_facts_path
 from distbench.groups import record_torch_facts, share_node_facts
-from tests.conftest import run_on_gloo_ranks
-from tests.launch.test_multinode import TINY, free_port, run_nodes
+from tests.conftest import TwoNodes, run_on_gloo_ranks
 
 
 @pytest.mark.slow
-def test_two_nodes_write_nodes_and_ranks(tmp_path: Path) -> None:
-    endpoint = f"127.0.0.1:{free_port()}"
-    common = ["allreduce", *TINY, "--sizes", "1K", "--nnodes", "2", "--nproc-per-node", "2"]
-    common += ["--rdzv-endpoint", endpoint, "--rdzv-id", "node-facts-test"]
-    results = run_nodes(tmp_path, common, [[], []])
-    for result in results:
-        assert result.returncode == 0, result.stderr
-    writer = next(n for n in range(2) if (tmp_path / f"node{n}" / "results.csv").exists())
-    manifest = read_manifest(tmp_path / f"node{writer}")  # the nodes' shared facts stored once
+def test_two_nodes_write_nodes_and_ranks(two_nodes_2x2: TwoNodes) -> None:
+    """The session's 2-node run (tests/conftest.py: static rendezvous, one shared --out; c10d
+    rendezvous is test_multinode.py's): the nodes' shared facts stored once, by global rank 0."""
+    manifest = read_manifest(two_nodes_2x2.out)
     assert manifest is not None
     nodes, ranks = manifest["nodes"], manifest["ranks"]
     assert sorted(nodes) == ["0", "1"]

@@ -6,9 +6,7 @@ whose Parquet files recompute samples.csv's rank -1 samples exactly (max over ra
 
 from __future__ import annotations
 
-import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -17,37 +15,14 @@ import pytest
 from distbench.cli.app import run_cli
 from distbench.collectors.rank_samples import find_rank_sample_files, read_rank_samples
 from distbench.reports.load import read_samples
-
-ARGS = ["allreduce", "--backend", "gloo", "--sizes", "1K,16K", "--iters", "3", "--warmup", "1"]
-ARGS += ["--trials", "3", "--timeout", "60", "--quiet", "--world-sizes", "2,4"]
+from tests.conftest import TwoNodes
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def two_nodes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """2 nodes x 2 ranks on loopback into one --out, world sizes 2 (node 0) and 4 (both)."""
-    out = tmp_path_factory.mktemp("ranks") / "run"
-    endpoint = f"127.0.0.1:{free_port()}"
-    common = [*ARGS, "--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", endpoint]
-    common += ["--rank-samples", "node", "--out", str(out)]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "distbench", *common, "--node-rank", str(node)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for node in (0, 1)
-    ]
-    for proc in procs:
-        _, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err
-    return out
+@pytest.fixture
+def two_nodes(two_nodes_2x2: TwoNodes) -> Path:
+    """The session's 2-node run (tests/conftest.py: 2 nodes x 2 ranks on loopback into one
+    --out, world sizes 2 (node 0) and 4 (both), --rank-samples node)."""
+    return two_nodes_2x2.out
 
 
 @pytest.mark.slow
