@@ -168,3 +168,28 @@ def two_nodes_2x2(tmp_path_factory: pytest.TempPathFactory) -> TwoNodes:
         nodes.append(subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr))
         assert proc.returncode == 0, stderr
     return TwoNodes(out, endpoint, nodes)
+
+
+@dataclass(frozen=True)
+class CliRun:
+    out: Path
+    done: subprocess.CompletedProcess[str]
+
+
+@pytest.fixture(scope="session")
+def allreduce_2rank(tmp_path_factory: pytest.TempPathFactory) -> CliRun:
+    """One unlabelled 2-rank gloo allreduce shared by the suite (launched on first use): 1K and
+    64K, --check, --mode both (4 rows), 4 iters, 1 warmup, 3 trials, into `.../run` (run_id
+    'run'). Tests read it; a test that changes its files works on a copy."""
+    out = tmp_path_factory.mktemp("allreduce-2rank") / "run"
+    done = run_cli(*ALLREDUCE_2RANK, "--out", str(out))
+    assert done.returncode == 0, done.stderr + done.stdout
+    return CliRun(out, done)
+
+
+ALLREDUCE_2RANK = (
+    "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,64K", "--check",
+    "--mode", "both", "--iters", "4", "--warmup", "1", "--trials", "3",
+)  # fmt: skip
+"""The command of `allreduce_2rank`, but --out (a test that needs a second run of the same
+case, e.g. with --env, adds its own flags)."""

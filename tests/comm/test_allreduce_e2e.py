@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from distbench.collectors.schema import SCHEMA_VERSION, ResultRow, SampleRow, column_names
-from tests.conftest import run_cli
+from tests.conftest import CliRun, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -20,30 +20,10 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_allreduce_gloo_check(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    result = run_cli(
-        "allreduce",
-        "--backend",
-        "gloo",
-        "--world-sizes",
-        "2",
-        "--sizes",
-        "1K,64K",
-        "--check",
-        "--mode",
-        "both",
-        "--iters",
-        "4",
-        "--warmup",
-        "1",
-        "--trials",
-        "3",
-        "--label",
-        "e2e",
-        "--out",
-        str(out),
-    )
+def test_allreduce_gloo_check(allreduce_2rank: CliRun) -> None:
+    """The suite's shared unlabelled run (tests/conftest.py ALLREDUCE_2RANK: 1K,64K, --check,
+    --mode both, 4 iters, 3 trials); --label is checked on test_ddp.py's end-to-end run."""
+    out, result = allreduce_2rank.out, allreduce_2rank.done
     assert result.returncode == 0, result.stderr + result.stdout
     assert "# all_reduce  backend=gloo" in result.stdout
     assert f"run directory: {out}" in result.stdout
@@ -61,7 +41,7 @@ def test_allreduce_gloo_check(tmp_path: Path) -> None:
         assert row["backend"] == "gloo" and row["device"] == "cpu"
         assert row["world_size"] == "2" and row["ranks"] == "0-1" and row["nnodes"] == "1"
         assert row["timer"] == "perf_counter"
-        assert row["label"] == "e2e" and row["run_id"] == "run"
+        assert row["label"] == "" and row["run_id"] == "run"
         assert row["wrong"] == "0"
         assert int(row["count"]) == int(row["size_bytes"]) // 4
         p50, algbw = float(row["time_us_p50"]), float(row["algbw_GBps"])

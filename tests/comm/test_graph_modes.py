@@ -23,7 +23,7 @@ from distbench.parse import UsageError
 from distbench.primitives.base import CaseRequest, Context
 from distbench.reports.runs import load_run
 from tests.comm.mutation.corrupt import REDUCING, corrupted, mutations
-from tests.conftest import run_cli, run_in_process, run_on_gloo_ranks, usage_error_line
+from tests.conftest import CliRun, run_in_process, run_on_gloo_ranks, usage_error_line
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TINY = ("--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1", "--trials", "2")
@@ -126,14 +126,16 @@ def test_static_checks_pass_right_results_and_catch_every_mutation(tmp_path: Pat
 # --- rows on gloo: the columns and their defaults, an older run, report and compare -------------
 
 
-def test_gloo_rows_carry_graph_and_buffers_with_their_defaults(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    result = run_cli("allreduce", *TINY, "--world-sizes", "2", "--check", "--out", str(out))
-    assert result.returncode == 0, result.stderr[-3000:]
+def test_gloo_rows_carry_graph_and_buffers_with_their_defaults(
+    allreduce_2rank: CliRun, tmp_path: Path
+) -> None:
+    """The suite's shared 2-rank allreduce (tests/conftest.py: --check, 1K,64K, both modes)."""
+    out = allreduce_2rank.out
     rows = list(csv.DictReader((out / "results.csv").open()))
-    assert [(r["graph"], r["buffers"], r["timer"]) for r in rows] == [
+    assert len(rows) == 4
+    assert {(r["graph"], r["buffers"], r["timer"]) for r in rows} == {
         ("false", "regular", "perf_counter")
-    ] * 2
+    }
     report = run_in_process("report", str(out), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr[-3000:]
     compare = run_in_process("compare", str(out), str(out))

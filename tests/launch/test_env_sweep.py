@@ -10,7 +10,7 @@ from pathlib import Path
 
 from distbench.reports.load import load_runs
 from distbench.reports.report import analysis
-from tests.conftest import run_cli
+from tests.conftest import CliRun, run_cli
 
 
 def test_two_env_axes_make_four_launches_and_four_lines(tmp_path: Path) -> None:
@@ -45,12 +45,7 @@ def test_two_env_axes_make_four_launches_and_four_lines(tmp_path: Path) -> None:
     assert sorted(names) == [f"gloo n=2 {combo}" for combo in combos]
 
 
-def test_rows_without_env_keep_an_empty_env_column(tmp_path: Path) -> None:
-    run_dir = tmp_path / "run"
-    done = run_cli(
-        "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K", "--iters", "1",
-        "--trials", "2", "--warmup", "0", "--quiet", "--out", str(run_dir),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    with open(run_dir / "results.csv", newline="") as handle:
-        assert [row["env"] for row in csv.DictReader(handle)] == [""]
+def test_rows_without_env_keep_an_empty_env_column(allreduce_2rank: CliRun) -> None:
+    """The suite's shared 2-rank allreduce (tests/conftest.py), run without --env."""
+    with open(allreduce_2rank.out / "results.csv", newline="") as handle:
+        assert [row["env"] for row in csv.DictReader(handle)] == [""] * 4

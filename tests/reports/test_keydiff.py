@@ -5,13 +5,14 @@ error the same clause. Pure logic on rows, then two real 2-rank gloo runs, one w
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from distbench.collectors.schema import COMM_MATCH_KEY
 from distbench.reports.keydiff import explain_no_common_rows, key_differences
-from tests.conftest import run_cli, run_in_process
+from tests.conftest import ALLREDUCE_2RANK, CliRun, run_cli, run_in_process
 
 
 def row(**changes: str) -> dict[str, str]:
@@ -53,13 +54,13 @@ def test_api_is_named_too() -> None:
 
 @pytest.mark.slow
 def test_a_report_of_a_run_with_env_and_one_without_says_why_nothing_compared(
-    tmp_path: Path,
+    allreduce_2rank: CliRun, tmp_path: Path
 ) -> None:
-    tiny = ["allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,4K"]
-    tiny += ["--iters", "2", "--warmup", "1", "--trials", "2"]
-    plain = run_cli(*tiny, "--out", str(tmp_path / "plain"))
-    assert plain.returncode == 0, plain.stderr
-    with_env = run_cli(*tiny, "--env", "DISTBENCH_TEST_KNOB=1", "--out", str(tmp_path / "knob"))
+    """'plain' is a copy of the suite's shared 2-rank allreduce (tests/conftest.py); 'knob' is
+    the same command with --env."""
+    shutil.copytree(allreduce_2rank.out, tmp_path / "plain")
+    knob = ["--env", "DISTBENCH_TEST_KNOB=1", "--out", str(tmp_path / "knob")]
+    with_env = run_cli(*ALLREDUCE_2RANK, *knob)
     assert with_env.returncode == 0, with_env.stderr
     report = run_in_process("report", str(tmp_path / "plain"), str(tmp_path / "knob"), "--out",
                      str(tmp_path / "r"))  # fmt: skip
