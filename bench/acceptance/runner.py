@@ -15,27 +15,40 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from distbench.acceptance.plan import Plan, base_plan, describe, fit_budget
 from distbench.acceptance.verdict import Verdict, judge
-from distbench.cli.run import build_specs, run_specs
-from distbench.cli.sweep import build_matrix_specs, load_config
 from distbench.collectors.manifest import read_manifest
 from distbench.collectors.rundir import node_dir
 from distbench.collectors.schema import RANKS_CSV, RESULTS_CSV
 from distbench.collectors.sink import read_rows
-from distbench.comm.primitive_args import build_workload
 from distbench.launch.run import EXIT_INTERRUPTED, default_run_dir
 from distbench.options.launch import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
-from distbench.pairs.args import PairsArgs, build_pairs_spec
-from distbench.parse import UsageError, parse_size
+from distbench.parse import UsageError
 
 EXIT_PASS, EXIT_NODE_FAILS, EXIT_BENCHMARK_FAILED = 0, 1, 3
 VERDICT_JSON = "acceptance.json"
 VERDICT_VERSION = 1
+
+
+Launched = tuple[int, Path]
+"""A launch's exit code and its run directory."""
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The launches, as the CLI runs every command's (cli/acceptance.py: distbench.cli is the
+    roof, which this package does not import)."""
+
+    check_matrix: Callable[[Path, ResolvedLaunch], None]
+    """Read the matrix file as the sweep will and build its workload: a matrix the sweep would
+    refuse (one line, exit 2) must not cost the pairs run first."""
+    pairs: Callable[[Plan, LaunchArgs, Path], Launched]
+    sweep: Callable[[Path, LaunchArgs, Path], Launched]
 
 
 @dataclass(frozen=True)
@@ -68,23 +81,6 @@ def refuse_launch_options(launch: LaunchArgs) -> None:
             )
 
 
-def stage_launch(launch: LaunchArgs, out: Path, name: str) -> tuple[LaunchArgs, ResolvedLaunch]:
-    staged = replace(launch, out=str(out / name))
-    return staged, resolve_launch(staged, Machine.probe())
-
-
-def run_pairs(plan: Plan, launch: LaunchArgs, out: Path) -> tuple[int, Path]:
-    args = PairsArgs(
-        level=plan.pairs_level,
-        sizes=(parse_size(plan.pairs_size),),
-        trials=plan.pairs_trials,
-        iters=plan.pairs_iters,
-    )
-    staged, resolved = stage_launch(launch, out, "pairs")
-    specs = build_specs([resolved], lambda r: build_pairs_spec(args, r), staged.out, "pairs")
-    return run_specs(specs, "pairs", quiet=launch.quiet), Path(specs[0].launch.run_dir)
-
-
 def matrix_toml(matrix: dict[str, Any]) -> str:
     """The matrix as a sweep --config file (its values are strings, numbers, booleans and lists
     of strings, which JSON spells as TOML does)."""
@@ -92,22 +88,13 @@ def matrix_toml(matrix: dict[str, Any]) -> str:
     return head + "".join(f"{k} = {json.dumps(v)}\n" for k, v in matrix.items())
 
 
-def write_matrix(plan: Plan, out: Path, resolved: ResolvedLaunch) -> Path:
-    """OUT/matrix.toml (node K: OUT/node<K>/), checked as the sweep will read it, before
-    anything runs: a matrix the sweep would refuse must not cost the pairs run first."""
-    home = node_dir(out, resolved.node_rank) if resolved.node_rank > 0 else out
+def write_matrix(plan: Plan, out: Path, node_rank: int) -> Path:
+    """OUT/matrix.toml (node K: OUT/node<K>/)."""
+    home = node_dir(out, node_rank) if node_rank > 0 else out
     home.mkdir(parents=True, exist_ok=True)
     path = home / "matrix.toml"
     path.write_text(matrix_toml({"backends": [plan.backend], **plan.matrix}))
-    matrix = load_config(path)
-    build_workload(matrix.primitives, matrix.comm, matrix.primitive_args, resolved)
     return path
-
-
-def run_sweep(path: Path, launch: LaunchArgs, out: Path) -> tuple[int, Path]:
-    staged, _ = stage_launch(launch, out, "sweep")
-    specs = build_matrix_specs(load_config(path), staged)
-    return run_specs(specs, "sweep", quiet=launch.quiet), Path(specs[0].launch.run_dir)
 
 
 def hosts_of(manifest: dict[str, Any]) -> dict[int, str]:
@@ -138,7 +125,7 @@ def make_report(out: Path, pairs_dir: Path, sweep_dir: Path, reference: str | No
     return str(html.relative_to(out.resolve())) if html.is_relative_to(out.resolve()) else str(html)
 
 
-def run_acceptance(choice: Acceptance, launch: LaunchArgs) -> int:
+def run_acceptance(choice: Acceptance, launch: LaunchArgs, stages: Stages) -> int:
     """The whole command; the exit code (0 pass, 1 a node fails, 3 a benchmark failed)."""
     refuse_launch_options(launch)
     resolved = resolve_launch(launch, Machine.probe())
@@ -160,7 +147,8 @@ def run_acceptance(choice: Acceptance, launch: LaunchArgs) -> int:
     say(f"{budget}; cut: {', '.join(plan.cuts) or 'nothing'}")
     if launch.dry_run:
         return 0
-    out = Path(launch.out) if launch.out else default_run_dir(Path("results"), "acceptance", "")
+    default = default_run_dir(Path("results"), "acceptance", launch.label)
+    out = Path(launch.out) if launch.out else default
     if (out / VERDICT_JSON).exists():
         raise UsageError(f"--out {out} holds an acceptance verdict: give a new directory")
     started = time.monotonic()
@@ -182,11 +170,12 @@ def run_acceptance(choice: Acceptance, launch: LaunchArgs) -> int:
         "budget": {"minutes": choice.budget_min, "cut": list(plan.cuts)},
         "runs": {"pairs": "pairs", "sweep": "sweep", "matrix": "matrix.toml"},
     }
-    matrix_path = write_matrix(plan, out, resolved)
-    code, pairs_dir = run_pairs(plan, launch, out)
+    matrix_path = write_matrix(plan, out, resolved.node_rank)
+    stages.check_matrix(matrix_path, resolved)
+    code, pairs_dir = stages.pairs(plan, launch, out)
     sweep_dir = None
     if code == 0:
-        code, sweep_dir = run_sweep(matrix_path, launch, out)
+        code, sweep_dir = stages.sweep(matrix_path, launch, out)
     if code == EXIT_INTERRUPTED:
         return code
     writer = (pairs_dir / RESULTS_CSV).exists()

@@ -25,6 +25,9 @@ from distbench.collectors.nodefacts_diff import flatten, natural
 from distbench.parse import format_size
 
 Row = Mapping[str, str]
+PER_NODE = ("node_rank", "NODE_RANK")
+"""Facts that differ by nature between the nodes of one launch beyond nodefacts_diff's NATURAL
+(SkyPilot's node rank, torchrun's PET_NODE_RANK): never a reason."""
 MAX_REASONS = 6
 """Reasons of one kind listed per node; the rest are counted."""
 
@@ -151,7 +154,14 @@ def facts_reasons(nodes: Mapping[str, Any]) -> dict[int, list[str]]:
     flat = {int(n): flatten(facts) for n, facts in nodes.items()}
     if len(flat) < 2:
         return {}
-    names = sorted({k for f in flat.values() for k in f if k != "host" and not natural(k)})
+    names = sorted(
+        {
+            k
+            for f in flat.values()
+            for k in f
+            if k != "host" and not natural(k) and not any(p in k for p in PER_NODE)
+        }
+    )
     found: dict[int, list[str]] = {}
     for name in names:
         values = {node: f.get(name, "absent") for node, f in flat.items()}

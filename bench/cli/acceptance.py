@@ -1,18 +1,25 @@
-"""`distbench acceptance`: its own options (AcceptanceArgs) beside the launch group; the work is
+"""`distbench acceptance`: its own options (AcceptanceArgs) beside the launch group, and its two
+launches as every command runs them (cli/run.py, cli/sweep.py); the rest is
 acceptance/runner.py's."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from distbench.acceptance.runner import Acceptance, run_acceptance
-from distbench.options.launch import LaunchArgs
+from distbench.acceptance.plan import Plan
+from distbench.acceptance.runner import Acceptance, Launched, Stages, run_acceptance
+from distbench.cli.run import build_specs, run_specs
+from distbench.cli.sweep import build_matrix_specs, load_config
+from distbench.comm.primitive_args import build_workload
+from distbench.options.launch import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
 from distbench.options.opt import flag, text, with_groups
-from distbench.parse import UsageError
+from distbench.pairs.args import PairsArgs, build_pairs_spec
+from distbench.parse import UsageError, parse_size
 
 
 def parse_budget(value: str) -> float:
@@ -66,6 +73,37 @@ class AcceptanceArgs:
 HIDDEN = ("world_sizes", "resume", "separate_launches", "env")
 
 
+def stage_launch(launch: LaunchArgs, out: Path, name: str) -> tuple[LaunchArgs, ResolvedLaunch]:
+    staged = replace(launch, out=str(out / name))
+    return staged, resolve_launch(staged, Machine.probe())
+
+
+def check_matrix(path: Path, resolved: ResolvedLaunch) -> None:
+    matrix = load_config(path)
+    build_workload(matrix.primitives, matrix.comm, matrix.primitive_args, resolved)
+
+
+def launch_pairs(plan: Plan, launch: LaunchArgs, out: Path) -> Launched:
+    args = PairsArgs(
+        level=plan.pairs_level,
+        sizes=(parse_size(plan.pairs_size),),
+        trials=plan.pairs_trials,
+        iters=plan.pairs_iters,
+    )
+    staged, resolved = stage_launch(launch, out, "pairs")
+    specs = build_specs([resolved], lambda r: build_pairs_spec(args, r), staged.out, "pairs")
+    return run_specs(specs, "pairs", quiet=launch.quiet), Path(specs[0].launch.run_dir)
+
+
+def launch_sweep(path: Path, launch: LaunchArgs, out: Path) -> Launched:
+    staged, _ = stage_launch(launch, out, "sweep")
+    specs = build_matrix_specs(load_config(path), staged)
+    return run_specs(specs, "sweep", quiet=launch.quiet), Path(specs[0].launch.run_dir)
+
+
+STAGES = Stages(check_matrix=check_matrix, pairs=launch_pairs, sweep=launch_sweep)
+
+
 @with_groups(HIDDEN, acceptance=AcceptanceArgs, launch=LaunchArgs)
 def acceptance(acceptance: AcceptanceArgs, launch: LaunchArgs) -> None:
     """Is this cluster healthy: pairs, the nightly matrix at the full world size, the report
@@ -86,4 +124,4 @@ def acceptance(acceptance: AcceptanceArgs, launch: LaunchArgs) -> None:
         reference=acceptance.reference,
         share=acceptance.reference_share,
     )
-    raise typer.Exit(run_acceptance(choice, launch))
+    raise typer.Exit(run_acceptance(choice, launch, STAGES))

@@ -232,8 +232,11 @@ def test_a_fact_that_differs_fails_the_odd_node() -> None:
     two = {k: v for k, v in odd.items() if k in ("2", "3")}
     found = fails(judge({2: "h2", 3: "h3"}, [], [], None, 0.8, two).nodes)
     assert list(found) == [2, 3] and "no value has a majority" in found[2][0]
-    # GPU UUIDs and host names differ by nature: never a reason
-    assert judge(HOSTS, HEALTHY, [row(9.0)], REF, 0.8, FACTS).passed
+    # GPU UUIDs, host names and launchers' node ranks differ by nature: never a reason
+    ranked = copy.deepcopy(FACTS)
+    for node, facts in ranked.items():
+        facts["scheduler"] = {"name": "skypilot", "node_rank": node, "node_id": node}
+    assert judge(HOSTS, HEALTHY, [row(9.0)], REF, 0.8, ranked).passed
 
 
 # -- the plan -----------------------------------------------------------------------------------
