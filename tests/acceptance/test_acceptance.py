@@ -18,11 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from distbench.acceptance.plan import base_plan, fit_budget
+from distbench.acceptance.plan import Plan, base_plan, fit_budget
+from distbench.acceptance.runner import Acceptance, Stages, run_acceptance
 from distbench.acceptance.verdict import judge
 from distbench.cli.app import run_cli
 from distbench.collectors.manifest import read_manifest
 from distbench.collectors.sink import read_rows
+from distbench.options.launch import LaunchArgs
 from distbench.parse import UsageError, parse_size
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -291,3 +293,45 @@ def test_refusals_are_one_line_exit_2(
     assert run_cli(["acceptance", "--backend", "gloo", "--dry-run", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+# -- the runner's exit codes, its launches replaced (the seam is Stages, not torch) -------------
+
+
+def fake_stages(pairs_code: int, sweep_code: int = 0) -> Stages:
+    """Stages whose launches write nothing but a results.csv (the writer's mark) and exit so."""
+
+    def pairs(plan: Plan, launch: LaunchArgs, out: Path) -> tuple[int, Path]:
+        run = out / "pairs"
+        run.mkdir(parents=True)
+        (run / "results.csv").write_text("run_id\n")
+        return pairs_code, run
+
+    def sweep(path: Path, launch: LaunchArgs, out: Path) -> tuple[int, Path]:
+        (out / "sweep").mkdir()
+        return sweep_code, out / "sweep"
+
+    return Stages(check_matrix=lambda path, resolved: None, pairs=pairs, sweep=sweep)
+
+
+CHOICE = Acceptance(budget_min=None, quick=True, reference=None, share=0.8)
+
+
+def test_a_failed_launch_is_exit_3_with_no_verdict(tmp_path: Path) -> None:
+    launch = LaunchArgs(backend="gloo", out=str(tmp_path / "acc"), quiet=True)
+    assert run_acceptance(CHOICE, launch, fake_stages(1)) == 3
+    body = json.loads((tmp_path / "acc" / "acceptance.json").read_text())
+    assert body["status"] == "pairs failed" and body["exit_code"] == 3 and not body["passed"]
+    assert "nodes" not in body  # no verdict
+    again = LaunchArgs(backend="gloo", out=str(tmp_path / "acc2"), quiet=True)
+    assert run_acceptance(CHOICE, again, fake_stages(0, 1)) == 3  # the sweep's failure too
+    body = json.loads((tmp_path / "acc2" / "acceptance.json").read_text())
+    assert body["status"] == "sweep failed"
+    with pytest.raises(UsageError, match="holds an acceptance verdict"):
+        run_acceptance(CHOICE, launch, fake_stages(0))  # no run overwrites another
+
+
+def test_an_interrupted_launch_is_exit_130(tmp_path: Path) -> None:
+    launch = LaunchArgs(backend="gloo", out=str(tmp_path / "acc"), quiet=True)
+    assert run_acceptance(CHOICE, launch, fake_stages(130)) == 130
+    assert not (tmp_path / "acc" / "acceptance.json").exists()
