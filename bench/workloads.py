@@ -15,19 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from distbench.comm.spec import CommSpec, comm_plan_size
-from distbench.comm.table import render_table
 from distbench.ddp import spec as ddp_spec
-from distbench.ddp.table import render_ddp_table
 from distbench.init import spec as init_spec
-from distbench.init.table import render_init_table
 from distbench.overlap import spec as overlap_spec
-from distbench.overlap.table import render_overlap_table
 from distbench.pairs import spec as pairs_spec
-from distbench.pairs.table import render_pairs_table
 from distbench.pipeline import spec as pipeline_spec
-from distbench.pipeline.table import render_pipeline_table
 from distbench.rpc import spec as rpc_spec
-from distbench.rpc.table import render_rpc_table
 from distbench.spec import LaunchSpec, RunSpec, as_tuples
 
 if TYPE_CHECKING:
@@ -35,6 +28,20 @@ if TYPE_CHECKING:
 
 Runner = Callable[["RunSpec", "Context", Callable[[str], None]], None]
 """What a workload runs on every rank: (spec, the group as this rank sees it, log)."""
+Render = Callable[[Sequence[dict[str, str]]], str]
+"""A workload's terminal table of its results.csv rows."""
+
+
+def table(path: str) -> Render:
+    """The table `module:function`, imported when first drawn: only the CLI draws tables, and
+    every rank imports this registry (the tables import rich; docs/performance.md, "Start-up")."""
+
+    def render(rows: Sequence[dict[str, str]]) -> str:
+        module, function = path.split(":")
+        draw: Render = getattr(importlib.import_module(module), function)
+        return draw(rows)
+
+    return render
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,7 @@ class Workload:
     """The frozen dataclass of spec.json's `workload`."""
     plan_size: Callable[[Any, int], int]
     """Rows one launch of world size n writes (the CLI's progress total); torch-free."""
-    render: Callable[[Sequence[dict[str, str]]], str]
+    render: Render
     """The terminal table of its results.csv rows."""
     runner: str
     """`module:function` that runs it on every rank; imported by the worker only (torch)."""
@@ -63,14 +70,11 @@ class Workload:
         return runner
 
 
-def own_command(
-    kind: str,
-    spec_type: type,
-    plan_size: Callable[[Any, int], int],
-    render: Callable[[Sequence[dict[str, str]]], str],
-) -> Workload:
+def own_command(kind: str, spec_type: type, plan_size: Callable[[Any, int], int]) -> Workload:
     """A workload of one command named as its kind (`distbench ddp` runs and resumes kind ddp),
-    its runner `distbench.<kind>.runner:run_<kind>`, on the launch's world group."""
+    its table `distbench.<kind>.table:render_<kind>_table`, its runner
+    `distbench.<kind>.runner:run_<kind>`, on the launch's world group."""
+    render = table(f"distbench.{kind}.table:render_{kind}_table")
     runner = f"distbench.{kind}.runner:run_{kind}"
     return Workload(kind, spec_type, plan_size, render, runner, False, lambda workload: (kind,))
 
@@ -82,21 +86,17 @@ WORKLOADS: dict[str, Workload] = {
             kind="comm",
             spec_type=CommSpec,
             plan_size=comm_plan_size,
-            render=render_table,
+            render=table("distbench.comm.table:render_table"),
             runner="distbench.comm.runner:run_comm",
             subgroups=True,
             resumed_by=lambda workload: tuple(workload.primitives),
         ),
-        own_command("ddp", ddp_spec.DdpSpec, ddp_spec.plan_size, render_ddp_table),
-        own_command("pairs", pairs_spec.PairsSpec, pairs_spec.plan_size, render_pairs_table),
-        own_command("init", init_spec.InitSpec, init_spec.plan_size, render_init_table),
-        own_command("rpc", rpc_spec.RpcSpec, rpc_spec.plan_size, render_rpc_table),
-        own_command(
-            "pipeline", pipeline_spec.PipelineSpec, pipeline_spec.plan_size, render_pipeline_table
-        ),
-        own_command(
-            "overlap", overlap_spec.OverlapSpec, overlap_spec.plan_size, render_overlap_table
-        ),
+        own_command("ddp", ddp_spec.DdpSpec, ddp_spec.plan_size),
+        own_command("pairs", pairs_spec.PairsSpec, pairs_spec.plan_size),
+        own_command("init", init_spec.InitSpec, init_spec.plan_size),
+        own_command("rpc", rpc_spec.RpcSpec, rpc_spec.plan_size),
+        own_command("pipeline", pipeline_spec.PipelineSpec, pipeline_spec.plan_size),
+        own_command("overlap", overlap_spec.OverlapSpec, overlap_spec.plan_size),
     )
 }
 """Workload kind -> everything about it; the only list of kinds."""

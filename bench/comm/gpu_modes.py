@@ -31,8 +31,6 @@ from distbench.options.opt import choice, integer
 from distbench.parse import UsageError
 from distbench.primitives.facts import FACTS, Symmetric, with_flag
 
-GRAPH_TIMER = "cuda_event+graph"
-"""The timer column of --cuda-graph rows: CUDA events around N replays of a graph of iters ops."""
 BUFFERS = ("regular", "symmetric")
 """--buffers values; the rows' buffers column."""
 GRAPH_PRIMITIVES = with_flag("graph")

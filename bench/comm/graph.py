@@ -40,6 +40,8 @@ from distbench.primitives.base import Case, CaseRequest, Context
 from distbench.primitives.forms import Alloc
 from distbench.timing import drain, trial_throughput
 
+GRAPH_TIMER = "cuda_event+graph"
+"""The timer column of --cuda-graph rows: CUDA events around N replays of a graph of iters ops."""
 CAPTURE_MODE = "thread_local"
 """torch.cuda.graph's capture_error_mode (cudaStreamCaptureModeThreadLocal), as nccl-tests."""
 WARM_REPLAYS = 3

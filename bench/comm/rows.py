@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from distbench.collectors.schema import ResultRow, SampleRow
 from distbench.comm.dispatch import dispatch_bound
-from distbench.comm.gpu_modes import GRAPH_TIMER
+from distbench.comm.graph import GRAPH_TIMER
 from distbench.comm.precision import Trials
 from distbench.comm.spec import CommSpec
 from distbench.groups import Placement

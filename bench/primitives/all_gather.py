@@ -16,7 +16,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-import torch.distributed._functional_collectives as funcol
 
 from distbench.primitives import checkdata
 from distbench.primitives.base import (
@@ -37,9 +36,6 @@ from distbench.primitives.forms import (
 )
 
 ALL_GATHER = collective("all_gather_single", "all_gather_into_tensor")
-FUNCOL_ALL_GATHER: Callable[..., torch.Tensor] = getattr(funcol, "all_gather_single", None) or (
-    funcol.all_gather_tensor
-)
 
 
 class AllGather(GatherType):
@@ -76,8 +72,13 @@ class AllGather(GatherType):
     def functional(
         self, ctx: Context, request: CaseRequest, count: int, group: Any
     ) -> list[Functional]:
+        import torch.distributed._functional_collectives as funcol  # --api functional|compiled only
+
+        gather: Callable[..., torch.Tensor] = getattr(funcol, "all_gather_single", None) or (
+            funcol.all_gather_tensor
+        )
         per_rank = count // ctx.world_size
-        collective = lambda t: FUNCOL_ALL_GATHER(t, 0, group)  # noqa: E731
+        collective = lambda t: gather(t, 0, group)  # noqa: E731
         return [Functional(count, collective, gathered_check(ctx, per_rank), per_rank)]
 
     def static(

@@ -13,7 +13,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-import torch.distributed._functional_collectives as funcol
 
 from distbench.primitives import checkdata
 from distbench.primitives.base import (
@@ -57,6 +56,8 @@ class AllReduce(PrimitiveBase):
     def functional(
         self, ctx: Context, request: CaseRequest, count: int, group: Any
     ) -> list[Functional]:
+        import torch.distributed._functional_collectives as funcol  # --api functional|compiled only
+
         op = FUNCOL_OPS[request.op]
         check = reduced_check(ctx, request.op, 0)
         return [Functional(count, lambda t: funcol.all_reduce(t, op, group), check, count)]

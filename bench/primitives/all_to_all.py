@@ -13,7 +13,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-import torch.distributed._functional_collectives as funcol
 
 from distbench.primitives import checkdata
 from distbench.primitives.base import (
@@ -54,6 +53,8 @@ class AllToAll(GatherType):
     def functional(
         self, ctx: Context, request: CaseRequest, count: int, group: Any
     ) -> list[Functional]:
+        import torch.distributed._functional_collectives as funcol  # --api functional|compiled only
+
         collective = lambda t: funcol.all_to_all_single(t, None, None, group)  # noqa: E731
         return [Functional(count, collective, exchanged_check(ctx, count // ctx.world_size), count)]
 

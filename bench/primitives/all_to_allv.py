@@ -34,7 +34,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-import torch.distributed._functional_collectives as funcol
 
 from distbench.primitives import checkdata
 from distbench.primitives.base import Case, CaseRequest, Context, PrimitiveBase
@@ -191,6 +190,8 @@ class AllToAllV(PrimitiveBase):
     ) -> list[Functional]:
         """all_to_all_single with the c10d case's split sizes and byte columns; every rank sends
         the same number of elements."""
+        import torch.distributed._functional_collectives as funcol  # --api functional|compiled only
+
         me = ctx.rank
         matrix, label = split_matrix(
             ctx.world_size, request.requested_bytes // request.dtype.itemsize, request.options

@@ -13,7 +13,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-import torch.distributed._functional_collectives as funcol
 
 from distbench.primitives import checkdata
 from distbench.primitives.base import Case, CaseRequest, Context, Rooted, element_count
@@ -106,6 +105,8 @@ class Broadcast(Rooted):
 def broadcast_from(src: int, group: Any) -> Collective:
     """funcol.broadcast from `src`, a rank of `group` (the functional ops take the group's own
     rank numbers, as the ProcessGroup does)."""
+    import torch.distributed._functional_collectives as funcol  # --api functional|compiled only
+
     return lambda tensor: funcol.broadcast(tensor, src, group)
 
 

@@ -22,7 +22,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-import torch.distributed._functional_collectives as funcol
 
 from distbench.primitives import checkdata
 from distbench.primitives.base import (
@@ -44,9 +43,6 @@ from distbench.primitives.forms import (
 )
 
 REDUCE_SCATTER = collective("reduce_scatter_single", "reduce_scatter_tensor")
-FUNCOL_REDUCE_SCATTER: Callable[..., torch.Tensor] = getattr(
-    funcol, "reduce_scatter_single", None
-) or (funcol.reduce_scatter_tensor)
 
 
 class ReduceScatter(GatherType):
@@ -78,10 +74,15 @@ class ReduceScatter(GatherType):
     def functional(
         self, ctx: Context, request: CaseRequest, count: int, group: Any
     ) -> list[Functional]:
+        import torch.distributed._functional_collectives as funcol  # --api functional|compiled only
+
+        scatter: Callable[..., torch.Tensor] = getattr(funcol, "reduce_scatter_single", None) or (
+            funcol.reduce_scatter_tensor
+        )
         op, per_rank = FUNCOL_OPS[request.op], count // ctx.world_size
         emulated = self.facts.emulated
         labels = {"pattern": emulated[ctx.backend]} if ctx.backend in emulated else {}
-        collective = lambda t: FUNCOL_REDUCE_SCATTER(t, op, 0, group)  # noqa: E731
+        collective = lambda t: scatter(t, op, 0, group)  # noqa: E731
         check = reduced_check(ctx, request.op, ctx.rank * per_rank)
         return [Functional(count, collective, check, count, labels)]
 
