@@ -193,3 +193,34 @@ ALLREDUCE_2RANK = (
 )  # fmt: skip
 """The command of `allreduce_2rank`, but --out (a test that needs a second run of the same
 case, e.g. with --env, adds its own flags)."""
+
+
+TINY_SWEEP = (
+    "sweep", "--primitives", "allreduce,broadcast", "--backend", "gloo", "--world-sizes", "2",
+    "--sizes", "1K,16K", "--iters", "3", "--warmup", "1", "--trials", "3",
+    "--order", "interleaved", "--check", "--quiet",
+)  # fmt: skip
+"""The command of the `tiny_sweep(s)` runs, but --out: 4 rows (all_reduce's root empty,
+broadcast's 0), trials interleaved, results checked."""
+
+
+@pytest.fixture(scope="session")
+def tiny_sweep(tmp_path_factory: pytest.TempPathFactory) -> CliRun:
+    """One real 2-rank gloo TINY_SWEEP, shared by the suite (launched on first use) into
+    `.../one`. Tests read it; a test that changes its files works on a copy."""
+    out = tmp_path_factory.mktemp("tiny-sweeps") / "one"
+    done = run_cli(*TINY_SWEEP, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return CliRun(out, done)
+
+
+@pytest.fixture(scope="session")
+def tiny_sweeps(tiny_sweep: CliRun) -> list[Path]:
+    """Three TINY_SWEEP runs: `tiny_sweep`'s and two more beside it (`two`, `three`)."""
+    runs = [tiny_sweep.out]
+    for name in ("two", "three"):
+        out = tiny_sweep.out.parent / name
+        done = run_cli(*TINY_SWEEP, "--out", str(out))
+        assert done.returncode == 0, done.stderr
+        runs.append(out)
+    return runs

@@ -20,14 +20,11 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def test_interleaved_rows_are_labelled_complete_and_land_after_the_last_round(
-    tmp_path: Path,
+    tiny_sweep: CliRun,
 ) -> None:
-    out = tmp_path / "run"
-    result = run_cli(
-        "sweep", "--primitives", "allreduce,broadcast", "--world-sizes", "2",
-        "--sizes", "1K,64K", "--trials", "3", "--iters", "2", "--warmup", "1",
-        "--order", "interleaved", "--check", "--out", str(out), "--quiet",
-    )  # fmt: skip
+    """The suite's shared sweep (tests/conftest.py TINY_SWEEP: all_reduce and broadcast at 1K and
+    16K, 3 trials, --order interleaved --check --quiet)."""
+    out, result = tiny_sweep.out, tiny_sweep.done
     assert result.returncode == 0, result.stderr
     # --quiet leaves the tables only (was test_progress.py's own launch)
     assert "] done" not in result.stderr and "starting" not in result.stderr, result.stderr

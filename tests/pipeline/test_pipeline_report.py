@@ -5,16 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_cli, run_in_process
+from tests.conftest import CliRun, run_in_process
 
 
-def test_report_and_compare_take_pipeline_rows(tmp_path: Path) -> None:
-    run = tmp_path / "run"
-    result = run_cli(
-        "pipeline", "--strategies", "sendrecv,pipelining", "--microbatches", "1,2",
-        "--depth", "3", "--width", "16", "--batch-size", "8", "--steps", "2", "--warmup", "1",
-        "--out", str(run),
-    )  # fmt: skip
+def test_report_and_compare_take_pipeline_rows(pipeline_w23: CliRun, tmp_path: Path) -> None:
+    """The run of conftest.py's `pipeline_w23` (w2, w3 x M 1, 4: 10 cases of 3 strategies)."""
+    run, result = pipeline_w23.out, pipeline_w23.done
     assert result.returncode == 0, result.stderr
     report = run_in_process("report", str(run), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr
@@ -25,8 +21,8 @@ def test_report_and_compare_take_pipeline_rows(tmp_path: Path) -> None:
     assert table and "bubble theory" in table[0] and "max param diff" in table[0]
     compare = run_in_process("compare", str(run), str(run))
     assert compare.returncode == 0, compare.stderr + compare.stdout
-    assert "distbench compare: pass (4 cannot tell)" in compare.stdout  # one launch a side
-    rows = [line for line in compare.stdout.splitlines() if line[:1].isdigit()]
-    for strategy in ("sendrecv", "pipelining"):
+    assert "distbench compare: pass (10 cannot tell)" in compare.stdout  # one launch a side
+    rows = [line for line in compare.stdout.splitlines() if line.strip()[:1].isdigit()]
+    for strategy, cases in (("sendrecv", 4), ("pipelining", 4), ("pipelining-1f1b", 2)):
         found = [line for line in rows if " pipeline " in line and f" {strategy} " in line]
-        assert len(found) == 2, compare.stdout
+        assert len(found) == cases, compare.stdout

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import CliRun, run_cli
 
 BUBBLE_BELOW = 0.05
 BUBBLE_ABOVE = 0.15
@@ -27,12 +27,9 @@ def rows(run_dir: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_pipelined_equals_single_process_at_w2_w3_m1_m4(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    result = run_cli(
-        "pipeline", "--world-sizes", "2,3", "--microbatches", "1,4", "--depth", "4",
-        "--width", "32", "--batch-size", "16", "--steps", "4", "--warmup", "1", "--out", str(out),
-    )  # fmt: skip
+def test_pipelined_equals_single_process_at_w2_w3_m1_m4(pipeline_w23: CliRun) -> None:
+    """The run of conftest.py's `pipeline_w23` (test_pipeline_report.py reads it too)."""
+    out, result = pipeline_w23.out, pipeline_w23.done
     assert result.returncode == 0, result.stderr
     found = rows(out)
     cases = {(r["strategy"], r["world_size"], r["microbatches"]) for r in found}

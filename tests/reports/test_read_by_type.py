@@ -15,6 +15,7 @@ import pytest
 from distbench.cli.app import run_cli
 from distbench.reports.cells import canonical_booleans, canonical_cells, canonical_integers
 from distbench.reports.runs import load_run
+from tests.conftest import CliRun
 
 
 def test_booleans_however_spelled() -> None:
@@ -55,15 +56,11 @@ def test_only_integer_and_key_columns_are_made_integers() -> None:
 
 
 @pytest.fixture(scope="module")
-def round_trip(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A real 2-rank gloo sweep (all_reduce and broadcast: root empty and 0 in one file), and
-    a copy whose results.csv pandas read and wrote back."""
-    base = tmp_path_factory.mktemp("pandas")
-    original, edited = base / "original", base / "edited"
-    argv = ["sweep", "--primitives", "allreduce,broadcast", "--backend", "gloo", "--sizes", "1K"]
-    argv += ["--iters", "3", "--warmup", "1", "--trials", "3", "--quiet", "--out", str(original)]
-    code = run_cli(argv)
-    assert code == 0
+def round_trip(tiny_sweep: CliRun, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A real 2-rank gloo sweep (all_reduce and broadcast: root empty and 0 in one file; the
+    suite's shared `tiny_sweep`, tests/conftest.py), and a copy whose results.csv pandas read
+    and wrote back."""
+    original, edited = tiny_sweep.out, tmp_path_factory.mktemp("pandas") / "edited"
     shutil.copytree(original, edited)
     pd.read_csv(original / "results.csv").to_csv(edited / "results.csv", index=False)
     return original, edited
@@ -83,7 +80,7 @@ def test_compare_finds_every_row_in_common(
     round_trip: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     original, edited = (load_run(p) for p in round_trip)
-    assert len(original.rows) == 2
+    assert len(original.rows) == 4  # 2 primitives x 2 sizes
     assert set(edited.rows) == set(original.rows)
     for key, row in original.rows.items():
         assert edited.rows[key].values["root"] == row.values["root"]

@@ -25,7 +25,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from distbench.cli.app import run_cli
 from distbench.reports.compare.cli import run_compare
 from distbench.reports.compare.options import CompareOptions
 from distbench.reports.kinds import MATCH_KEYS
@@ -214,15 +213,11 @@ def test_report_equals_compare_on_the_frozen_fixtures() -> None:
 
 
 @pytest.mark.slow
-def test_report_equals_compare_on_real_gloo_runs(tmp_path: Path) -> None:
-    """Three real 2-rank sweeps (all_reduce and broadcast); two of them as a night of two
-    launches, as ci/nightly.sh writes it."""
-    runs = []
-    for name in ("one", "two", "three"):
-        argv = ["sweep", "--primitives", "allreduce,broadcast", "--backend", "gloo"]
-        argv += ["--sizes", "1K,16K", "--iters", "3", "--warmup", "1", "--trials", "3"]
-        assert run_cli([*argv, "--quiet", "--out", str(tmp_path / name)]) == 0
-        runs.append(tmp_path / name)
+def test_report_equals_compare_on_real_gloo_runs(tiny_sweeps: list[Path], tmp_path: Path) -> None:
+    """Three real 2-rank sweeps (all_reduce and broadcast at 1K and 16K; the suite's shared
+    `tiny_sweeps`, tests/conftest.py); two of them as a night of two launches, as ci/nightly.sh
+    writes it."""
+    runs = tiny_sweeps
     nightly = tmp_path / "night"
     for number, run in enumerate(runs[:2], 1):
         shutil.copytree(run, nightly / f"launch-{number}")
