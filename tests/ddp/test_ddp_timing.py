@@ -66,6 +66,11 @@ def test_mean_step_time_times_steps_is_the_slowest_ranks_wall_clock(tmp_path: Pa
     within WALL_CLOCK_TOLERANCE; the per-step maximum over ranks that v1 used overstated it by
     4-15 %, and the exact per-window check below fails it outright.
 
+    Five windows of 32 steps (--window-steps 32; the auto rule that picks 32 for 320 steps is
+    checked in-process below) and three strategies, one of each kind: no communication,
+    DDP's messages without overlap, and manual averaging (plain `ddp` has no check of its own
+    here). The tolerance is per window, so fewer windows loosen nothing.
+
     The model is wide enough, and the windows long enough (32 steps, about 0.8 s), that a busy
     2-core box's scheduling jitter stays inside the tolerance: the sum of per-window maxima exceeds
     the slowest rank's total by the ranks' barrier-exit skew once per window (no one rank is the
@@ -73,17 +78,17 @@ def test_mean_step_time_times_steps_is_the_slowest_ranks_wall_clock(tmp_path: Pa
     follow). Windows of 2 steps came out 3.2 % over on a quiet box, windows of 8 in the
     clean-clone CI once (3.2 %), windows of 16 at 4.4 % beside a CPU hog (0.0-0.7 % quiet),
     windows of 32 at 4.6 % in CI."""
-    steps, batch = 320, 64
+    steps, batch, n_windows = 160, 64, 5
     rows, samples = run_ddp(
         tmp_path / "run",
-        *("--strategies", "ddp,ddp-nocomm,ddp-nooverlap,grad-avg-flat"),
+        *("--strategies", "ddp-nocomm,ddp-nooverlap,grad-avg-flat"),
         *("--width", "1024", "--depth", "4", "--batch-size", str(batch)),
-        *("--steps", str(steps), "--warmup", "3"),
+        *("--steps", str(steps), "--warmup", "3", "--window-steps", "32"),
     )
-    assert len(rows) == 4
+    assert len(rows) == 3
     for row in rows:
         measurement, window = row["measurement"], int(row["window_steps"])
-        assert (window, row["samples"], row["steps"]) == (32, "10", str(steps))  # auto: 10 windows
+        assert (window, row["samples"], row["steps"]) == (32, str(n_windows), str(steps))
         own = rank_step_times(samples, measurement)
         assert sorted(own) == [0, 1] and all(len(times) == steps for times in own.values())
         slowest_wall_clock = max(sum(times) for times in own.values())
@@ -91,7 +96,9 @@ def test_mean_step_time_times_steps_is_the_slowest_ranks_wall_clock(tmp_path: Pa
         assert mean * steps == pytest.approx(slowest_wall_clock, rel=WALL_CLOCK_TOLERANCE), row
         # rank -1: one sample per window, the slowest rank's window / steps in it.
         maxed = [s for s in samples if s["measurement"] == measurement and s["rank"] == "-1"]
-        assert [(s["trial"], s["iter"]) for s in maxed] == [(str(w), "-1") for w in range(10)]
+        assert [(s["trial"], s["iter"]) for s in maxed] == [
+            (str(w), "-1") for w in range(n_windows)
+        ]
         for w, sample in enumerate(maxed):
             windows = [sum(times[w * window : (w + 1) * window]) for times in own.values()]
             assert float(sample["time_us"]) == pytest.approx(max(windows) / window, rel=1e-9)
@@ -101,6 +108,14 @@ def test_mean_step_time_times_steps_is_the_slowest_ranks_wall_clock(tmp_path: Pa
     by_strategy = {r["strategy"]: r for r in rows}
     assert by_strategy["ddp-nooverlap"]["comm_hidden_share"] in ("0.0", "")  # the reference
     assert by_strategy["grad-avg-flat"]["comm_hidden_share"] == ""  # other messages
+
+
+def test_the_auto_window_gives_ten_windows_of_32_steps_for_320_steps() -> None:
+    """The window the test above gives by --window-steps is the one the auto rule picks for the
+    320 steps it once ran: 10 windows of 32."""
+    spec = DdpSpec(steps=320)
+    assert spec.window_steps == 0 and spec.window_length() == 32
+    assert spec.steps // spec.window_length() == 10
 
 
 @pytest.mark.slow
