@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import csv
 import math
+import shutil
 from pathlib import Path
 
 import pytest
 import torch
 
 from distbench.comm.api import FUNCTIONAL_PRIMITIVES, check_api, parse_api
+from distbench.comm.table import render_table
 from distbench.parse import UsageError
 from distbench.primitives.all_gather import gathered_check
 from distbench.primitives.all_to_all import exchanged_check
@@ -20,7 +22,7 @@ from distbench.primitives.all_to_allv import split_check
 from distbench.primitives.base import Context
 from distbench.primitives.broadcast import moved_check
 from distbench.primitives.forms import reduced_check
-from tests.conftest import run_cli, run_in_process, usage_error_line
+from tests.conftest import CliRun, run_cli, run_in_process, usage_error_line
 
 CPU = torch.device("cpu")
 TINY = ("--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1", "--trials", "2")
@@ -110,42 +112,65 @@ def test_functional_checks_pass_right_and_count_wrong_results(dtype: torch.dtype
 # --- real gloo launches -------------------------------------------------------------------------
 
 
+def split_by_api(run: Path, api: str, out: Path) -> Path:
+    """A copy of `run` keeping the rows of `api` and their samples only."""
+    shutil.copytree(run, out)
+    for name in ("results.csv", "samples.csv"):
+        with open(out / name, newline="") as handle:
+            reader = csv.DictReader(handle)
+            fields, rows = list(reader.fieldnames or []), list(reader)
+        if name == "results.csv":
+            kept = [r for r in rows if r["api"] == api]
+            measurements = {r["measurement"] for r in kept}
+        else:
+            kept = [r for r in rows if r["measurement"] in measurements]
+        with open(out / name, "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(kept)
+    return out
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("api", ["functional", "compiled:aot_eager"])
-def test_every_functional_primitive_runs_and_checks(api: str, tmp_path: Path) -> None:
+def test_every_functional_primitive_runs_and_checks(tmp_path: Path) -> None:
+    """Both forms in one launch (a comma list of --api is one launch, test_api_list.py): every
+    primitive with a functional form, at every root, --op max, checked, per api."""
     out = tmp_path / "run"
-    extra = ("--root", "all", "--op", "max") if api == "functional" else ()
+    apis = ("functional", "compiled:aot_eager")
     result = run_cli(
         "sweep", "--primitives", FUNCTIONAL_COMMANDS, *TINY, "--world-sizes", "3",
-        "--check", "--api", api, "--out", str(out), *extra,
+        "--check", "--api", ",".join(apis), "--out", str(out), "--root", "all", "--op", "max",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    rows = read_csv(out / "results.csv")
-    roots = 3 if api == "functional" else 1
-    assert len(rows) == 2 * (5 + roots)
-    assert {r["api"] for r in rows} == {api}
-    assert f"# api: {api}" in result.stdout  # the terminal table names it
-    assert {r["wrong"] for r in rows} == {"0"}
-    assert {r["primitive"] for r in rows} == set(FUNCTIONAL_PRIMITIVES)
-    compile_s = [float(r["compile_s"]) if r["compile_s"] else math.nan for r in rows]
-    if api == "functional":
-        assert all(math.isnan(c) for c in compile_s)
-    else:
-        assert all(c > 0 for c in compile_s), compile_s
-    # the same sizes as c10d's (nccl-tests' rounding of gather types at n=3)
-    gathered = {r["size_bytes"] for r in rows if r["primitive"] == "all_gather"}
-    assert gathered == {"1008", "65520"}
+    every = read_csv(out / "results.csv")
+    assert {r["api"] for r in every} == set(apis)
+    # the terminal tables name the api: two in one launch get a column of their own
+    heads = [line for line in result.stdout.splitlines() if line.startswith("#  ")]
+    assert heads and all("api" in line for line in heads), result.stdout
+    for api in apis:
+        rows = [r for r in every if r["api"] == api]
+        assert len(rows) == 2 * (5 + 3)  # broadcast at each of the 3 roots
+        assert api in result.stdout
+        # a launch of one api names it in each table's title instead (the CLI's renderer)
+        assert f"# api: {api}" in render_table(rows)
+        assert {r["wrong"] for r in rows} == {"0"}
+        assert {r["primitive"] for r in rows} == set(FUNCTIONAL_PRIMITIVES)
+        compile_s = [float(r["compile_s"]) if r["compile_s"] else math.nan for r in rows]
+        if api == "functional":
+            assert all(math.isnan(c) for c in compile_s)
+        else:
+            assert all(c > 0 for c in compile_s), compile_s
+        # the same sizes as c10d's (nccl-tests' rounding of gather types at n=3)
+        gathered = {r["size_bytes"] for r in rows if r["primitive"] == "all_gather"}
+        assert gathered == {"1008", "65520"}
 
 
 @pytest.mark.slow
-def test_api_rows_report_beside_c10d_and_compare(tmp_path: Path) -> None:
-    runs = {}
-    for api in ("c10d", "functional"):
-        runs[api] = tmp_path / api
-        result = run_cli(
-            "allreduce", *TINY, "--world-sizes", "2", "--api", api, "--out", str(runs[api])
-        )
-        assert result.returncode == 0, result.stderr
+def test_api_rows_report_beside_c10d_and_compare(two_apis: CliRun, tmp_path: Path) -> None:
+    """conftest.py's `two_apis` (one interleaved launch of c10d and functional, 1K and 4K),
+    split by api into two run directories, as two runs of one --api each would be."""
+    assert two_apis.done.returncode == 0, two_apis.done.stderr
+    runs = {api: split_by_api(two_apis.out, api, tmp_path / api) for api in ("c10d", "functional")}
     report = run_in_process(
         "report", str(runs["c10d"]), str(runs["functional"]), "--out", str(tmp_path / "r")
     )

@@ -15,7 +15,7 @@ from distbench.comm.args import CommArgs
 from distbench.comm.spec import CommSpec, comm_plan_size
 from distbench.options.opt import parse_group
 from distbench.parse import UsageError
-from tests.conftest import run_cli, run_on_gloo_ranks, usage_error_line
+from tests.conftest import CliRun, run_on_gloo_ranks, usage_error_line
 
 
 def test_a_comma_list_of_apis_parses_each_once_in_order() -> None:
@@ -76,15 +76,11 @@ def test_sequential_order_gives_each_api_its_own_measurement(tmp_path: Path) -> 
         assert rows == [("ws2/i0", "c10d", "0"), ("ws2/i1", "functional", "0")]
 
 
-def test_a_real_run_measures_every_api_in_one_launch(tmp_path: Path) -> None:
+def test_a_real_run_measures_every_api_in_one_launch(two_apis: CliRun) -> None:
     """Through the CLI, in interleaved order (the nightly's): every API's trials in the same
-    rounds, each row with its api, checked bit-exactly."""
-    out = tmp_path / "run"
-    done = run_cli(
-        "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,4K",
-        "--api", "c10d,functional", "--iters", "2", "--warmup", "1", "--trials", "2",
-        "--check", "--order", "interleaved", "--out", str(out),
-    )  # fmt: skip
+    rounds, each row with its api, checked bit-exactly (conftest.py's `two_apis`, which
+    test_api.py reports and compares too)."""
+    out, done = two_apis.out, two_apis.done
     assert done.returncode == 0, done.stderr
     rows = read_rows(out / "results.csv")
     assert [(r["api"], r["size_bytes"], r["wrong"]) for r in rows] == [
