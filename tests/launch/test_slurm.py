@@ -91,16 +91,28 @@ def rows(run_dir: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_one_node_bootstraps_then_gates(tmp_path: Path) -> None:
-    code, text, run = sbatch(tmp_path, 1, "first", BOOTSTRAP="1")
+@pytest.fixture(scope="module")
+def slurm_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for the jobs of the module that share a baseline store (`baselines/`)."""
+    return tmp_path_factory.mktemp("slurm")
+
+
+@pytest.fixture(scope="module")
+def one_node_boot(slurm_store: Path) -> tuple[int, str, Path]:
+    """A 1-node bootstrap night (BOOTSTRAP=1) in the shared store: its baseline
+    'nightly-1n-cpu' sits beside the 2-node test's own, which must never use it."""
+    return sbatch(slurm_store, 1, "first", BOOTSTRAP="1")
+
+
+def test_one_node_bootstraps(one_node_boot: tuple[int, str, Path]) -> None:
+    """The 1-node sweep (NODE_ARGS empty) and its bootstrap; the gate of a later night goes
+    through the same nightly.sh as the 2-node night below, which asserts it."""
+    code, text, run = one_node_boot
     assert code == 0, text
     assert "into baseline 'nightly-1n-cpu'" in text, text  # a window of nights (#25)
     assert (run / "report" / "report.html").exists()
     assert {(r["nnodes"], r["world_size"]) for r in rows(run)} == {("1", "2")}
     assert (run / "launch-2" / "results.csv").exists()  # two sweeps a night, pooled by compare
-    code, text, run = sbatch(tmp_path, 1, "second")
-    assert code == 0, text
-    assert "no regression against 'nightly-1n-cpu'" in text, text
 
 
 def test_the_first_night_without_bootstrap_stops_before_sweeping(tmp_path: Path) -> None:
@@ -111,15 +123,18 @@ def test_the_first_night_without_bootstrap_stops_before_sweeping(tmp_path: Path)
 
 
 def test_two_nodes_write_rows_of_both_and_gate_against_their_own_baseline(
-    tmp_path: Path,
+    slurm_store: Path, one_node_boot: tuple[int, str, Path]
 ) -> None:
-    sbatch(tmp_path, 1, "one-node", BOOTSTRAP="1")  # another allocation's baseline: never used
-    code, text, run = sbatch(tmp_path, 2, "boot", BOOTSTRAP="1")
+    """In the store of `one_node_boot` (another allocation's baseline: never used). The boot
+    night sweeps once (LAUNCHES=1: its launch-2 is the night's to show); the night sweeps
+    twice and its gate passes."""
+    assert one_node_boot[0] == 0, one_node_boot[1]
+    code, text, run = sbatch(slurm_store, 2, "boot", BOOTSTRAP="1", LAUNCHES="1")
     assert code == 0, text
     assert "into baseline 'nightly-2n-cpu'" in text, text
-    code, text, run = sbatch(tmp_path, 2, "night")
+    code, text, run = sbatch(slurm_store, 2, "night")
     assert code == 0, text
-    assert "against 'nightly-2n-cpu'" in text
+    assert "no regression against 'nightly-2n-cpu'" in text, text  # the gate (1-node's too)
     found = rows(run)
     assert {(r["nnodes"], r["world_size"], r["ranks"]) for r in found} == {("2", "2", "0-1")}
     assert all(len(r["hosts"].split("+")) == 2 for r in found)
