@@ -7,7 +7,9 @@ root). The in-process mutation suite (tests/comm/mutation) covers it too."""
 from __future__ import annotations
 
 import csv
+import functools
 import os
+import runpy
 from pathlib import Path
 
 import pytest
@@ -85,10 +87,12 @@ def test_gather_cli_every_root_checked(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("fault", ["rotate"])
 def test_gather_check_fails_under_each_fault(
     fault: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Through the CLI (exit 1, the message, the row's wrong cell): rotate; the other faults
+    on forked ranks below, the same wrapper and the same check."""
     marks, out = tmp_path / "marks", tmp_path / "run"
     marks.mkdir()
     path = os.pathsep.join(filter(None, [str(INJECT), os.environ.get("PYTHONPATH")]))
@@ -104,3 +108,32 @@ def test_gather_check_fails_under_each_fault(
     assert "--check found" in result.stderr and "wrong elements in gather" in result.stderr
     [row] = read_rows(out)
     assert int(row["wrong"]) > 0
+
+
+def checked_under_fault(fault: str, marks: str, rank: int, world_size: int) -> int:
+    """A forked rank of a real gloo group with tests/inject/gather_faults installed as a worker's
+    sitecustomize installs it; the wrong elements its check of a 1K float32 gather to root 1
+    counts after a run (what `gather ... --root 1 --check` sums over ranks into the row)."""
+    from distbench.primitives.registry import PRIMITIVES
+
+    os.environ.update(LOCAL_RANK=str(rank), RANK=str(rank), DISTBENCH_TEST_GATHER=fault)
+    os.environ["DISTBENCH_TEST_MARKS"] = marks
+    runpy.run_path(str(INJECT / "sitecustomize.py"))
+    ctx = Context(rank, world_size, torch.device("cpu"), "gloo", None, tuple(range(world_size)))
+    [case] = PRIMITIVES["gather"].build_cases(ctx, CaseRequest(1024, torch.float32, root="1"))
+    case.run()
+    return case.check()
+
+
+@pytest.mark.parametrize("fault", [f for f in FAULTS if f != "rotate"])
+def test_gather_check_counts_wrong_elements_under_each_other_fault(
+    fault: str, tmp_path: Path
+) -> None:
+    """swap, skip and root: the fault ran on both ranks and the check's sum over ranks (the
+    row's `wrong`, comm/runner.py) is above 0, which fails the run as rotate does above."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    work = functools.partial(checked_under_fault, fault, str(marks))
+    wrong = run_on_gloo_ranks(work, 2, tmp_path / "store")
+    assert sorted(path.name for path in marks.iterdir()) == ["0", "1"]  # the fault ran on both
+    assert sum(wrong) > 0, wrong

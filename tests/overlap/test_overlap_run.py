@@ -5,17 +5,20 @@ line with exit 2."""
 
 from __future__ import annotations
 
+import functools
 import os
+import runpy
 import statistics
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import torch
 
 from distbench.collectors.rank_samples import read_rank_samples
 from distbench.launch.run import EXIT_FAILED
 from distbench.overlap.metrics import overlap_figures
-from tests.conftest import run_cli, run_in_process, usage_error_line
+from tests.conftest import run_cli, run_in_process, run_on_gloo_ranks, usage_error_line
 
 TINY = ["--backend", "gloo", "--world-sizes", "2", "--sizes", "16K", "--compute", "32"]
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
@@ -93,17 +96,20 @@ def test_report_and_compare_accept_overlap_rows(overlap_run: Path, tmp_path: Pat
     assert "distbench compare: pass (4 " in compare.stdout  # every row alike: itself
 
 
-@pytest.mark.parametrize(
-    ("collective", "fault"),
-    [("all_reduce", "rotate"), ("all_gather", "skip"), ("reduce_scatter", "zero"),
-     ("broadcast", "skip")],
-)  # fmt: skip
+FAULTS = [("all_reduce", "rotate"), ("all_gather", "skip"), ("reduce_scatter", "zero"),
+          ("broadcast", "skip")]  # fmt: skip
+INJECT = Path(__file__).resolve().parent / "inject"
+
+
+@pytest.mark.parametrize(("collective", "fault"), FAULTS[:1])
 def test_the_check_in_the_overlapped_phase_catches_a_wrong_result(
     collective: str, fault: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """tests/overlap/inject damages what every async_op=True collective returns; the check,
-    issued with the compute running, must count wrong elements and fail the run."""
-    inject = Path(__file__).resolve().parent / "inject"
+    issued with the compute running, must count wrong elements and fail the run. Through the
+    CLI for all_reduce:rotate (a run stops at its first wrong row, comm/runner.py: one fault a
+    launch); the other faults on forked ranks below, the same wrapper and the same check."""
+    inject = INJECT
     monkeypatch.setenv("PYTHONPATH", f"{inject}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     monkeypatch.setenv("DISTBENCH_TEST_OVERLAP_FAULT", f"{collective}:{fault}")
     out = tmp_path / "run"
@@ -114,6 +120,38 @@ def test_the_check_in_the_overlapped_phase_catches_a_wrong_result(
     assert done.returncode == EXIT_FAILED, done.stderr + done.stdout
     assert "wrong elements" in done.stderr
     assert int(results(out)["wrong"].iloc[0]) > 0
+
+
+def wrong_under_fault(collective: str, fault: str, rank: int, world_size: int) -> int:
+    """A forked rank of a real gloo group with tests/overlap/inject installed as a worker's
+    sitecustomize installs it; one overlap case as the worker runs it (TINY: 16K, compute 32,
+    1 matmul, 1 iter, 1 trial, no warm-up, --check): its `wrong`, summed over ranks."""
+    from distbench.overlap.ops import build_collective
+    from distbench.overlap.runner import run_case
+    from distbench.overlap.spec import OverlapSpec
+    from distbench.primitives.base import Context
+
+    os.environ.update(RANK=str(rank), DISTBENCH_TEST_OVERLAP_FAULT=f"{collective}:{fault}")
+    runpy.run_path(str(INJECT / "sitecustomize.py"))
+    workload = OverlapSpec(
+        sizes=(16 * 1024,), primitives=(collective,), compute=(32,), compute_iters=1, iters=1,
+        trials=1, warmup=0, check=True,
+    )  # fmt: skip
+    ctx = Context(rank, world_size, torch.device("cpu"), "gloo", None, tuple(range(world_size)))
+    collective_ops = build_collective(collective, ctx, 16 * 1024)
+    _, _, _, wrong = run_case(ctx, workload, collective_ops, 32, "throughput")
+    return wrong
+
+
+@pytest.mark.parametrize(("collective", "fault"), FAULTS[1:])
+def test_the_overlapped_check_counts_wrong_elements_under_each_other_fault(
+    collective: str, fault: str, tmp_path: Path
+) -> None:
+    """The row's `wrong` of the faults not run through the CLI: above 0 on every rank (the sum
+    over ranks), which fails the run as all_reduce:rotate does above."""
+    work = functools.partial(wrong_under_fault, collective, fault)
+    for wrong in run_on_gloo_ranks(work, 2, tmp_path / "store"):
+        assert wrong > 0
 
 
 @pytest.mark.parametrize(
