@@ -4,6 +4,7 @@ CSV, the samples and the manifest, as a user would read them."""
 from __future__ import annotations
 
 import csv
+import datetime
 import json
 from pathlib import Path
 
@@ -74,11 +75,31 @@ def test_allreduce_gloo_check(allreduce_2rank: CliRun) -> None:
     assert (out / "logs" / "ws2-rank1.log").exists()
 
 
-def test_default_run_dirs_never_collide(tmp_path: Path) -> None:
+def test_default_run_dirs_never_collide(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run without --out lands in results/<UTC time>-all_reduce; a second one started in the
+    same second gets its own directory (-2). One real run through the CLI, then the CLI's own
+    run-dir maker (launch/run.py prepare_run_dir) called twice more in one frozen second."""
     args = ("allreduce", "--sizes", "1K", "--iters", "1", "--warmup", "0", "--trials", "1")
-    first, second = run_cli(*args, cwd=tmp_path), run_cli(*args, cwd=tmp_path)
-    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
-    runs = sorted((tmp_path / "results").iterdir())
-    assert len(runs) == 2
-    assert all(r.name.endswith("all_reduce") or "-all_reduce-" in r.name for r in runs)
-    assert all(len(read_csv(r / "results.csv")) == 1 for r in runs)
+    first = run_cli(*args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    [run] = (tmp_path / "results").iterdir()
+    assert run.name.endswith("-all_reduce")
+    assert len(read_csv(run / "results.csv")) == 1
+
+    from distbench.launch import run as launch_run
+
+    class Frozen(datetime.datetime):
+        @classmethod
+        def now(cls, tz: datetime.tzinfo | None = None) -> Frozen:
+            return cls(2026, 12, 2, 9, 0, 0, tzinfo=tz)
+
+    monkeypatch.setattr(launch_run, "datetime", Frozen)
+    monkeypatch.chdir(tmp_path)
+    made = [launch_run.prepare_run_dir(None, "all_reduce", "") for _ in range(2)]
+    assert [m.name for m in made] == [
+        "20261202T090000Z-all_reduce",
+        "20261202T090000Z-all_reduce-2",
+    ]
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == sorted(
+        [run.name, *(m.name for m in made)]
+    )

@@ -9,8 +9,11 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
-from tests.conftest import CliRun, run_cli
+from tests.conftest import CliRun, run_cli, run_on_gloo_ranks
+
+ZERO_SENDS = Path(__file__).resolve().parents[1] / "inject" / "zero_sends"
 
 BUBBLE_BELOW = 0.05
 BUBBLE_ABOVE = 0.15
@@ -67,21 +70,40 @@ def test_measured_bubble_near_theory_on_a_balanced_model(tmp_path: Path) -> None
         assert theory - BUBBLE_BELOW <= measured <= theory + BUBBLE_ABOVE, row
 
 
-def test_a_lost_gradient_shows_in_max_param_diff(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The equivalence check can fail: the last stage sends zeros for its input's gradients
-    (tests/inject/zero_sends), so stage 0 never learns, in every strategy."""
-    out = tmp_path / "run"
-    inject = Path(__file__).resolve().parents[1] / "inject" / "zero_sends"
-    monkeypatch.setenv("PYTHONPATH", f"{inject}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    monkeypatch.setenv("DISTBENCH_TEST_ZERO_SENDS_RANK", "1")
-    result = run_cli(
-        "pipeline", "--world-sizes", "2", "--microbatches", "2", "--depth", "3", "--width", "16",
-        "--batch-size", "8", "--steps", "2", "--warmup", "1", "--out", str(out),
+def lost_gradient_diffs(rank: int, world_size: int) -> dict[str, float]:
+    """A forked rank of a real 2-rank gloo group: tests/inject/zero_sends installed as a worker's
+    sitecustomize would install it (rank 1, the last stage, sends zeros), then each strategy
+    measured and compared with the single-process reference as run_pipeline does: the row's
+    max_param_diff per strategy."""
+    import runpy
+
+    from distbench.ddp.models import build_batches
+    from distbench.pipeline import runner
+    from distbench.pipeline.spec import PipelineSpec
+    from distbench.primitives.base import Context
+    from distbench.ranks import max_over_ranks
+
+    os.environ.update(RANK=str(rank), DISTBENCH_TEST_ZERO_SENDS_RANK="1")
+    runpy.run_path(str(ZERO_SENDS / "sitecustomize.py"))
+    spec = PipelineSpec(
+        width=16, depth=3, batch_size=8, steps=2, warmup=1, microbatches=(2,),
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    found = rows(out)
-    assert {r["strategy"] for r in found} == {"sendrecv", "pipelining", "pipelining-1f1b"}
-    for row in found:
-        assert float(row["max_param_diff"]) > 1e-4, row
+    ctx = Context(rank, world_size, torch.device("cpu"), "gloo", None, tuple(range(world_size)))
+    batches = build_batches(spec.model_spec(), 0, ctx.device)
+    reference = runner.reference_stage(spec, ctx, batches)
+    diffs = {}
+    for strategy, microbatches in spec.runs(world_size):
+        _, final = runner.measure(strategy, microbatches, spec, ctx, batches)
+        diffs[strategy] = max_over_ranks(ctx, [float((final - reference).abs().max())])[0]
+    return diffs
+
+
+def test_a_lost_gradient_shows_in_max_param_diff(tmp_path: Path) -> None:
+    """The equivalence check can fail: the last stage sends zeros for its input's gradients
+    (tests/inject/zero_sends, installed in the forked ranks only), so stage 0 never learns, in
+    every strategy (`pipeline --world-sizes 2 --microbatches 2 --depth 3 --width 16
+    --batch-size 8 --steps 2 --warmup 1`, measured in-process as the worker measures it)."""
+    for diffs in run_on_gloo_ranks(lost_gradient_diffs, 2, tmp_path / "store"):
+        assert set(diffs) == {"sendrecv", "pipelining", "pipelining-1f1b"}
+        for strategy, diff in diffs.items():
+            assert diff > 1e-4, (strategy, diffs)
