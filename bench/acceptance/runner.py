@@ -213,6 +213,8 @@ def run_acceptance(choice: Acceptance, launch: LaunchArgs, stages: Stages) -> in
         say(node.line())
     for gap in verdict.not_seen:
         say(f"not seen: {gap}")
+    if body["budget"]["over"]:
+        say(f"took longer than --budget {choice.budget_min:g} min: the plan's estimate is a model")
     failed = [n for n in verdict.nodes if not n.passed]
     summary = f"FAIL ({len(failed)} of {len(verdict.nodes)} nodes)" if failed else "PASS"
     say(f"{summary}; verdict: {out / VERDICT_JSON}; took {elapsed / 60:.1f} min")
