@@ -21,6 +21,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
@@ -68,6 +69,24 @@ def size_axis(ax: Axes, sizes: Iterable[float]) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: format_size(round(v))))
     ax.set_xlabel("size (bytes, nccl-tests' convention)")
+
+
+def log_y(ax: Axes, values: Iterable[float]) -> None:
+    """log10 y axis with plain labels ("20", "5e+03") at decades, or at 1-2-5 steps when the data
+    span under two decades, and no minor ticks.
+
+    The default log axis made ~30 minor ticks per panel and mathtext labels: at ~130 panels
+    that was most of a 10,000-row report's drawing time (docs/performance.md).
+    """
+    ax.set_yscale("log")
+    positive = [float(v) for v in values if v > 0 and math.isfinite(v)]
+    if positive:
+        low, high = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
+        steps = (1.0, 2.0, 5.0) if high - low <= 2 else (1.0,)
+        ticks = [m * 10.0**k for k in range(low, high + 1) for m in steps]
+        ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
 
 
 def shared_legend(fig: Figure, axes: Iterable[Axes], title: str) -> None:
@@ -128,13 +147,27 @@ def draw_lines(
     """One line per `series` (points already aggregated), with an optional shaded band; colour
     from `palette`, style and marker from line_styles over the palette's names."""
     styles = line_styles(palette)
+    polygons, colors = [], []
     for name, line in frame.groupby("series", sort=True):
         line = line.sort_values(x)
         color = palette[str(name)]
         style, marker = styles[str(name)]
         ax.plot(line[x], line[y], style, marker=marker, markersize=4, color=color, label=str(name))
         if band is not None:
-            ax.fill_between(line[x], line[band[0]], line[band[1]], color=color, alpha=0.18)
+            values = (line[c].to_numpy(dtype=float) for c in (x, *band))
+            polygons.append(band_polygon(*values))
+            colors.append(color)
+    if polygons:
+        ax.add_collection(PolyCollection(polygons, facecolors=colors, alpha=0.18, linewidths=0))
+
+
+def band_polygon(xs: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """The outline of a band between `low` and `high` along `xs` (sorted): what fill_between
+    draws, built directly (fill_between's checks cost ~4 ms a band: 1,000 bands in a big report).
+    Points where any of the three is missing are left out of the band."""
+    keep = np.isfinite(xs) & np.isfinite(low) & np.isfinite(high)
+    xs, low, high = xs[keep], low[keep], high[keep]
+    return np.column_stack([np.concatenate([xs, xs[::-1]]), np.concatenate([low, high[::-1]])])
 
 
 def primitive_mode_figure(
@@ -175,7 +208,7 @@ def plot_vs_size(points: pd.DataFrame, metric: str, ylabel: str, title: str) -> 
     def draw(ax: Axes, panel: pd.DataFrame) -> None:
         draw_lines(ax, panel, "size_bytes", "p50", palette, band=("p5", "p95"))
         size_axis(ax, panel["size_bytes"].unique())
-        ax.set_yscale("log")
+        log_y(ax, panel[["p5", "p50", "p95"]].to_numpy().ravel())
         ax.set_ylabel(ylabel)
 
     return primitive_mode_figure(quantiles, draw, "line", title)
@@ -187,22 +220,29 @@ def plot_fit(lines: pd.DataFrame, fits: pd.DataFrame) -> Figure | None:
     if fits.empty or "series" not in fits.columns:
         return None
     palette = line_palette(fits["series"].unique())
+    keys = [lines["primitive"], lines["mode"], lines["series"].astype(str)]
+    medians = {
+        key: rows.groupby("size_bytes")["time_us_p50"].median()
+        for key, rows in lines.groupby(keys, sort=False)
+    }  # one pass: a mask per line cost minutes at 10,000 rows
 
     def draw(ax: Axes, panel: pd.DataFrame) -> None:
         primitive, mode = panel["primitive"].iloc[0], panel["mode"].iloc[0]
-        same = (lines["primitive"] == primitive) & (lines["mode"] == mode)
+        shown = []
         for series, alpha, beta in zip(
             panel["series"].astype(str), panel["alpha_us"], panel["beta_GBps"], strict=True
         ):
-            rows = lines[same & (lines["series"] == series)]
-            p50 = rows.groupby("size_bytes")["time_us_p50"].median()
+            p50 = medians.get((primitive, mode, series))
+            if p50 is None:
+                continue
             color = palette[series]
             ax.plot(p50.index, p50.to_numpy(), "o", markersize=4, color=color, label=series)
             sizes = np.geomspace(max(float(p50.index.min()), 1.0), float(p50.index.max()), 64)
             slope = 0.0 if math.isinf(float(beta)) else 1e-3 / float(beta)
             ax.plot(sizes, float(alpha) + slope * sizes, "--", linewidth=1, color=color)
+            shown += [*p50.to_numpy(), float(alpha) + slope * sizes[0]]
         size_axis(ax, lines.loc[lines["primitive"] == primitive, "size_bytes"].unique())
-        ax.set_yscale("log")
+        log_y(ax, shown)
         ax.set_ylabel("time p50 (µs)")
 
     legend = "line (points) · fit (dashed)"
@@ -228,14 +268,16 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
     with sns.axes_style(STYLE):
         fig = new_figure(len(panels), 2)
         axes = fig.subplots(len(panels), 2, squeeze=False)
+        by_panel = dict(list(rows.groupby("panel", sort=False)))
         for i, panel in enumerate(panels):
-            at = rows[rows["panel"] == panel]
+            at = by_panel[panel]
+            series = {name: line.sort_values("world_size") for name, line in at.groupby("series")}
             for j, (metric, label) in enumerate(
                 (("time_us_p50", "time p50 (µs)"), ("busbw_GBps", "busbw (GB/s)"))
             ):
                 ax = axes[i][j]
-                for name in (n for n in order if n in set(at["series"])):
-                    line = at[at["series"] == name].sort_values("world_size")
+                for name in (n for n in order if n in series):
+                    line = series[name]
                     ax.plot(
                         line["world_size"],
                         line[metric],
@@ -249,7 +291,7 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
                 ax.set_xlabel("world size (ranks)")
                 ax.set_ylabel(label)
                 if metric == "time_us_p50":
-                    ax.set_yscale("log")
+                    log_y(ax, at[metric])
                 ax.set_title(panel, fontsize="medium")
         shared_legend(fig, axes.flat, "size · line" if len(lines) > 1 else "size")
         fig.suptitle("Scaling with world size")

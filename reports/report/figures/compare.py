@@ -11,10 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from distbench.reports.report.figures.collectives import (
+    band_polygon,
     line_palette,
     primitive_mode_figure,
     size_axis,
@@ -39,27 +41,36 @@ def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
         return None
     palette = line_palette(ratios["series"].unique())
 
+    bounds = ("low", "high")
+
     def draw(ax: Axes, panel: pd.DataFrame) -> None:
+        bands: list[np.ndarray] = []
+        colors: list[tuple[float, float, float]] = []
         for name, line in panel.groupby("series", sort=True):
             line = line.sort_values("size_bytes")
             color = palette[str(name)]
             x = line["size_bytes"].to_numpy(dtype=float)
             ax.plot(x, line["speedup"], color=color, linewidth=1.2, label=str(name))
             if "low" in line:
-                low = line["low"].clip(*AXIS_LIMITS)
-                high = line["high"].clip(*AXIS_LIMITS)
-                ax.fill_between(x, low, high, color=color, alpha=0.2, linewidth=0)
+                low, high = (np.clip(line[c].to_numpy(dtype=float), *AXIS_LIMITS) for c in bounds)
+                bands.append(band_polygon(x, low, high))
+                colors.append(color)
             state = line["state"] if "state" in line else pd.Series(REGRESSED, index=line.index)
             called = state.isin((IMPROVED, REGRESSED)).to_numpy()
             seen = (state == NO_CHANGE).to_numpy()
             y = line["speedup"].to_numpy(dtype=float)
-            ax.plot(x[called], y[called], "o", color=color)
-            ax.plot(
-                x[seen], y[seen], "o", markersize=6, markerfacecolor="white",
-                markeredgecolor="grey",
-            )  # fmt: skip
             blind = ~(called | seen)
-            ax.plot(x[blind], y[blind], "x", markersize=6, color="grey")
+            if called.any():  # an empty plot costs as much as a full one: skipped
+                ax.plot(x[called], y[called], "o", color=color)
+            if seen.any():
+                ax.plot(
+                    x[seen], y[seen], "o", markersize=6, markerfacecolor="white",
+                    markeredgecolor="grey",
+                )  # fmt: skip
+            if blind.any():
+                ax.plot(x[blind], y[blind], "x", markersize=6, color="grey")
+        if bands:
+            ax.add_collection(PolyCollection(bands, facecolors=colors, alpha=0.2, linewidths=0))
         for marker, face, edge, label in STATE_KEYS:
             ax.plot(
                 [], [], marker, linestyle="none", label=label, color=edge, markerfacecolor=face,
@@ -77,7 +88,7 @@ def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
         ax.set_yscale("log")
         ax.set_ylim(bottom, top)
         ax.yaxis.set_major_locator(LogLocator(base=2))
-        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_minor_locator(NullLocator())  # ~20 unlabelled ticks a panel cost its drawing
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.3g}×"))
         ax.set_ylabel(f"speedup vs {baseline}")
 
