@@ -38,7 +38,7 @@ TINY = ("--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1
         (["allreduce", "--cuda-graph", "4"], "--cuda-graph needs CUDA and the nccl backend"),
         (["allreduce", "--buffers", "symmetric"], "--buffers symmetric needs CUDA and the nccl"),
         (["sweep", "--primitives", "all", "--cuda-graph", "2"], "(this run: gloo on cpu)"),
-        (["allreduce", "--cuda-graph", "0"], "--cuda-graph must be at least 1"),
+        (["allreduce", "--cuda-graph", "-1"], "--cuda-graph must be at least 0"),  # 0: off
         (["allreduce", "--buffers", "shared"], "unknown buffers 'shared'"),
     ],
 )
