@@ -25,6 +25,20 @@ DTYPE_BYTES = {
 }
 """Bytes per element (torch's itemsize), known without importing torch."""
 
+NCCL_DTYPE_NAMES = {
+    "float32": "float",
+    "float16": "half",
+    "float64": "double",
+    "bfloat16": "bfloat16",
+    "int8": "int8",
+    "uint8": "uint8",
+    "int32": "int32",
+    "int64": "int64",
+}
+"""distbench dtype -> nccl-tests' name for it (its test_typenames, src/common.cu): `--table
+nccl-tests` and `export --format nccl-tests-json` write it, -d/--dtype reads it (DTYPE_ALIASES
+has float, half, double)."""
+
 DTYPE_ALIASES = {
     "fp32": "float32",
     "float": "float32",

@@ -33,7 +33,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from distbench.options.nccl import NCCL_DTYPE_NAMES
+from distbench.parse import NCCL_DTYPE_NAMES
 from distbench.tables import format_number, group_rows
 
 Row = dict[str, str]

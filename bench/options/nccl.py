@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from distbench.options.opt import choice, integer, text
-from distbench.parse import DTYPES, UsageError, parse_dtypes, parse_int
+from distbench.parse import DTYPES, NCCL_DTYPE_NAMES, UsageError, parse_dtypes, parse_int
 from distbench.primitives.facts import FACTS
 
 NCCL_FLAGS = {
@@ -30,18 +30,6 @@ a switch; every other one takes the long option's values)."""
 ALL = "all"
 """--dtype all: every dtype the run's primitives take (resolve_dtypes)."""
 
-NCCL_DTYPE_NAMES = {
-    "float32": "float",
-    "float16": "half",
-    "float64": "double",
-    "bfloat16": "bfloat16",
-    "int8": "int8",
-    "uint8": "uint8",
-    "int32": "int32",
-    "int64": "int64",
-}
-"""distbench dtype -> nccl-tests' name for it (its test_typenames; `--table nccl-tests` prints it,
-and -d/--dtype read it: parse.DTYPE_ALIASES has float, half, double)."""
 
 NCCL_ONLY_DTYPES = {"uint32", "uint64", "f8e4m3", "f8e5m2", "char"}
 """nccl-tests types distbench does not time (gloo cannot reduce them; 'char' is its int8)."""

@@ -16,6 +16,7 @@ import itertools
 import json
 from typing import Any
 
+from distbench.parse import NCCL_DTYPE_NAMES
 from distbench.reports.export.rows import ExportRun, case_name, number
 from distbench.reports.runs import Row
 
@@ -29,17 +30,6 @@ TIME_COLUMN = "time_us_mean"
 ops back to back; latency: isolated ops), of the slowest rank. nccl-tests' is the mean per op of
 one timed loop, averaged over the ranks: both are means per op, distbench's of the slowest rank."""
 
-TYPE_NAMES = {
-    "float32": "float",
-    "float16": "half",
-    "float64": "double",
-    "bfloat16": "bfloat16",
-    "int8": "int8",
-    "uint8": "uint8",
-    "int32": "int32",
-    "int64": "int64",
-}
-"""distbench dtype -> nccl-tests' test_typenames (src/common.cu); another is written as it is."""
 PER_RANK_COUNT = {"all_gather", "reduce_scatter", "all_to_all", "gather"}
 """Primitives whose nccl-tests `count` is one rank's elements (their getCollByteCount's
 paramcount is count/nranks); distbench's `count` is the elements of size_bytes, the whole buffer."""
@@ -107,7 +97,7 @@ def result(by_placement: dict[str, Row]) -> dict[str, Any]:
     return {
         "size": int(number(row, "size_bytes") or 0),
         "count": count,
-        "type": TYPE_NAMES.get(values.get("dtype", ""), values.get("dtype", "")),
+        "type": NCCL_DTYPE_NAMES.get(values.get("dtype", ""), values.get("dtype", "")),
         "redop": values.get("op") or "none",
         "root": root_text(values.get("root", "")),
         "out_of_place": body(by_placement.get("out")),
