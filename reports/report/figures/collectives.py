@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from distbench.parse import format_size
+from distbench.reports.report.figures.grid import fixed_grid, log_y
 
 STYLE = "whitegrid"
 MAX_COLS = 3
@@ -38,16 +39,21 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X")
 """Scaling figures show at most this many sizes (spread over the range) to stay readable."""
 
 
-def new_figure(rows: int, cols: int, width: float = PANEL_W, height: float = PANEL_H) -> Figure:
-    return Figure(figsize=(width * cols + 1.8, height * rows + 0.6), layout="constrained")
+def new_figure(
+    rows: int, cols: int, width: float = PANEL_W, height: float = PANEL_H, fixed: bool = False
+) -> Figure:
+    """A figure for rows x cols panels; `fixed`: laid out by grid.fixed_grid (many-panel
+    figures), else by constrained layout."""
+    size = (width * cols + 1.8, height * rows + 0.6)
+    return Figure(figsize=size, layout=None if fixed else "constrained")
 
 
-def panel_grid(count: int, cols: int = MAX_COLS) -> tuple[Figure, list[Axes]]:
+def panel_grid(count: int, cols: int = MAX_COLS, fixed: bool = False) -> tuple[Figure, list[Axes]]:
     """`count` panels wrapped into rows of at most `cols` (the page is ~1200 px wide); the spare
     cells of the last row are hidden."""
     cols = max(1, min(cols, count))
     rows = math.ceil(count / cols)
-    fig = new_figure(rows, cols)
+    fig = new_figure(rows, cols, fixed=fixed)
     axes = list(fig.subplots(rows, cols, squeeze=False).flat)
     for ax in axes[count:]:
         ax.set_visible(False)
@@ -71,26 +77,9 @@ def size_axis(ax: Axes, sizes: Iterable[float]) -> None:
     ax.set_xlabel("size (bytes, nccl-tests' convention)")
 
 
-def log_y(ax: Axes, values: Iterable[float]) -> None:
-    """log10 y axis with plain labels ("20", "5e+03") at decades, or at 1-2-5 steps when the data
-    span under two decades, and no minor ticks.
-
-    The default log axis made ~30 minor ticks per panel and mathtext labels: at ~130 panels
-    that was most of a 10,000-row report's drawing time (docs/performance.md).
-    """
-    ax.set_yscale("log")
-    positive = [float(v) for v in values if v > 0 and math.isfinite(v)]
-    if positive:
-        low, high = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
-        steps = (1.0, 2.0, 5.0) if high - low <= 2 else (1.0,)
-        ticks = [m * 10.0**k for k in range(low, high + 1) for m in steps]
-        ax.yaxis.set_major_locator(FixedLocator(ticks))
-    ax.yaxis.set_minor_locator(NullLocator())
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-
-
-def shared_legend(fig: Figure, axes: Iterable[Axes], title: str) -> None:
-    """One legend for the whole figure, below the panels, from every panel's lines.
+def shared_legend(fig: Figure, axes: Iterable[Axes], title: str) -> float:
+    """One legend for the whole figure, below the panels, from every panel's lines; returns the
+    height (inches) it added to the figure.
 
     Below, not beside: a legend at the right, as wide as its longest name, covered the figure's
     title and squeezed the panels. Its columns fit the figure's width, and the figure grows by
@@ -104,11 +93,12 @@ def shared_legend(fig: Figure, axes: Iterable[Axes], title: str) -> None:
         if legend is not None:
             legend.remove()
     if not handles:
-        return
+        return 0.0
     entry_in = 0.55 + LEGEND_CHAR_IN * max(len(label) for label in handles)
     cols = max(1, min(len(handles), int(fig.get_figwidth() // entry_in)))
     rows = math.ceil(len(handles) / cols)
-    fig.set_figheight(fig.get_figheight() + 0.45 + LEGEND_ROW_IN * rows)
+    added = 0.45 + LEGEND_ROW_IN * rows
+    fig.set_figheight(fig.get_figheight() + added)
     fig.legend(
         list(handles.values()),
         list(handles.keys()),
@@ -117,6 +107,7 @@ def shared_legend(fig: Figure, axes: Iterable[Axes], title: str) -> None:
         ncols=cols,
         fontsize="small",
     )
+    return added
 
 
 def line_palette(names: Iterable[str]) -> dict[str, tuple[float, float, float]]:
@@ -177,12 +168,13 @@ def primitive_mode_figure(
     `primitive · mode` and filled by `draw(ax, its rows)`), one legend below titled `legend`."""
     panels = list(frame.groupby(["primitive", "mode"], sort=True))
     with sns.axes_style(STYLE):
-        fig, axes = panel_grid(len(panels))
+        fig, axes = panel_grid(len(panels), fixed=True)
         for ax, ((primitive, mode), panel) in zip(axes, panels, strict=False):
             ax.set_title(f"{primitive} · {mode}", fontsize="medium")
             draw(ax, panel)
-        shared_legend(fig, axes, legend)
-        fig.suptitle(title)
+        legend_in = shared_legend(fig, axes, legend)
+        cols = min(MAX_COLS, len(panels))
+        fixed_grid(fig, math.ceil(len(panels) / cols), cols, title, legend_in)
     return fig
 
 
@@ -266,7 +258,7 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
     palette = line_palette(rows["series"])
     order = rows.sort_values(["line", "requested_bytes"])["series"].drop_duplicates().tolist()
     with sns.axes_style(STYLE):
-        fig = new_figure(len(panels), 2)
+        fig = new_figure(len(panels), 2, fixed=True)
         axes = fig.subplots(len(panels), 2, squeeze=False)
         by_panel = dict(list(rows.groupby("panel", sort=False)))
         for i, panel in enumerate(panels):
@@ -293,6 +285,6 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
                 if metric == "time_us_p50":
                     log_y(ax, at[metric])
                 ax.set_title(panel, fontsize="medium")
-        shared_legend(fig, axes.flat, "size · line" if len(lines) > 1 else "size")
-        fig.suptitle("Scaling with world size")
+        legend_in = shared_legend(fig, axes.flat, "size · line" if len(lines) > 1 else "size")
+        fixed_grid(fig, len(panels), 2, "Scaling with world size", legend_in)
     return fig
