@@ -18,11 +18,13 @@ the padded size.
 from __future__ import annotations
 
 import math
-import sys
 
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.distributed.device_mesh import DeviceMesh
+from torch.distributed.fsdp import fully_shard
+from torch.distributed.tensor import DTensor
 
 from distbench.primitives.base import Context
 
@@ -40,11 +42,6 @@ def blocks(model: nn.Module) -> list[nn.Module]:
 
 def shard_model(model: nn.Module, ctx: Context, strategy: str) -> nn.Module:
     """fully_shard every block, then the root, over ctx.group (in place; returns the model)."""
-    # Imported here, by FSDP strategies only: torch.distributed.fsdp brings DTensor and sympy,
-    # ~1 CPU-s at each rank's start (docs/performance.md, "Start-up").
-    from torch.distributed.device_mesh import DeviceMesh
-    from torch.distributed.fsdp import fully_shard
-
     group = ctx.group if ctx.group is not None else dist.group.WORLD
     assert group is not None, "the process group is initialised before a strategy is built"
     mesh = DeviceMesh.from_group(group, ctx.device.type)
@@ -57,9 +54,7 @@ def shard_model(model: nn.Module, ctx: Context, strategy: str) -> nn.Module:
 
 def full_param(param: torch.Tensor) -> torch.Tensor:
     """The whole parameter: a sharded one is all-gathered (a collective: every rank calls it)."""
-    # A DTensor exists only once its module is imported (by shard_model): no import here.
-    dtensor = sys.modules.get("torch.distributed.tensor")
-    if dtensor is not None and isinstance(param, dtensor.DTensor):
+    if isinstance(param, DTensor):
         return param.full_tensor().detach()
     return param.detach()
 
