@@ -61,6 +61,7 @@ SHRINKS: list[Shrink] = [
     # without changing what it runs; a command that any of them changed counts as shrunk.
     ("sizes up to 1M", r"--sizes (\S+)", lambda m: "--sizes " + small_sizes(m[1])),
     ("sizes up to 1M", r"--max-size (\S+)", lambda m: f"--max-size {small_sizes(m[1])}"),
+    ("rpc sizes up to 64K", r"^(distbench rpc\b.*--sizes )(\S+)", lambda m: m[1] + rpc_sizes(m[2])),
     ("world sizes up to 4", r"--world-sizes (\S+)", lambda m: "--world-sizes " + ws(m[1])),
     ("2 trials", r"--trials (\d+)", lambda m: "--trials 2" if int(m[1]) > 2 else m[0]),
     ("2 steps", r"--steps (\d+)", lambda m: "--steps 2" if int(m[1]) > 2 else m[0]),
@@ -72,14 +73,20 @@ SHRINKS: list[Shrink] = [
     ("the tiny matrix", r"--config ci/sweep-\S+", lambda m: "--config ~/tiny-sweep.toml"),
 ]
 """Substitutions on the command line. More in shrink(): a command that would measure the
-default size ladder (to 64M on gloo) gets `--sizes 1K,1M`, ddp and pipeline without --steps get
+default size ladder (to 64M on gloo) gets `--sizes 1K,1M` (the torchx component's default too),
+a ladder with --factor stops at 4K (`--max-size`), ddp and pipeline without --steps get
 `--steps 2`, ci/nightly.sh sweeps once, the tiny matrix (TINY_SWEEP), a compiled api compiles
 one primitive at one size, and a command that launches once per world size (every workload but
 the collectives and sweep, which measure several on subgroups of one launch) keeps one: the
-largest up to 3."""
+largest up to 2 for pipeline and init (each rank a stage or a fresh process group; 3 ranks add
+nothing the pages explain), up to 3 for the others."""
 
 ONE_PER_WORLD_SIZE = "ddp|pipeline|init|rpc|overlap|pairs"
 """Workloads that launch once per world size (bench/workloads.py: no subgroups)."""
+TWO_RANKS = ("pipeline", "init")
+"""Of those, the ones that run with 2 ranks (pipeline: a stage each; init: a group of 2)."""
+TORCHX_SWEEP = re.compile(r"^torchx run -s local_cwd \S*sweep\b")
+"""The torchx component sweeps --sizes (default 1K,1M,64M: bench/torchx.py)."""
 MEASURES_SIZES = re.compile(
     r"^distbench (allreduce|broadcast|reduce|allgather|reducescatter|alltoall|alltoallv|sendrecv"
     r"|sweep|pairs|overlap|rpc)\b"
@@ -89,6 +96,12 @@ MEASURES_SIZES = re.compile(
 def small_sizes(sizes: str) -> str:
     kept = [s for s in sizes.split(",") if to_bytes(s) <= 1 << 20]
     return ",".join(kept or ["1M"])
+
+
+def rpc_sizes(sizes: str) -> str:
+    """rpc's sizes up to 64K (its 1M costs ~20 CPU-s on gloo: each pattern moves it every iter)."""
+    kept = [s for s in sizes.split(",") if to_bytes(s) <= 64 << 10]
+    return ",".join(kept) if kept else sizes.split(",")[0]
 
 
 def to_bytes(size: str) -> int:
@@ -117,8 +130,15 @@ def shrink(command: str) -> tuple[str, list[str]]:
 def shrink_one(command: str) -> tuple[str, list[str]]:
     applied: list[str] = []
     sized = re.search(r"--(sizes|min-size|max-size|tokens|config|resume)\b|\s-[bes]\s", command)
-    if MEASURES_SIZES.match(command) and not sized:
+    torchx = TORCHX_SWEEP.match(command) and "--sizes" not in command  # (-s is its scheduler)
+    if (MEASURES_SIZES.match(command) and not sized) or torchx:
         command, applied = command + " --sizes 1K,1M", ["sizes up to 1M"]
+    ladder = re.search(r"--max-size (\S+)", command)
+    if ladder and "--factor" in command and to_bytes(ladder[1]) > 4 << 10:
+        low = re.search(r"--min-size (\S+)", command)
+        if not low or to_bytes(low[1]) <= 4 << 10:  # a ladder of 4 B .. 4K: 11 sizes, not 19
+            command = command.replace(ladder[0], "--max-size 4K")
+            applied.append("a ladder up to 4K")
     if re.match(r"^distbench (ddp|pipeline)\b(?!.*--(steps|resume))", command):
         command, applied = command + " --steps 2", [*applied, "2 steps"]
     if re.search(r"ci/nightly\.sh(?!.*--(run-dir|resume))", command):
@@ -133,11 +153,12 @@ def shrink_one(command: str) -> tuple[str, list[str]]:
             command, applied = compiled, [*applied, "one primitive and size to compile"]
     own = re.match(rf"^distbench ({ONE_PER_WORLD_SIZE})\b.*--world-sizes (\S+)", command)
     if own:  # no subgroups: a launch per world size; the largest up to 3 (4 ranks on 2 cores
-        # cost these workloads 25-100 s of CPU a command)
-        largest = str(max(min(int(w), 3) for w in own[2].split(",")))
+        # cost these workloads 25-100 s of CPU a command), up to 2 where 2 ranks run it
+        most = 2 if own[1] in TWO_RANKS else 3
+        largest = str(max(min(int(w), most) for w in own[2].split(",")))
         if largest != own[2]:
             command = command.replace(f"--world-sizes {own[2]}", f"--world-sizes {largest}")
-            applied.append("one launch of up to 3 ranks")
+            applied.append(f"one launch of up to {most} ranks")
     for what, pattern, replace in SHRINKS:
         new = re.sub(pattern, replace, command)
         if new != command:
@@ -295,9 +316,23 @@ def test_shrinks_only_make_a_command_smaller() -> None:
     run, applied = shrink("distbench allreduce --sizes 1K,64M --trials 10 --world-sizes 2,8")
     assert run == "distbench allreduce --sizes 1K --trials 2 --world-sizes 2,4"
     assert applied == ["sizes up to 1M", "world sizes up to 4", "2 trials"]
+    ladder = "distbench allreduce --world-sizes 2,3 --min-size 4 --max-size 1M --factor 2"
+    assert shrink(ladder)[0] == ladder.replace("1M", "4K")
+    assert shrink("distbench allreduce --min-size 8K --max-size 1M --factor 2")[1] == []
+    assert shrink("distbench rpc --sizes 8,64K,1M")[0] == "distbench rpc --sizes 8,64K"
+    assert shrink("distbench init --world-sizes 2,4,8")[0] == "distbench init --world-sizes 2"
+    pairs = "distbench pairs --world-sizes 4 --sizes 1M"
+    assert shrink(pairs)[0] == pairs.replace("4", "3")
+    torchx = "torchx run -s local_cwd distbench.sweep --world_sizes 2"
+    assert shrink(torchx)[0] == torchx + " --sizes 1K,1M"
     for example in all_examples():
         run, _ = shrink(example.text)
         assert "--dry-run" not in run
+        for flag in ("sizes", "max-size", "world-sizes", "world_sizes", "trials", "steps"):
+            before, after = (re.search(rf"--{flag} ([\w,]+)", c) for c in (example.text, run))
+            if before and after:  # a list that only loses values, or one smaller value
+                was, now = (list(map(to_bytes, m[1].split(","))) for m in (before, after))
+                assert set(now) <= set(was) or (len(now) == 1 and now[0] <= min(was)), run
         if not example.kind:  # it runs: it writes inside its world, so it can run again
             assert not re.search(r"--(out|store) /", run), example
 
