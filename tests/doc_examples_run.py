@@ -181,6 +181,11 @@ FRESH = re.compile(
 )
 """A fresh launch: it writes a new results/<UTC time>-<name> that no later command of its block
 names, and reads nothing an earlier one wrote, so it runs the same in any block."""
+READER = re.compile(r"^distbench (report|history|compare)\b(?!.*--save\b)")
+"""A reader: it reads runs and baselines and writes only its own report, history folder and
+cache, which no later command of the pages reads. Before the first writer of its block (a
+launch, a --save, a baseline save, a night: any other command) it finds only the world, so it
+runs the same in any block, and is not state for the commands after it."""
 
 
 @dataclass
@@ -191,36 +196,42 @@ class Step:
     applied: list[str] = field(default_factory=list)
     key: tuple[str, ...] = ()
     """Equal keys run the same: the shrunk command, its `export`/`cd` lines and, unless it is a
-    fresh launch, the commands before it in its block (the state it runs in)."""
+    fresh launch or a reader before its block's first writer, the commands before it in its
+    block (the state it runs in)."""
     execute: bool = False
     """Run in its block's world; else its key's outcome, run elsewhere, stands for it."""
+    alone: bool = False
+    """Keyed alone (a fresh launch, or a reader before any writer): no state for later steps."""
 
 
 def plan(
     blocks: list[list[Example]], shrink: Callable[[str], tuple[str, list[str]]]
 ) -> list[list[Step]]:
-    """Every block's steps. A key runs in the first block that has it. A command that is not a
-    fresh launch also runs where a later command of its block runs, so that the later one finds
-    the state the page says it finds."""
+    """Every block's steps. A key runs in the first block that has it. A command keyed with the
+    commands before it also runs where a later command of its block runs, so that the later one
+    finds the state the page says it finds."""
     seen: set[tuple[str, ...]] = set()
     planned: list[list[Step]] = []
     for group in blocks:
         steps: list[Step] = []
         before: tuple[str, ...] = ()
+        written = False
         for example in group:
             if example.kind:
                 steps.append(Step(example))
                 continue
             command, applied = shrink(example.text)
-            if FRESH.match(command):
+            alone = bool(FRESH.match(command)) or (not written and bool(READER.match(command)))
+            written = written or not READER.match(command)
+            if alone:
                 key: tuple[str, ...] = (*example.context, command)
             else:
                 key = before = (*before, *example.context, command)
-            steps.append(Step(example, command, applied, key, key not in seen))
+            steps.append(Step(example, command, applied, key, key not in seen, alone=alone))
             seen.add(key)
-        needed = [n for n, s in enumerate(steps) if s.execute and not FRESH.match(s.command)]
+        needed = [n for n, s in enumerate(steps) if s.execute and not s.alone]
         for step in steps[: max(needed, default=0)]:
-            step.execute = step.execute or (bool(step.key) and not FRESH.match(step.command))
+            step.execute = step.execute or (bool(step.key) and not step.alone)
         planned.append(steps)
     return planned
 

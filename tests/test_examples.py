@@ -366,3 +366,22 @@ def test_a_documented_command_that_breaks_fails(
 
 def pick(result: tuple[str, list[str], int, str]) -> tuple[str, int, str]:
     return result[0], result[2], result[3]
+
+
+def test_a_reader_before_any_writer_runs_once() -> None:
+    """report/history/compare without --save, before the first writer of their block, are keyed
+    by their command alone (identical ones run once); after a writer, with their block's state."""
+    readers = [Example("a.md", 0, "distbench report R"), Example("a.md", 0, "distbench history R")]
+    again = [Example("b.md", 0, e.text) for e in readers]
+    again.append(Example("b.md", 0, "distbench report S"))
+    saved = [
+        Example("c.md", 0, "distbench baseline save R --name n"),
+        Example("c.md", 0, "distbench report R"),
+    ]
+    first, second, third = plan([readers, again, saved], shrink)
+    assert [s.execute for s in first] == [True, True]
+    assert [s.execute for s in second] == [False, False, True]  # no earlier reader forced to run
+    assert [s.key for s in second[:2]] == [s.key for s in first]
+    assert third[1].key == (saved[0].text, "distbench report R") and third[1].execute
+    write = [Example("d.md", 0, "distbench compare n R --save v.md"), *readers]
+    assert [s.execute for s in plan([readers, write], shrink)[1]] == [True, True, True]
