@@ -12,29 +12,14 @@ DISTBENCH_ ...): the slowness alone, not a differing fact, must fail the node.
 from __future__ import annotations
 
 import os
-import time
 
 _DELAY = os.environ.get("SLOW_NODE_DELAY_S", "")
 
 if _DELAY and os.environ.get("LOCAL_RANK") is not None:  # this node's torchrun workers only
-    import functools
-    from collections.abc import Callable
-    from typing import Any
+    import sys
+    from pathlib import Path
 
-    import torch.distributed as dist
-    import torch.distributed.distributed_c10d as c10d
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/inject: p2p_delay
+    from p2p_delay import install
 
-    _DELAY_S = float(_DELAY)
-
-    def _delayed(real: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(real)
-        def slow(*args: Any, **kwargs: Any) -> Any:
-            time.sleep(_DELAY_S)
-            return real(*args, **kwargs)
-
-        return slow
-
-    for _name in ("send", "recv", "isend", "irecv"):
-        _slow = _delayed(getattr(c10d, _name))
-        setattr(c10d, _name, _slow)
-        setattr(dist, _name, _slow)
+    install(float(_DELAY))

@@ -13,30 +13,15 @@ replaced: batch_isend_irecv's P2POp checks its op against the latter.
 from __future__ import annotations
 
 import os
-import time
 
 _SPEC = os.environ.get("DISTBENCH_TEST_SLOW_RANK", "")
 _RANK, _, _DELAY = _SPEC.partition(":")
 
 if _SPEC and os.environ.get("RANK") in _RANK.split(","):  # the chosen torchrun workers only
-    import functools
-    from collections.abc import Callable
-    from typing import Any
+    import sys
+    from pathlib import Path
 
-    import torch.distributed as dist
-    import torch.distributed.distributed_c10d as c10d
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/inject: p2p_delay
+    from p2p_delay import install
 
-    _DELAY_S = float(_DELAY or "0.005")
-
-    def _delayed(real: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(real)
-        def slow(*args: Any, **kwargs: Any) -> Any:
-            time.sleep(_DELAY_S)
-            return real(*args, **kwargs)
-
-        return slow
-
-    for _name in ("send", "recv", "isend", "irecv"):
-        _slow = _delayed(getattr(c10d, _name))
-        setattr(c10d, _name, _slow)
-        setattr(dist, _name, _slow)
+    install(float(_DELAY or "0.005"))
