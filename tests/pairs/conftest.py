@@ -4,31 +4,22 @@ that changes a run's files works on a copy (shutil.copytree to its tmp_path)."""
 
 from __future__ import annotations
 
-import subprocess
-from dataclasses import dataclass
-from pathlib import Path
-
 import pytest
 
+from tests.conftest import CliRun
 from tests.pairs.test_pairs_e2e import SLOW_DELAY, STEADY, WINDOW, run_pairs
 
 
-@dataclass(frozen=True)
-class PairsRun:
-    out: Path
-    done: subprocess.CompletedProcess[str]
-
-
 @pytest.fixture(scope="session")
-def six_ranks_one_slow(tmp_path_factory: pytest.TempPathFactory) -> PairsRun:
+def six_ranks_one_slow(tmp_path_factory: pytest.TempPathFactory) -> CliRun:
     """6 ranks, rank 5 slowed (tests/inject/slow_rank), steady windows, --fail-on-outlier."""
     out = tmp_path_factory.mktemp("pairs-6-slow") / "run"
     done = run_pairs(out, 6, f"5:{SLOW_DELAY}", *WINDOW, *STEADY, "--fail-on-outlier")
-    return PairsRun(out, done)
+    return CliRun(out, done)
 
 
 @pytest.fixture(scope="session")
-def pairs_allreduce_3(tmp_path_factory: pytest.TempPathFactory) -> PairsRun:
+def pairs_allreduce_3(tmp_path_factory: pytest.TempPathFactory) -> CliRun:
     """3 ranks, no wrapper, --primitive allreduce."""
     out = tmp_path_factory.mktemp("pairs-3-allreduce") / "run"
-    return PairsRun(out, run_pairs(out, 3, None, "--primitive", "allreduce"))
+    return CliRun(out, run_pairs(out, 3, None, "--primitive", "allreduce"))

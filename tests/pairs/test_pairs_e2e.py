@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from tests.pairs.conftest import PairsRun
+    from tests.conftest import CliRun
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW_RANK = ROOT / "tests" / "inject" / "slow_rank"
@@ -111,7 +111,7 @@ def test_without_the_wrapper_nobody_is_flagged(tmp_path: Path) -> None:
     assert all(row["pairs"] == "2" for row in standings)
 
 
-def test_allreduce_on_each_pairs_subgroup_at_odd_world_size(pairs_allreduce_3: PairsRun) -> None:
+def test_allreduce_on_each_pairs_subgroup_at_odd_world_size(pairs_allreduce_3: CliRun) -> None:
     """3 ranks: the circle method's dummy rank gives 3 rounds of one pair; all_reduce rows carry
     nccl-tests' busbw factor of a 2-rank group (1)."""
     run_dir, done = pairs_allreduce_3.out, pairs_allreduce_3.done

@@ -14,7 +14,7 @@ import pytest
 from distbench.reports.load import load_runs
 from distbench.reports.report.build import build_report
 from distbench.reports.report.pairs import pair_matrices, read_ranks, split_matrix_rows
-from tests.pairs.conftest import PairsRun
+from tests.conftest import CliRun
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +25,7 @@ def markdown_table(text: str, title: str) -> list[list[str]]:
     return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in block.splitlines()]
 
 
-def test_the_report_marks_the_slow_rank(six_ranks_one_slow: PairsRun, tmp_path: Path) -> None:
+def test_the_report_marks_the_slow_rank(six_ranks_one_slow: CliRun, tmp_path: Path) -> None:
     """The e2e test's 6-rank run, rank 5 slowed (its --fail-on-outlier exit 1 is asserted there)."""
     run_dir = six_ranks_one_slow.out
     assert six_ranks_one_slow.done.returncode == 1, six_ranks_one_slow.done.stderr
@@ -62,7 +62,7 @@ def test_the_report_marks_the_slow_rank(six_ranks_one_slow: PairsRun, tmp_path: 
 
 
 def test_allreduce_pairs_are_a_matrix_and_a_run_without_ranks_csv_still_reports(
-    pairs_allreduce_3: PairsRun, tmp_path: Path
+    pairs_allreduce_3: CliRun, tmp_path: Path
 ) -> None:
     assert pairs_allreduce_3.done.returncode == 0, pairs_allreduce_3.done.stderr
     run_dir = tmp_path / "run"
