@@ -20,17 +20,20 @@ from typing import Any
 
 from distbench.parse import UsageError, format_size, parse_size
 
+NIGHTLY_PRIMITIVES = (
+    "allreduce",
+    "broadcast",
+    "reduce",
+    "allgather",
+    "reducescatter",
+    "alltoall",
+    "sendrecv",
+)
+"""The nightly matrix's commands, the same on both backends."""
+
 NIGHTLY: dict[str, dict[str, Any]] = {
     "gloo": {
-        "primitives": [
-            "allreduce",
-            "broadcast",
-            "reduce",
-            "allgather",
-            "reducescatter",
-            "alltoall",
-            "sendrecv",
-        ],
+        "primitives": list(NIGHTLY_PRIMITIVES),
         "sizes": ["1K", "64K", "1M"],
         "dtypes": ["float32", "bfloat16"],
         "op": "sum",
@@ -46,15 +49,7 @@ NIGHTLY: dict[str, dict[str, Any]] = {
         "window": 16,
     },
     "nccl": {
-        "primitives": [
-            "allreduce",
-            "broadcast",
-            "reduce",
-            "allgather",
-            "reducescatter",
-            "alltoall",
-            "sendrecv",
-        ],
+        "primitives": list(NIGHTLY_PRIMITIVES),
         "sizes": [format_size(1024 * 4**k) for k in range(11)],  # 1K .. 1G by 4: min/max/factor
         "dtypes": ["bfloat16", "float32"],
         "op": "sum",
