@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import queue as queue_module
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -30,6 +31,13 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     # child inherits that: the Ctrl-C tests' CLI would never see their SIGINT and run to the end.
     # A handler, unlike SIG_IGN, is reset to the default at exec, so the CLIs get Ctrl-C again.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (a rendezvous endpoint for a test's own launches)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def run_cli(
@@ -145,7 +153,6 @@ def two_nodes_2x2(tmp_path_factory: pytest.TempPathFactory) -> TwoNodes:
     static rendezvous (--node-rank), one shared --out, allreduce at world sizes 2 (node 0 alone)
     and 4 (both), 1K and 16K, 3 trials, --rank-samples node. Tests read it; a test that changes
     its files works on a copy."""
-    from tests.launch.test_multinode import free_port
 
     out = tmp_path_factory.mktemp("two-nodes") / "run"
     endpoint = f"127.0.0.1:{free_port()}"

@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
+
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "data" / "launches-nightly-cpu.json.gz"
 
 

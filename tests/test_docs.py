@@ -7,7 +7,6 @@ import importlib.util
 import re
 import sys
 from dataclasses import fields
-from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -17,8 +16,8 @@ from distbench.collectors.rows_init import InitRow
 from distbench.collectors.rows_overlap import OverlapRow
 from distbench.collectors.rows_pipeline import PipelineRow
 from distbench.collectors.schema import DdpRow, ResultRow, SampleRow
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 ROW_TYPES = (ResultRow, DdpRow, SampleRow, PipelineRow, InitRow, OverlapRow, RankRow)
 """Every file's row class: the reference has a table for each (docs/hooks/columns.py)."""
 

@@ -14,13 +14,13 @@ import pytest
 from distbench.cli.app import run_cli as run_in_process
 from distbench.options.launch import Machine
 from tests.conftest import usage_error_line
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "ci"))
 
-from gpu_smoke import CAP_MANY_S, CAP_S, plan, select  # noqa: E402
-from gpu_smoke_report import fill, write_summary  # noqa: E402
-from gpu_smoke_steps import steps  # noqa: E402
+from gpu_smoke import CAP_MANY_S, CAP_S, plan, select
+from gpu_smoke_report import fill, write_summary
+from gpu_smoke_steps import steps
 
 
 def gpu_node(monkeypatch: pytest.MonkeyPatch, gpus: int) -> None:

@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT as REPO
+
 ROOTS = {"bench": "distbench", "collectors": "distbench.collectors", "reports": "distbench.reports"}
 """Source folder -> the import name setuptools' package-dir gives it."""
 CLI = "distbench.cli"

@@ -22,8 +22,8 @@ import pytest
 
 from distbench.collectors.rundir import NIGHT_STATE
 from distbench.collectors.sink import read_rows
+from tests.paths import ROOT as REPO
 
-REPO = Path(__file__).resolve().parents[1]
 NIGHTLY = REPO / "ci" / "nightly.sh"
 
 TINY = """

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.paths import ROOT as REPO
 
 PLAIN_BENCHMARK = """
 def test_sum(benchmark):

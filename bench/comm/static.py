@@ -6,7 +6,7 @@ checks are its functional form's: the same check data and counts as the c10d pri
 check, fed through `issue`, which copies the data in, runs the op (eagerly, or by replaying a
 captured graph) and returns the output buffer. The ops go through the names the c10d primitives
 call (dist.*, all_gather.ALL_GATHER ...), looked up at each call, so the mutation suite's
-corruptions (tests/comm/mutation/corrupt.py) reach them too. This driver knows no primitive by
+corruptions (tests/mutation/corrupt.py) reach them too. This driver knows no primitive by
 name.
 """
 

@@ -94,7 +94,7 @@ class AllGather(GatherType):
         return Static(source, result, run, gathered_check(ctx, per_rank), per_rank * n)
 
     def overlapped(self, ctx: Context, request: CaseRequest) -> AsyncCollective:
-        """By torch's older name, as tests/overlap/inject wraps it."""
+        """By torch's older name, as tests/inject/overlap wraps it."""
         n, me, dev, group, dtype = ctx.world_size, ctx.rank, ctx.device, ctx.group, request.dtype
         count = element_count(request.requested_bytes, dtype, self.count_multiple(n, dtype))
         per_rank = count // n

@@ -100,7 +100,7 @@ class ReduceScatter(GatherType):
         return Static(source, result, run, reduced_check(ctx, request.op, me * per_rank), count)
 
     def overlapped(self, ctx: Context, request: CaseRequest) -> AsyncCollective:
-        """By torch's older name, as tests/overlap/inject wraps it."""
+        """By torch's older name, as tests/inject/overlap wraps it."""
         n, me, dev, group, dtype = ctx.world_size, ctx.rank, ctx.device, ctx.group, request.dtype
         count = element_count(request.requested_bytes, dtype, self.count_multiple(n, dtype))
         per_rank, op = count // n, REDUCE_OPS[request.op]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import socket
 import subprocess
 import sys
 import tomllib
@@ -26,18 +25,13 @@ from distbench.collectors.manifest import read_manifest
 from distbench.collectors.sink import read_rows
 from distbench.options.launch import LaunchArgs
 from distbench.parse import UsageError, parse_size
+from tests.conftest import free_port
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SLOW_NODE = ROOT / "tests" / "inject" / "slow_node"
 DELAY_S = "0.002"
 """Per send/recv of node 1's ranks: its pairs ran 9x slower than the healthy pair (64K,
 window 64) on the loaded 2-core box."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def run_two_nodes(tmp: Path, slow_node1: bool, *extra: str) -> list[subprocess.CompletedProcess]:

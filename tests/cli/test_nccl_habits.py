@@ -27,8 +27,9 @@ from distbench.options.nccl import NCCL_FLAGS, resolve_dtypes
 from distbench.options.opt import build_group, options_of
 from distbench.parse import DTYPES, UsageError
 from tests.conftest import run_cli
+from tests.paths import DATA
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = DATA
 GLOO = ResolvedLaunch(backend="gloo", device="cpu", world_sizes=[2], label="", timeout_s=300)
 
 

@@ -20,8 +20,9 @@ from distbench.parse import UsageError
 from distbench.primitives.registry import PRIMITIVES
 from distbench.spec import LaunchSpec, RunSpec
 from tests.conftest import run_cli
+from tests.paths import ROOT
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "ci" / "sweep-example.toml"
+EXAMPLE = ROOT / "ci" / "sweep-example.toml"
 
 
 def write(tmp_path: Path, text: str) -> Path:

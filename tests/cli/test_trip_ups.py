@@ -15,8 +15,7 @@ import pytest
 
 from distbench.parse import UsageError, parse_size, parse_sizes
 from tests.conftest import usage_error_line
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT as REPO
 
 
 @pytest.mark.parametrize("text", ["64Mb", "64mb", "1Kb", "1kib", "2Gb", "8b", "1GiB,64Mb"])

@@ -30,8 +30,9 @@ from distbench.reports.compare.window import save_night
 from distbench.reports.load import load_runs
 from distbench.reports.runs import load_run
 from tests.conftest import usage_error_line
+from tests.paths import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = DATA
 V1_RUNS = sorted(p for cluster in ("cluster-a", "cluster-b") for p in (DATA / cluster).iterdir())
 
 

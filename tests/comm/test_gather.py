@@ -2,7 +2,7 @@
 size and busbw conventions, its check on a real gloo group (every root, right results pass),
 --api functional|compiled refused in one line, and `distbench gather --check` failing under each
 test-side corruption of the real gather (tests/inject/gather_faults: rotate, swap, skip, wrong
-root). The in-process mutation suite (tests/comm/mutation) covers it too."""
+root). The in-process mutation suite (tests/mutation) covers it too."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ import torch
 from distbench.primitives.base import CaseRequest, Context
 from distbench.primitives.facts import COMMANDS, FACTS
 from tests.conftest import run_cli, run_on_gloo_ranks, usage_error_line
+from tests.paths import INJECT
 
-INJECT = Path(__file__).resolve().parents[1] / "inject" / "gather_faults"
+INJECT = INJECT / "gather_faults"
 FAULTS = ("rotate", "swap", "skip", "root")
 TINY = ("--backend", "gloo", "--iters", "2", "--warmup", "1", "--trials", "2")
 

@@ -22,10 +22,11 @@ from distbench.comm.static import build_static, case_labels, check_static, regul
 from distbench.parse import UsageError
 from distbench.primitives.base import CaseRequest, Context
 from distbench.reports.runs import load_run
-from tests.comm.mutation.corrupt import REDUCING, corrupted, mutations
 from tests.conftest import CliRun, run_in_process, run_on_gloo_ranks, usage_error_line
+from tests.mutation.corrupt import REDUCING, corrupted, mutations
+from tests.paths import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = DATA
 TINY = ("--backend", "gloo", "--sizes", "1K,64K", "--iters", "3", "--warmup", "1", "--trials", "2")
 
 

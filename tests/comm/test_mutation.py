@@ -1,8 +1,8 @@
 """Mutation tests: `--check` reports wrong > 0 whenever the real collective's result is
-corrupted (tests/comm/mutation/corrupt.py), for every primitive, op and mutation (send/recv: every
+corrupted (tests/mutation/corrupt.py), for every primitive, op and mutation (send/recv: every
 pattern; all_gather and reduce_scatter in and out of place; alltoallv in every split form), on
 real gloo groups of 2, 3, 4 and 8 ranks, and 0 when nothing is corrupted. One process
-group per world size runs every case (tests/comm/mutation/driver.py). Then once through the CLI:
+group per world size runs every case (tests/mutation/driver.py). Then once through the CLI:
 a rotated all_reduce makes `distbench allreduce --check` report the wrong elements and exit 1."""
 
 from __future__ import annotations
@@ -17,19 +17,19 @@ from pathlib import Path
 import pytest
 
 from distbench.primitives.registry import PRIMITIVES
-from tests.comm.mutation.corrupt import BASIC, REDUCING
-from tests.comm.mutation.driver import OPS, PLACED
 from tests.conftest import run_cli
+from tests.mutation.corrupt import BASIC, REDUCING
+from tests.mutation.driver import OPS, PLACED
+from tests.paths import ROOT
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def launch_driver(world_size: int, tmp_path: Path) -> dict[str, int]:
     """One gloo group of `world_size` ranks runs every case; {case: wrong summed over ranks}."""
     out = tmp_path / "wrong.json"
     result = subprocess.run(
-        [sys.executable, "-m", "tests.comm.mutation.driver", str(world_size), str(out)],
+        [sys.executable, "-m", "tests.mutation.driver", str(world_size), str(out)],
         cwd=ROOT,
         env={**os.environ, "OMP_NUM_THREADS": "1"},
         capture_output=True,

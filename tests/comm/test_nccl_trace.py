@@ -20,11 +20,12 @@ from distbench.collectors.schema import ResultRow
 from distbench.comm.nccl_log import WarningForwarder
 from distbench.comm.nccl_trace import Choice, NcclTrace, algo_names, parse_line, parse_version
 from tests.conftest import usage_error_line
+from tests.paths import INJECT
 
 PREFIX = "gpu-node-1:12345:12400 [0] NCCL INFO "
 NEW = PREFIX + "AllReduce: 4096 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..3}"
 OLD = PREFIX + "AllReduce: 4096 Bytes -> Algo 1 proto 2 time 12.300000"
-INJECT = Path(__file__).resolve().parents[1] / "inject" / "nccl_log"
+INJECT = INJECT / "nccl_log"
 
 
 def test_newer_format_names_and_channels() -> None:

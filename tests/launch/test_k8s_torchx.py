@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from tests.conftest import run_cli, usage_error_line
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 JOBSET = ROOT / "ci" / "k8s" / "jobset.yaml"
 VALUES = {
     "NAME": "bench",

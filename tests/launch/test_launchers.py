@@ -7,7 +7,6 @@ was killed; a --nnodes 2 launch with no peer took ~20 s past --timeout 5."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from distbench.options.multinode import (
 )
 from distbench.options.opt import parse_group
 from distbench.parse import UsageError
+from tests.conftest import free_port
 
 TINY = ["allreduce", "--backend", "gloo", "--sizes", "1K", "--iters", "2", "--warmup", "1"]
 TINY += ["--trials", "2", "--timeout", "5", "--quiet"]
@@ -45,12 +45,6 @@ SKYPILOT = {
     "SKYPILOT_NODE_IPS": "10.0.0.5\n10.0.0.6\n",
     "SKYPILOT_NUM_GPUS_PER_NODE": "8",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -4,7 +4,6 @@ the multi-node options, Slurm's variables and the torchrun command line."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 from dataclasses import replace
@@ -25,14 +24,9 @@ from distbench.options.multinode import (
 from distbench.options.opt import parse_group
 from distbench.parse import UsageError
 from distbench.spec import LaunchSpec
+from tests.conftest import free_port
 
 TINY = ["--backend", "gloo", "--iters", "3", "--warmup", "1", "--trials", "2", "--timeout", "60"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def run_nodes(

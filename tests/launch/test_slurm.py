@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.paths import ROOT as REPO
+
 SBATCH = REPO / "ci" / "slurm-nightly.sbatch"
 CPU_CONFIG = REPO / "ci" / "sweep-slurm-cpu.toml"
 

@@ -19,6 +19,7 @@ from distbench.collectors.rank_samples import read_rank_samples
 from distbench.launch.run import EXIT_FAILED
 from distbench.overlap.metrics import overlap_figures
 from tests.conftest import run_cli, run_in_process, run_on_gloo_ranks, usage_error_line
+from tests.paths import INJECT
 
 TINY = ["--backend", "gloo", "--world-sizes", "2", "--sizes", "16K", "--compute", "32"]
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
@@ -98,14 +99,14 @@ def test_report_and_compare_accept_overlap_rows(overlap_run: Path, tmp_path: Pat
 
 FAULTS = [("all_reduce", "rotate"), ("all_gather", "skip"), ("reduce_scatter", "zero"),
           ("broadcast", "skip")]  # fmt: skip
-INJECT = Path(__file__).resolve().parent / "inject"
+INJECT = INJECT / "overlap"
 
 
 @pytest.mark.parametrize(("collective", "fault"), FAULTS[:1])
 def test_the_check_in_the_overlapped_phase_catches_a_wrong_result(
     collective: str, fault: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """tests/overlap/inject damages what every async_op=True collective returns; the check,
+    """tests/inject/overlap damages what every async_op=True collective returns; the check,
     issued with the compute running, must count wrong elements and fail the run. Through the
     CLI for all_reduce:rotate (a run stops at its first wrong row, comm/runner.py: one fault a
     launch); the other faults on forked ranks below, the same wrapper and the same check."""
@@ -123,7 +124,7 @@ def test_the_check_in_the_overlapped_phase_catches_a_wrong_result(
 
 
 def wrong_under_fault(collective: str, fault: str, rank: int, world_size: int) -> int:
-    """A forked rank of a real gloo group with tests/overlap/inject installed as a worker's
+    """A forked rank of a real gloo group with tests/inject/overlap installed as a worker's
     sitecustomize installs it; one overlap case as the worker runs it (TINY: 16K, compute 32,
     1 matmul, 1 iter, 1 trial, no warm-up, --check): its `wrong`, summed over ranks."""
     from distbench.overlap.ops import build_collective

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.paths import ROOT
+
 if TYPE_CHECKING:
     from tests.conftest import CliRun
 
-ROOT = Path(__file__).resolve().parents[2]
 SLOW_RANK = ROOT / "tests" / "inject" / "slow_rank"
 QUICK = ["--backend", "gloo", "--sizes", "4K", "--iters", "2", "--trials", "3", "--warmup", "1"]
 QUICK += ["--quiet"]

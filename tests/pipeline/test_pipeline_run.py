@@ -12,8 +12,9 @@ import pytest
 import torch
 
 from tests.conftest import CliRun, run_cli, run_on_gloo_ranks
+from tests.paths import INJECT
 
-ZERO_SENDS = Path(__file__).resolve().parents[1] / "inject" / "zero_sends"
+ZERO_SENDS = INJECT / "zero_sends"
 
 BUBBLE_BELOW = 0.05
 BUBBLE_ABOVE = 0.15

@@ -44,7 +44,6 @@ from distbench.stats import Stats, algbw_gbps
 from distbench.stats.engine import Settings
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
 
-REPO = Path(__file__).resolve().parents[2]
 SIZES = (1024, 65536, 1 << 20)
 
 

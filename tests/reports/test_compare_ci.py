@@ -32,9 +32,9 @@ from distbench.reports.compare.options import CompareOptions
 from distbench.reports.compare.render import JSON_VERSION, render_json, render_markdown
 from distbench.reports.compare.sides import load_side
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
+from tests.paths import ROOT as REPO
 from tests.reports.test_compare import launch, levels, night, window
 
-REPO = Path(__file__).resolve().parents[2]
 CLUSTER_A = REPO / "tests" / "data" / "cluster-a" / "allreduce"
 SLOWED = {f"ws2/i{i}" for i in range(5)}
 """The world-size-2 throughput rows of cluster-a/allreduce (1K ... 4M)."""

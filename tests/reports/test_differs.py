@@ -11,8 +11,9 @@ from typing import Any
 
 from distbench.collectors.nodefacts_diff import flatten, node_warnings, scoped_fields
 from distbench.reports.report.build import build_report
+from tests.paths import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = DATA
 
 
 def node(host: str, firmware: str, driver: str = "550.54.15", **env: str) -> dict[str, Any]:

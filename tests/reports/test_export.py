@@ -19,9 +19,10 @@ from distbench.reports.export import FORMATS, RENDERERS, export_run
 from distbench.reports.export import nccl_tests as nccl_module
 from distbench.reports.export.rows import load_export_run
 from tests.conftest import run_cli, usage_error_line
+from tests.paths import DATA, ROOT
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "exports.md"
+DATA = DATA
+DOCS = ROOT / "docs" / "exports.md"
 
 # ---- nccl-tests' JSON writer, key by key -------------------------------------------------------
 # NVIDIA/nccl-tests src/util.cu at a0b82b2 (NCCL_TESTS_VERSION 2.19.6), JSON_FILE_VERSION 3 (line

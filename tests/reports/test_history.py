@@ -19,9 +19,8 @@ import pandas as pd
 import pytest
 
 from tests.conftest import usage_error_line
+from tests.paths import DATA, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "tests" / "data"
 NIGHTS, STEP_AT = 60, 40
 
 

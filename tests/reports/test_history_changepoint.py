@@ -15,6 +15,7 @@ import pytest
 from distbench.stats import changepoint_model as model
 from distbench.stats.changepoint import detect_changes, detectable_step
 from distbench.stats.changepoint_null import NullPool, quantile, survival
+from tests.paths import ROOT
 
 NIGHT_SD = 0.10 / math.sqrt(2)  # ci/bench_stats_history.py: two launches of this box a night
 STEP = math.log(1.2)
@@ -171,9 +172,7 @@ def test_p50_and_busbw_are_one_series(tmp_path: Path) -> None:
 
     from distbench.reports.history.load import read_points
 
-    spec = importlib.util.spec_from_file_location(
-        "bench_history", Path(__file__).resolve().parents[2] / "ci" / "bench_history.py"
-    )
+    spec = importlib.util.spec_from_file_location("bench_history", ROOT / "ci" / "bench_history.py")
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)

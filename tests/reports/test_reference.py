@@ -11,8 +11,9 @@ import pytest
 from distbench.reports.report.build import build_report
 from distbench.reports.report.reference import read_references
 from tests.conftest import usage_error_line
+from tests.paths import DATA
 
-RUN = Path(__file__).resolve().parents[1] / "data" / "cluster-a" / "allreduce"
+RUN = DATA / "cluster-a" / "allreduce"
 
 
 def measured(world_size: str, size: str, mode: str = "throughput") -> float:

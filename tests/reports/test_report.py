@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 
 from distbench.cli.app import run_cli as run_in_process
+from tests.paths import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = DATA
 CLUSTERS = [DATA / "cluster-a", DATA / "cluster-b"]
 CHROMIUM = Path("/usr/bin/chromium")
 FIGURES = {

@@ -32,8 +32,9 @@ from distbench.reports.report.pairs import split_matrix_rows
 from distbench.reports.report.shown import left_out
 from distbench.reports.report.sources import assign_sources
 from tests.conftest import run_cli, usage_error_line
+from tests.paths import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = DATA
 QUICK = ("--backend", "gloo", "--iters", "2", "--warmup", "1", "--trials", "3")
 DDP = ("ddp", "--backend", "gloo", "--strategies", "ddp,ddp-nocomm", "--params", "100K")
 DDP_QUICK = ("--steps", "4", "--warmup", "1")

@@ -37,9 +37,10 @@ from distbench.reports.report.pairs import split_matrix_rows
 from distbench.reports.report.sources import assign_sources
 from distbench.reports.runs import load_run
 from distbench.stats import Stats
+from tests.paths import DATA
 from tests.reports.test_compare import ddp_row, write_run
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = DATA
 SIZES = [1024, 16384, 262144, 1048576, 4194304]
 # (device, nnodes) -> (alpha µs, beta GB/s): CUDA tensors over gloo pay a copy, so they differ
 LINES = {("cpu", 1): (20.0, 2.0), ("cuda", 1): (60.0, 1.0), ("cpu", 2): (80.0, 0.5)}

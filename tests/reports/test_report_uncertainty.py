@@ -36,9 +36,10 @@ from distbench.reports.report.launch_frames import pool_launches
 from distbench.reports.report.sources import assign_sources
 from distbench.reports.report.verdicts import annotate, report_verdicts
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
+from tests.paths import DATA
 from tests.reports.test_compare import launch, levels, night, window
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = DATA
 
 
 def report_rows(paths: list[Path]) -> tuple[pd.DataFrame, dict]:

@@ -2,7 +2,7 @@
 overlap's are) returns a wrong result. Put this folder on PYTHONPATH and name the collective and
 the fault:
 
-    PYTHONPATH=tests/overlap/inject DISTBENCH_TEST_OVERLAP_FAULT=all_reduce:rotate distbench ...
+    PYTHONPATH=tests/inject/overlap DISTBENCH_TEST_OVERLAP_FAULT=all_reduce:rotate distbench ...
 
 rotate: the output rolled by one element after the wait; zero: zeroed after the wait; skip: the
 collective never runs (a completed Work, the output left as it was). The harness's own

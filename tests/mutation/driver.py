@@ -1,13 +1,13 @@
 """The mutation suite of one world size: every primitive x dtype x op x mutation, in one gloo
 process group (one launch per world size, #20 §3).
 
-    python -m tests.comm.mutation.driver WORLD_SIZE OUT_JSON
+    python -m tests.mutation.driver WORLD_SIZE OUT_JSON
 
 The parent imports torch once and forks the ranks (an interpreter per rank would spend most of
 the time importing torch n times on a 2-core box).
 
 Each case runs the primitive's own `check()`, as `--check` does, first as it is (must report 0
-wrong elements), then under every mutation of tests/comm/mutation/corrupt.py (must report > 0).
+wrong elements), then under every mutation of tests/mutation/corrupt.py (must report > 0).
 Wrong elements are summed over ranks, as the product sums them. Rank 0 writes {case: wrong} to
 OUT_JSON.
 """
@@ -28,7 +28,7 @@ import torch.distributed as dist
 
 from distbench.primitives.base import Case, CaseRequest, Context
 from distbench.primitives.registry import PRIMITIVES
-from tests.comm.mutation.corrupt import REDUCING, corrupted, mutations
+from tests.mutation.corrupt import REDUCING, corrupted, mutations
 
 TIMEOUT_S = 500
 OPS = ("sum", "prod", "max", "min", "avg")
