@@ -109,6 +109,36 @@ def within_variance(
     return within_variances([units], statistic, seed)[0]
 
 
+def seeded_within_variances(
+    requests: Sequence[tuple[Sequence[float], Callable[..., np.ndarray], int]],
+) -> list[float]:
+    """within_variance(units, statistic, seed) of each request, the same numbers, as array
+    operations: launches of one statistic and unit count are drawn together, each with the
+    indices its own seed draws (one draw per seed and count, shared by the launches of a row).
+    compare judges 10,000 rows: one call each cost ~2 s."""
+    out = [math.nan] * len(requests)
+    groups: dict[tuple[Callable[..., np.ndarray], int], list[tuple[int, np.ndarray, int]]] = {}
+    for i, (units, statistic, seed) in enumerate(requests):
+        values = np.asarray([u for u in units if u > 0 and math.isfinite(u)], float)
+        if len(values) >= 2:
+            groups.setdefault((statistic, len(values)), []).append((i, values, seed))
+    draws: dict[tuple[int, int], np.ndarray] = {}
+    for (statistic, length), members in groups.items():
+        picks = np.stack([
+            draws.setdefault((seed, length), np.random.default_rng(seed).integers(
+                0, length, size=(BOOTSTRAP_REPLICATES, length)))
+            for _i, _values, seed in members
+        ])  # fmt: skip
+        stacked = np.stack([values for _i, values, _seed in members])  # launches x units
+        drawn = np.take_along_axis(stacked[:, None, :], picks, axis=-1)
+        logs = np.log(statistic(drawn, axis=-1))  # launches x replicates
+        for (i, _values, _seed), variance in zip(
+            members, np.var(logs, axis=1, ddof=1).tolist(), strict=True
+        ):
+            out[i] = float(variance)
+    return out
+
+
 def pooled_variance(sides: Sequence[Sequence[float]]) -> tuple[float, int]:
     """The spread of launch values around their own side's mean, pooled over the sides: the
     sample variance of one launch's value and its degrees of freedom (launches - sides)."""

@@ -14,7 +14,6 @@ launches' common level itself. With fewer primitives every hypothesis is absolut
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,14 +22,18 @@ from functools import lru_cache
 import numpy as np
 from scipy import sparse
 
+from distbench.stats.arrays import (
+    WHOLE_RUN,
+    band_floors,
+    hypothesis_shifts,
+    judged_outcome,
+    member_max,
+)
 from distbench.stats.components import LaunchValue, Prior, fit_prior
-from distbench.stats.family import Hypothesis, bh_adjust, build_family, primitive_of, weights
-from distbench.stats.nested import parts, summarize
-from distbench.stats.shift import Shift, shift_of
-from distbench.stats.verdict import Judged, decide_state
+from distbench.stats.family import Hypothesis, build_family, primitive_of
+from distbench.stats.nested import summarize
+from distbench.stats.verdict import Judged
 
-WHOLE_RUN = "*:whole run"
-"""The primitive name of the whole-run hypothesis (relative mode)."""
 BAND_PRIOR_DF = 2.0
 """While the baseline learns, a band's members' variances (as if perfectly correlated, the
 widest a mean of them can be) enter as a prior worth this many launches; once it has learnt, a
@@ -295,57 +298,17 @@ def judge_matrices(
     spreads = [(float(data_var[j]), int(data_df[j])) for j in range(len(keys))]
     priors = row_priors(keys, spreads, defaults, bool(learning))
     prior_var = np.array([p.variance for p in priors])
-    band_var = np.array([prior_var[list(h.members)].max() for h in family])
+    band_var = member_max(family, prior_var)
     if relative:
         band_var[-1] = prior_var.max()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the whole run has no trial part
         trial = np.nanmean(np.vstack([base_sum.trial_part, cur_sum.trial_part]), axis=0)
-    shifts: list[Shift | None] = []
-    floors: list[float] = []
-    band_prior_source = "its rows' variances, as if moving together"
-    for h, hypothesis in enumerate(family):
-        is_row = hypothesis.is_row and hypothesis.primitive != WHOLE_RUN
-        prior = priors[hypothesis.members[0]] if is_row else Prior(
-            float(band_var[h]), BAND_PRIOR_DF if learning else 0.0, band_prior_source
-        )  # fmt: skip
-        floors.append(floor_of_band([row_floors[i] for i in hypothesis.members]))
-        if not (base_sum.launches[h] and cur_sum.launches[h]):
-            shifts.append(None)
-            continue
-        sigma2, sigma_df = prior.squeeze(float(data_var[h]), int(data_df[h]))
-        if math.isfinite(trial[h]):
-            sigma2 = max(sigma2, float(trial[h]))
-        drift = settings.drift.of(hypothesis)
-        found = parts(base_sum, cur_sum, h, sigma2, sigma_df, drift**2)
-        shifts.append(shift_of(
-            float(cur_sum.mean[h] - base_sum.mean[h]), found, float(trial[h]),
-            (int(base_sum.launches[h]), int(cur_sum.launches[h])),
-            (int(base_sum.nights[h]), int(cur_sum.nights[h])), prior.source, int(data_df[h]),
-        ))  # fmt: skip
+    band_prior = (band_var, BAND_PRIOR_DF if learning else 0.0,
+                  "its rows' variances, as if moving together")  # fmt: skip
+    shifts = hypothesis_shifts(
+        family, priors, band_prior, base_sum, cur_sum, (data_var, data_df), trial,
+        [settings.drift.of(h) for h in family],
+    )  # fmt: skip
+    floors = band_floors(family, row_floors, floor_of_band)
     return judged_outcome(family, shifts, floors, settings, learning, nights, relative)
-
-
-def judged_outcome(
-    family: list[Hypothesis], shifts: list[Shift | None], floors: list[float],
-    settings: Settings, learning: str, nights: tuple[int, int], relative: bool,
-) -> Outcome:  # fmt: skip
-    """BH over the family in both directions, then each hypothesis's state."""
-    p_slow = [s.p_slower() if s else 1.0 for s in shifts]
-    p_fast = [s.p_faster() if s else 1.0 for s in shifts]
-    weight = weights(family, settings.broad_share)
-    q_slow, q_fast = bh_adjust(p_slow, weight), bh_adjust(p_fast, weight)
-    judged = []
-    for i, (hypothesis, shift) in enumerate(zip(family, shifts, strict=True)):
-        state, reason = decide_state(
-            shift, q_slow[i], q_fast[i], settings.alpha, floors[i], learning
-        )
-        alpha_own = settings.alpha * weight[i] / max(1, len(family))
-        detectable = shift.detectable(alpha_own, floors[i]) if shift else math.inf
-        judged.append(
-            Judged(hypothesis, shift, p_slow[i], p_fast[i], q_slow[i], q_fast[i], state,
-                   detectable, floors[i], reason)
-        )  # fmt: skip
-    rows = [j for j in judged if j.hypothesis.is_row and j.hypothesis.primitive != WHOLE_RUN]
-    bands = [j for j in judged if not (j.hypothesis.is_row and j.hypothesis.primitive != WHOLE_RUN)]
-    return Outcome(rows, bands, len(family), nights, learning, relative)

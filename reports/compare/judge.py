@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -20,7 +20,7 @@ from distbench.collectors.migrations import changed_meaning
 from distbench.reports.compare.checks import Metric, Thresholds
 from distbench.reports.compare.sides import Side
 from distbench.reports.runs import Row
-from distbench.stats.components import LaunchValue, Prior, within_variance
+from distbench.stats.components import LaunchValue, Prior, seeded_within_variances
 from distbench.stats.defaults import default_prior, statistic_family
 from distbench.stats.engine import Outcome, RowInput, Settings, judge_family, size_band
 from distbench.stats.verdict import REGRESSED, Judged
@@ -103,15 +103,33 @@ class Comparison:
 
 
 def launch_value(
-    row: Row, column: str, metric: Metric, launch: str, night: str, seed: int
+    row: Row, column: str, metric: Metric, launch: str, night: str
 ) -> LaunchValue | None:
+    """The row's value in one launch, its within part still unknown (nan: with_within)."""
     value = row.metric(column)
     if value is None or not value > 0 or not math.isfinite(value):
         return None
     y = -math.log(value) if metric.higher_is_better else math.log(value)
-    statistic = STATISTICS[statistic_family(column)]
-    within = within_variance(row.units_us, statistic, seed) if row.units_us else math.nan
-    return LaunchValue(y, within, launch, night)
+    return LaunchValue(y, math.nan, launch, night)
+
+
+def with_within(
+    pending: list[tuple[list[LaunchValue], list[tuple[float, ...]], str, int]],
+) -> list[list[LaunchValue]]:
+    """Each (values, their rows' trial units, column, seed) with the values' within parts:
+    components.within_variance of the units, the row's statistic and seed, all at once."""
+    requests = [
+        (units, STATISTICS[statistic_family(column)], seed)
+        for _values, unit_lists, column, seed in pending
+        for units in unit_lists
+        if units
+    ]
+    withins = iter(seeded_within_variances(requests))
+    return [
+        [replace(v, within=next(withins)) if units else v
+         for v, units in zip(values, unit_lists, strict=True)]
+        for values, unit_lists, _column, _seed in pending
+    ]  # fmt: skip
 
 
 def side_rows(side: Side) -> dict[Key, list[tuple[str, str, Row]]]:
@@ -147,6 +165,7 @@ def compare_sides(
     values: list[tuple[float, float]] = []
     columns: list[str] = []
     unmatched: list[Unmatched] = []
+    pending: list[tuple[Key, Row, str, int, list[tuple[LaunchValue, tuple[float, ...]]], int]] = []
     for seed, (key, found) in enumerate(base_rows.items()):
         sample = found[-1][2]
         column = metric.column(sample.kind)
@@ -191,15 +210,12 @@ def compare_sides(
             )
             continue
         base = [
-            v
+            (v, row.units_us)
             for launch, night, row in kept
-            if (v := launch_value(row, column, metric, launch, night, seed))
+            if (v := launch_value(row, column, metric, launch, night))
         ]
-        cur = [
-            v
-            for launch, night, row in cur_rows[key]
-            if (v := launch_value(row, column, metric, launch, night, seed))
-        ]
+        cur = [(v, row.units_us) for launch, night, row in cur_rows[key]
+               if (v := launch_value(row, column, metric, launch, night))]  # fmt: skip
         if not base or not cur:
             unmatched.append(
                 Unmatched(
@@ -211,14 +227,23 @@ def compare_sides(
                 )
             )
             continue
-        base_value = geometric(base, metric)
+        pending.append((key, sample, column, len(base), [*base, *cur], seed))
+    measured = with_within(
+        [([v for v, _u in both], [u for _v, u in both], column, seed)
+         for _key, _sample, column, _n, both, seed in pending]
+    )  # fmt: skip
+    for (key, sample, column, n_base, _both, _seed), found_values in zip(
+        pending, measured, strict=True
+    ):
+        on_base, on_cur = found_values[:n_base], found_values[n_base:]
+        base_value = geometric(on_base, metric)
         floor = floor_of(thresholds, sample, base_value, metric)
-        within = [v.within for v in (*base, *cur) if math.isfinite(v.within)]
+        within = [v.within for v in (*on_base, *on_cur) if math.isfinite(v.within)]
         default = default_prior(
             column, size_band(dict(key)), float(np.mean(within)) if within else math.nan
         )
-        inputs.append(RowInput(dict(key), tuple(base), tuple(cur), floor, default))
-        values.append((base_value, geometric(cur, metric)))
+        inputs.append(RowInput(dict(key), tuple(on_base), tuple(on_cur), floor, default))
+        values.append((base_value, geometric(on_cur, metric)))
         columns.append(column)
     for key, found in cur_rows.items():
         if key not in base_rows:
