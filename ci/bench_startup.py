@@ -7,7 +7,7 @@ core's load hit both alike), plus `distbench --help`.
 Prints the median wall time of each, the ratio of the medians and the median of per-round
 ratios. #11's target: the one-measurement run costs at most 1.2x the bare launch, and
 `distbench --help` stays under 0.3 s. The CLI process itself never imports torch
-(tests/cli/test_cli_torch_free.py): only torchrun and its ranks do.
+(tests/integration/cli/test_cli_torch_free.py): only torchrun and its ranks do.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ detectable_change is calibrated, the coverage of every interval printed as "95 %
 report, precision, fit), and history's false change points. A benchmark, not a timed test.
 
     python ci/bench_stats.py            # the tables (about 10 min on 2 cores)
-    python ci/bench_stats.py --quick    # a smoke of every part (CI: tests/test_bench_stats.py)
+    python ci/bench_stats.py --quick    # a smoke of every part (CI: tests/integration)
     python ci/bench_stats.py --spread   # the default between-launch spread (stats/defaults.py)
     python ci/bench_stats.py --record g1=DIR g2=DIR --export tests/data/launches-nightly-cpu.json.gz
 

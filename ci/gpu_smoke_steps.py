@@ -74,13 +74,13 @@ def argv(text: str) -> tuple[str, ...]:
 
 TRAINING = ("`ddp` strategies", "`ddp --strategies fsdp, fsdp-reshard-false`")
 GPU_FILES = {
-    "pytest-gpu-basics": ("tests/test_gpu.py", "tests/comm/test_checkdata.py"),
-    "pytest-gpu-graph": ("tests/comm/test_graph_gpu.py",),
-    "pytest-gpu-overlap": ("tests/overlap/test_overlap_gpu.py",),
+    "pytest-gpu-basics": ("tests/integration/test_gpu.py", "tests/unit/comm/test_checkdata.py"),
+    "pytest-gpu-graph": ("tests/integration/comm/test_graph_gpu.py",),
+    "pytest-gpu-overlap": ("tests/integration/overlap/test_overlap_gpu.py",),
     "pytest-gpu-training": (
-        "tests/ddp/test_ddp.py",
-        "tests/ddp/test_fsdp.py",
-        "tests/ddp/test_dp_gpu.py",
+        "tests/integration/ddp/test_ddp.py",
+        "tests/integration/ddp/test_fsdp.py",
+        "tests/integration/ddp/test_dp_gpu.py",
     ),
 }
 """The gpu test files, run by name (pytest -m gpu FILES: only these files are collected)."""

@@ -20,9 +20,11 @@ from typing import Any
 
 import pytest
 
+from tests.paths import DATA
+
 # Run inside a GitHub Actions job, the suite must not write that job's summary or annotations:
 # distbench compare turns --github on by itself when GITHUB_ACTIONS is true (the tests that mean
-# it set it themselves: tests/reports/test_compare_ci.py). Subprocesses inherit this.
+# it set it themselves: tests/unit/reports/test_compare_ci.py). Subprocesses inherit this.
 for _github in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
     os.environ.pop(_github, None)
 
@@ -145,6 +147,19 @@ class TwoNodes:
     out: Path
     endpoint: str
     nodes: list[subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="session")
+def frozen_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`distbench report tests/data/cluster-a tests/data/cluster-b`, built in-process once a
+    session: the unit tests read its page, Markdown and figures, integration screenshots it.
+    Read only."""
+    from distbench.cli.app import run_cli as run_app
+
+    out = tmp_path_factory.mktemp("frozen-report")
+    clusters = [str(DATA / "cluster-a"), str(DATA / "cluster-b")]
+    assert run_app(["report", *clusters, "--out", str(out)]) == 0
+    return out
 
 
 @pytest.fixture(scope="session")

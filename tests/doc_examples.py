@@ -1,6 +1,6 @@
-"""The shell commands that the manual and `--help` show, and what tests/test_examples.py does with
-each: run it as written, run it shrunk (a declared substitution: smaller sizes, fewer trials), or
-leave it to the marker its page gives it (gpu, cluster, long), which the test checks.
+"""The shell commands that the manual and `--help` show, and what tests/integration/test_examples.py
+does with each: run it as written, run it shrunk (a declared substitution: smaller sizes, fewer
+trials), or leave it to the marker its page gives it (gpu, cluster, long), which the test checks.
 
 A marker is an HTML comment on the line(s) right above a code block, invisible on the site:
 

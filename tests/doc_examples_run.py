@@ -1,7 +1,7 @@
-"""The world the examples of the manual run in (tests/test_examples.py), and how one runs: a
-stand-in clone at ~/distbench holding what the examples name (results/today, RUN, a baseline
-`nightly`, expected.toml ...), copied from the frozen runs of tests/data; plain `distbench`
-commands run in this process through the console entry's own function, the rest through bash."""
+"""The world the examples of the manual run in (tests/integration/test_examples.py), and how one
+runs: a stand-in clone at ~/distbench holding what the examples name (results/today, RUN, a baseline
+`nightly`, expected.toml ...), copied from the frozen runs of tests/data; plain `distbench` commands
+run in this process through the console entry's own function, the rest through bash."""
 
 from __future__ import annotations
 

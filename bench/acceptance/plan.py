@@ -1,7 +1,7 @@
 """What `distbench acceptance` runs, and how much of it fits a budget of minutes.
 
 The matrix is the nightly one (ci/sweep-nightly-cpu.toml on gloo, ci/sweep-nightly-gpu.toml on
-nccl; tests/acceptance holds them equal, key by key) at the full world size; --quick takes its
+nccl; tests/unit/acceptance holds them equal, key by key) at the full world size; --quick takes its
 first dtype, two small sizes, the ring pattern and 3 trials. Pairs run at node level from three
 nodes on; with one or two nodes at rank level (two nodes share their one pair, which cannot say
 which of them is slow; their ranks can).

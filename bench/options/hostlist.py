@@ -11,8 +11,8 @@ the same answer on Slurm's grammar (src/common/hostlist.c):
 - a group is a comma list of numbers and ranges `lo-hi`; a range keeps the width of `lo` when it
   is zero-padded (`[08-10]` is 08, 09, 10; `[8-10]` is 8, 9, 10).
 
-tests/launch/test_hostlist.py checks the parser against `scontrol` where Slurm is there, and on
-every shape above everywhere.
+tests/integration/launch/test_hostlist.py checks the parser against `scontrol` where Slurm is
+there, and tests/unit/launch/test_hostlist.py every shape above everywhere.
 """
 
 from __future__ import annotations

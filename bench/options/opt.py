@@ -44,7 +44,7 @@ class Opt:
     parse: Parser | None = None
     """None: typer's value is the field's (a flag, a path, free text)."""
     cli_type: Any = str
-    """What the option declares to typer, --help and tests/cli/test_names.py: str for text that
+    """What the option declares to typer, --help and tests/unit/cli/test_names.py: str for text that
     `parse` reads, int with its range, a Literal of the choices, bool for a flag."""
     decls: tuple[str, ...] = ()
     """The flags, where they are not --<field-name>."""
@@ -214,7 +214,7 @@ def with_groups(hidden: Collection[str] = (), **groups: type) -> Callable[..., C
 
         run.__signature__ = inspect.Signature([*own, *options])  # type: ignore[attr-defined]
         run.__annotations__ = {}  # typer reads the signature's
-        run.option_groups = dict(groups)  # type: ignore[attr-defined]  # tests/cli/test_defaults
+        run.option_groups = dict(groups)  # type: ignore[attr-defined]  # tests/unit/cli/test_defaults
         return run
 
     return wrap

@@ -5,8 +5,8 @@ Constrained layout measures every tick label of every panel at each draw: with ~
 10,000-row report that was a third of the report's drawing time (docs/performance.md). The
 panels of these figures have the same kinds of labels (a size or world-size x axis, a log time or
 a bandwidth y axis, a one-line title), so fixed margins wide enough for those labels hold them.
-tests/reports/test_figure_grid.py checks, on real and on crowded figures, that no panel's labels
-reach into another panel, the legend or the figure's title, and that all of them stay inside.
+tests/unit/reports/test_figure_grid.py checks, on real and on crowded figures, that no panel's
+labels reach into another panel, the legend or the figure's title, and that all of them stay inside.
 """
 
 from __future__ import annotations

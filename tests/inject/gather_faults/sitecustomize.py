@@ -1,6 +1,6 @@
 """Test-side corruption of torch.distributed.gather in distbench's workers, to prove that
-`distbench gather --check` sees every wrong result (tests/comm/test_gather.py). Never a product
-flag: put this folder on PYTHONPATH and name the fault.
+`distbench gather --check` sees every wrong result (tests/integration/comm/test_gather.py).
+Never a product flag: put this folder on PYTHONPATH and name the fault.
 
     PYTHONPATH=tests/inject/gather_faults DISTBENCH_TEST_GATHER=rotate distbench gather --check
 

@@ -1,10 +1,10 @@
 """Test-side stand-in for NCCL's TUNING log on gloo, loaded only through PYTHONPATH by
-tests/comm/test_nccl_trace.py: when a worker runs with NCCL_DEBUG=INFO and NCCL_DEBUG_FILE (what
---nccl-trace sets), global rank 0 appends one line per all_reduce call in the newer NCCL format,
-`<host>:<pid>:<tid> [0] NCCL INFO AllReduce: <bytes> Bytes -> Algo RING proto SIMPLE
-channel{Lo..Hi}={0..3}`, as NCCL's rank 0 does, and once a warning line as NCCL's logger writes
-it (which --nccl-trace must copy back into the rank's log). It proves the path from the option to
-the columns on CPU; the real NCCL lines are checked on a GPU node (ci/gpu-smoke.sh)."""
+tests/integration/comm/test_nccl_trace.py: when a worker runs with NCCL_DEBUG=INFO and
+NCCL_DEBUG_FILE (what --nccl-trace sets), global rank 0 appends one line per all_reduce call in the
+newer NCCL format, `<host>:<pid>:<tid> [0] NCCL INFO AllReduce: <bytes> Bytes -> Algo RING proto
+SIMPLE channel{Lo..Hi}={0..3}`, as NCCL's rank 0 does, and once a warning line as NCCL's logger
+writes it (which --nccl-trace must copy back into the rank's log). It proves the path from the
+option to the columns on CPU; the real NCCL lines are checked on a GPU node (ci/gpu-smoke.sh)."""
 
 from __future__ import annotations
 

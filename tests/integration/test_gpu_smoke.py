@@ -1,0 +1,25 @@
+"""ci/gpu-smoke.sh's plan and steps, checked where no GPU is (#30): every step's command line is
+accepted by the CLI of a (probed-as) GPU node, the refusals are refused in one line, the plan of
+1 and 8 GPUs fits its cap, --only picks steps, every step covers rows of docs/verified-on.md, and
+summary.tsv fills that table. The steps themselves run on a GPU node (ci/gpu-smoke.sh)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.paths import ROOT
+
+sys.path.insert(0, str(ROOT / "ci"))
+
+from gpu_smoke import select
+
+
+def test_only_picks_steps_and_names_unknown_ones() -> None:
+    assert [s.name for s in select(1, "graph-nccl,refusals")] == ["refusals", "graph-nccl"]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "ci" / "gpu_smoke.py"), "--plan", "--gpus", "1", "--only",
+         "graph"], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "unknown step 'graph'" in done.stderr

@@ -1,0 +1,43 @@
+"""The terminal table shows a spread beside the p50 (issue #26 item 9: one command gave 3282 us
+and then 1173 us at 1M, 2.8x apart, with nothing on screen to warn): the trials' (max - min) /
+p50 (latency mode: (p95 - min) / p50 of the isolated ops), labelled in the table's header, and a
+flag with a footnote when it is wide. Pure rendering here; a real 2-rank gloo run's table in
+tests/unit/comm/test_sendrecv_window_key.py."""
+
+from __future__ import annotations
+
+from distbench.comm.table import WIDE_SPREAD, render_table, spread_cell
+
+
+def row(p50: str, low: str, high: str, mode: str = "throughput", p95: str = "") -> dict[str, str]:
+    return {
+        "primitive": "all_reduce", "backend": "gloo", "device": "cpu", "world_size": "2",
+        "timer": "perf_counter", "busbw_factor": "1", "size_bytes": "1048576",
+        "count": "262144", "dtype": "float32", "op": "sum", "mode": mode,
+        "time_us_p50": p50, "time_us_min": low, "time_us_max": high, "time_us_p95": p95,
+        "algbw_GBps": "1", "busbw_GBps": "1", "wrong": "-1",
+    }  # fmt: skip
+
+
+def test_the_spread_is_the_trials_range_over_the_p50() -> None:
+    assert spread_cell(row("1000", "950", "1100")) == "15%"
+    assert spread_cell(row("1173", "1100", "3282")) == "186%!"  # the issue's two numbers
+    # latency: the isolated ops' p95, not their max (one slow op of thousands is the tail)
+    assert spread_cell(row("10", "9", "500", "latency", p95="12")) == "30%"
+    assert spread_cell(row("10", "", "")) == "-"
+    assert spread_cell(row("0", "0", "0")) == "-"
+    assert WIDE_SPREAD == 0.5
+
+
+def test_the_table_labels_the_spread_and_flags_a_wide_one() -> None:
+    text = render_table([row("1000", "950", "1100"), row("1173", "1100", "3282")])
+    header, columns, steady, wide, note = text.splitlines()
+    assert "spread=(max-min)/p50 of the trials" in header
+    assert columns.split()[6:8] == ["time_us", "spread"]  # beside the p50
+    assert steady.split()[5:7] == ["1000.00", "15%"]
+    assert wide.split()[5:7] == ["1173.00", "186%!"]
+    assert note == (
+        "# ! 1 of 2 rows spread wide (over 50 % of the p50): a p50 this unsteady can differ "
+        "between runs by as much; add --trials, use --order interleaved, or a quieter machine"
+    )
+    assert "!" not in render_table([row("1000", "950", "1100")]).split("spread=")[1]

@@ -1,0 +1,30 @@
+"""Progress on real 2-rank gloo runs (#21 §2): in a pipe one line per finished measurement and each
+primitive's table as soon as it is done; under a pseudo-terminal a live bar naming the running
+measurement. Plus the pure parts of launch/progress.py. Two checks ride on launches other files
+make anyway: --quiet leaves the tables only (test_order.py's interleaved sweep) and ddp prints
+its measurements too (test_ddp.py's resume test, its first run)."""
+
+from __future__ import annotations
+
+import pytest
+
+from distbench.launch.progress import describe, format_clock, parse_begin, part_of
+from tests.conftest import usage_error_line
+
+
+def test_quiet_takes_no_value(capsys: pytest.CaptureFixture[str]) -> None:
+    line = usage_error_line(["allreduce", "--quiet=yes"], capsys)
+    assert "--quiet" in line
+
+
+def test_begin_lines_parse_and_read_for_people() -> None:
+    begin = parse_begin("1796105844.382 begin nccl/ws2/i3 all_reduce bfloat16 latency size=1048576")
+    assert begin is not None
+    assert (begin.measurement, begin.unix_s) == ("nccl/ws2/i3", 1796105844.382)
+    assert begin.part == ("nccl/ws2", "all_reduce") == part_of("nccl/ws2/i9", "all_reduce")
+    assert describe(begin.measurement, begin.what) == (
+        "all_reduce bfloat16 latency size=1M world_size=2"
+    )
+    assert parse_begin("1796105844.382 end ws2/i3 aggregate_us=3") is None
+    assert parse_begin("garbage begin ws2/i3 x") is None
+    assert [format_clock(s) for s in (7, 725, 3723)] == ["0:07", "12:05", "1:02:03"]

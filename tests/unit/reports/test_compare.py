@@ -1,0 +1,535 @@
+"""distbench compare / baseline: checks and thresholds, verdicts on fixture runs written with the
+real sinks (launches, nights, baseline windows), exit codes and formats. The statistical core's
+own numbers: tests/unit/stats/. ci/nightly.sh: tests/integration/test_nightly.py."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Callable
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from distbench.cli.app import run_cli
+from distbench.collectors.manifest import write_manifest
+from distbench.collectors.schema import (
+    MANIFEST_JSON,
+    MAX_OVER_RANKS,
+    RESULTS_CSV,
+    SAMPLES_CSV,
+    SCHEMA_VERSION,
+    DdpRow,
+    ResultRow,
+    SampleRow,
+)
+from distbench.collectors.sink import CsvSink
+from distbench.parse import UsageError
+from distbench.reports.compare.checks import (
+    METRICS,
+    Threshold,
+    Thresholds,
+    parse_check,
+    parse_metric,
+    parse_threshold,
+    read_rules,
+)
+from distbench.reports.compare.judge import ONLY_BASELINE, ONLY_CURRENT, compare_sides
+from distbench.reports.compare.sides import load_side
+from distbench.reports.compare.window import save_night
+from distbench.stats import Stats, algbw_gbps
+from distbench.stats.engine import Settings
+from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
+
+SIZES = (1024, 65536, 1 << 20)
+
+
+# ---- fixture runs -----------------------------------------------------------------------------
+
+
+def comm_row(size: int, samples: list[float], index: int, **changes: object) -> ResultRow:
+    stats = Stats(tuple(samples))
+    algbw = algbw_gbps(size, stats.p50)
+    row = ResultRow(
+        run_id="run", label="", host="h", measurement=f"ws2/i{index}", primitive="all_reduce",
+        backend="gloo", device="cpu", world_size=2, nnodes=1, ranks="0-1", dtype="float32",
+        op="sum", size_bytes=size, requested_bytes=size, count=size // 4, root="", src="",
+        dst="", pattern="", mode="throughput", timer="perf_counter", iters=20, warmup=5,
+        trials=len(samples), samples=len(samples), **stats.as_columns(), algbw_GBps=algbw,
+        busbw_GBps=algbw, busbw_factor=1.0, wrong=-1,
+    )  # fmt: skip
+    return replace(row, **changes)
+
+
+def ddp_row(strategy: str, samples: list[float], index: int) -> DdpRow:
+    """A DDP row whose samples are windows (schema v2); columns the schema lacks are left out."""
+    stats = Stats(tuple(samples))
+    values: dict[str, object] = dict(
+        run_id="run", label="", host="h", measurement=f"ws2/d{index}", primitive="ddp",
+        strategy=strategy, backend="gloo", device="cpu", world_size=2, nnodes=1, ranks="0-1",
+        model="mlp", params=1000, dtype="float32", batch_size=32, bucket_mb="25",
+        gradient_as_bucket_view="False", static_graph="False", avg_every="", steps=20, warmup=5,
+        window_steps=2, timer="perf_counter", samples=len(samples),
+        **{f"step_{k}": v for k, v in stats.as_columns().items()},
+        samples_per_s=64 / (stats.p50 * 1e-6), scaling_efficiency=float("nan"),
+        comm_bytes_per_step=4000, comm_busbw_GBps=1.0, comm_share=0.5, overlap=0.5,
+        comm_hidden_share=0.5, max_param_diff=0.0, windows=len(samples),
+    )  # fmt: skip
+    names = {f.name for f in fields(DdpRow)}
+    return DdpRow(**{k: v for k, v in values.items() if k in names})
+
+
+def write_run(
+    path: Path, rows: list[tuple[ResultRow | DdpRow, list[float]]], schema: int = SCHEMA_VERSION
+) -> Path:
+    """A run directory as distbench writes it: results.csv, samples.csv (rank -1 rows and one
+    rank's own samples, which compare must ignore), manifest.json."""
+    path.mkdir(parents=True)
+    row_type = type(rows[0][0])
+    with (
+        CsvSink(path / RESULTS_CSV, row_type) as results,
+        CsvSink(path / SAMPLES_CSV, SampleRow) as samples,
+    ):
+        for row, times in rows:
+            results.write([row])
+            samples.write(
+                SampleRow(row.measurement, MAX_OVER_RANKS, trial, -1, t)
+                for trial, t in enumerate(times)
+            )
+            samples.write(SampleRow(row.measurement, 0, t, -1, 1.0) for t in range(len(times)))
+    manifest = {
+        "schema_version": schema,
+        "run_id": path.name,
+        "host": "h",
+        "torch": "2.13.0",
+        "status": "completed",
+    }
+    write_manifest(path, manifest)
+    return path
+
+
+def launch(
+    path: Path, levels: dict[tuple[str, int], float], rng: random.Random, spread: float = 0.02,
+    trials: int = 8, **changes: object,
+) -> Path:  # fmt: skip
+    """One launch of rows (primitive, size) -> level in us: the launch moves every row by a
+    lognormal factor of sd `spread` (between launches), each trial by one of 1 %."""
+    shift = math.exp(rng.gauss(0.0, spread))
+    rows = []
+    for index, ((primitive, size), level) in enumerate(sorted(levels.items())):
+        times = [level * shift * math.exp(rng.gauss(0.0, 0.01)) for _ in range(trials)]
+        rows.append((comm_row(size, times, index, primitive=primitive, **changes), times))
+    return write_run(path, rows)
+
+
+def night(path: Path, levels: dict[tuple[str, int], float], rng: random.Random, launches: int = 2,
+          **kwargs: object) -> Path:  # fmt: skip
+    """A night as ci/nightly.sh writes it: NIGHT/launch-1 ... launch-N."""
+    for n in range(1, launches + 1):
+        launch(path / f"launch-{n}", levels, rng, **kwargs)
+    return path
+
+
+def levels(*primitives: str, scale: float = 1.0) -> dict[tuple[str, int], float]:
+    return {(p, s): (50.0 + s / 1000) * scale for p in primitives for s in SIZES}
+
+
+def window(tmp_path: Path, rng: random.Random, nights: int, table: dict[tuple[str, int], float],
+           name: str = "nightly", **kwargs: object) -> Path:  # fmt: skip
+    store = tmp_path / "store"
+    for n in range(nights):
+        save_night(night(tmp_path / f"n{n:02d}", table, rng, **kwargs), name, store)
+    return store / name
+
+
+def judge(base: Path, current: Path, metric: str = "time_us_p50", threshold: str = "5%",
+          **settings: Any) -> Any:  # fmt: skip
+    return compare_sides(
+        load_side(base), load_side(current), parse_metric(metric),
+        Thresholds(parse_threshold(threshold)), Settings(**settings),
+    )  # fmt: skip
+
+
+def states(comparison: Any) -> list[str]:
+    return [j.state for j in comparison.outcome.rows]
+
+
+# ---- checks and thresholds --------------------------------------------------------------------
+
+
+def test_parse_threshold_and_check() -> None:
+    assert parse_threshold("5%") == Threshold(5.0, True)
+    assert parse_threshold(" 2.5 % ") == Threshold(2.5, True)
+    assert parse_threshold("20us") == Threshold(20.0, False, "us")
+    assert parse_threshold("2 GB/s") == Threshold(2.0, False, "GB/s")
+    assert parse_threshold("2GBps") == Threshold(2.0, False, "GB/s")
+    with pytest.raises(
+        UsageError, match=r"'10' has no unit: write 10% .* or add the metric's unit"
+    ):
+        parse_threshold("10")
+    check = parse_check("median:10%")
+    assert check.metric is METRICS["time_us_p50"]
+    assert check.threshold == Threshold(10.0, True)
+    assert parse_check("5%").metric is None
+    assert parse_check("busbw:3%").metric is METRICS["busbw_GBps"]
+    for bad in ("5x", "-5%", "", "five%", "median:", "5 furlongs"):
+        with pytest.raises(UsageError):
+            parse_threshold(bad) if ":" not in bad else parse_check(bad)
+    with pytest.raises(UsageError, match="unknown metric"):
+        parse_check("speed:5%")
+
+
+def test_worse_by_is_direction_aware() -> None:
+    time, busbw = METRICS["time_us_p50"], METRICS["busbw_GBps"]
+    assert Threshold(5, True).worse_by(100.0, 120.0, time) == pytest.approx(20.0)
+    assert Threshold(5, True).worse_by(100.0, 80.0, time) == pytest.approx(-20.0)
+    assert Threshold(5, True).worse_by(10.0, 8.0, busbw) == pytest.approx(20.0)
+    assert Threshold(5, True).worse_by(10.0, 12.0, busbw) == pytest.approx(-20.0)
+    assert Threshold(5, False, "us").worse_by(100.0, 130.0, time) == pytest.approx(30.0)
+    assert Threshold(5, True).worse_by(0.0, 0.0, busbw) == 0.0
+
+
+def test_thresholds_file_first_match_wins(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(
+        'default = "4%"\n'
+        '[[rules]]\nprimitive = "all_reduce"\nmax_size = "64K"\nthreshold = "20%"\n'
+        '[[rules]]\nmin_size = "1K"\nthreshold = "7%"\n'
+    )
+    thresholds = read_rules(path).thresholds(Threshold(5, True))
+    small = {"primitive": "all_reduce", "size_bytes": "65536"}
+    large = {"primitive": "all_reduce", "size_bytes": "1048576"}
+    ddp = {"primitive": "ddp", "strategy": "ddp"}
+    assert thresholds.for_row(small) == Threshold(20, True)
+    assert thresholds.for_row(large) == Threshold(7, True)
+    assert thresholds.for_row(ddp) == Threshold(4, True)  # a size band never matches DDP rows
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['threshold = "5%"\n[[rules]]\nprimitive = "x"\n', "[[rules]]\nprimitive = 'x'\n", "= bad"],
+)
+def test_bad_thresholds_file_is_a_usage_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    with pytest.raises(UsageError):
+        read_rules(path).thresholds(Threshold(5, True))
+
+
+# ---- verdicts: one launch a side ----------------------------------------------------------------
+
+
+def test_one_launch_a_side_cannot_tell_a_small_change_and_says_what_it_could_see(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(1)
+    a = launch(tmp_path / "a", levels("all_reduce"), rng, spread=0.0)
+    b = launch(tmp_path / "b", levels("all_reduce", scale=1.2), rng, spread=0.0)
+    comparison = judge(a, b)
+    assert states(comparison) == [CANNOT_TELL] * 3
+    assert comparison.outcome.learning == "learning the noise: 1 of 5 nights"
+    assert {j.reason for j in comparison.outcome.rows} == {"learning the noise: 1 of 5 nights"}
+    assert all(j.detectable > 0.2 for j in comparison.outcome.rows)  # 20 % was out of sight
+    assert comparison.exit_code == 0
+
+
+def test_one_launch_a_side_calls_a_change_far_past_the_default_spread(tmp_path: Path) -> None:
+    rng = random.Random(2)
+    a = launch(tmp_path / "a", levels("all_reduce"), rng, spread=0.0)
+    b = launch(tmp_path / "b", levels("all_reduce", scale=8.0), rng, spread=0.0)
+    comparison = judge(a, b)
+    assert REGRESSED in states(comparison) and comparison.exit_code == 1
+    faster = judge(b, a)
+    assert IMPROVED in states(faster) and REGRESSED not in states(faster)
+    assert faster.exit_code == 0
+
+
+# ---- verdicts: a window of nights -----------------------------------------------------------
+
+
+def test_a_window_of_quiet_nights_sees_a_small_slowdown(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    base = window(tmp_path, rng, 6, levels("all_reduce"))
+    same = judge(base, night(tmp_path / "same", levels("all_reduce"), rng))
+    assert states(same) == [NO_CHANGE] * 3 and same.exit_code == 0
+    assert all(j.detectable < 0.15 for j in same.outcome.rows)  # 2 % launch noise: sees 15 %
+    slow = judge(base, night(tmp_path / "slow", levels("all_reduce", scale=1.2), rng))
+    assert states(slow) == [REGRESSED] * 3 and slow.exit_code == 1
+    (band,) = [j for j in slow.outcome.bands if j.hypothesis.band == ()]
+    assert band.state == REGRESSED and 0.15 < band.change < 0.25
+    low, high = band.interval()
+    assert low < 0.2 < high
+
+
+def test_bandwidth_metric_regresses_when_time_grows(tmp_path: Path) -> None:
+    rng = random.Random(4)
+    base = window(tmp_path, rng, 6, levels("all_reduce"))
+    slow = night(tmp_path / "slow", levels("all_reduce", scale=1.2), rng)
+    assert states(judge(base, slow, metric="busbw")) == [REGRESSED] * 3
+
+
+def test_a_change_under_the_threshold_floor_is_not_a_regression(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    base = window(tmp_path, rng, 6, levels("all_reduce"))
+    slow = night(tmp_path / "slow", levels("all_reduce", scale=1.2), rng)
+    comparison = judge(base, slow, threshold="30%")
+    assert states(comparison) == [NO_CHANGE] * 3
+    assert all(j.detectable >= 0.30 for j in comparison.outcome.rows)  # the floor counts
+
+
+def test_a_slower_primitive_is_named_beyond_the_rest_of_the_run(tmp_path: Path) -> None:
+    """Relative mode: a box 30 % busier tonight moves every primitive alike and is not called on
+    any primitive; one primitive 25 % slower is, as a band."""
+    rng = random.Random(6)
+    table = levels("all_reduce", "broadcast", "all_gather", "reduce")
+    base = window(tmp_path, rng, 6, table)
+    busier = judge(base, night(tmp_path / "busy", {k: v * 1.3 for k, v in table.items()}, rng))
+    assert busier.outcome.relative
+    named = {j.hypothesis.primitive for j in busier.regressions()}
+    assert named <= {"*:whole run"}
+    slow = {k: v * (1.25 if k[0] == "broadcast" else 1.0) for k, v in table.items()}
+    comparison = judge(base, night(tmp_path / "slow", slow, rng))
+    assert {j.hypothesis.primitive for j in comparison.regressions()} == {"comm:broadcast"}
+    text = "\n".join(render_text_lines(comparison))
+    assert "regressed: broadcast, every row: +2" in text and "beyond the rest of the run" in text
+
+
+def render_text_lines(comparison: Any) -> list[str]:
+    from distbench.reports.compare.render import render_text
+
+    return render_text(comparison).splitlines()
+
+
+def test_a_size_band_is_seen_as_one(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    table = levels("all_reduce", "broadcast")
+    base = window(tmp_path, rng, 6, table)
+    slow = {k: v * (1.25 if k == ("all_reduce", 1 << 20) or k == ("all_reduce", 65536) else 1.0)
+            for k, v in table.items()}  # fmt: skip
+    comparison = judge(base, night(tmp_path / "slow", slow, rng))
+    bands = [dict(j.hypothesis.band) for j in comparison.regressions() if not j.hypothesis.is_row]
+    assert {"size_from": "65536"} in bands
+
+
+def test_rows_only_in_one_run_are_reported(tmp_path: Path) -> None:
+    rng = random.Random(8)
+    a = launch(tmp_path / "a", {("all_reduce", 1024): 50.0, ("all_reduce", 65536): 60.0}, rng)
+    b = launch(tmp_path / "b", {("all_reduce", 65536): 60.0, ("all_reduce", 1 << 20): 70.0}, rng)
+    comparison = judge(a, b)
+    assert [u.outcome for u in comparison.unmatched] == [ONLY_BASELINE, ONLY_CURRENT]
+    assert len(comparison.outcome.rows) == 1 and comparison.exit_code == 4
+
+
+def test_rows_match_on_mode_and_dtype(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rng = random.Random(9)
+    a = launch(tmp_path / "a", levels("all_reduce"), rng, mode="latency")
+    b = launch(tmp_path / "b", levels("all_reduce"), rng, dtype="bfloat16")
+    code, _, err = cli(["compare", str(a), str(b)], capsys)
+    assert code == 2 and "no row in common" in err and err.count("\n") == 1
+
+
+def test_ddp_rows_compare_step_time_and_samples_per_s(tmp_path: Path) -> None:
+    times = [100.0, 101.0, 100.5, 99.5, 100.2]
+    a = write_run(tmp_path / "a", [(ddp_row("ddp", times, 0), times)])
+    slow = [t * 8 for t in times]
+    b = write_run(tmp_path / "b", [(ddp_row("ddp", slow, 0), slow)])
+    assert states(judge(a, b)) == [REGRESSED]
+    assert states(judge(a, b, metric="samples_per_s")) == [REGRESSED]
+    comparison = judge(a, b, metric="algbw_GBps")
+    assert (
+        not comparison.outcome.rows
+        and "does not exist for ddp rows" in comparison.unmatched[0].reason
+    )
+
+
+def test_a_sweep_directory_is_one_launch(tmp_path: Path) -> None:
+    rng = random.Random(10)
+    launch(tmp_path / "a" / "all_reduce", levels("all_reduce"), rng)
+    launch(tmp_path / "b" / "all_reduce", levels("all_reduce"), rng)
+    side = load_side(tmp_path / "a")
+    assert len(side.launches) == 1 and side.nights == ["a"]
+    assert len(judge(tmp_path / "a", tmp_path / "b").outcome.rows) == 3
+
+
+# ---- the baseline window ------------------------------------------------------------------------
+
+
+def test_baseline_save_appends_nights_and_keeps_the_last_k(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    store = tmp_path / "store"
+    for n in range(4):
+        target, what = save_night(
+            night(tmp_path / f"n{n}", levels("all_reduce"), rng), "w", store, keep=3
+        )
+    assert what == "3 of 3 nights kept; dropped the oldest 1"
+    side = load_side(target)
+    assert side.window and side.nights == ["n1", "n2", "n3"] and len(side.launches) == 6
+    assert sorted(p.name for p in (target / "nights").iterdir()) == ["n1", "n2", "n3"]
+    with pytest.raises(UsageError, match="already in baseline 'w'"):
+        save_night(tmp_path / "n3", "w", store)
+    saved, what = save_night(tmp_path / "n0", "w", store, force=True)
+    assert load_side(saved).nights == ["n0"] and what == "1 of 14 nights kept"
+
+
+def test_a_window_keeps_rank_minus_one_samples_only(tmp_path: Path) -> None:
+    run = launch(tmp_path / "a", levels("all_reduce"), random.Random(12))
+    target, _ = save_night(run, "w", tmp_path / "store")
+    ranks = {
+        line.split(",")[1]
+        for line in (target / "nights" / "a" / SAMPLES_CSV).read_text().splitlines()[1:]
+    }
+    assert ranks == {"-1"}
+    assert len(load_side(target).launches[0].run.rows) == 3
+
+
+def test_a_cut_or_resumed_night_never_enters_the_window(tmp_path: Path) -> None:
+    rng = random.Random(13)
+    cut = launch(tmp_path / "cut", levels("all_reduce"), rng)
+    manifest = json.loads((cut / MANIFEST_JSON).read_text())
+    (cut / MANIFEST_JSON).write_text(json.dumps({**manifest, "status": "interrupted"}))
+    with pytest.raises(UsageError, match="is interrupted, not completed"):
+        save_night(cut, "w", tmp_path / "store")
+    resumed = launch(tmp_path / "resumed", levels("all_reduce"), rng)
+    (resumed / MANIFEST_JSON).write_text(json.dumps({**manifest, "resumes": [{"at": "x"}]}))
+    with pytest.raises(UsageError, match="was resumed"):
+        save_night(resumed, "w", tmp_path / "store")
+    assert not (tmp_path / "store" / "w" / "nights").exists() or not list(
+        (tmp_path / "store" / "w" / "nights").iterdir()
+    )
+
+
+def test_a_baseline_of_the_single_run_layout_is_a_window_of_one_night(tmp_path: Path) -> None:
+    rng = random.Random(14)
+    old = tmp_path / "store" / "nightly"
+    launch(old, levels("all_reduce"), rng)
+    (old / "baseline.json").write_text(json.dumps({"name": "nightly", "source": "/x/night-0"}))
+    side = load_side(old)
+    assert not side.window and len(side.launches) == 1  # read as it is
+    target, what = save_night(
+        night(tmp_path / "n1", levels("all_reduce"), rng), "nightly", tmp_path / "store"
+    )
+    assert load_side(target).nights == ["night-0", "n1"] and what == "2 of 14 nights kept"
+
+
+# ---- the command: exit codes, formats, baselines ----------------------------------------------
+
+
+def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = run_cli(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_compare_exit_codes_and_the_verdict_first_and_last(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rng = random.Random(15)
+    a = launch(tmp_path / "a", levels("all_reduce"), rng, spread=0.0)
+    b = launch(tmp_path / "b", levels("all_reduce", scale=8.0), rng, spread=0.0)
+    code, out, _ = cli(["compare", str(a), str(b)], capsys)
+    assert code == 1
+    lines = out.rstrip().splitlines()
+    assert lines[0].startswith("distbench compare: REGRESSION (") and lines[-1] == lines[0]
+    assert lines[1].startswith("regressed: all_reduce")
+    assert "what this comparison could see (80 % power):" in out
+    assert cli(["compare", str(a), str(a)], capsys)[0] == 0
+    code, _, err = cli(["compare", str(a), str(tmp_path / "missing")], capsys)
+    assert code == 2 and err.count("\n") == 1 and "missing" in err
+    for args, message in (
+        (["--threshold", "lots"], "not a threshold"),
+        (["--format", "html"], "unknown format"),
+        (["--alpha", "2"], "alpha"),
+        (["--min-nights", "0"], "--min-nights"),
+        (["--min-samples", "5"], "--min-samples was removed in 0.3"),
+        (["--no-fdr"], "--fdr/--no-fdr was removed in 0.3"),
+    ):
+        code, _, err = cli(["compare", str(a), str(b), *args], capsys)
+        assert code == 2 and message in err and err.count("\n") == 1, (args, err)
+
+
+def test_compare_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rng = random.Random(16)
+    a = launch(tmp_path / "a", levels("all_reduce"), rng, spread=0.0)
+    b = launch(tmp_path / "b", levels("all_reduce", scale=8.0), rng, spread=0.0)
+    code, out, _ = cli(["compare", str(a), str(b), "--format", "markdown"], capsys)
+    assert code == 1 and out.startswith("### distbench compare: REGRESSION (")
+    assert "**regressed**" in out
+    code, out, _ = cli(["compare", str(a), str(b), "--format", "json", "--metric", "busbw"], capsys)
+    body = json.loads(out)
+    assert code == 1 and body["version"] == 2 and body["regressed"] is True
+    assert (
+        body["metric"] == "busbw_GBps" and body["learning"] == "learning the noise: 1 of 5 nights"
+    )
+    row = body["rows"][0]
+    assert row["state"] == REGRESSED and row["size_bytes"] == "1024"
+    assert row["detectable_change"] > 0 and row["launches_baseline"] == 1
+    assert body["summary"][REGRESSED] == 3
+
+
+def test_compare_refuses_another_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    times = [100.0] * 5
+    a = write_run(tmp_path / "a", [(comm_row(1024, times, 0), times)])
+    b = write_run(tmp_path / "b", [(comm_row(1024, times, 0), times)], schema=99)
+    code, _, err = cli(["compare", str(a), str(b)], capsys)
+    assert code == 2 and "schema v99" in err and err.count("\n") == 1
+
+
+def test_baseline_save_list_and_compare_by_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = random.Random(17)
+    monkeypatch.setenv("DISTBENCH_BASELINES", str(tmp_path / "store"))
+    a = night(tmp_path / "a", levels("all_reduce"), rng)
+    b = night(tmp_path / "b", levels("all_reduce"), rng)
+    code, out, _ = cli(["baseline", "save", str(a), "--name", "nightly"], capsys)
+    assert code == 0 and "into baseline 'nightly'" in out and "1 of 14 nights kept" in out
+    code, out, _ = cli(["baseline", "save", str(b), "--name", "nightly", "--keep", "5"], capsys)
+    assert code == 0 and "2 of 5 nights kept" in out
+    code, out, _ = cli(["baseline", "list"], capsys)
+    assert code == 0 and "nightly" in out and " a " in f" {out} " and "b" in out
+    assert cli(["compare", "nightly", str(b)], capsys)[0] == 0
+    code, _, err = cli(["compare", "nope", str(b)], capsys)
+    assert code == 2 and "baselines: nightly" in err
+    code, _, err = cli(["baseline", "save", str(a), "--name", "../x"], capsys)
+    assert code == 2 and "not allowed" in err
+    code, _, err = cli(["baseline", "save", str(a), "--name", "y", "--keep", "0"], capsys)
+    assert code == 2 and "--keep '0'" in err
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda text: text[:-7], "is truncated"),
+        (lambda text: "a,b\n1,2\n", "is not a distbench results.csv"),
+        (lambda text: text.replace("1024,", "1O24,", 1), "not a number"),
+    ],
+)
+def test_compare_refuses_a_damaged_run(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage: Callable[[str], str],
+    message: str,
+) -> None:
+    """A gate must not pass on a damaged CSV: compare reads through the report's checks."""
+    times = [100.0] * 5
+    a = write_run(tmp_path / "a", [(comm_row(1024, times, 0), times)])
+    b = write_run(tmp_path / "b", [(comm_row(1024, times, 0), times)])
+    results = b / "results.csv"
+    results.write_text(damage(results.read_text()))
+    code, _, err = cli(["compare", str(a), str(b)], capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_no_row_in_common_names_a_lone_differing_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """#26 item 8: --env on one side keeps every row apart; the one line says so."""
+    rng = random.Random(18)
+    a = launch(tmp_path / "a", levels("all_reduce"), rng)
+    b = launch(tmp_path / "b", levels("all_reduce"), rng, env="NCCL_ALGO=Ring")
+    code, _, err = cli(["compare", str(a), str(b)], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "they differ only in env: empty (no --env) in the baseline" in err

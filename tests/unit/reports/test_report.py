@@ -1,0 +1,279 @@
+"""distbench report on the checked-in fixture runs (tests/data): the page, the Markdown, a real
+headless Chromium screenshot, and every kind of bad input (one line, exit 2, no traceback)."""
+
+# ruff: noqa: RUF001  (the report's headings use Greek letters on purpose)
+
+from __future__ import annotations
+
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from distbench.cli.app import run_cli as run_in_process
+from tests.paths import DATA
+
+CLUSTERS = [DATA / "cluster-a", DATA / "cluster-b"]
+FIGURES = {
+    "fig-compare.png",
+    "fig-time-vs-size.png",
+    "fig-busbw-vs-size.png",
+    "fig-scaling.png",
+    "fig-fit.png",
+    "fig-sendrecv-pairs.png",
+    "fig-ddp-scaling.png",
+    "fig-ddp-strategies.png",
+}
+
+
+class PageParser(HTMLParser):
+    """Images, table captions, and every attribute that could fetch something."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: list[str] = []
+        self.captions: list[str] = []
+        self.tables = 0
+        self.fetches: list[str] = []
+        self.tags: set[str] = set()
+        self._in_caption = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        values = dict(attrs)
+        if tag == "img":
+            self.images.append(values.get("src") or "")
+        if tag == "table":
+            self.tables += 1
+        if tag == "caption":
+            self._in_caption = True
+            self.captions.append("")
+        for name in ("src", "href", "srcset", "poster", "data"):
+            value = values.get(name)
+            if value is not None and not value.startswith("data:"):
+                self.fetches.append(f"{tag} {name}={value}")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "caption":
+            self._in_caption = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_caption:
+            self.captions[-1] += data
+
+
+def test_writes_html_markdown_and_every_figure(frozen_report: Path) -> None:
+    assert (frozen_report / "report.html").is_file()
+    assert (frozen_report / "report.md").is_file()
+    assert {p.name for p in frozen_report.glob("fig-*.png")} == FIGURES
+    for name in FIGURES:
+        assert (frozen_report / name).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_html_is_self_contained_with_every_figure_and_table(frozen_report: Path) -> None:
+    page = PageParser()
+    text = (frozen_report / "report.html").read_text(encoding="utf-8")
+    page.feed(text)
+    assert page.fetches == []  # nothing to fetch: no src/href outside data: URIs
+    assert not {"script", "link", "iframe", "object", "embed"} & page.tags
+    assert "@import" not in text and "url(" not in text
+    assert len(page.images) == len(FIGURES)
+    assert all(src.startswith("data:image/png;base64,") for src in page.images)
+    for name in FIGURES:  # each PNG on disk is the one embedded
+        assert name in text
+    captions = page.captions
+    for expected in (
+        "Runs and what they ran on",
+        "Speedup over cluster-a",
+        "DDP step-time speedup over cluster-a",
+        "Key results",
+        "Latency-bandwidth fit",
+        "DDP strategies",
+        "algbw GB/s: cluster-a · 3 ranks · 1M float32",
+        "algbw GB/s: cluster-b · 2 ranks · 1M float32",
+        "All results",
+        "Speedup per size",
+    ):
+        assert expected in captions, captions
+    assert page.tables == len(captions)
+
+
+def test_markdown_has_the_key_tables(frozen_report: Path) -> None:
+    text = (frozen_report / "report.md").read_text(encoding="utf-8")
+    for title in (
+        "**Runs and what they ran on**",
+        "**Speedup over cluster-a**",
+        "**Key results**",
+        "**Latency-bandwidth fit**",
+        "**DDP strategies**",
+        "**algbw GB/s: cluster-a · 3 ranks · 1M float32**",
+    ):
+        assert title in text
+    assert "| run | primitive | backend | device | ranks | nodes | mode |" in text
+    assert "| α µs | α from sizes | β GB/s | β from sizes |" in text
+    # the 3-rank all-pairs matrix: 3 rows of src, '—' on the diagonal
+    block = text.split("**algbw GB/s: cluster-a · 3 ranks · 1M float32**")[1].split("\n\n")[1]
+    rows = block.splitlines()[2:]
+    assert [r.split("|")[1].strip() for r in rows] == ["0", "1", "2"]
+    assert all(r.split("|")[i + 2].strip() == "—" for i, r in enumerate(rows))
+    # every fixture measurement of both labels is compared: 10 lines (all_gather, broadcast and
+    # the send/recv ring at 2 world sizes, all_reduce at 2 x 2 modes) and 8 pingpong pairs (2 + 6)
+    summary = text.split("**Speedup over cluster-a**")[1].split("\n\n")[1]
+    assert sum(1 for line in summary.splitlines() if line.startswith("| cluster-b |")) == 18
+
+
+def test_one_run_dir_defaults_to_a_report_folder_next_to_it(tmp_path: Path) -> None:
+    run = tmp_path / "allreduce"
+    shutil.copytree(DATA / "cluster-a" / "allreduce", run)
+    (run / "samples.csv").unlink()
+    code = run_in_process(["report", str(run)])
+    assert code == 0
+    assert not (run / "report").exists()  # never inside an input folder
+    text = (tmp_path / "allreduce-report" / "report.md").read_text(encoding="utf-8")
+    assert "no samples.csv, so its figures have no sample bands" in text
+    assert "Runs compared" not in text  # one label: nothing to compare
+    assert (tmp_path / "allreduce-report" / "fig-time-vs-size.png").is_file()
+    assert not (tmp_path / "allreduce-report" / "fig-compare.png").exists()
+
+
+def copy_run(tmp_path: Path, name: str = "allreduce", cluster: str = "cluster-a") -> Path:
+    run = tmp_path / f"{cluster}-{name}"
+    shutil.copytree(DATA / cluster / name, run)
+    return run
+
+
+def truncate(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])
+
+
+def shorten_last_line(path: Path) -> None:
+    lines = path.read_text().splitlines()
+    lines[-1] = ",".join(lines[-1].split(",")[:10])
+    path.write_text("\n".join(lines) + "\n")
+
+
+def set_schema_version(path: Path) -> None:
+    manifest = json.loads(path.read_text())
+    manifest["schema_version"] = 99
+    path.write_text(json.dumps(manifest))
+
+
+BAD = {
+    "missing": (lambda run: shutil.rmtree(run), "does not exist"),
+    "empty": (lambda run: (run / "results.csv").write_text(""), "results.csv is empty"),
+    "header only": (
+        lambda run: (run / "results.csv").write_text(
+            (run / "results.csv").read_text().splitlines()[0] + "\n"
+        ),
+        "nothing to report",
+    ),
+    "truncated": (lambda run: truncate(run / "results.csv"), "results.csv is truncated"),
+    "short line": (
+        lambda run: shorten_last_line(run / "results.csv"),
+        "results.csv is truncated or damaged: line 21 has too few fields",
+    ),
+    "truncated samples": (lambda run: truncate(run / "samples.csv"), "samples.csv is truncated"),
+    "foreign": (
+        lambda run: (run / "results.csv").write_text("a,b,c\n1,2,3\n"),
+        "is not a distbench results.csv",
+    ),
+    "not a number": (
+        lambda run: (run / "results.csv").write_text(
+            (run / "results.csv")
+            .read_text()
+            .replace(",throughput,", ",throughput,", 1)
+            .replace("perf_counter,5,2,5,5,", "perf_counter,5,2,5,five,", 1)
+        ),
+        "column samples holds 'five', not a number",
+    ),
+    "schema version": (
+        lambda run: set_schema_version(run / "manifest.json"),
+        "written by a newer distbench (schema v99)",
+    ),
+    "bad manifest": (
+        lambda run: (run / "manifest.json").write_text("{not json"),
+        "manifest.json is not readable JSON",
+    ),
+    "no run inside": (
+        lambda run: (run / "results.csv").rename(run / "other.csv"),
+        "holds no run: no results.csv",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_is_one_line_and_exit_2(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = copy_run(tmp_path)
+    damage, message = BAD[case]
+    damage(run)
+    code = run_in_process(["report", str(run), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("distbench: error: "), err
+    assert message in lines[0]
+    assert "Traceback" not in err
+
+
+def test_labelled_runs_with_nothing_in_common_are_reported_with_a_note(tmp_path: Path) -> None:
+    a = copy_run(tmp_path, "allreduce", "cluster-a")
+    b = copy_run(tmp_path, "ddp", "cluster-b")
+    assert run_in_process(["report", str(a), str(b), "--out", str(tmp_path / "out")]) == 0
+    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "compared by label: cluster-a, cluster-b." in text
+    assert "no measurement of cluster-a (same case and size) is in another run" in text
+    assert "no DDP step time is compared: cluster-b measured DDP" in text
+    assert "**DDP strategies**" in text and "**Key results**" in text
+
+
+def test_by_host_and_by_run(tmp_path: Path) -> None:
+    runs = [str(p / "broadcast") for p in CLUSTERS]
+    assert run_in_process(["report", *runs, "--by", "host", "--out", str(tmp_path / "h")]) == 0
+    lead = (tmp_path / "h" / "report.md").read_text(encoding="utf-8").splitlines()[2]
+    assert lead.endswith("compared by host: vm.")  # one host: nothing to compare
+    a, b = DATA / "cluster-a" / "broadcast", DATA / "cluster-b" / "broadcast"
+    assert (
+        run_in_process(["report", str(a), str(b), "--by", "run", "--out", str(tmp_path / "r")]) == 0
+    )
+    text = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    assert "**Speedup over broadcast**" in text  # run ids: broadcast, broadcast-2
+    assert "| broadcast-2 | broadcast | gloo | cpu | 2 | 1 |" in text
+
+
+def test_same_cases_at_other_sizes_are_drawn_with_a_note(tmp_path: Path) -> None:
+    a = copy_run(tmp_path, "allreduce", "cluster-a")
+    b = copy_run(tmp_path, "allreduce", "cluster-b")
+    results = b / "results.csv"
+    rows = results.read_text().splitlines()
+    header = rows[0].split(",")
+    size = header.index("size_bytes")
+    shifted = []
+    for line in rows[1:]:
+        cells = line.split(",")
+        cells[size] = str(int(cells[size]) * 2)  # another ladder: 2K, 32K, ... 8M
+        shifted.append(",".join(cells))
+    results.write_text("\n".join([rows[0], *shifted]) + "\n")
+    out = tmp_path / "out"
+    assert run_in_process(["report", str(a), str(b), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert "no measurement of cluster-a (same case and size) is in another run" in text
+    assert "cluster-b | all_reduce" in text  # its key results are still there
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--by", "rack"], "unknown --by 'rack'"), ([], "is a file: give a directory")],
+)
+def test_bad_options(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    out.write_text("a file")
+    code = run_in_process(["report", str(DATA / "cluster-a"), "--out", str(out), *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and message in err and len(err.splitlines()) == 1

@@ -1,0 +1,57 @@
+"""distbench report builds its report from what the user gave (#21 §4), on real gloo runs made
+here with the real CLI: runs given one by one or as their parent folder give one report;
+unlabelled folders are sources named after them; a run given twice is used once; a user's file in
+--out survives; the default --out never lies inside an input folder; every figure shows what its
+title claims, or a note says what it leaves out; legends never cover titles; no two lines share
+a colour; report.md embeds its figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from distbench.cli.app import run_cli as run_in_process
+from tests.paths import DATA
+
+
+def report_md(out: Path) -> str:
+    return (out / "report.md").read_text(encoding="utf-8")
+
+
+def notes_of(text: str) -> list[str]:
+    block = text.split("## What could not be shown", 1)[1] if "## What could" in text else ""
+    return [line[2:] for line in block.splitlines() if line.startswith("- ")]
+
+
+def test_by_host_says_that_it_merges_labelled_clusters(tmp_path: Path) -> None:
+    """The frozen fixtures are real gloo runs labelled cluster-a and cluster-b on one host."""
+    runs = [str(DATA / c / "broadcast") for c in ("cluster-a", "cluster-b")]
+    assert run_in_process(["report", *runs, "--by", "host", "--out", str(tmp_path / "h")]) == 0
+    merged = [n for n in notes_of(report_md(tmp_path / "h")) if n.startswith("--by host merges")]
+    assert merged == [
+        "--by host merges runs labelled cluster-a, cluster-b into one source, vm: a case they "
+        "share is shown once, from the run that started last (--by label compares them)"
+    ]
+    assert run_in_process(["report", *runs, "--out", str(tmp_path / "auto")]) == 0
+    text = report_md(tmp_path / "auto")
+    assert "compared by label: cluster-a, cluster-b." in text
+    assert not [n for n in notes_of(text) if "merges" in n]
+
+
+def test_the_runs_table_marks_a_worker_variable_not_torchrun_s_port() -> None:
+    """Two launches always get different MASTER_PORTs: not a difference between the runs, so not
+    shown or marked; a variable the user set differently (NCCL_ALGO) is marked."""
+
+    from distbench.reports.load import RunData
+    from distbench.reports.report.build import manifests_table
+
+    def run(name: str, **worker_env: str) -> RunData:
+        manifest = {"status": "completed", "worker_env": {"MASTER_ADDR": "localhost", **worker_env}}
+        return RunData(Path(name), name, 0, "comm", pd.DataFrame(), None, manifest)
+
+    same = manifests_table([run("a", MASTER_PORT="45961"), run("b", MASTER_PORT="37367")])
+    assert not same.highlight and "MASTER_PORT" not in same.frame.to_string()
+    algo = manifests_table([run("a", NCCL_ALGO="Ring"), run("b", NCCL_ALGO="Tree")])
+    fields = list(algo.frame[""])
+    assert [fields[i] for i in algo.highlight] == ["worker environment"]
