@@ -178,8 +178,9 @@ def load_run(path: Path) -> Run:
         key_columns = MATCH_KEYS[kind]
         units = load_units(run_dir, kind, versions[run_dir])
         name = str(run_dir.relative_to(path)) if run_dir != path else path.name
-        for record in frame.to_dict(orient="records"):
-            values = {str(k): str(v) for k, v in record.items()}
+        names = [str(c) for c in frame.columns]
+        cells = [[str(v) for v in frame.iloc[:, i].tolist()] for i in range(len(names))]
+        for values in (dict(zip(names, row, strict=True)) for row in zip(*cells, strict=True)):
             key = (("kind", kind), *((c, values[c]) for c in key_columns))
             if key in run.rows:
                 run.duplicates += 1
