@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from statistics import NormalDist
 
 CONFIDENCE = 0.95
@@ -146,9 +147,11 @@ def trial_interval(
     return clustered_median_interval(chunks, confidence)
 
 
+@lru_cache(maxsize=4096)
 def t_quantile(p: float, df: float) -> float:
     """The p-quantile of Student's t distribution with `df` degrees of freedom (df > 0; inf:
-    the normal), by bisection on its distribution function (regularized incomplete beta)."""
+    the normal), by bisection on its distribution function (regularized incomplete beta).
+    Remembered: a report's ~800 fits ask for a handful of (p, df), ~0.4 ms of bisection each."""
     if not 0 < p < 1 or not df > 0:
         raise ValueError(f"t quantile needs 0 < p < 1 and df > 0, got p={p}, df={df}")
     if math.isinf(df):

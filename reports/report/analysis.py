@@ -188,21 +188,30 @@ def ddp_split(ddp: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary_table(lines: pd.DataFrame) -> pd.DataFrame:
-    """Key results per source x case: the smallest size's p50 and the largest size's busbw."""
+    """Key results per source x case: the smallest size's p50 and the largest size's busbw.
+    One groupby for every case and size (a groupby per case cost ~1.5 s at 10,000 rows)."""
+    medians = lines.groupby([*CASE, "size_bytes"], observed=True, sort=True)[
+        ["time_us_p50", "busbw_GBps"]
+    ].median()
+    if medians.empty:
+        return pd.DataFrame()
+    by_case = medians.reset_index("size_bytes").groupby(level=CASE, observed=True, sort=True)
+    ends = zip(
+        by_case.head(1).itertuples(index=False), by_case.tail(1).itertuples(index=False),
+        by_case.size().tolist(), by_case["busbw_GBps"].max().tolist(), strict=True,
+    )  # fmt: skip
     records = []
-    for key, group in lines.groupby(CASE, observed=True, sort=True):
-        by_size = group.groupby("size_bytes")[["time_us_p50", "busbw_GBps"]].median()
-        small, large = by_size.index.min(), by_size.index.max()
+    for key, (small, large, sizes, peak) in zip(by_case.size().index, ends, strict=True):
         records.append(
             {
                 **dict(zip(CASE, key, strict=True)),
-                "sizes": len(by_size),
-                "small": format_size(int(small)),
-                "small_p50_us": float(by_size.loc[small, "time_us_p50"]),
-                "large": format_size(int(large)),
-                "large_p50_us": float(by_size.loc[large, "time_us_p50"]),
-                "large_busbw_GBps": float(by_size.loc[large, "busbw_GBps"]),
-                "peak_busbw_GBps": float(by_size["busbw_GBps"].max()),
+                "sizes": sizes,
+                "small": format_size(int(small.size_bytes)),
+                "small_p50_us": float(small.time_us_p50),
+                "large": format_size(int(large.size_bytes)),
+                "large_p50_us": float(large.time_us_p50),
+                "large_busbw_GBps": float(large.busbw_GBps),
+                "peak_busbw_GBps": float(peak),
             }
         )
     return pd.DataFrame.from_records(records)
