@@ -123,12 +123,15 @@ def seeded_within_variances(
         if len(values) >= 2:
             groups.setdefault((statistic, len(values)), []).append((i, values, seed))
     draws: dict[tuple[int, int], np.ndarray] = {}
+
+    def draw(seed: int, length: int) -> np.ndarray:
+        if (seed, length) not in draws:
+            rng = np.random.default_rng(seed)
+            draws[seed, length] = rng.integers(0, length, size=(BOOTSTRAP_REPLICATES, length))
+        return draws[seed, length]
+
     for (statistic, length), members in groups.items():
-        picks = np.stack([
-            draws.setdefault((seed, length), np.random.default_rng(seed).integers(
-                0, length, size=(BOOTSTRAP_REPLICATES, length)))
-            for _i, _values, seed in members
-        ])  # fmt: skip
+        picks = np.stack([draw(seed, length) for _i, _values, seed in members])
         stacked = np.stack([values for _i, values, _seed in members])  # launches x units
         drawn = np.take_along_axis(stacked[:, None, :], picks, axis=-1)
         logs = np.log(statistic(drawn, axis=-1))  # launches x replicates

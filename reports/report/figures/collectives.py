@@ -26,6 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from distbench.parse import format_size
+from distbench.reports.report.analysis import series_arrays
 from distbench.reports.report.figures.grid import fixed_grid, log_y
 
 STYLE = "whitegrid"
@@ -267,7 +268,9 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
         by_panel = dict(list(rows.groupby("panel", sort=False)))
         for i, panel in enumerate(panels):
             at = by_panel[panel]
-            series = {name: line.sort_values("world_size") for name, line in at.groupby("series")}
+            series = series_arrays(
+                at, ("world_size", "time_us_p50", "busbw_GBps", "line", "size_rank")
+            )
             for j, (metric, label) in enumerate(
                 (("time_us_p50", "time p50 (µs)"), ("busbw_GBps", "busbw (GB/s)"))
             ):
@@ -277,8 +280,8 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
                     ax.plot(
                         line["world_size"],
                         line[metric],
-                        LINESTYLES[lines.index(line["line"].iloc[0]) % len(LINESTYLES)],
-                        marker=MARKERS[int(line["size_rank"].iloc[0]) % len(MARKERS)],
+                        LINESTYLES[lines.index(line["line"][0]) % len(LINESTYLES)],
+                        marker=MARKERS[int(line["size_rank"][0]) % len(MARKERS)],
                         markersize=4,
                         color=palette[name],
                         label=name,
