@@ -28,9 +28,12 @@ BOOLEANS = ("true", "false")
 
 
 def canonical_booleans(column: pd.Series) -> pd.Series:
-    """`True`, `FALSE` ... as `true`, `false`; every other cell as it is."""
-    lower = column.str.strip().str.lower()
-    return column.where(~lower.isin(BOOLEANS), lower)
+    """`True`, `FALSE` ... as `true`, `false`; every other cell as it is. Decided once per
+    distinct cell: a column holds few, and a reader puts every text column of every file
+    through this."""
+    spelled = {cell: cell.strip().lower() for cell in pd.unique(column) if isinstance(cell, str)}
+    change = {cell: low for cell, low in spelled.items() if low in BOOLEANS and low != cell}
+    return column.replace(change) if change else column
 
 
 def canonical_integers(column: pd.Series) -> pd.Series:

@@ -32,6 +32,7 @@ from distbench.reports.report.pairs import split_matrix_rows
 from distbench.reports.report.shown import left_out
 from distbench.reports.report.sources import assign_sources
 from tests.conftest import run_cli, usage_error_line
+from tests.paths import DATA
 from tests.unit.reports.test_report_inputs import notes_of, report_md
 
 QUICK = ("--backend", "gloo", "--iters", "2", "--warmup", "1", "--trials", "3")
@@ -309,3 +310,18 @@ def test_bad_by_names_every_choice(fold: Path, capsys: pytest.CaptureFixture[str
     assert line == (
         "distbench: error: unknown --by 'rack': choose one of auto, label, argument, host, run"
     )
+
+
+def test_by_host_says_that_it_merges_labelled_clusters(tmp_path: Path) -> None:
+    """The frozen fixtures are real gloo runs labelled cluster-a and cluster-b on one host."""
+    runs = [str(DATA / c / "broadcast") for c in ("cluster-a", "cluster-b")]
+    assert run_in_process(["report", *runs, "--by", "host", "--out", str(tmp_path / "h")]) == 0
+    merged = [n for n in notes_of(report_md(tmp_path / "h")) if n.startswith("--by host merges")]
+    assert merged == [
+        "--by host merges runs labelled cluster-a, cluster-b into one source, vm: a case they "
+        "share is shown once, from the run that started last (--by label compares them)"
+    ]
+    assert run_in_process(["report", *runs, "--out", str(tmp_path / "auto")]) == 0
+    text = report_md(tmp_path / "auto")
+    assert "compared by label: cluster-a, cluster-b." in text
+    assert not [n for n in notes_of(text) if "merges" in n]

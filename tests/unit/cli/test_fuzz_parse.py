@@ -4,6 +4,7 @@ command line sends it: through each option's parser (parse_group), then resolved
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -28,7 +29,10 @@ from distbench.options.opt import options_of, parse_fields, parse_group
 from distbench.parse import UsageError
 from distbench.reports.compare.options import CompareOptions
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EXAMPLES = int(os.environ.get("DISTBENCH_FUZZ_EXAMPLES", "30"))
+"""Inputs per property: 30 in the fast loop (pytest tests/unit), 300 in CI (.ci/run exports
+DISTBENCH_FUZZ_EXAMPLES=300), more for a deep search before a release."""
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Text near the grammar (digits, suffixes, separators) finds more than uniform unicode alone.
 ALPHABET = "0123456789.,:-+eE kKmMgGtTbBiI[]_ \t/x"

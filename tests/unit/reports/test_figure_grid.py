@@ -91,13 +91,6 @@ def crowded_figures() -> dict[str, Figure | None]:
     }
 
 
-def test_crowded_figures_keep_every_label_clear() -> None:
-    for name, figure in crowded_figures().items():
-        assert figure is not None
-        assert figure.get_layout_engine() is None, name  # the fixed grid, not constrained layout
-        assert collisions(figure) == [], name
-
-
 def test_the_check_sees_a_grid_without_gaps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(grid, "W_GAP_IN", 0.05)
     monkeypatch.setattr(grid, "H_GAP_IN", 0.05)

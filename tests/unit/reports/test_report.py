@@ -124,20 +124,6 @@ def test_markdown_has_the_key_tables(frozen_report: Path) -> None:
     assert sum(1 for line in summary.splitlines() if line.startswith("| cluster-b |")) == 18
 
 
-def test_one_run_dir_defaults_to_a_report_folder_next_to_it(tmp_path: Path) -> None:
-    run = tmp_path / "allreduce"
-    shutil.copytree(DATA / "cluster-a" / "allreduce", run)
-    (run / "samples.csv").unlink()
-    code = run_in_process(["report", str(run)])
-    assert code == 0
-    assert not (run / "report").exists()  # never inside an input folder
-    text = (tmp_path / "allreduce-report" / "report.md").read_text(encoding="utf-8")
-    assert "no samples.csv, so its figures have no sample bands" in text
-    assert "Runs compared" not in text  # one label: nothing to compare
-    assert (tmp_path / "allreduce-report" / "fig-time-vs-size.png").is_file()
-    assert not (tmp_path / "allreduce-report" / "fig-compare.png").exists()
-
-
 def copy_run(tmp_path: Path, name: str = "allreduce", cluster: str = "cluster-a") -> Path:
     run = tmp_path / f"{cluster}-{name}"
     shutil.copytree(DATA / cluster / name, run)
@@ -218,51 +204,6 @@ def test_bad_input_is_one_line_and_exit_2(
     assert len(lines) == 1 and lines[0].startswith("distbench: error: "), err
     assert message in lines[0]
     assert "Traceback" not in err
-
-
-def test_labelled_runs_with_nothing_in_common_are_reported_with_a_note(tmp_path: Path) -> None:
-    a = copy_run(tmp_path, "allreduce", "cluster-a")
-    b = copy_run(tmp_path, "ddp", "cluster-b")
-    assert run_in_process(["report", str(a), str(b), "--out", str(tmp_path / "out")]) == 0
-    text = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
-    assert "compared by label: cluster-a, cluster-b." in text
-    assert "no measurement of cluster-a (same case and size) is in another run" in text
-    assert "no DDP step time is compared: cluster-b measured DDP" in text
-    assert "**DDP strategies**" in text and "**Key results**" in text
-
-
-def test_by_host_and_by_run(tmp_path: Path) -> None:
-    runs = [str(p / "broadcast") for p in CLUSTERS]
-    assert run_in_process(["report", *runs, "--by", "host", "--out", str(tmp_path / "h")]) == 0
-    lead = (tmp_path / "h" / "report.md").read_text(encoding="utf-8").splitlines()[2]
-    assert lead.endswith("compared by host: vm.")  # one host: nothing to compare
-    a, b = DATA / "cluster-a" / "broadcast", DATA / "cluster-b" / "broadcast"
-    assert (
-        run_in_process(["report", str(a), str(b), "--by", "run", "--out", str(tmp_path / "r")]) == 0
-    )
-    text = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
-    assert "**Speedup over broadcast**" in text  # run ids: broadcast, broadcast-2
-    assert "| broadcast-2 | broadcast | gloo | cpu | 2 | 1 |" in text
-
-
-def test_same_cases_at_other_sizes_are_drawn_with_a_note(tmp_path: Path) -> None:
-    a = copy_run(tmp_path, "allreduce", "cluster-a")
-    b = copy_run(tmp_path, "allreduce", "cluster-b")
-    results = b / "results.csv"
-    rows = results.read_text().splitlines()
-    header = rows[0].split(",")
-    size = header.index("size_bytes")
-    shifted = []
-    for line in rows[1:]:
-        cells = line.split(",")
-        cells[size] = str(int(cells[size]) * 2)  # another ladder: 2K, 32K, ... 8M
-        shifted.append(",".join(cells))
-    results.write_text("\n".join([rows[0], *shifted]) + "\n")
-    out = tmp_path / "out"
-    assert run_in_process(["report", str(a), str(b), "--out", str(out)]) == 0
-    text = (out / "report.md").read_text(encoding="utf-8")
-    assert "no measurement of cluster-a (same case and size) is in another run" in text
-    assert "cluster-b | all_reduce" in text  # its key results are still there
 
 
 @pytest.mark.parametrize(

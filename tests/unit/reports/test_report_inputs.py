@@ -11,9 +11,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from distbench.cli.app import run_cli as run_in_process
-from tests.paths import DATA
-
 
 def report_md(out: Path) -> str:
     return (out / "report.md").read_text(encoding="utf-8")
@@ -22,21 +19,6 @@ def report_md(out: Path) -> str:
 def notes_of(text: str) -> list[str]:
     block = text.split("## What could not be shown", 1)[1] if "## What could" in text else ""
     return [line[2:] for line in block.splitlines() if line.startswith("- ")]
-
-
-def test_by_host_says_that_it_merges_labelled_clusters(tmp_path: Path) -> None:
-    """The frozen fixtures are real gloo runs labelled cluster-a and cluster-b on one host."""
-    runs = [str(DATA / c / "broadcast") for c in ("cluster-a", "cluster-b")]
-    assert run_in_process(["report", *runs, "--by", "host", "--out", str(tmp_path / "h")]) == 0
-    merged = [n for n in notes_of(report_md(tmp_path / "h")) if n.startswith("--by host merges")]
-    assert merged == [
-        "--by host merges runs labelled cluster-a, cluster-b into one source, vm: a case they "
-        "share is shown once, from the run that started last (--by label compares them)"
-    ]
-    assert run_in_process(["report", *runs, "--out", str(tmp_path / "auto")]) == 0
-    text = report_md(tmp_path / "auto")
-    assert "compared by label: cluster-a, cluster-b." in text
-    assert not [n for n in notes_of(text) if "merges" in n]
 
 
 def test_the_runs_table_marks_a_worker_variable_not_torchrun_s_port() -> None:

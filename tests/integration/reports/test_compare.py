@@ -1,0 +1,96 @@
+"""distbench compare / baseline: checks and thresholds, verdicts on fixture runs written with the
+real sinks (launches, nights, baseline windows), exit codes and formats. The statistical core's
+own numbers: tests/unit/stats/. ci/nightly.sh: tests/integration/test_nightly.py."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from distbench.parse import UsageError
+from distbench.reports.compare.sides import load_side
+from distbench.reports.compare.window import save_night
+from distbench.stats.verdict import NO_CHANGE, REGRESSED
+from tests.unit.reports.test_compare import judge, levels, night, render_text_lines, states, window
+
+# ---- verdicts: a window of nights -----------------------------------------------------------
+
+
+def test_a_window_of_quiet_nights_sees_a_small_slowdown(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    base = window(tmp_path, rng, 6, levels("all_reduce"))
+    same = judge(base, night(tmp_path / "same", levels("all_reduce"), rng))
+    assert states(same) == [NO_CHANGE] * 3 and same.exit_code == 0
+    assert all(j.detectable < 0.15 for j in same.outcome.rows)  # 2 % launch noise: sees 15 %
+    slow = judge(base, night(tmp_path / "slow", levels("all_reduce", scale=1.2), rng))
+    assert states(slow) == [REGRESSED] * 3 and slow.exit_code == 1
+    (band,) = [j for j in slow.outcome.bands if j.hypothesis.band == ()]
+    assert band.state == REGRESSED and 0.15 < band.change < 0.25
+    low, high = band.interval()
+    assert low < 0.2 < high
+
+
+def test_bandwidth_metric_regresses_when_time_grows(tmp_path: Path) -> None:
+    rng = random.Random(4)
+    base = window(tmp_path, rng, 6, levels("all_reduce"))
+    slow = night(tmp_path / "slow", levels("all_reduce", scale=1.2), rng)
+    assert states(judge(base, slow, metric="busbw")) == [REGRESSED] * 3
+
+
+def test_a_change_under_the_threshold_floor_is_not_a_regression(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    base = window(tmp_path, rng, 6, levels("all_reduce"))
+    slow = night(tmp_path / "slow", levels("all_reduce", scale=1.2), rng)
+    comparison = judge(base, slow, threshold="30%")
+    assert states(comparison) == [NO_CHANGE] * 3
+    assert all(j.detectable >= 0.30 for j in comparison.outcome.rows)  # the floor counts
+
+
+def test_a_slower_primitive_is_named_beyond_the_rest_of_the_run(tmp_path: Path) -> None:
+    """Relative mode: a box 30 % busier tonight moves every primitive alike and is not called on
+    any primitive; one primitive 25 % slower is, as a band."""
+    rng = random.Random(6)
+    table = levels("all_reduce", "broadcast", "all_gather", "reduce")
+    base = window(tmp_path, rng, 6, table)
+    busier = judge(base, night(tmp_path / "busy", {k: v * 1.3 for k, v in table.items()}, rng))
+    assert busier.outcome.relative
+    named = {j.hypothesis.primitive for j in busier.regressions()}
+    assert named <= {"*:whole run"}
+    slow = {k: v * (1.25 if k[0] == "broadcast" else 1.0) for k, v in table.items()}
+    comparison = judge(base, night(tmp_path / "slow", slow, rng))
+    assert {j.hypothesis.primitive for j in comparison.regressions()} == {"comm:broadcast"}
+    text = "\n".join(render_text_lines(comparison))
+    assert "regressed: broadcast, every row: +2" in text and "beyond the rest of the run" in text
+
+
+def test_a_size_band_is_seen_as_one(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    table = levels("all_reduce", "broadcast")
+    base = window(tmp_path, rng, 6, table)
+    slow = {k: v * (1.25 if k == ("all_reduce", 1 << 20) or k == ("all_reduce", 65536) else 1.0)
+            for k, v in table.items()}  # fmt: skip
+    comparison = judge(base, night(tmp_path / "slow", slow, rng))
+    bands = [dict(j.hypothesis.band) for j in comparison.regressions() if not j.hypothesis.is_row]
+    assert {"size_from": "65536"} in bands
+
+
+# ---- the baseline window ------------------------------------------------------------------------
+
+
+def test_baseline_save_appends_nights_and_keeps_the_last_k(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    store = tmp_path / "store"
+    for n in range(4):
+        target, what = save_night(
+            night(tmp_path / f"n{n}", levels("all_reduce"), rng), "w", store, keep=3
+        )
+    assert what == "3 of 3 nights kept; dropped the oldest 1"
+    side = load_side(target)
+    assert side.window and side.nights == ["n1", "n2", "n3"] and len(side.launches) == 6
+    assert sorted(p.name for p in (target / "nights").iterdir()) == ["n1", "n2", "n3"]
+    with pytest.raises(UsageError, match="already in baseline 'w'"):
+        save_night(tmp_path / "n3", "w", store)
+    saved, what = save_night(tmp_path / "n0", "w", store, force=True)
+    assert load_side(saved).nights == ["n0"] and what == "1 of 14 nights kept"

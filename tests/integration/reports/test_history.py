@@ -1,0 +1,119 @@
+"""`distbench history` (reports/history*.py, bench/cli/history.py): change points in synthetic
+nightly histories whose noise is this machine's (trials of real launches, tests/data/
+gate-launches.json, resampled per night by ci/bench_history.py), the verdicts' states, the frozen
+v1 runs, a series cut where a column changed meaning, the cache, and one line with exit 2 for bad
+input to every option. The method's own checks, on pure functions: test_history_changepoint.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.unit.reports.test_history import (
+    NIGHTS,
+    STEP_AT,
+    bench_history,
+    history,
+    read_csv,
+    resolvable,
+)
+
+
+def test_a_20_percent_step_is_found_at_its_night_and_fails_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench_history().build_history(tmp_path / "runs", NIGHTS, 108, STEP_AT, seed=3)
+    out = tmp_path / "history"
+    argv = ["--glob", str(tmp_path / "runs" / "nightly-*"), "--out", str(out)]
+    code, text = history(
+        [
+            *argv,
+            "--cache",
+            str(tmp_path / "c.duckdb"),
+            "--fail-on-regression",
+            str(NIGHTS - STEP_AT + 1),
+        ],
+        capsys,
+    )
+    assert code == 1, text
+    assert "history: FAIL" in text and "regressed" in text
+    points = read_csv(out)
+    cases = resolvable(points)
+    assert len(cases) >= 20  # this machine's quieter rows
+    marked = points[(points["metric"] == "time_us_min") & (points["change_point"] == "regressed")]
+    found = {
+        c
+        for c in cases
+        if any(abs(i - STEP_AT) <= 1 for i in marked[marked["case"] == c]["run_index"])
+    }
+    assert len(found) >= 0.85 * len(cases), (len(found), len(cases))
+    # each change point names its run; before -> after is about +20 % (median over the cases)
+    lines = [
+        row
+        for row in text.splitlines()
+        if "time_us_min" in row
+        and any(f"nightly-00{n}" in row for n in (STEP_AT - 1, STEP_AT, STEP_AT + 1))
+    ]
+    changes = sorted(float(row.split("%")[0].split()[-1]) for row in lines)
+    assert 15 < changes[len(changes) // 2] < 25, changes
+    # only the recent window gates: a step 20 nights back is older than the last 5 runs
+    code, text = history([*argv, "--cache", "off", "--fail-on-regression", "5"], capsys)
+    recent = points[(points["change_point"] == "regressed") & (points["run_index"] >= NIGHTS - 5)]
+    assert code == (1 if len(recent) else 0), text
+    assert ("history: no case regressed within the last 5 run(s)" in text) == recent.empty
+    assert "pass" not in text.lower().split("history: ")[-1]
+    html = (out / "history.html").read_text()
+    assert html.count("<figure>") == 108 and "<svg" in html and "2026-02-10 0000028" in html
+    assert (out / "history.md").read_text().startswith("# distbench history")
+
+
+def test_pure_noise_has_no_change_point_at_the_defaults(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench_history().build_history(tmp_path / "runs", NIGHTS, 108, None, seed=5)
+    code, text = history(
+        [
+            "--glob",
+            str(tmp_path / "runs" / "nightly-*"),
+            "--out",
+            str(tmp_path / "h"),
+            "--cache",
+            "off",
+            "--fail-on-regression",
+            str(NIGHTS),
+        ],
+        capsys,
+    )
+    assert code == 0, text
+    assert "0 change point(s)" in text
+    assert (read_csv(tmp_path / "h")["change_point"] == "").all()
+
+
+def test_a_gradual_drift_is_reported_as_steps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """+1 % a night for 60 nights (x1.8): no single step, yet the trend is reported as one or
+    more regressing change points on most resolvable cases (docs/history.md)."""
+    module = bench_history()
+    runs = tmp_path / "runs"
+    module.build_history(runs, NIGHTS, 108, None, seed=9)
+    for night, run_dir in enumerate(sorted(runs.iterdir())):
+        frame = pd.read_csv(run_dir / "results.csv", dtype=str, keep_default_na=False)
+        factor = 1.01**night
+        for column in ("time_us_p50", "time_us_mean", "time_us_min", "time_us_max"):
+            frame[column] = (frame[column].astype(float) * factor).map(repr)
+        for column in ("algbw_GBps", "busbw_GBps"):
+            frame[column] = (frame[column].astype(float) / factor).map(repr)
+        frame.to_csv(run_dir / "results.csv", index=False, lineterminator="\n")
+    code, _ = history(
+        ["--glob", str(runs / "nightly-*"), "--out", str(tmp_path / "h"), "--cache", "off"], capsys
+    )
+    assert code == 0
+    points = read_csv(tmp_path / "h")
+    marked = points[(points["metric"] == "time_us_min") & (points["change_point"] != "")]
+    cases = [c for c in resolvable(points) if c in set(points["case"])]
+    assert set(marked["change_point"]) == {"regressed"}
+    assert marked["case"].nunique() >= 0.8 * len(cases)
