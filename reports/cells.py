@@ -39,15 +39,18 @@ def canonical_booleans(column: pd.Series) -> pd.Series:
 def canonical_integers(column: pd.Series) -> pd.Series:
     """Integral numbers (`0.0`, `1e3`, `+4`) as integers (`0`, `1000`, `4`); other cells as they
     are (fractions, text, empty)."""
-    numbers = pd.to_numeric(column, errors="coerce")
-    values = numbers.to_numpy(dtype=float, na_value=np.nan)
+    cells = pd.unique(column)  # decided once per distinct cell, as canonical_booleans
+    values = pd.to_numeric(pd.Series(cells, dtype=object), errors="coerce").to_numpy(
+        dtype=float, na_value=np.nan
+    )
     integral = np.isfinite(values) & (np.abs(values) < 2**63)
     integral[integral] = values[integral] == np.floor(values[integral])
-    if not integral.any():
-        return column
-    out = column.copy()
-    out[integral] = [str(int(v)) for v in values[integral]]
-    return out
+    change = {
+        cell: str(int(value))
+        for cell, value, whole in zip(cells, values, integral, strict=True)
+        if whole and cell != str(int(value))
+    }
+    return column.replace(change) if change else column
 
 
 def canonical_cells(frame: pd.DataFrame, row_type: type, keys: Collection[str]) -> pd.DataFrame:

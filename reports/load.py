@@ -139,9 +139,13 @@ def check_field_counts(path: Path) -> None:
 def numbers_of(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
     """A column of strings as numbers; an empty cell is NaN, any other non-number is an error."""
     values = pd.to_numeric(frame[column], errors="coerce")
-    bad = values.isna() & (frame[column].str.strip() != "")
+    missing = values.isna().to_numpy()
+    if not missing.any():
+        return values
+    bad = missing.copy()
+    bad[missing] = (frame[column][missing].str.strip() != "").to_numpy()  # only the non-numbers
     if bad.any():
-        index = int(bad.to_numpy().nonzero()[0][0])
+        index = int(bad.nonzero()[0][0])
         raise UsageError(
             f"{path} line {index + 2}: column {column} holds "
             f"'{frame[column].iloc[index]}', not a number"

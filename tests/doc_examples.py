@@ -141,9 +141,8 @@ def indented_commands(path: Path) -> list[str]:
 
 def help_examples() -> list[Example]:
     """The examples of `distbench --help` and of every command's --help."""
-    import typer
 
-    from distbench.cli.app import app
+    from distbench.cli.app import command as built_cli
 
     found: list[Example] = []
 
@@ -157,7 +156,7 @@ def help_examples() -> list[Example]:
         for name, sub in sorted(getattr(command, "commands", {}).items()):
             walk(sub, f"{path} {name}")
 
-    walk(typer.main.get_command(app), "distbench")
+    walk(built_cli(), "distbench")
     return found
 
 

@@ -22,9 +22,6 @@ import math
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.distributed.device_mesh import DeviceMesh
-from torch.distributed.fsdp import fully_shard
-from torch.distributed.tensor import DTensor
 
 from distbench.primitives.base import Context
 
@@ -41,7 +38,12 @@ def blocks(model: nn.Module) -> list[nn.Module]:
 
 
 def shard_model(model: nn.Module, ctx: Context, strategy: str) -> nn.Module:
-    """fully_shard every block, then the root, over ctx.group (in place; returns the model)."""
+    """fully_shard every block, then the root, over ctx.group (in place; returns the model).
+    FSDP is imported here, not at the top: it pulls DTensor and sympy (~1 CPU-s), which the row
+    builders and the ranks of every other strategy that import this module never use."""
+    from torch.distributed.device_mesh import DeviceMesh
+    from torch.distributed.fsdp import fully_shard
+
     group = ctx.group if ctx.group is not None else dist.group.WORLD
     assert group is not None, "the process group is initialised before a strategy is built"
     mesh = DeviceMesh.from_group(group, ctx.device.type)
@@ -54,6 +56,8 @@ def shard_model(model: nn.Module, ctx: Context, strategy: str) -> nn.Module:
 
 def full_param(param: torch.Tensor) -> torch.Tensor:
     """The whole parameter: a sharded one is all-gathered (a collective: every rank calls it)."""
+    from torch.distributed.tensor import DTensor
+
     if isinstance(param, DTensor):
         return param.full_tensor().detach()
     return param.detach()

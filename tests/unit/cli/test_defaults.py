@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import pytest
 import typer.main
 
-from distbench.cli.app import app
+from distbench.cli.app import command as built_cli
 from distbench.options.opt import build_group, options_of, text, with_groups
 from distbench.parse import UsageError
 
@@ -34,7 +34,7 @@ def commands() -> Iterator[tuple[str, Any]]:
         else:
             yield " ".join(path), command
 
-    yield from walk(typer.main.get_command(app), [])
+    yield from walk(built_cli(), [])
 
 
 COMMANDS = dict(commands())

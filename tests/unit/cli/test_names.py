@@ -16,9 +16,7 @@ from dataclasses import dataclass, fields
 from enum import Enum
 from typing import Any
 
-import typer.main
-
-from distbench.cli.app import app
+from distbench.cli.app import command as built_cli
 from distbench.cli.sweep import SweepArgs
 from distbench.collectors.schema import DdpRow, ResultRow, SampleRow
 from distbench.comm.args import CommArgs
@@ -98,7 +96,7 @@ def column_meanings() -> dict[str, dict[str, Meaning]]:
 def find_collisions() -> dict[str, str]:
     """Every name with two meanings: a description keyed by the names involved."""
     options: dict[str, dict[Meaning, list[str]]] = {}
-    for path, opt, meaning in walk_options(typer.main.get_command(app)):
+    for path, opt, meaning in walk_options(built_cli()):
         options.setdefault(opt, {}).setdefault(meaning, []).append(path)
     collisions = {}
     for opt, meanings in options.items():
@@ -123,7 +121,7 @@ def find_collisions() -> dict[str, str]:
 
 
 def test_the_walk_sees_every_command_and_its_options() -> None:
-    seen = list(walk_options(typer.main.get_command(app)))
+    seen = list(walk_options(built_cli()))
     paths = {path for path, _, _ in seen}
     assert {"distbench allreduce", "distbench ddp", "distbench baseline save"} <= paths
     assert ("distbench compare", "--no-noise-test", Meaning("bool")) in seen
@@ -163,6 +161,6 @@ def test_a_declared_type_is_the_fields_type() -> None:
 
 def test_every_group_field_is_an_option_of_its_commands() -> None:
     """The walk above sees the groups: each field is an option of a command that takes it."""
-    seen = {opt for _, opt, _ in walk_options(typer.main.get_command(app))}
+    seen = {opt for _, opt, _ in walk_options(built_cli())}
     flags = {flag_of(name, opt) for group in GROUPS for name, opt in options_of(group).items()}
     assert flags <= seen, sorted(flags - seen)

@@ -16,7 +16,7 @@ import pytest
 import typer
 import typer.main
 
-from distbench.cli.app import app
+from distbench.cli.app import command as built_cli
 from distbench.cli.sweep import SweepArgs, load_config, refuse_mixed_options
 from distbench.comm.args import CommArgs, build_comm_spec
 from distbench.comm.nccl_table import float_cell, render_nccl_table
@@ -51,7 +51,7 @@ AVERAGE_RE = re.compile(r"^# Avg bus bandwidth    : (?P<value>\S+) ?(?P<rest>.*)
 
 
 def command(name: str) -> Any:
-    return typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+    return built_cli().commands[name]  # type: ignore[attr-defined]
 
 
 def parse_args(argv: list[str], name: str = "allreduce") -> CommArgs:
@@ -150,7 +150,7 @@ def collisions(root: Any) -> list[str]:
 
 
 def test_no_command_declares_a_flag_twice_and_each_nccl_flag_spells_its_option() -> None:
-    root = typer.main.get_command(app)
+    root = built_cli()
     assert collisions(root) == []
     for name in ("allreduce", "broadcast", "alltoall", "sendrecv", "sweep"):
         flags = flags_of(command(name))
