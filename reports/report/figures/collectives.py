@@ -28,6 +28,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from distbench.parse import format_size
 from distbench.reports.report.analysis import series_arrays
 from distbench.reports.report.figures.grid import fixed_grid, log_y
+from distbench.reports.report.figures.lines import Line, draw_many
 
 STYLE = "whitegrid"
 MAX_COLS = 3
@@ -143,16 +144,18 @@ def draw_lines(
     """One line per `series` (points already aggregated), with an optional shaded band; colour
     from `palette`, style and marker from line_styles over the palette's names."""
     styles = line_styles(palette)
-    polygons, colors = [], []
+    polygons, colors, lines = [], [], []
     for name, line in frame.groupby("series", sort=True):
         line = line.sort_values(x)
         color = palette[str(name)]
         style, marker = styles[str(name)]
-        ax.plot(line[x], line[y], style, marker=marker, markersize=4, color=color, label=str(name))
+        lines.append(Line(line[x].to_numpy(dtype=float), line[y].to_numpy(dtype=float), color,
+                          style, marker, 4, label=str(name)))  # fmt: skip
         if band is not None:
             values = (line[c].to_numpy(dtype=float) for c in (x, *band))
             polygons.append(band_polygon(*values))
             colors.append(color)
+    draw_many(ax, lines, log=(True, True))
     if polygons:
         ax.add_collection(PolyCollection(polygons, facecolors=colors, alpha=0.18, linewidths=0))
 
@@ -225,7 +228,7 @@ def plot_fit(lines: pd.DataFrame, fits: pd.DataFrame) -> Figure | None:
 
     def draw(ax: Axes, panel: pd.DataFrame) -> None:
         primitive, mode = panel["primitive"].iloc[0], panel["mode"].iloc[0]
-        shown = []
+        shown, drawn = [], []
         for series, alpha, beta in zip(
             panel["series"].astype(str), panel["alpha_us"], panel["beta_GBps"], strict=True
         ):
@@ -233,11 +236,13 @@ def plot_fit(lines: pd.DataFrame, fits: pd.DataFrame) -> Figure | None:
             if p50 is None:
                 continue
             color = palette[series]
-            ax.plot(p50.index, p50.to_numpy(), "o", markersize=4, color=color, label=series)
+            x = p50.index.to_numpy(dtype=float)
+            drawn.append(Line(x, p50.to_numpy(dtype=float), color, "", "o", 4, label=series))
             sizes = np.geomspace(max(float(p50.index.min()), 1.0), float(p50.index.max()), 64)
             slope = 0.0 if math.isinf(float(beta)) else 1e-3 / float(beta)
-            ax.plot(sizes, float(alpha) + slope * sizes, "--", linewidth=1, color=color)
+            drawn.append(Line(sizes, float(alpha) + slope * sizes, color, "--", width=1))
             shown += [*p50.to_numpy(), float(alpha) + slope * sizes[0]]
+        draw_many(ax, drawn, log=(True, True))
         size_axis(ax, lines.loc[lines["primitive"] == primitive, "size_bytes"].unique())
         log_y(ax, shown)
         ax.set_ylabel("time p50 (µs)")
@@ -275,17 +280,13 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
                 (("time_us_p50", "time p50 (µs)"), ("busbw_GBps", "busbw (GB/s)"))
             ):
                 ax = axes[i][j]
-                for name in (n for n in order if n in series):
-                    line = series[name]
-                    ax.plot(
-                        line["world_size"],
-                        line[metric],
-                        LINESTYLES[lines.index(line["line"][0]) % len(LINESTYLES)],
-                        marker=MARKERS[int(line["size_rank"][0]) % len(MARKERS)],
-                        markersize=4,
-                        color=palette[name],
-                        label=name,
-                    )
+                drawn = [
+                    Line(line["world_size"], line[metric], palette[name],
+                         LINESTYLES[lines.index(line["line"][0]) % len(LINESTYLES)],
+                         MARKERS[int(line["size_rank"][0]) % len(MARKERS)], 4, label=name)
+                    for name in order if name in series for line in (series[name],)
+                ]  # fmt: skip
+                draw_many(ax, drawn, log=(False, metric == "time_us_p50"))
                 ax.set_xticks(sorted(at["world_size"].unique()))
                 ax.set_xlabel("world size (ranks)")
                 ax.set_ylabel(label)

@@ -21,6 +21,7 @@ from distbench.reports.report.figures.collectives import (
     primitive_mode_figure,
     size_axis,
 )
+from distbench.reports.report.figures.lines import Line, draw_many
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
 
 STATE_KEYS = (
@@ -46,11 +47,14 @@ def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
     def draw(ax: Axes, panel: pd.DataFrame) -> None:
         bands: list[np.ndarray] = []
         colors: list[tuple[float, float, float]] = []
+        drawn: list[Line] = []
+        points: list[Line] = []
         for name, line in panel.groupby("series", sort=True):
             line = line.sort_values("size_bytes")
             color = palette[str(name)]
             x = line["size_bytes"].to_numpy(dtype=float)
-            ax.plot(x, line["speedup"], color=color, linewidth=1.2, label=str(name))
+            y = line["speedup"].to_numpy(dtype=float)
+            drawn.append(Line(x, y, color, width=1.2, label=str(name)))
             if "low" in line:
                 low, high = (np.clip(line[c].to_numpy(dtype=float), *AXIS_LIMITS) for c in bounds)
                 bands.append(band_polygon(x, low, high))
@@ -58,17 +62,11 @@ def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
             state = line["state"] if "state" in line else pd.Series(REGRESSED, index=line.index)
             called = state.isin((IMPROVED, REGRESSED)).to_numpy()
             seen = (state == NO_CHANGE).to_numpy()
-            y = line["speedup"].to_numpy(dtype=float)
             blind = ~(called | seen)
-            if called.any():  # an empty plot costs as much as a full one: skipped
-                ax.plot(x[called], y[called], "o", color=color)
-            if seen.any():
-                ax.plot(
-                    x[seen], y[seen], "o", markersize=6, markerfacecolor="white",
-                    markeredgecolor="grey",
-                )  # fmt: skip
-            if blind.any():
-                ax.plot(x[blind], y[blind], "x", markersize=6, color="grey")
+            points += [Line(x[called], y[called], color, "", "o"),
+                       Line(x[seen], y[seen], "grey", "", "o", 6, face="white", edge="grey"),
+                       Line(x[blind], y[blind], "grey", "", "x", 6)]  # fmt: skip
+        draw_many(ax, drawn + points, log=(True, True))
         if bands:
             ax.add_collection(PolyCollection(bands, facecolors=colors, alpha=0.2, linewidths=0))
         for marker, face, edge, label in STATE_KEYS:
