@@ -207,6 +207,7 @@ def setup_problems(readme: str, ci: str) -> list[str]:
         if not any("CI's own step" in line and README_TORCH in line for line in named):
             problems.append(f".ci/run must name '{CI_TORCH}' as CI's own step for the README's")
     ci_commands = [line.split("#")[0].strip() for line in ci_lines]
+    ci_commands += [c.removeprefix("coverage run -m ") for c in ci_commands]  # measured, same run
     problems += [f".ci/run does not run the README's '{c}'" for c in tests if c not in ci_commands]
     return problems
 
@@ -235,7 +236,9 @@ def test_the_set_up_contract_catches_a_drift() -> None:
     assert setup_problems(readme, unnamed), "CI's torch step not named"
     light_dropped = ci.replace("pip install -e .\n", "", 1)
     assert setup_problems(readme, light_dropped), "the light install not run by CI"
-    other_tests = ci.replace("\npytest --durations=25", "\npytest", 1)
+    other_tests = ci.replace("\npytest --durations=25 tests/integration", "\npytest", 1)
+    assert setup_problems(readme, other_tests), "another integration command in CI"
+    other_tests = ci.replace("\ncoverage run -m pytest tests/unit", "\npytest tests", 1)
     assert other_tests != ci and setup_problems(readme, other_tests), "another test command in CI"
     index_in_ci = ci.replace(CI_TORCH + "\n", README_TORCH + "\n", 1)
     assert setup_problems(readme, index_in_ci), "CI ran the unreachable index"

@@ -6,6 +6,7 @@ as they are, and one node stays as it was."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +121,9 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(
+    max_examples=int(os.environ.get("DISTBENCH_FUZZ_EXAMPLES", "30")), deadline=None
+)  # CI: 300
 @given(st.lists(JSON, min_size=2, max_size=5), st.lists(JSON, min_size=0, max_size=6))
 @example([{"a": True}, {"a": 1}, {"a": True}], [])  # equal in Python, not the same fact
 @example([{"b": 0, "a": 0}, {"a": 0, "b": 0}, {"a": 0, "b": 0}], [])  # key order kept

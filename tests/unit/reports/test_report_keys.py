@@ -3,8 +3,6 @@ two, stay apart in every table and figure. Canned runs (exact times from t = alp
 written as distbench writes them, including the empty cells of schema v2 (p95/p99 in throughput
 mode, bandwidths at world size 1)."""
 
-# ruff: noqa: RUF001  (the report's headings use Greek letters and en dashes on purpose)
-
 from __future__ import annotations
 
 import json
@@ -31,7 +29,6 @@ from distbench.ddp.spec import COMM_BASELINE
 from distbench.reports.load import load_runs
 from distbench.reports.repeats import keep_one_row_per_case
 from distbench.reports.report import analysis as an
-from distbench.reports.report.build import build_report
 from distbench.reports.report.figures import ddp as fd
 from distbench.reports.report.pairs import split_matrix_rows
 from distbench.reports.report.sources import assign_sources
@@ -218,21 +215,6 @@ def test_ddp_split_figure_names_each_bar_s_baseline_when_they_differ() -> None:
     ticks = [t.get_text() for t in figure.axes[0].get_xticklabels()]
     assert "grad-avg (local)" in ticks and "ddp (ddp-nocomm)" in ticks
     assert "compute (baseline mean)" in [t.get_text() for t in figure.legends[0].get_texts()]
-
-
-def test_report_of_canned_rows_with_empty_cells(tmp_path: Path) -> None:
-    run = write_canned_run(tmp_path / "run")
-    files = build_report([str(run)], str(tmp_path / "out"))
-    assert "fig-fit.png" in {p.name for p in files.figures}
-    text = files.markdown.read_text(encoding="utf-8")
-    key = text.split("**Key results**")[1].split("\n\n")[1].splitlines()
-    cpu = [r for r in key if "| cpu | 2 | 1 |" in r]
-    cuda = [r for r in key if "| cuda | 2 | 1 |" in r]
-    assert len(cpu) == 1 and len(cuda) == 1
-    one_rank = [r for r in key if "| cpu | 1 | 1 |" in r]
-    assert len(one_rank) == 1 and "—" in one_rank[0]  # no busbw at world size 1
-    assert "| α µs | α from sizes | β GB/s | β from sizes |" in text
-    assert "1K–16K" in text and "1M–4M" in text
 
 
 def test_compare_and_report_agree_on_which_ddp_rows_are_one_case(tmp_path: Path) -> None:

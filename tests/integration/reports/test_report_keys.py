@@ -1,0 +1,29 @@
+"""The report groups rows by the schema's case key: gloo on CPU and gloo on CUDA, or one node and
+two, stay apart in every table and figure. Canned runs (exact times from t = alpha + size/beta),
+written as distbench writes them, including the empty cells of schema v2 (p95/p99 in throughput
+mode, bandwidths at world size 1)."""
+
+
+# ruff: noqa: RUF001  (the report's headings use Greek letters and en dashes on purpose)
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from distbench.reports.report.build import build_report
+from tests.unit.reports.test_report_keys import write_canned_run
+
+
+def test_report_of_canned_rows_with_empty_cells(tmp_path: Path) -> None:
+    run = write_canned_run(tmp_path / "run")
+    files = build_report([str(run)], str(tmp_path / "out"))
+    assert "fig-fit.png" in {p.name for p in files.figures}
+    text = files.markdown.read_text(encoding="utf-8")
+    key = text.split("**Key results**")[1].split("\n\n")[1].splitlines()
+    cpu = [r for r in key if "| cpu | 2 | 1 |" in r]
+    cuda = [r for r in key if "| cuda | 2 | 1 |" in r]
+    assert len(cpu) == 1 and len(cuda) == 1
+    one_rank = [r for r in key if "| cpu | 1 | 1 |" in r]
+    assert len(one_rank) == 1 and "—" in one_rank[0]  # no busbw at world size 1
+    assert "| α µs | α from sizes | β GB/s | β from sizes |" in text
+    assert "1K–16K" in text and "1M–4M" in text
