@@ -226,3 +226,12 @@ def format_size(size_bytes: int) -> str:
         if size_bytes >= unit and size_bytes % unit == 0:
             return f"{size_bytes // unit}{suffix}"
     return str(size_bytes)
+
+
+def ranks_label(ranks: tuple[int, ...]) -> str:
+    """The `ranks` cell: (0, 1, 2, 3) -> '0-3'; a non-contiguous set is listed with ';'. Here,
+    torch-free, so the primitives (send_recv's src/dst) and the row builders share it without
+    importing the rank-side reductions of distbench.ranks."""
+    if ranks and list(ranks) == list(range(ranks[0], ranks[-1] + 1)):
+        return f"{ranks[0]}-{ranks[-1]}" if len(ranks) > 1 else str(ranks[0])
+    return ";".join(str(r) for r in ranks)

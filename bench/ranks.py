@@ -30,13 +30,6 @@ from distbench.primitives.base import Context
 from distbench.spec import LaunchSpec
 
 
-def ranks_label(ranks: tuple[int, ...]) -> str:
-    """(0, 1, 2, 3) -> '0-3'; a non-contiguous set is listed with ';'."""
-    if ranks and list(ranks) == list(range(ranks[0], ranks[-1] + 1)):
-        return f"{ranks[0]}-{ranks[-1]}" if len(ranks) > 1 else str(ranks[0])
-    return ";".join(str(r) for r in ranks)
-
-
 def reduce_device(ctx: Context) -> torch.device:
     """Where a reduction's tensor lives: the rank's GPU under nccl, else the host."""
     return ctx.device if ctx.backend == "nccl" else torch.device("cpu")

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from distbench.ranks import ranks_label
+from distbench.parse import ranks_label
 from distbench.spec import RunSpec
 from distbench.stats import Stats, row_figures
 from distbench.timing import timer_name

@@ -32,8 +32,8 @@ from distbench.ddp.spec import (
 )
 from distbench.ddp.steps import Timed
 from distbench.ddp.strategies import comm_bytes_per_step
+from distbench.parse import ranks_label
 from distbench.primitives.base import Context
-from distbench.ranks import ranks_label
 from distbench.spec import RunSpec
 from distbench.stats import Stats
 from distbench.timing import barrier, timer_name

@@ -15,8 +15,8 @@ from distbench.collectors.schema import MAX_OVER_RANKS, ResultRow, SampleRow
 from distbench.collectors.sink import RunSinks
 from distbench.pairs.outliers import PairValue, standings
 from distbench.pairs.spec import PairsSpec
+from distbench.parse import ranks_label
 from distbench.primitives.send_recv import default_window
-from distbench.ranks import ranks_label
 from distbench.rows import result_columns
 from distbench.spec import RunSpec
 from distbench.stats import Stats, algbw_gbps

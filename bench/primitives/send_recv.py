@@ -31,10 +31,10 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from distbench.parse import ranks_label
 from distbench.primitives import checkdata
 from distbench.primitives.base import Case, CaseRequest, Context, PrimitiveBase, element_count
 from distbench.primitives.facts import pattern_cases
-from distbench.ranks import ranks_label
 
 DEFAULT_WINDOW = 64
 """OSU osu_bw's window size, the default up to 1 MiB messages."""

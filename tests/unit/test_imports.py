@@ -26,11 +26,6 @@ CLI_EXEMPT = {"distbench.__main__"}
 """`python -m distbench` is the command itself."""
 
 KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"distbench.primitives", "distbench.ranks"}): (
-        "#28 (B, primitives): primitives/send_recv.py imports distbench.ranks, which imports "
-        "primitives.base (Context): the rank-side primitives and the Context every runner "
-        "takes share one package."
-    ),
     frozenset(
         {
             "distbench.reports.report",
