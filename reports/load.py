@@ -29,7 +29,11 @@ from distbench.collectors.schema import (
     SampleRow,
 )
 from distbench.parse import UsageError
-from distbench.reports.cells import canonical_cells
+from distbench.reports.cells import (
+    canonical_cells,
+    convert_numeric,
+    read_csv_strings,
+)
 from distbench.reports.kinds import (
     MATCH_KEYS,
     ROW_TYPES,
@@ -92,78 +96,6 @@ def find_run_dirs(path: Path) -> list[Path]:
     if not found:
         raise UsageError(f"{path} holds no run: no {RESULTS_CSV} in it or below it")
     return found
-
-
-def read_csv_strings(path: Path, required: list[str] | tuple[str, ...], what: str) -> pd.DataFrame:
-    """A CsvSink file as strings, refusing empty, truncated and foreign files with one line."""
-    try:
-        text_size = path.stat().st_size
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror}") from None
-    if text_size == 0:
-        raise UsageError(f"{path} is empty (not even a header): it is not a distbench {what}")
-    with open(path, "rb") as handle:
-        handle.seek(-1, 2)
-        if handle.read(1) != b"\n":
-            raise UsageError(
-                f"{path} is truncated: its last line is incomplete (distbench writes whole lines)"
-            )
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[])
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise UsageError(f"{path} is not a readable CSV: {first}") from None
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        shown = ", ".join(missing[:5]) + more
-        raise UsageError(f"{path} is not a distbench {what}: it lacks the columns {shown}")
-    check_field_counts(path)
-    return frame
-
-
-def check_field_counts(path: Path) -> None:
-    """Refuse a line with fewer fields than the header (pandas would pad it with empty cells).
-
-    Counting commas is enough: distbench's cells never hold one, and a quoted comma could only
-    make a line look longer, never shorter.
-    """
-    lines = pd.Series(path.read_text(encoding="utf-8", errors="replace").split("\n"))
-    counts = lines.str.count(",").to_numpy()
-    short = (counts[1:-1] < counts[0]).nonzero()[0]  # [-1]: the empty string after the last \n
-    if len(short):
-        line = int(short[0]) + 2  # the header is line 1
-        raise UsageError(f"{path} is truncated or damaged: line {line} has too few fields")
-
-
-def numbers_of(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
-    """A column of strings as numbers; an empty cell is NaN, any other non-number is an error."""
-    values = pd.to_numeric(frame[column], errors="coerce")
-    missing = values.isna().to_numpy()
-    if not missing.any():
-        return values
-    bad = missing.copy()
-    bad[missing] = (frame[column][missing].str.strip() != "").to_numpy()  # only the non-numbers
-    if bad.any():
-        index = int(bad.nonzero()[0][0])
-        raise UsageError(
-            f"{path} line {index + 2}: column {column} holds "
-            f"'{frame[column].iloc[index]}', not a number"
-        )
-    return values
-
-
-def check_numeric(frame: pd.DataFrame, columns: list[str], path: Path) -> None:
-    """Refuse a non-number in `columns`, leaving the cells as they are (compare keeps strings)."""
-    for column in (c for c in columns if c in frame.columns):
-        numbers_of(frame, column, path)
-
-
-def convert_numeric(frame: pd.DataFrame, columns: list[str], path: Path) -> pd.DataFrame:
-    """Numbers from strings, in place; an empty cell is NaN, any other non-number is an error."""
-    for column in (c for c in columns if c in frame.columns):
-        frame[column] = numbers_of(frame, column, path)
-    return frame
 
 
 def schema_version_of(manifest: dict[str, Any] | None) -> int:

@@ -29,10 +29,9 @@ from distbench.collectors.schema import (
     SCHEMA_VERSION,
 )
 from distbench.parse import UsageError
-from distbench.reports.kinds import MATCH_KEYS, WINDOWED, kind_of
+from distbench.reports.cells import check_numeric
+from distbench.reports.kinds import MATCH_KEYS, WINDOWED, kind_of, numeric_columns
 from distbench.reports.load import (
-    check_numeric,
-    numeric_columns,
     read_results_text,
     read_samples,
     schema_version_of,

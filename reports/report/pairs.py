@@ -17,7 +17,9 @@ import pandas as pd
 from distbench.collectors.ranks import RankRow
 from distbench.collectors.schema import COMM_CASE_COLUMNS, RANKS_CSV
 from distbench.parse import format_size
-from distbench.reports.load import RunData, convert_numeric, numeric_columns, read_csv_strings
+from distbench.reports.cells import convert_numeric, read_csv_strings
+from distbench.reports.kinds import numeric_columns
+from distbench.reports.load import RunData
 
 MATRIX_CASE = [c for c in COMM_CASE_COLUMNS if c not in ("src", "dst")]
 """What one matrix holds fixed: the case columns except its two axes."""
