@@ -155,7 +155,7 @@ def draw_lines(
             values = (line[c].to_numpy(dtype=float) for c in (x, *band))
             polygons.append(band_polygon(*values))
             colors.append(color)
-    draw_many(ax, lines, log=(True, True))
+    draw_many(ax, lines)
     if polygons:
         ax.add_collection(PolyCollection(polygons, facecolors=colors, alpha=0.18, linewidths=0))
 
@@ -242,7 +242,7 @@ def plot_fit(lines: pd.DataFrame, fits: pd.DataFrame) -> Figure | None:
             slope = 0.0 if math.isinf(float(beta)) else 1e-3 / float(beta)
             drawn.append(Line(sizes, float(alpha) + slope * sizes, color, "--", width=1))
             shown += [*p50.to_numpy(), float(alpha) + slope * sizes[0]]
-        draw_many(ax, drawn, log=(True, True))
+        draw_many(ax, drawn)
         size_axis(ax, lines.loc[lines["primitive"] == primitive, "size_bytes"].unique())
         log_y(ax, shown)
         ax.set_ylabel("time p50 (µs)")
@@ -286,7 +286,7 @@ def plot_scaling(rows: pd.DataFrame) -> Figure | None:
                          MARKERS[int(line["size_rank"][0]) % len(MARKERS)], 4, label=name)
                     for name in order if name in series for line in (series[name],)
                 ]  # fmt: skip
-                draw_many(ax, drawn, log=(False, metric == "time_us_p50"))
+                draw_many(ax, drawn)
                 ax.set_xticks(sorted(at["world_size"].unique()))
                 ax.set_xlabel("world size (ranks)")
                 ax.set_ylabel(label)

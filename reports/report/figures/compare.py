@@ -66,7 +66,7 @@ def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
             points += [Line(x[called], y[called], color, "", "o"),
                        Line(x[seen], y[seen], "grey", "", "o", 6, face="white", edge="grey"),
                        Line(x[blind], y[blind], "grey", "", "x", 6)]  # fmt: skip
-        draw_many(ax, drawn + points, log=(True, True))
+        draw_many(ax, drawn + points)
         if bands:
             ax.add_collection(PolyCollection(bands, facecolors=colors, alpha=0.2, linewidths=0))
         for marker, face, edge, label in STATE_KEYS:

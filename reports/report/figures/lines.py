@@ -57,14 +57,10 @@ class Line:
     """'' for no legend entry."""
 
 
-def shown(line: Line, log: tuple[bool, bool]) -> np.ndarray:
-    """The line's points (n x 2) as a Line2D shows them: a missing one is a gap, and so is one
-    at or below 0 on a log axis (matplotlib masks it)."""
-    points = np.column_stack([np.asarray(line.x, dtype=float), np.asarray(line.y, dtype=float)])
-    for axis, is_log in enumerate(log):
-        if is_log:
-            points[points[:, axis] <= 0, axis] = np.nan
-    return points
+def shown(line: Line) -> np.ndarray:
+    """The line's points (n x 2). A missing one is a gap, as in a Line2D; one at or below 0 on
+    a log axis is left to the axis's transform, which clips it as it clips a Line2D's."""
+    return np.column_stack([np.asarray(line.x, dtype=float), np.asarray(line.y, dtype=float)])
 
 
 def segments(points: np.ndarray) -> list[np.ndarray]:
@@ -76,13 +72,12 @@ def segments(points: np.ndarray) -> list[np.ndarray]:
     return [run for run in runs if np.isfinite(run).all() and len(run)]
 
 
-def draw_many(ax: Axes, lines: Sequence[Line], log: tuple[bool, bool] = (False, False)) -> None:
-    """Draw `lines` on `ax` as a few collections (module docstring); `log`: whether the x and
-    the y axis will be logarithmic."""
+def draw_many(ax: Axes, lines: Sequence[Line]) -> None:
+    """Draw `lines` on `ax` as a few collections (module docstring)."""
     width = float(rcParams["lines.linewidth"])
     for solid in (True, False):
         drawn = [line for line in lines if line.style and (line.style == "-") == solid]
-        parts = [(part, line) for line in drawn for part in segments(shown(line, log))]
+        parts = [(part, line) for line in drawn for part in segments(shown(line))]
         if not parts:
             continue
         ax.add_collection(
@@ -97,7 +92,7 @@ def draw_many(ax: Axes, lines: Sequence[Line], log: tuple[bool, bool] = (False, 
             )
         )
     size, edge_width = float(rcParams["lines.markersize"]), float(rcParams["lines.markeredgewidth"])
-    finite = ((line, shown(line, log)) for line in lines if line.marker)
+    finite = ((line, shown(line)) for line in lines if line.marker)
     marked = [(line, p[np.isfinite(p).all(axis=1)]) for line, p in finite]
     marked = [(line, points) for line, points in marked if len(points)]
     if marked:  # every marker of the panel: one PathCollection, a path and size per point
