@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import matplotlib
 
@@ -145,15 +146,15 @@ def draw_lines(
     from `palette`, style and marker from line_styles over the palette's names."""
     styles = line_styles(palette)
     polygons, colors, lines = [], [], []
-    for name, line in frame.groupby("series", sort=True):
-        line = line.sort_values(x)
+    arrays = {c: frame[c].to_numpy(dtype=float) for c in (x, y, *(band or ()))}
+    positions = frame.groupby("series", sort=True).indices  # arrays, not a frame per line
+    for name in sorted(positions, key=str):
+        at = positions[name][np.argsort(arrays[x][positions[name]], kind="quicksort")]
         color = palette[str(name)]
         style, marker = styles[str(name)]
-        lines.append(Line(line[x].to_numpy(dtype=float), line[y].to_numpy(dtype=float), color,
-                          style, marker, 4, label=str(name)))  # fmt: skip
+        lines.append(Line(arrays[x][at], arrays[y][at], color, style, marker, 4, label=str(name)))
         if band is not None:
-            values = (line[c].to_numpy(dtype=float) for c in (x, *band))
-            polygons.append(band_polygon(*values))
+            polygons.append(band_polygon(*(arrays[c][at] for c in (x, *band))))
             colors.append(color)
     draw_many(ax, lines)
     if polygons:
@@ -220,11 +221,11 @@ def plot_fit(lines: pd.DataFrame, fits: pd.DataFrame) -> Figure | None:
     if fits.empty or "series" not in fits.columns:
         return None
     palette = line_palette(fits["series"].unique())
-    keys = [lines["primitive"], lines["mode"], lines["series"].astype(str)]
-    medians = {
-        key: rows.groupby("size_bytes")["time_us_p50"].median()
-        for key, rows in lines.groupby(keys, sort=False)
-    }  # one pass: a mask per line cost minutes at 10,000 rows
+    keys = [lines["primitive"], lines["mode"], lines["series"].astype(str), lines["size_bytes"]]
+    by_size = lines.groupby(keys)["time_us_p50"].median()  # one pass for every line and size
+    medians: dict[Any, pd.Series] = {
+        key: part.droplevel([0, 1, 2]) for key, part in by_size.groupby(level=[0, 1, 2])
+    }
 
     def draw(ax: Axes, panel: pd.DataFrame) -> None:
         primitive, mode = panel["primitive"].iloc[0], panel["mode"].iloc[0]
