@@ -1,12 +1,6 @@
-"""Every shell command of README.md, docs/*.md and `distbench ... --help` runs
-(tests/doc_examples.py collects them): as written, or shrunk by a substitution of SHRINKS below,
-or not at all when its page marks it gpu, cluster or long, and the mark is checked.
-
-Each code block runs in a fresh copy of a prepared world (tests/doc_examples_run.py): a stand-in
-clone at ~/distbench with the runs, baselines and files the examples name, the block's commands in
-order, from the clone's root; those that name the clone as ~/distbench run from an empty
-directory, as the nightly quick start says they may.
-"""
+"""Every shell command of README.md, docs/*.md and `distbench ... --help` runs, as written or
+shrunk, or is marked. The half that launches; the collector, the shrinks, the markers' checks and
+the file's whole story: tests/unit/test_examples.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""ci/gpu-smoke.sh's plan and steps, checked where no GPU is (#30): every step's command line is
-accepted by the CLI of a (probed-as) GPU node, the refusals are refused in one line, the plan of
-1 and 8 GPUs fits its cap, --only picks steps, every step covers rows of docs/verified-on.md, and
-summary.tsv fills that table. The steps themselves run on a GPU node (ci/gpu-smoke.sh)."""
+"""ci/gpu-smoke.sh's plan and steps, checked where no GPU is (#30). The half that launches or runs
+for seconds; the in-process half, and the file's whole story: tests/unit/test_gpu_smoke.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""`distbench acceptance`: end to end on 2 loopback nodes x 2 ranks with --quick (a healthy
-cluster passes; node 1 slowed from the test side, tests/inject/slow_node in its environment only,
-fails naming node 1 and not node 0), each reason of the verdict re-judged on the real run's rows
-with one input corrupted (a mutation per reason), the verdict logic on numbers, the plan against
-the nightly matrices it claims to run, and the refusals (one line, exit 2)."""
+"""`distbench acceptance`. The half that launches or runs for seconds; the in-process half, and the
+file's whole story: tests/unit/acceptance/test_acceptance.py."""
 
 from __future__ import annotations
 

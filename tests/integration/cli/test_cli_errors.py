@@ -1,4 +1,6 @@
-"""Bad input: one clear line on stderr, exit code 2, no traceback, no run directory left behind."""
+"""Bad input: one clear line on stderr, exit code 2, no traceback, no run directory left behind. The
+half that launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/cli/test_cli_errors.py."""
 
 from __future__ import annotations
 

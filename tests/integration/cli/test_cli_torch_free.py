@@ -1,6 +1,5 @@
-"""The CLI process never imports torch (#11, #20 §3): torch takes seconds to import and torchrun's
-ranks import it anyway. Each check runs a fresh interpreter that calls the CLI in-process and
-prints whether 'torch' is in sys.modules. ci/bench_startup.py times the same paths."""
+"""The CLI process never imports torch (#11, #20 §3). The half that launches or runs for seconds;
+the in-process half, and the file's whole story: tests/unit/cli/test_cli_torch_free.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""nccl-tests' habits (issue #29 item 2): its short flags spell the same spec as distbench's long
-options, `--dtype all` expands as `--root all` does, no command declares a flag twice, and
-`--table nccl-tests` prints nccl-tests' lines: sizes in bytes, `# Out of bounds values` from
---check (N/A without it) and `# Avg bus bandwidth`, the mean of the printed busbw column, which the
-test recomputes from the rows. Parsing and rendering in-process; one real 2-rank gloo launch."""
+"""nccl-tests' habits (issue #29 item 2). The half that launches or runs for seconds; the in-process
+half, and the file's whole story: tests/unit/cli/test_nccl_habits.py."""
 
 from __future__ import annotations
 

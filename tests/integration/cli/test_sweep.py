@@ -1,5 +1,7 @@
 """`distbench sweep`: the TOML matrix file, the options that may go with it, the shipped example run
-end to end (the nightly job's input), and several specs launched into one run directory."""
+end to end (the nightly job's input), and several specs launched into one run directory. The half
+that launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/cli/test_sweep.py."""
 
 from __future__ import annotations
 

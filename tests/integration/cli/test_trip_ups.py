@@ -1,6 +1,6 @@
-"""A new user's smaller trip-ups (issue #26 item 11), each as the user met it: a size in megabits,
-the too-new-schema error's upgrade advice, and the skip message of the pytest-benchmark example
-under plain pytest."""
+"""A new user's smaller trip-ups (issue #26 item 11), each as the user met it. The half that
+launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/cli/test_trip_ups.py."""
 
 from __future__ import annotations
 

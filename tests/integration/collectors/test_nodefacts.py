@@ -1,5 +1,6 @@
 """Node facts from fixture sysfs trees and canned nvidia-smi output in temporary folders, this
-machine's real sources (no GPU, no HCA: "none"), and the merge into `nodes` and `ranks`."""
+machine's real sources (no GPU, no HCA. The half that launches or runs for seconds; the in-process
+half, and the file's whole story: tests/unit/collectors/test_nodefacts.py."""
 
 from __future__ import annotations
 

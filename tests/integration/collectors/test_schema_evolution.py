@@ -1,6 +1,7 @@
 """Schema evolution: runs written by distbench 0.1 (schema v1, tests/data/cluster-a and cluster-b,
-frozen as that code wrote them) keep loading in report, compare and baselines after every change;
-a changed meaning is never compared in silence; a run of a newer schema is refused with one line."""
+frozen as that code wrote them) keep loading in report, compare and baselines after every change.
+The half that launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/collectors/test_schema_evolution.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """alltoallv: the split matrices (--skew, the MoE form), the byte columns and busbw convention, a
-real gloo run with --check that report and compare accept, and every bad value in one line."""
+real gloo run with --check that report and compare accept, and every bad value in one line. The half
+that launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/comm/test_alltoallv.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""--api c10d|functional|compiled (#15 §2): the values and refusals (torch-free parsing), the
-checks of the functional cases catching a wrong element, and real gloo launches of every
-primitive that has a functional form, eager and compiled, with --check, through report and
-compare."""
+"""--api c10d|functional|compiled (#15 §2). The half that launches or runs for seconds; the
+in-process half, and the file's whole story: tests/unit/comm/test_api.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""--api takes a comma list, as --placement, --mode and --dtype do (issue #26 item 11): each API
-is a case of its own, measured in the same launch, with its rows' api column. Parsing in
-process; one real 2-rank gloo run of c10d and functional all_reduce."""
+"""--api takes a comma list, as --placement, --mode and --dtype do (issue #26 item 11). The half
+that launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/comm/test_api_list.py."""
 
 from __future__ import annotations
 

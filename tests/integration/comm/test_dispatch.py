@@ -1,7 +1,5 @@
-"""dispatch_bound (#30): the host's enqueue time per call is measured in the launch, rows whose
-time per op is under twice it are marked, and the table points to --cuda-graph. The CUDA path
-(nccl rows with enqueue_us filled) runs in ci/gpu-smoke.sh; here the parts that need no GPU:
-the verdict, the host clock of a call, and gloo leaving both columns empty."""
+"""dispatch_bound (#30). The half that launches or runs for seconds; the in-process half, and the
+file's whole story: tests/unit/comm/test_dispatch.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""gather, the primitive added by its file, its facts and a registry line (#28 item 1): nccl-tests'
-size and busbw conventions, its check on a real gloo group (every root, right results pass),
---api functional|compiled refused in one line, and `distbench gather --check` failing under each
-test-side corruption of the real gather (tests/inject/gather_faults: rotate, swap, skip, wrong
-root). The in-process mutation suite (tests/mutation) covers it too."""
+"""gather, the primitive added by its file, its facts and a registry line (#28 item 1). The half
+that launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/comm/test_gather.py."""
 
 from __future__ import annotations
 

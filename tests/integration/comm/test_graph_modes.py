@@ -1,9 +1,6 @@
-"""--cuda-graph N and --buffers symmetric (#15 §5) on a box without a GPU: the refusals (one line,
-exit 2, in the CLI process), the checks they use (comm/static.py's buffers, checked on a real
-3-rank gloo group as they are and under every mutation of the mutation suite: the graph only
-changes how the op is issued), the graph and buffers columns of a gloo run with their defaults,
-an older run that lacks them loading, and report and compare accepting the rows. The GPU runs are
-tests/integration/comm/test_graph_gpu.py's (gpu marker) and ci/gpu-smoke.sh's."""
+"""--cuda-graph N and --buffers symmetric (#15 §5) on a box without a GPU. The half that launches or
+runs for seconds; the in-process half, and the file's whole story:
+tests/unit/comm/test_graph_modes.py."""
 
 from __future__ import annotations
 

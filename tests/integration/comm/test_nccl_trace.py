@@ -1,8 +1,6 @@
 """--nccl-trace: NCCL's TUNING lines of both documented formats and its [Symmetric] lines parsed
-exactly, unknown ones left out; each row's choice read from its own window of the log (the
-harness's calls of the same size are not merged in); NCCL's warnings copied back into the rank's
-log; and a real 2-rank gloo run: columns empty without a log, filled from the lines a test-side
-wrapper writes in NCCL's format (tests/inject/nccl_log), its warning in the rank log."""
+exactly, unknown ones left out. The half that launches or runs for seconds; the in-process half, and
+the file's whole story: tests/unit/comm/test_nccl_trace.py."""
 
 from __future__ import annotations
 

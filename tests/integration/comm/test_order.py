@@ -1,7 +1,5 @@
-"""--order interleaved (#16): trial t of every measurement of a launch runs in round t. Real
-2-rank gloo runs: the rows say how they were measured, every measurement gets all its trials
-(samples.csv as in sequential order), checks pass, rows land only after the last round begins;
-bad input to the option is one line (exit 2)."""
+"""--order interleaved (#16). The half that launches or runs for seconds; the in-process half, and
+the file's whole story: tests/unit/comm/test_order.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """--placement in,out: all_gather and reduce_scatter timed in place and out of place on real gloo
-groups with --check, rows that say which, that report and compare keep apart; gloo's wrong
-in-place all_to_all (the reason the CLI refuses it there) shown on a real group; bad input."""
+groups with --check, rows that say which, that report and compare keep apart. The half that launches
+or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/comm/test_placement.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""--precision, --max-trials, --budget, --iters auto and --trial-time (#14 §2): the p50's
-confidence interval (exact numbers), every new option's bad input (one line, exit 2), and real
-2- and 3-rank gloo runs: one that converges, one that cannot, every rank running the same number
-of trials, and auto iterations that give a small message more ops than a large one."""
+"""--precision, --max-trials, --budget, --iters auto and --trial-time (#14 §2). The half that
+launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/comm/test_precision.py."""
 
 from __future__ import annotations
 

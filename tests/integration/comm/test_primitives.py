@@ -1,5 +1,7 @@
 """Every primitive: nccl-tests' busbw factors and size conventions (exact, no group needed), the
-check patterns, and every command end to end on real gloo groups with --check."""
+check patterns, and every command end to end on real gloo groups with --check. The half that
+launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/comm/test_primitives.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """send/recv: the option parsers, which cases a size gives, how a sample is scaled to one message,
-and `distbench sendrecv --pairs all` on a real 3-rank gloo group."""
+and `distbench sendrecv --pairs all` on a real 3-rank gloo group. The half that launches or runs for
+seconds; the in-process half, and the file's whole story: tests/unit/comm/test_sendrecv.py."""
 
 from __future__ import annotations
 

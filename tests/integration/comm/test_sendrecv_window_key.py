@@ -1,9 +1,6 @@
-"""The send/recv window case keeps one name over every size (issue #26 item 11): the default
-window shrinks above 1 MiB (64 messages, then 64 MiB / size) and 0.2.0 named the case after it
-(`window=64`, then `window=4` at 16M), which split one line in report and compare. The pattern
-now names the setting (`window` for the default, `window=8` for --window 8) and the messages in
-flight are the row's own column, window_msgs (schema v4). Plus the terminal table's spread
-column (item 9) on the same real 2-rank gloo run."""
+"""The send/recv window case keeps one name over every size (issue #26 item 11). The half that
+launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/comm/test_sendrecv_window_key.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`distbench ddp` on real gloo groups: the manual strategies train the same weights as DDP, every
-strategy runs end to end through the CLI, bad input is refused in one line."""
+"""`distbench ddp` on real gloo groups. The half that launches or runs for seconds; the in-process
+half, and the file's whole story: tests/unit/ddp/test_ddp.py."""
 
 from __future__ import annotations
 

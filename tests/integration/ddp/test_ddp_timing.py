@@ -1,9 +1,5 @@
-"""DDP step times on real 2-rank gloo groups: windows between barriers give the job's real step
-time, rates come from the mean, and comm_hidden_share reads 0 for a strategy that cannot overlap.
-
-No `from __future__ import annotations` here: DDP checks a comm hook's annotations against the real
-types (dist.GradBucket, Future[Tensor]) and refuses the strings that import would leave.
-"""
+"""DDP step times on real 2-rank gloo groups. The half that launches or runs for seconds; the
+in-process half, and the file's whole story: tests/unit/ddp/test_ddp_timing.py."""
 
 import csv
 import gc

@@ -1,6 +1,6 @@
-"""`distbench ddp --strategies fsdp,fsdp-reshard-false` (FSDP2 fully_shard) on real gloo groups:
-they train DDP's weights, their bytes per step are the parameter shapes' padded sizes, every row
-carries its peak memory and how it was measured, and the report reads the rows."""
+"""`distbench ddp --strategies fsdp,fsdp-reshard-false` (FSDP2 fully_shard) on real gloo groups. The
+half that launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/ddp/test_fsdp.py."""
 
 from __future__ import annotations
 

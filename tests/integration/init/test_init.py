@@ -1,6 +1,5 @@
-"""`distbench init` on real gloo groups: rows per method and phase, each row's statistics
-recomputed from samples.csv, report and compare accept the run, and every new option's bad input
-is one line with exit 2."""
+"""`distbench init` on real gloo groups. The half that launches or runs for seconds; the in-process
+half, and the file's whole story: tests/unit/init/test_init.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Faults reproduced for real on 2-rank gloo groups: a worker killed, a worker stopped (SIGSTOP),
-the CLI interrupted (SIGTERM). Ctrl-C and resume are tested once, with these checks, in
-test_interrupt.py. Plus the pure parts of launch/diagnose.py."""
+"""Faults reproduced for real on 2-rank gloo groups. The half that launches or runs for seconds; the
+in-process half, and the file's whole story: tests/unit/launch/test_faults.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""Kubernetes and torchx (#14 §3): the JobSet in ci/k8s renders to a valid manifest whose
-distbench command the real CLI accepts (--dry-run), the torchx component builds an AppDef whose
-command the CLI accepts too and runs for real on local_cwd with 2 CPU ranks, and a run under
-Kubernetes records it in manifest.json."""
+"""Kubernetes and torchx (#14 §3). The half that launches or runs for seconds; the in-process half,
+and the file's whole story: tests/unit/launch/test_k8s_torchx.py."""
 
 from __future__ import annotations
 

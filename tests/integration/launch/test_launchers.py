@@ -1,8 +1,5 @@
-"""The launchers users have (#27 §4): torchrun's environment (PET_*, as Kubeflow Trainer sets it)
-and SkyPilot's read or refused, torchrun's own spellings of the options, and --timeout bounding
-the rendezvous wait before any worker starts, each on a real distbench process with --timeout 5.
-0.2.0 launched --standalone under PET_NNODES=2 and torchrun waited for a second node until it
-was killed; a --nnodes 2 launch with no peer took ~20 s past --timeout 5."""
+"""The launchers users have (#27 §4). The half that launches or runs for seconds; the in-process
+half, and the file's whole story: tests/unit/launch/test_launchers.py."""
 
 from __future__ import annotations
 

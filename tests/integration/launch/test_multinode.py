@@ -1,6 +1,5 @@
-"""Two "nodes" on one machine: two distbench invocations rendezvousing on 127.0.0.1 (c10d, and
-static with --node-rank); only the node holding global rank 0 writes. Plus the pure parsing of
-the multi-node options, Slurm's variables and the torchrun command line."""
+"""Two "nodes" on one machine. The half that launches or runs for seconds; the in-process half, and
+the file's whole story: tests/unit/launch/test_multinode.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""A two-loopback-node run: global rank 0's manifest.json holds `nodes` (one entry per node,
-each collected by that node's local rank 0) and a `ranks` map (rank -> node, host, local rank,
-GPU, CPU affinity, NUMA node). How they get there (groups.share_node_facts): on a real gloo group
-of 3 "nodes", only what rank 0 writes moves, the bytes each rank sends counted against the
-formula; a node's block unpacks to its ranks; and the bytes per rank at 1,024 ranks."""
+"""A two-loopback-node run. The half that launches or runs for seconds; the in-process half, and the
+file's whole story: tests/unit/launch/test_node_manifest.py."""
 
 from __future__ import annotations
 

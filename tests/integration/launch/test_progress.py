@@ -1,8 +1,5 @@
-"""Progress on real 2-rank gloo runs (#21 §2): in a pipe one line per finished measurement and each
-primitive's table as soon as it is done; under a pseudo-terminal a live bar naming the running
-measurement. Plus the pure parts of launch/progress.py. Two checks ride on launches other files
-make anyway: --quiet leaves the tables only (test_order.py's interleaved sweep) and ddp prints
-its measurements too (test_ddp.py's resume test, its first run)."""
+"""Progress on real 2-rank gloo runs (#21 §2). The half that launches or runs for seconds; the
+in-process half, and the file's whole story: tests/unit/launch/test_progress.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """World-size sweeps: one launch of the largest size, smaller sizes on new_group subgroups of ranks
-0..k-1 (real gloo groups), against --separate-launches. Plus the pure launch plan."""
+0..k-1 (real gloo groups), against --separate-launches. The half that launches or runs for seconds;
+the in-process half, and the file's whole story: tests/unit/launch/test_subgroups.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""`distbench overlap` on real 2-rank gloo groups: rows written and sane (the figures recomputed
-from each row's own numbers, the statistics from samples.csv), the check in the overlapped phase
-passes and fails under injected faults, report and compare accept the rows, and bad input is one
-line with exit 2."""
+"""`distbench overlap` on real 2-rank gloo groups. The half that launches or runs for seconds; the
+in-process half, and the file's whole story: tests/unit/overlap/test_overlap_run.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Pure parts of `distbench pairs` and `--env`: the circle method, each unit's own value from the
-decomposition of the pair matrix (its best pair) and who is flagged, the option parsers, every
-new option's bad input (one line, exit 2), and `pairs --dry-run` (the plan, nothing started)."""
+"""Pure parts of `distbench pairs` and `--env`. The half that launches or runs for seconds; the
+in-process half, and the file's whole story: tests/unit/pairs/test_pairs_logic.py."""
 
 from __future__ import annotations
 

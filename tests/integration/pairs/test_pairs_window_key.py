@@ -1,9 +1,6 @@
 """`distbench pairs`' send/recv case keeps one name over its sizes (#26 item 11, as sendrecv's in
-tests/unit/comm/test_sendrecv_window_key.py): the pattern names the window setting
-(`pairs:bidir-window` for the default, `pairs:bidir-window=W` for --window W), not the default
-window's count, which shrinks with the size (64 up to 1 MiB, 32 at 2M, 4 at 16M) and split one
-case into a case per size in report and compare; the messages in flight are the row's
-window_msgs. A real 3-rank run's rows, ranks.csv and the report's pair matrix read right."""
+tests/unit/comm/test_sendrecv_window_key.py). The half that launches or runs for seconds; the
+in-process half, and the file's whole story: tests/unit/pairs/test_pairs_window_key.py."""
 
 from __future__ import annotations
 

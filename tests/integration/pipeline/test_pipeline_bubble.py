@@ -1,6 +1,5 @@
-"""The pipeline's bubble (#25 §11, #30): the optimizer's work is busy time, not bubble; the
-per-window summary is not biased low; the CUDA meter uses events (its GPU run is
-ci/gpu-smoke.sh's pipeline step). Each test fails on the v3 definitions."""
+"""The pipeline's bubble (#25 §11, #30). The half that launches or runs for seconds; the in-process
+half, and the file's whole story: tests/unit/pipeline/test_pipeline_bubble.py."""
 
 from __future__ import annotations
 

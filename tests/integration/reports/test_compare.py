@@ -1,6 +1,5 @@
-"""distbench compare / baseline: checks and thresholds, verdicts on fixture runs written with the
-real sinks (launches, nights, baseline windows), exit codes and formats. The statistical core's
-own numbers: tests/unit/stats/. ci/nightly.sh: tests/integration/test_nightly.py."""
+"""distbench compare / baseline. The half that launches or runs for seconds; the in-process half,
+and the file's whole story: tests/unit/reports/test_compare.py."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""compare in CI (#29 item 3): `--format junit` read back with xml.etree and held to compare's
-own JSON on the same inputs (a regression turned into a pass must fail that check); the JSON's
-version key; `--github` (or GITHUB_ACTIONS=true) appending the Markdown to the job summary and
-printing one `::error` line per regressed verdict; ci/nightly.sh leaving the summary to compare.
-
-The regression: a copy of the checked-in cluster-a all_reduce run (tests/data) whose world-size-2
-throughput rows are made 1,000x slower, which one launch a side can call (the default spread
-hides anything under ~10x); the other rows stay `cannot tell`. Windows of nights for the other
-states come from test_compare.py's fixture runs (the real sinks)."""
+"""compare in CI (#29 item 3). The half that launches or runs for seconds; the in-process half, and
+the file's whole story: tests/unit/reports/test_compare_ci.py."""
 
 from __future__ import annotations
 

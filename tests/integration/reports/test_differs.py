@@ -1,6 +1,6 @@
 """ "What differs" in a two-label report (copies of the frozen v1 fixtures tests/data/cluster-a and
-cluster-b, their manifests edited in tmp: never the fixtures), node-level differences within one
-run as a warning, and the flattening underneath, with exact values."""
+cluster-b, their manifests edited in tmp. The half that launches or runs for seconds; the in-process
+half, and the file's whole story: tests/unit/reports/test_differs.py."""
 
 from __future__ import annotations
 

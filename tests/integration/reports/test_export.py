@@ -1,7 +1,7 @@
 """`distbench export`: each format of a real gloo run (one 2-rank allreduce launch, the module
-fixture) and of the checked-in runs under tests/data, read back by the format's reference reader
-or checked against its documented schema; the nccl-tests JSON against a key tree built from
-nccl-tests' own writer, field by field, and a mutation of the export must fail that check."""
+fixture) and of the checked-in runs under tests/data, read back by the format's reference reader or
+checked ... The half that launches or runs for seconds; the in-process half, and the file's whole
+story: tests/unit/reports/test_export.py."""
 
 from __future__ import annotations
 

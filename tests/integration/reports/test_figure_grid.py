@@ -1,7 +1,6 @@
-"""The fixed grid of the many-panel figures (reports/report/figures/grid.py): no panel's tick
-labels, axis labels or title reach into another panel, the legend below or the figure's title,
-and everything stays inside the figure, on crowded figures (10 panels, 40 lines, labels from
-1 µs to 1e6 µs). A grid with its gaps taken away must fail the same check."""
+"""The fixed grid of the many-panel figures (reports/report/figures/grid.py). The half that launches
+or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/reports/test_figure_grid.py."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""`distbench history` (reports/history*.py, bench/cli/history.py): change points in synthetic
-nightly histories whose noise is this machine's (trials of real launches, tests/data/
-gate-launches.json, resampled per night by ci/bench_history.py), the verdicts' states, the frozen
-v1 runs, a series cut where a column changed meaning, the cache, and one line with exit 2 for bad
-input to every option. The method's own checks, on pure functions: test_history_changepoint.py.
-"""
+"""`distbench history` (reports/history*.py, bench/cli/history.py). The half that launches or runs
+for seconds; the in-process half, and the file's whole story: tests/unit/reports/test_history.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""`distbench history` as the docs write it (issue #26): every documented form with its own
-defaults (0.2.0 refused its own default `--cache ''`, and every other test passed --cache), its
-output kept out of the working directory, and a night that ci/nightly.sh left partial skipped
-and named."""
+"""`distbench history` as the docs write it (issue #26). The half that launches or runs for seconds;
+the in-process half, and the file's whole story: tests/unit/reports/test_history_cli.py."""
 
 from __future__ import annotations
 

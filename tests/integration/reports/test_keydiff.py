@@ -1,7 +1,6 @@
-"""--env on one side no longer cancels a comparison in silence (issue #26 item 8): when the only
-reason two runs' rows do not match is one column of the case (env, api ...), the report's
-headline says so and names the column, and reports/keydiff.py gives compare's "no row in common"
-error the same clause. Pure logic on rows, then two real 2-rank gloo runs, one with --env."""
+"""--env on one side no longer cancels a comparison in silence (issue #26 item 8). The half that
+launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/reports/test_keydiff.py."""
 
 from __future__ import annotations
 

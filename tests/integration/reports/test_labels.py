@@ -1,7 +1,5 @@
-"""Labels that tell the truth, as pure logic with exact values: the timer label, empty tails in
-throughput mode, where a group's ranks ran, how numbers print (significant digits, no thousands
-separator, '-' where nothing moved), the oversubscription warning, the workers' environment and the
-git dirty flag, run_id in samples.csv, and the one-line errors of sweep and --world-sizes."""
+"""Labels that tell the truth, as pure logic with exact values. The half that launches or runs for
+seconds; the in-process half, and the file's whole story: tests/unit/reports/test_labels.py."""
 
 from __future__ import annotations
 

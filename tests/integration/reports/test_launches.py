@@ -1,7 +1,5 @@
-"""A night's launches (#16): ci/nightly.sh --launches 2 sweeps into RUN/launch-1 and RUN/launch-2;
-history and the report read such a night as one point, one row per case (the geometric mean of its
-launches'). On fixture runs written with the real sinks; compare's launches as units:
-test_compare.py."""
+"""A night's launches (#16). The half that launches or runs for seconds; the in-process half, and
+the file's whole story: tests/unit/reports/test_launches.py."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""A results.csv read and written back by pandas still matches itself (#26 item 10). pandas turns
-distbench's `false` into `False` and, in a column of integers with empty cells (`root`: empty for
-all_reduce, 0 for broadcast), `0` into `0.0`. 0.2.0 then found "no row in common" in compare, and
-the report's speedup section vanished without a word. reports/cells.py reads every cell by its
-column's type; these tests own that rule (later reader work keeps them green)."""
+"""A results.csv read and written back by pandas still matches itself (#26 item 10). The half that
+launches or runs for seconds; the in-process half, and the file's whole story:
+tests/unit/reports/test_read_by_type.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""`distbench report --reference FILE`: the expected busbw drawn dashed with the gap in percent
-(exact gaps against the frozen v1 fixture's rows), and every bad file one line, exit 2."""
+"""`distbench report --reference FILE`. The half that launches or runs for seconds; the in-process
+half, and the file's whole story: tests/unit/reports/test_reference.py."""
 
 from __future__ import annotations
 

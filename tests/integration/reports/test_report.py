@@ -1,5 +1,5 @@
-"""distbench report on the checked-in fixture runs (tests/data): the page, the Markdown, a real
-headless Chromium screenshot, and every kind of bad input (one line, exit 2, no traceback)."""
+"""distbench report on the checked-in fixture runs (tests/data). The half that launches or runs for
+seconds; the in-process half, and the file's whole story: tests/unit/reports/test_report.py."""
 
 from __future__ import annotations
 

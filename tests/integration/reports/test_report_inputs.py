@@ -1,9 +1,6 @@
-"""distbench report builds its report from what the user gave (#21 §4), on real gloo runs made
-here with the real CLI: runs given one by one or as their parent folder give one report;
-unlabelled folders are sources named after them; a run given twice is used once; a user's file in
---out survives; the default --out never lies inside an input folder; every figure shows what its
-title claims, or a note says what it leaves out; legends never cover titles; no two lines share
-a colour; report.md embeds its figures."""
+"""distbench report builds its report from what the user gave (#21 §4), on real gloo runs made here
+with the real CLI. The half that launches or runs for seconds; the in-process half, and the file's
+whole story: tests/unit/reports/test_report_inputs.py."""
 
 # ruff: noqa: RUF001  (titles use the middle dot and en dashes on purpose)
 

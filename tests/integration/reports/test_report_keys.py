@@ -1,7 +1,5 @@
-"""The report groups rows by the schema's case key: gloo on CPU and gloo on CUDA, or one node and
-two, stay apart in every table and figure. Canned runs (exact times from t = alpha + size/beta),
-written as distbench writes them, including the empty cells of schema v2 (p95/p99 in throughput
-mode, bandwidths at world size 1)."""
+"""The report groups rows by the schema's case key. The half that launches or runs for seconds; the
+in-process half, and the file's whole story: tests/unit/reports/test_report_keys.py."""
 
 
 # ruff: noqa: RUF001  (the report's headings use Greek letters and en dashes on purpose)

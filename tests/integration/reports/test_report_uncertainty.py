@@ -1,18 +1,6 @@
 """The report's verdicts and speedup intervals come from compare's own comparison (#25 item 6,
-reports/report/verdicts.py): the launch is the unit, so a shift common to a launch is noise, not a
-finding. Behaviour only; how often the intervals cover belongs to the benchmark (ci/bench_stats).
-
-- a box compared with itself, its launches 5 % apart, is never called slower (0.2.0 headlined
-  "slower (0.86-0.98x)" in 17 of 30 such reports); one launch a source says that cluster and
-  launch cannot be told apart;
-- a real 25 % slowdown with several launches a side is called regressed (slower);
-- report and compare give the same state on every common row: canned launches, the frozen
-  fixtures (tests/data), and real gloo runs;
-- the summary's "every size" is the geometric mean over every size of a case (0.2.0's "geo. mean
-  of those" averaged only the sizes already called, and overstated a change of one size).
-
-Launches are written with the real sinks by tests/unit/reports/test_compare.py's helpers.
-"""
+reports/report/verdicts.py). The half that launches or runs for seconds; the in-process half, and
+the file's whole story: tests/unit/reports/test_report_uncertainty.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""`distbench rpc` on real gloo launches over TensorPipe: a row per pattern and size, each row's
-statistics recomputed from samples.csv, report and compare accept the run, and every new
-option's bad input is one line with exit 2."""
+"""`distbench rpc` on real gloo launches over TensorPipe. The half that launches or runs for
+seconds; the in-process half, and the file's whole story: tests/unit/rpc/test_rpc.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""distbench.stats, the statistical core: exact numbers for its pure functions (variance parts,
-the empirical-Bayes prior, the shift's t test, interval and power, the declared family and
-weighted BH, the engine's relative mode). Coverage and rates on recorded launches are the
-benchmark's (ci/bench_stats.py), not a timed test's."""
+"""distbench.stats, the statistical core. The half that launches or runs for seconds; the in-process
+half, and the file's whole story: tests/unit/stats/test_core.py."""
 
 from __future__ import annotations
 
