@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -84,10 +86,18 @@ def format_number(value: object, digits: int = 4) -> str:
     return tables.format_number(number, digits, empty="—", infinite="∞")
 
 
+def frame_rows(frame: pd.DataFrame) -> Iterable[tuple[Any, ...]]:
+    """The frame's rows as tuples, as itertuples(index=False) gives them, from column lists
+    (itertuples took ~1 s on a 10,000-row report's tables)."""
+    if not frame.shape[1]:
+        return [()] * len(frame)
+    return zip(*(frame.iloc[:, i].tolist() for i in range(frame.shape[1])), strict=True)
+
+
 def html_table(table: TableOut) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.frame.columns)
     body = []
-    for position, row in enumerate(table.frame.itertuples(index=False)):
+    for position, row in enumerate(frame_rows(table.frame)):
         cells = []
         for column, value in zip(table.frame.columns, row, strict=True):
             css = ' class="num"' if column in table.numeric else ""
@@ -157,7 +167,7 @@ def markdown_table(table: TableOut) -> str:
         "| " + " | ".join(markdown_cell(c) for c in columns) + " |",
         "| " + " | ".join(align) + " |",
     ]
-    for position, row in enumerate(table.frame.itertuples(index=False)):
+    for position, row in enumerate(frame_rows(table.frame)):
         cells = [markdown_cell(v) for v in row]
         if position in table.highlight and cells:
             cells[0] = f"**{cells[0]}**"
