@@ -35,7 +35,7 @@ from distbench.reports.report.differs import section_differs
 from distbench.reports.report.figures import collectives as fg
 from distbench.reports.report.launch_frames import pool_launches
 from distbench.reports.report.pairs import split_matrix_rows
-from distbench.reports.report.reference import read_references, section_reference
+from distbench.reports.report.reference import read_references
 from distbench.reports.report.sections.api import section_api
 from distbench.reports.report.sections.collectives import section_collectives
 from distbench.reports.report.sections.compare import section_compare
@@ -45,6 +45,7 @@ from distbench.reports.report.sections.overlap import OVERLAP
 from distbench.reports.report.sections.pairs import section_pairs
 from distbench.reports.report.sections.pipeline import section_pipeline
 from distbench.reports.report.sections.ranks import section_rank_spread
+from distbench.reports.report.sections.reference import section_reference
 from distbench.reports.report.sections.rpc import RPC
 from distbench.reports.report.shown import left_out
 from distbench.reports.report.sources import SOURCES, assign_sources

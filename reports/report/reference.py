@@ -10,6 +10,9 @@ measured by distbench: docs/reference-values.md lists published ones with their 
     size = "1G"                # or size_bytes = 1073741824
     busbw_GBps = 360           # GB/s = 1e9 bytes/s
     source = "8xH100 NVLink, nccl-tests ring (NVIDIA)"
+
+Here the file is read and the gap computed; its figure: figures/reference.py, its section:
+sections/reference.py.
 """
 
 from __future__ import annotations
@@ -24,8 +27,6 @@ import pandas as pd
 
 from distbench.parse import UsageError, format_size, parse_size
 from distbench.primitives.facts import FACTS
-from distbench.reports.render import FigureOut, Section, TableOut
-from distbench.reports.report.sections.collectives import figure_out
 
 KEYS = {"primitive", "world_size", "size", "size_bytes", "busbw_GBps", "source", "backend"}
 EXAMPLE = (
@@ -124,77 +125,3 @@ def gap_frame(lines: pd.DataFrame, references: list[Reference]) -> pd.DataFrame:
                 }
             )
     return pd.DataFrame(rows)
-
-
-def plot_reference(lines: pd.DataFrame, references: list[Reference]) -> Any:
-    """Measured busbw vs size (solid) and the expected busbw (dashed, gap labelled) per primitive
-    and world size that a reference names; None when no measured row matches one."""
-    from distbench.reports.report.figures.collectives import panel_grid
-
-    cases = sorted({(r.primitive, r.world_size) for r in references})
-    cases = [
-        c for c in cases if len(lines[(lines["primitive"] == c[0]) & (lines["world_size"] == c[1])])
-    ]
-    if not cases:
-        return None
-    figure, axes = panel_grid(len(cases))
-    for axis, (primitive, world) in zip(axes, cases, strict=True):
-        measured = lines[(lines["primitive"] == primitive) & (lines["world_size"] == world)]
-        for (series, mode), group in measured.groupby(["series", "mode"], observed=True):
-            group = group.sort_values("size_bytes")
-            label = f"{series} {mode}"
-            axis.plot(group["size_bytes"], group["busbw_GBps"], marker="o", label=label)
-        refs = sorted(
-            (r for r in references if (r.primitive, r.world_size) == (primitive, world)),
-            key=lambda r: r.size_bytes,
-        )
-        axis.plot(
-            [r.size_bytes for r in refs],
-            [r.busbw_GBps for r in refs],
-            "k--",
-            marker="_",
-            label="expected",
-        )
-        for ref in refs:
-            hit = measured[measured["size_bytes"] == ref.size_bytes]["busbw_GBps"]
-            if len(hit):
-                gap = (float(hit.max()) / ref.busbw_GBps - 1) * 100
-                axis.annotate(f"{gap:+.0f} %", (ref.size_bytes, ref.busbw_GBps), fontsize="small")
-        axis.set_xscale("log", base=2)
-        axis.set_title(f"{primitive}, {world} ranks", fontsize="medium")
-        axis.set_xlabel("size (bytes)")
-        axis.set_ylabel("busbw (GB/s)")
-        axis.legend(fontsize="small")
-    return figure
-
-
-def section_reference(
-    lines: pd.DataFrame, references: list[Reference] | None, notes: list[str]
-) -> list[Section]:
-    if not references:
-        return []
-    frame = gap_frame(lines, references) if len(lines) else pd.DataFrame()
-    if frame.empty:
-        notes.append(
-            "--reference: no measured row has a reference's primitive, world size and size"
-        )
-        return []
-    figures: list[FigureOut] = figure_out(
-        plot_reference(lines, references),
-        "fig-reference.png",
-        "measured busbw (solid) against the --reference file's expected busbw (dashed); gap in %",
-        notes,
-        "--reference: nothing to draw",
-    )
-    table = TableOut(
-        "Gap to the reference", frame, numeric=("busbw GB/s", "expected GB/s", "gap %")
-    )
-    return [
-        Section(
-            "Is my number OK?",
-            "gap = measured busbw / expected busbw - 1 (negative: below the reference). The "
-            "expected figures come from the --reference file, not from distbench.",
-            figures=figures,
-            tables=[table],
-        )
-    ]
