@@ -8,6 +8,8 @@ report, precision, fit), and history's false change points. A benchmark, not a t
     python ci/bench_stats.py            # the tables (about 10 min on 2 cores)
     python ci/bench_stats.py --quick    # a smoke of every part (CI: tests/integration)
     python ci/bench_stats.py --spread   # the default between-launch spread (stats/defaults.py)
+    python ci/bench_stats.py --only gate --per-night 3 --window 14 --join-baselines  # nightly.sh
+    #   --launches 3 against --keep 14: windows across groups (none holds 42 launches)
     python ci/bench_stats.py --record g1=DIR g2=DIR --export tests/data/launches-nightly-cpu.json.gz
 
 Recorded launches: `distbench sweep --config ci/sweep-nightly-cpu.toml --out DIR/Lnnn`, in groups
@@ -40,7 +42,16 @@ from stats_data import (
     nights_of,
     record,
 )
-from stats_gate import SLOWDOWN, Gate, Judge, Nights, Rate, regressed, replay_fixed
+from stats_gate import (
+    SLOWDOWN,
+    Gate,
+    Judge,
+    Nights,
+    Rate,
+    fixed_baselines,
+    regressed,
+    replay_fixed,
+)
 
 from distbench.stats.engine import Drift, Settings, size_band
 from distbench.stats.family import primitive_of
@@ -172,7 +183,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tune", default=",".join(TUNE))
     parser.add_argument("--held-out", default=",".join(HELD_OUT))
     parser.add_argument("--baselines", default=",".join(BASELINES), help="groups of the windows")
-    parser.add_argument("--window", type=int, default=8)
+    parser.add_argument("--window", type=int, default=8, help="nights a baseline window holds")
+    parser.add_argument(
+        "--join-baselines",
+        action="store_true",
+        help="windows drawn from the --baselines groups' nights as one sequence (recorded order), "
+        "for windows longer than one group holds (14 nights of 3 launches)",
+    )
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--spread", action="store_true")
@@ -216,8 +233,18 @@ def main(argv: list[str] | None = None) -> int:
     nights = sum(len(n) for n in held.values())
     chosen = [g for g in args.baselines.split(",") if g in recorded.groups]
     every = {g: nights_of(values, g, args.per_night) for g in chosen}
+    if args.join_baselines:
+        every = {"+".join(every): [n for group in every.values() for n in group]}
     if args.quick:
         every = held
+    if "gate" in args.only.split(",") and not fixed_baselines(every, args.window):
+        held_nights = ", ".join(f"{g}: {len(n)}" for g, n in every.items())
+        say(
+            f"no baseline window of {args.window} nights of {args.per_night} launches: the "
+            f"--baselines groups hold {held_nights} nights; give --join-baselines or a shorter "
+            "--window"
+        )
+        return 2
     print(
         f"launches: {len(recorded.launches)} in groups {', '.join(recorded.groups)}; tuned on "
         f"{args.tune}; held out: {', '.join(held)} ({nights} nights judged); fixed baselines: "
