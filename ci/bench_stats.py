@@ -160,6 +160,15 @@ def spread_table(values: Values, keys: list[dict[str, str]], groups: tuple[str, 
     return "\n".join(lines)
 
 
+def baseline_nights(values: Values, groups: list[str], per_night: int, join: bool) -> Nights:
+    """The nights fixed baseline windows are drawn from: per group, or (`join`) every group's
+    nights as one sequence in recorded order, for windows longer than one group holds."""
+    every = {g: nights_of(values, g, per_night) for g in groups}
+    if join:
+        return {"+".join(every): [night for nights in every.values() for night in nights]}
+    return every
+
+
 def parts(quick: bool, seed: int) -> list[dict[str, object]]:
     """The sections other modules contribute (history, precision and fit intervals)."""
     rows = []
@@ -232,9 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         held = {g: n[: args.window + 3] for g, n in list(held.items())[:1]}
     nights = sum(len(n) for n in held.values())
     chosen = [g for g in args.baselines.split(",") if g in recorded.groups]
-    every = {g: nights_of(values, g, args.per_night) for g in chosen}
-    if args.join_baselines:
-        every = {"+".join(every): [n for group in every.values() for n in group]}
+    every = baseline_nights(values, chosen, args.per_night, args.join_baselines)
     if args.quick:
         every = held
     if "gate" in args.only.split(",") and not fixed_baselines(every, args.window):
