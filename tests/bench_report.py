@@ -119,7 +119,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=10_000)
     args = parser.parse_args()
-    from distbench.reports.report.build import build_report
+    from distbench.reports.report.page.build import build_report
 
     with tempfile.TemporaryDirectory() as tmp:
         paths = write_big_runs(Path(tmp), args.rows)

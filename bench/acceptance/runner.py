@@ -113,7 +113,7 @@ def write_verdict(out: Path, body: dict[str, Any]) -> Path:
 
 def make_report(out: Path, pairs_dir: Path, sweep_dir: Path, reference: str | None) -> str | None:
     """distbench report on both runs; a report that fails loses no verdict (written before)."""
-    from distbench.reports.report.build import build_report
+    from distbench.reports.report.page.build import build_report
 
     try:
         runs = [str(pairs_dir), str(sweep_dir)]

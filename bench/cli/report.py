@@ -58,7 +58,7 @@ def report(
       distbench report results/cluster-a results/cluster-b
       distbench report results/RUN --reference expected.toml
     """
-    from distbench.reports.report.build import build_report
+    from distbench.reports.report.page.build import build_report
 
     files = build_report(run_dirs, out, by, reference)
     print(

@@ -1,3 +1,3 @@
-"""`distbench report`: figures and tables from run directories (build.py assembles the page from
-sections/, whose figures are in figures/), and its verdicts, judged by compare's own core
-(verdicts.py, sides.py)."""
+"""`distbench report`: figures and tables from run directories (page/build.py assembles the
+page from sections/, whose figures are in figures/), and its verdicts, judged by compare's own
+core (verdicts.py, sides.py)."""

@@ -1,5 +1,5 @@
 """The report's sections below "What ran": collectives (with the model fit) and DDP (the pairs:
-pairs.py), as tables of display strings and PNG figures. report/build.py assembles them.
+pairs.py), as tables of display strings and PNG figures. report/page/build.py assembles them.
 
 Every table groups rows by the schema's case columns (analysis.CASE), so each shows `device` and
 `nodes`: gloo on CPU and on CUDA, or one node and two, are separate lines.

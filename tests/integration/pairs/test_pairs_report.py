@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from distbench.reports.load import load_runs
-from distbench.reports.report.build import build_report
+from distbench.reports.report.page.build import build_report
 from distbench.reports.report.pairs import pair_matrices, read_ranks, split_matrix_rows
 from tests.conftest import CliRun
 

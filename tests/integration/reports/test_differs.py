@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from distbench.reports.report.build import build_report
+from distbench.reports.report.page.build import build_report
 from tests.unit.reports.test_differs import edited_copy, node
 
 

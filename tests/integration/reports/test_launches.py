@@ -17,8 +17,8 @@ def test_report_pools_a_nights_launches_as_compare_does(tmp_path: Path) -> None:
     the geometric mean of the launches', its samples both launches' trials (numbered on), and
     a note; a run outside launch folders is left as it was."""
     from distbench.reports.load import load_runs
-    from distbench.reports.report.build import build_report
     from distbench.reports.report.launch_frames import pool_launches
+    from distbench.reports.report.page.build import build_report
 
     night = launches(tmp_path / "night", FAST, SLOW, sizes=(1024, 2048))
     write_run(night / "launch-3", [(comm_row(4096, SEPARATED, 2), SEPARATED)])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from distbench.reports.report.build import build_report
+from distbench.reports.report.page.build import build_report
 from distbench.reports.report.reference import read_references
 from tests.unit.reports.test_reference import RUN, measured
 

@@ -55,7 +55,7 @@ def test_headless_chromium_renders_the_page(frozen_report: Path, tmp_path: Path)
 def test_reports_never_import_torch() -> None:
     """A report runs where torch is not installed (a laptop reading a cluster's runs)."""
     code = (
-        "import sys, distbench.reports.report.build\n"
+        "import sys, distbench.reports.report.page.build\n"
         "assert not [m for m in sys.modules if m.split('.')[0] == 'torch'], 'torch imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from distbench.reports.report.build import build_report
+from distbench.reports.report.page.build import build_report
 from tests.unit.reports.test_report_keys import write_canned_run
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from distbench.reports.load import load_runs
 from distbench.reports.report import speedups as sp
-from distbench.reports.report.build import build_report
 from distbench.reports.report.launch_frames import pool_launches
+from distbench.reports.report.page.build import build_report
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
 from tests.paths import DATA
 from tests.unit.reports.test_compare import launch, levels, night, window

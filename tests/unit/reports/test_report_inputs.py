@@ -26,7 +26,7 @@ def test_the_runs_table_marks_a_worker_variable_not_torchrun_s_port() -> None:
     shown or marked; a variable the user set differently (NCCL_ALGO) is marked."""
 
     from distbench.reports.load import RunData
-    from distbench.reports.report.build import manifests_table
+    from distbench.reports.report.page.build import manifests_table
 
     def run(name: str, **worker_env: str) -> RunData:
         manifest = {"status": "completed", "worker_env": {"MASTER_ADDR": "localhost", **worker_env}}
