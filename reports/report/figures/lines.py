@@ -136,5 +136,10 @@ class LegendEntry(Line2D):
     def draw(self, renderer: RendererBase) -> None:
         return None
 
+    def get_in_layout(self) -> bool:
+        """Out of every layout box: with no points its extent is the figure's corner, which made
+        each panel's tight box reach (0, 0) and every crowded panel overlap its neighbours."""
+        return False
+
     def set_clip_path(self, path: Any, transform: Any = None) -> None:
         """Nothing drawn, nothing to clip (the axes clip every child: ~1 ms an entry)."""

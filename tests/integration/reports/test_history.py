@@ -3,11 +3,13 @@ for seconds; the in-process half, and the file's whole story: tests/unit/reports
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests.paths import DATA
 from tests.unit.reports.test_history import (
     NIGHTS,
     STEP_AT,
@@ -15,6 +17,7 @@ from tests.unit.reports.test_history import (
     history,
     read_csv,
     resolvable,
+    upgraded_copy,
 )
 
 
@@ -113,3 +116,71 @@ def test_a_gradual_drift_is_reported_as_steps(
     cases = [c for c in resolvable(points) if c in set(points["case"])]
     assert set(marked["change_point"]) == {"regressed"}
     assert marked["case"].nunique() >= 0.8 * len(cases)
+
+
+def test_frozen_v1_runs_load_and_a_changed_meaning_cuts_the_series(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, text = history(
+        [
+            str(DATA / "cluster-a"),
+            str(DATA / "cluster-b"),
+            "--out",
+            str(tmp_path / "v1"),
+            "--cache",
+            "off",
+        ],
+        capsys,
+    )
+    assert code == 0, text
+    frame = read_csv(tmp_path / "v1")
+    assert set(frame["run"]) == {"cluster-a", "cluster-b"} and set(frame["schema_version"]) == {1}
+    assert set(frame["metric"]) == {"time_us_min", "step_time_us_min"}  # one series per case
+    # two nights cannot show a change: every case says so, none passes
+    assert "0 no change seen, 91 cannot tell" in text
+    assert "(too few nights since the last change (2 of 6))" in text
+
+    # DDP step times changed meaning in v2 (timed windows, not a per-step maximum)
+    upgraded_copy(DATA / "cluster-a" / "ddp", tmp_path / "new", "2027-01-01T00:00:00Z")
+    shutil.copytree(DATA / "cluster-a" / "ddp", tmp_path / "old")
+    code, text = history(
+        [
+            str(tmp_path / "old"),
+            str(tmp_path / "new"),
+            "--out",
+            str(tmp_path / "h"),
+            "--cache",
+            "off",
+        ],
+        capsys,
+    )
+    assert code == 0
+    assert "step_time_us_min series cut at run new: definition changed in v2" in text
+    frame = read_csv(tmp_path / "h")
+    assert frame.groupby("metric")["segment"].max()["step_time_us_min"] == 1
+
+
+def test_the_cache_reads_a_run_again_when_it_changes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    bench_history().build_history(runs, 8, 4, None, seed=1)
+    argv = [
+        "--glob",
+        str(runs / "nightly-*"),
+        "--out",
+        str(tmp_path / "h"),
+        "--cache",
+        str(tmp_path / "c.duckdb"),
+    ]
+    assert history(argv, capsys)[0] == 0
+    first = read_csv(tmp_path / "h")
+    results = runs / "nightly-0007" / "results.csv"
+    frame = pd.read_csv(results, dtype=str, keep_default_na=False)
+    frame["time_us_min"] = "12345.0"
+    frame.to_csv(results, index=False, lineterminator="\n")
+    assert history(argv, capsys)[0] == 0
+    second = read_csv(tmp_path / "h")
+    last = second[(second["run"] == "nightly-0007") & (second["metric"] == "time_us_min")]
+    assert (last["value"] == 12345.0).all()
+    assert len(first) == len(second)

@@ -1,6 +1,7 @@
 """distbench report on the checked-in fixture runs (tests/data). The half that launches or runs for
 seconds; the in-process half, and the file's whole story: tests/unit/reports/test_report.py."""
 
+# ruff: noqa: RUF001  (the report's headings use Greek letters on purpose)
 from __future__ import annotations
 
 import os
@@ -15,7 +16,7 @@ import pytest
 
 from distbench.cli.app import run_cli as run_in_process
 from tests.paths import DATA
-from tests.unit.reports.test_report import CLUSTERS, copy_run
+from tests.unit.reports.test_report import CLUSTERS, FIGURES, PageParser, copy_run
 
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -118,3 +119,63 @@ def test_same_cases_at_other_sizes_are_drawn_with_a_note(tmp_path: Path) -> None
     text = (out / "report.md").read_text(encoding="utf-8")
     assert "no measurement of cluster-a (same case and size) is in another run" in text
     assert "cluster-b | all_reduce" in text  # its key results are still there
+
+
+def test_writes_html_markdown_and_every_figure(frozen_report: Path) -> None:
+    assert (frozen_report / "report.html").is_file()
+    assert (frozen_report / "report.md").is_file()
+    assert {p.name for p in frozen_report.glob("fig-*.png")} == FIGURES
+    for name in FIGURES:
+        assert (frozen_report / name).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_html_is_self_contained_with_every_figure_and_table(frozen_report: Path) -> None:
+    page = PageParser()
+    text = (frozen_report / "report.html").read_text(encoding="utf-8")
+    page.feed(text)
+    assert page.fetches == []  # nothing to fetch: no src/href outside data: URIs
+    assert not {"script", "link", "iframe", "object", "embed"} & page.tags
+    assert "@import" not in text and "url(" not in text
+    assert len(page.images) == len(FIGURES)
+    assert all(src.startswith("data:image/png;base64,") for src in page.images)
+    for name in FIGURES:  # each PNG on disk is the one embedded
+        assert name in text
+    captions = page.captions
+    for expected in (
+        "Runs and what they ran on",
+        "Speedup over cluster-a",
+        "DDP step-time speedup over cluster-a",
+        "Key results",
+        "Latency-bandwidth fit",
+        "DDP strategies",
+        "algbw GB/s: cluster-a · 3 ranks · 1M float32",
+        "algbw GB/s: cluster-b · 2 ranks · 1M float32",
+        "All results",
+        "Speedup per size",
+    ):
+        assert expected in captions, captions
+    assert page.tables == len(captions)
+
+
+def test_markdown_has_the_key_tables(frozen_report: Path) -> None:
+    text = (frozen_report / "report.md").read_text(encoding="utf-8")
+    for title in (
+        "**Runs and what they ran on**",
+        "**Speedup over cluster-a**",
+        "**Key results**",
+        "**Latency-bandwidth fit**",
+        "**DDP strategies**",
+        "**algbw GB/s: cluster-a · 3 ranks · 1M float32**",
+    ):
+        assert title in text
+    assert "| run | primitive | backend | device | ranks | nodes | mode |" in text
+    assert "| α µs | α from sizes | β GB/s | β from sizes |" in text
+    # the 3-rank all-pairs matrix: 3 rows of src, '—' on the diagonal
+    block = text.split("**algbw GB/s: cluster-a · 3 ranks · 1M float32**")[1].split("\n\n")[1]
+    rows = block.splitlines()[2:]
+    assert [r.split("|")[1].strip() for r in rows] == ["0", "1", "2"]
+    assert all(r.split("|")[i + 2].strip() == "—" for i, r in enumerate(rows))
+    # every fixture measurement of both labels is compared: 10 lines (all_gather, broadcast and
+    # the send/recv ring at 2 world sizes, all_reduce at 2 x 2 modes) and 8 pingpong pairs (2 + 6)
+    summary = text.split("**Speedup over cluster-a**")[1].split("\n\n")[1]
+    assert sum(1 for line in summary.splitlines() if line.startswith("| cluster-b |")) == 18

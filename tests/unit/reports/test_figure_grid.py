@@ -16,7 +16,6 @@ from matplotlib.transforms import Bbox
 
 from distbench.reports.report.figures import collectives as fg
 from distbench.reports.report.figures import compare as fc
-from distbench.reports.report.figures import grid
 from distbench.reports.report.figures.grid import tick_text
 
 PRIMITIVES = ("all_reduce", "all_gather", "broadcast", "reduce", "all_to_all")
@@ -89,24 +88,6 @@ def crowded_figures() -> dict[str, Figure | None]:
         "scaling": fg.plot_scaling(scaling_rows()),
         "compare": fc.plot_ratios(ratio_rows(), "site-a"),
     }
-
-
-def test_the_check_sees_a_grid_without_gaps(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(grid, "W_GAP_IN", 0.05)
-    monkeypatch.setattr(grid, "H_GAP_IN", 0.05)
-    figure = fg.plot_vs_size(crowded_points(), "time_us", "time p50 (µs)", "Time vs size")
-    assert figure is not None
-    assert any("overlaps panel" in c for c in collisions(figure))
-
-
-def test_the_check_sees_a_legend_over_the_panels(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = grid.fixed_grid
-    monkeypatch.setattr(
-        fg, "fixed_grid", lambda fig, rows, cols, title, legend_in=0.0: real(fig, rows, cols, title)
-    )
-    figure = fg.plot_vs_size(crowded_points(), "time_us", "time p50 (µs)", "Time vs size")
-    assert figure is not None
-    assert any("overlaps legend" in c for c in collisions(figure))
 
 
 @pytest.mark.parametrize(
