@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.reports.test_history_cli import bench_history, documented_forms
+from tests.unit.reports.test_history import bench_history
+from tests.unit.reports.test_history_cli import documented_forms
 
 
 def test_every_documented_form_runs_with_its_defaults(

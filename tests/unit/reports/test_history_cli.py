@@ -5,21 +5,9 @@ and named."""
 
 from __future__ import annotations
 
-import importlib.util
 import shlex
-import sys
-from types import ModuleType
 
 from tests.paths import ROOT
-
-
-def bench_history() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_history", ROOT / "ci" / "bench_history.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_history"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def documented_forms() -> list[list[str]]:
