@@ -86,7 +86,7 @@ def within_variances(
     over them, trials drawn with replacement BOOTSTRAP_REPLICATES times, seeded (a report is
     reproducible). `statistic` reduces an axis (np.min, np.median, np.mean). nan with fewer than
     2 units. Launches with as many units share one draw of indices: one array operation each."""
-    clean = [np.asarray([u for u in unit if u > 0 and math.isfinite(u)], float) for unit in units]
+    clean = [usable_units(unit) for unit in units]
     out = [math.nan] * len(clean)
     by_length: dict[int, list[int]] = {}
     for i, values in enumerate(clean):
@@ -96,10 +96,20 @@ def within_variances(
     for length, members in sorted(by_length.items()):
         picks = rng.integers(0, length, size=(BOOTSTRAP_REPLICATES, length))
         stacked = np.stack([clean[i] for i in members])  # launches x units
-        drawn = np.log(statistic(stacked[:, picks], axis=-1))  # launches x replicates
-        for i, variance in zip(members, np.var(drawn, axis=1, ddof=1).tolist(), strict=True):
-            out[i] = float(variance)
+        for i, variance in zip(members, log_spreads(stacked[:, picks], statistic), strict=True):
+            out[i] = variance
     return out
+
+
+def usable_units(units: Sequence[float]) -> np.ndarray:
+    """A launch's trial units that can be timed: positive and finite."""
+    return np.asarray([u for u in units if u > 0 and math.isfinite(u)], float)
+
+
+def log_spreads(drawn: np.ndarray, statistic: Callable[..., np.ndarray]) -> list[float]:
+    """launches x replicates x units, drawn with replacement -> each launch's variance of
+    log(statistic) over its replicates."""
+    return [float(v) for v in np.var(np.log(statistic(drawn, axis=-1)), axis=1, ddof=1).tolist()]
 
 
 def within_variance(
@@ -119,7 +129,7 @@ def seeded_within_variances(
     out = [math.nan] * len(requests)
     groups: dict[tuple[Callable[..., np.ndarray], int], list[tuple[int, np.ndarray, int]]] = {}
     for i, (units, statistic, seed) in enumerate(requests):
-        values = np.asarray([u for u in units if u > 0 and math.isfinite(u)], float)
+        values = usable_units(units)
         if len(values) >= 2:
             groups.setdefault((statistic, len(values)), []).append((i, values, seed))
     draws: dict[tuple[int, int], np.ndarray] = {}
@@ -134,11 +144,10 @@ def seeded_within_variances(
         picks = np.stack([draw(seed, length) for _i, _values, seed in members])
         stacked = np.stack([values for _i, values, _seed in members])  # launches x units
         drawn = np.take_along_axis(stacked[:, None, :], picks, axis=-1)
-        logs = np.log(statistic(drawn, axis=-1))  # launches x replicates
         for (i, _values, _seed), variance in zip(
-            members, np.var(logs, axis=1, ddof=1).tolist(), strict=True
+            members, log_spreads(drawn, statistic), strict=True
         ):
-            out[i] = float(variance)
+            out[i] = variance
     return out
 
 
