@@ -44,7 +44,7 @@ from distbench.stats.changepoint_model import (
     profile,
 )
 
-NULL_VERSION = 4
+NULL_VERSION = 5
 """Bump when the statistic or its simulation changes: a cached pool of another version is not
 read (reports/history/cache.py keeps pools)."""
 PHI_BIN = 0.05
