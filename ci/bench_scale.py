@@ -6,6 +6,9 @@ docs/performance.md.
 
     python ci/bench_scale.py                 # everything (about 15 min on a loaded 2-core box)
     python ci/bench_scale.py --nights 30     # a shorter history, for a quick look
+    python ci/bench_scale.py --only history --nights-dir /tmp/year --warm 3
+        # history alone: the nights written once into /tmp/year and read from there again
+        # on later calls (their cache beside them); add --no-cold for the warm runs alone
 
 Every command runs as its own process (`python -m distbench ...`; --resume with its launch
 replaced by a no-op: its reading and repair of the run, not a 1,024-rank torchrun), timed by the
@@ -135,42 +138,73 @@ def node_parquet_bytes(work: Path) -> int:
     return path.stat().st_size
 
 
+def history_rows(
+    nights: Path, count: int, work: Path, env: dict[str, str], cold: bool, warm: int
+) -> list[tuple[str, float, float, float, int]]:
+    """`distbench history` over the nights: cold (an empty cache file beside them), then `warm`
+    times with that cache filled."""
+    cache = nights / "history.duckdb"
+    if cold:
+        cache.unlink(missing_ok=True)
+    elif not cache.is_file():
+        print(f"  no cache at {cache}: the first run below fills it (cold)")
+    argv = ["-m", "distbench", "history", "--glob", str(nights / "nightly-*")]
+    argv += ["--out", str(work / "h"), "--cache", str(cache)]
+    labels = ["cold"] * cold + ["warm"] * warm
+    return [
+        (f"history of {count} nights x 2 launches ({label})", *measure(argv, env))
+        for label in labels
+    ]
+
+
+def nights_at(root: Path, count: int) -> tuple[Path, str]:
+    """The nights under `root`, written there unless an earlier call wrote the same ones (its
+    mark file says how many, of how many trials); and a line saying which."""
+    mark = root / "nights.written"
+    want = f"{count} nights, {NIGHT_TRIALS} trials\n"
+    if mark.is_file() and mark.read_text() == want:
+        return root, f"nights reused from {root} ({want.strip()})"
+    if mark.is_file():  # this benchmark's nights, of another count: written again
+        shutil.rmtree(root)
+    elif root.exists() and any(root.iterdir()):
+        sys.exit(f"--nights-dir {root} holds files this benchmark did not write: give an empty "
+                 "or new folder")  # fmt: skip
+    begin = time.perf_counter()
+    data.write_nights(root, count, NIGHT_TRIALS)
+    mark.write_text(want)
+    return root, f"writing {count} nights into {root}: {time.perf_counter() - begin:.0f} s"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nights", type=int, default=365, help="nights of history (2 launches)")
+    parser.add_argument("--only", choices=["history"], help="measure this command alone")
+    parser.add_argument("--nights-dir", type=Path, help="write the nights here once and reuse "
+                        "them (and their history cache) on later calls; default: a fresh temp "
+                        "directory")  # fmt: skip
+    parser.add_argument("--warm", type=int, default=1, help="warm history runs (default 1)")
+    parser.add_argument("--no-cold", action="store_true", help="no cold history run: the cache "
+                        "an earlier call left in --nights-dir is used")  # fmt: skip
     args = parser.parse_args()
+    if args.no_cold and args.nights_dir is None:
+        parser.error("--no-cold needs --nights-dir (a cache an earlier call filled)")
     work = Path(tempfile.mkdtemp(prefix="distbench-scale-"))
     env = {**os.environ, "DISTBENCH_BASELINES": str(work / "baselines")}
     table: list[tuple[str, float, float, float, int]] = []
     lines: list[str] = []
     try:
-        a, b = work / "a", work / "b"
-        begin = time.perf_counter()
-        cases = data.latency_cases(SIZES)
-        data.write_run(a, "a", cases, TRIALS, ITERS, 1)
-        data.write_run(b, "b", cases, TRIALS, ITERS, 2)
-        lines.append(f"writing the two runs: {time.perf_counter() - begin:.1f} s")
-        commands = {
-            "compare of two 1,024-rank runs": ["compare", str(a), str(b)],
-            "report of two 1,024-rank runs": ["report", str(a), str(b), "--out", str(work / "r")],
-            "baseline save of one": ["baseline", "save", str(a), "--name", "scale"],
-        }
-        for name, argv in commands.items():
-            table.append((name, *measure(["-m", "distbench", *argv], env)))
-        cut = interrupted_copy(a, work / "cut")
-        table.append(("--resume of one, cut short", *measure(["-c", RESUME, str(cut)], env)))
-        nights = work / "nights"
-        begin = time.perf_counter()
-        data.write_nights(nights, args.nights, NIGHT_TRIALS)
-        lines.append(f"writing {args.nights} nights: {time.perf_counter() - begin:.0f} s")
-        history = ["-m", "distbench", "history", "--glob", str(nights / "nightly-*")]
-        history += ["--out", str(work / "h"), "--cache", str(work / "history.duckdb")]
-        for label in ("cold", "warm"):
-            name = f"history of {args.nights} nights x 2 launches ({label})"
-            table.append((name, *measure(history, env)))
-        report_lines(lines, a, nights, args.nights)
-        sent = sent_at_the_end(work, env)
-        sent_lines(lines, sent, work)
+        if args.only != "history":
+            a = latency_rows(work, env, table, lines)
+        if args.nights_dir is None:
+            nights, line = nights_at(work / "nights", args.nights)
+        else:
+            nights, line = nights_at(args.nights_dir.resolve(), args.nights)
+        lines.append(line)
+        table += history_rows(nights, args.nights, work, env, not args.no_cold, args.warm)
+        if args.only != "history":
+            report_lines(lines, a, nights, args.nights)
+            sent = sent_at_the_end(work, env)
+            sent_lines(lines, sent, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"# {data.RANKS} ranks ({data.NODES} nodes x {data.GPUS}), {SIZES} sizes x "
@@ -184,6 +218,30 @@ def main() -> None:
     print("\n".join(lines))
 
 
+def latency_rows(
+    work: Path, env: dict[str, str], table: list[tuple[str, float, float, float, int]],
+    lines: list[str],
+) -> Path:  # fmt: skip
+    """Two 1,024-rank latency runs written, then compare, report, baseline save and --resume
+    of them measured; the first run's directory."""
+    a, b = work / "a", work / "b"
+    begin = time.perf_counter()
+    cases = data.latency_cases(SIZES)
+    data.write_run(a, "a", cases, TRIALS, ITERS, 1)
+    data.write_run(b, "b", cases, TRIALS, ITERS, 2)
+    lines.append(f"writing the two runs: {time.perf_counter() - begin:.1f} s")
+    commands = {
+        "compare of two 1,024-rank runs": ["compare", str(a), str(b)],
+        "report of two 1,024-rank runs": ["report", str(a), str(b), "--out", str(work / "r")],
+        "baseline save of one": ["baseline", "save", str(a), "--name", "scale"],
+    }
+    for name, argv in commands.items():
+        table.append((name, *measure(["-m", "distbench", *argv], env)))
+    cut = interrupted_copy(a, work / "cut")
+    table.append(("--resume of one, cut short", *measure(["-c", RESUME, str(cut)], env)))
+    return a
+
+
 def report_lines(lines: list[str], run: Path, nights: Path, count: int) -> None:
     """Bytes on disk: a run, a night, the manifest; before (0.2.0, schema v3) and now."""
     now = disk_bytes(run)
@@ -192,7 +250,7 @@ def report_lines(lines: list[str], run: Path, nights: Path, count: int) -> None:
     v3 += whole - (run / "manifest.json").stat().st_size
     lines.append(f"latency run on disk: {now:,} bytes; v3 (every rank's samples): ~{v3:,} "
                  f"({now / v3:.2%})")  # fmt: skip
-    night = sorted(nights.iterdir())[0]
+    night = sorted(nights.glob("nightly-*"))[0]
     now_night = disk_bytes(night)
     samples_v3 = sum(
         data.v3_samples_bytes(launch, NIGHT_TRIALS) - (launch / "samples.csv").stat().st_size
@@ -201,7 +259,7 @@ def report_lines(lines: list[str], run: Path, nights: Path, count: int) -> None:
     v3_night = now_night + samples_v3 + 2 * (whole - packed)
     lines.append(f"a night (2 launches x 108 rows x {NIGHT_TRIALS} samples): {now_night:,} bytes;"
                  f" v3 ~{v3_night:,} ({now_night / v3_night:.2%}); {count} nights: "
-                 f"{disk_bytes(nights) / 1e9:.2f} GB (a year of v3: "
+                 f"{sum(map(disk_bytes, nights.glob('nightly-*'))) / 1e9:.2f} GB (a year of v3: "
                  f"~{v3_night * 365 / 1e9:.0f} GB)")  # fmt: skip
     lines.append(f"manifest.json of 128 nodes: {packed:,} bytes; v3 (every node whole): "
                  f"{whole:,}")  # fmt: skip
