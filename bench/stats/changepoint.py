@@ -13,7 +13,7 @@ nights (0 with one launch a night). The method, and why:
    test it feeds fires on drift, and the GLS statistic of a whitened series also uses the jump
    at the step itself, which a difference of means cannot (Andrews and Monahan 1992 pre-whiten
    for the same reason). Launch noise matters: fitted as AR(1) alone, a drift with phi = 0.8
-   under as much launch noise gave 21.7 false change points per 100 series, 9.4 with the launch
+   under as much launch noise gave 21.5 false change points per 100 series, 9.5 with the launch
    noise known (ci/bench_stats_history.py).
 2. Statistic (changepoint_model.profile): the GLS t of a step at every night with MIN_SIZE
    nights on each side; a series' statistic is the largest |t|.

@@ -9,8 +9,8 @@ against its simulated null, Benjamini-Hochberg over the series; docs/history.md)
 A night's launches tell the launch noise of its value: where nights have two launches or more,
 the spread of their log values (pooled over the series' nights) divided by the launches of a
 night is the white part of the noise model, known rather than fitted. It helps: with drift and
-as much launch noise, 7.4 false change points per 100 series with it ignored, 2.3 with it known
-at phi = 0.5; 21.7 and 9.4 at phi = 0.8 (python ci/bench_stats_history.py).
+as much launch noise, 7.5 false change points per 100 series with it ignored, 2.2 with it known
+at phi = 0.5; 21.5 and 9.5 at phi = 0.8 (python ci/bench_stats_history.py).
 """
 
 from __future__ import annotations
