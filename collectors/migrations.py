@@ -115,8 +115,9 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CUDA busy time is timed with events (v3: idle, and a synchronize around each part)",
             **{
                 ("comm", column): "the p50's 95 % interval over trials, not samples: latency "
-                "rows Woodruff's interval with the trial as the unit (v3: every op counted as "
-                "independent, which covered 41-56 %), throughput rows the order-statistic "
+                "rows Woodruff's interval with the trial as the unit and a long-run variance of "
+                "the trials in their order (v3: every op counted as independent, which covered "
+                "41-56 %), throughput rows the order-statistic "
                 "interval interpolated to 95 % (v3: the binomial one, 96-99 % at 6-12 trials)"
                 for column in ("ci_low_us", "ci_high_us")
             },

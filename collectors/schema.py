@@ -104,8 +104,9 @@ class ResultRow:
     """Low end of the 95 % confidence interval of time_us_p50, the trial as the unit (v4): one
     sample a trial (throughput), the order-statistic interval of a median interpolated to 95 %,
     from 6 trials; several (latency: `iters` ops a trial), Woodruff's interval over the trials,
-    from 2 trials when they agree well enough; empty otherwise (v3: the binomial interval over
-    every sample, ops of one trial counted as independent; empty before v3)."""
+    its variance a long-run one over the trials in their order (a drifting box makes consecutive
+    trials alike), from 2 trials when they agree well enough; empty otherwise (v3: the binomial
+    interval over every sample, ops of one trial counted as independent; empty before v3)."""
     ci_high_us: float = float("nan")
     """High end of that interval (v4 as ci_low_us; v3: the binomial interval; empty before)."""
     trials_run: int = 0
