@@ -141,9 +141,11 @@ def draw_lines(
     y: str,
     palette: dict[str, tuple[float, float, float]],
     band: tuple[str, str] | None = None,
+    entries: set[str] | None = None,
 ) -> None:
     """One line per `series` (points already aggregated), with an optional shaded band; colour
-    from `palette`, style and marker from line_styles over the palette's names."""
+    from `palette`, style and marker from line_styles over the palette's names; `entries`: as
+    lines.draw_many's."""
     styles = line_styles(palette)
     polygons, colors, lines = [], [], []
     arrays = {c: frame[c].to_numpy(dtype=float) for c in (x, y, *(band or ()))}
@@ -156,7 +158,7 @@ def draw_lines(
         if band is not None:
             polygons.append(band_polygon(*(arrays[c][at] for c in (x, *band))))
             colors.append(color)
-    draw_many(ax, lines)
+    draw_many(ax, lines, entries)
     if polygons:
         ax.add_collection(PolyCollection(polygons, facecolors=colors, alpha=0.18, linewidths=0))
 
@@ -205,9 +207,10 @@ def plot_vs_size(points: pd.DataFrame, metric: str, ylabel: str, title: str) -> 
         .reset_index()
     )
     palette = line_palette(quantiles["series"].unique())
+    entries: set[str] = set()  # one legend entry per line for the figure's one legend
 
     def draw(ax: Axes, panel: pd.DataFrame) -> None:
-        draw_lines(ax, panel, "size_bytes", "p50", palette, band=("p5", "p95"))
+        draw_lines(ax, panel, "size_bytes", "p50", palette, band=("p5", "p95"), entries=entries)
         size_axis(ax, panel["size_bytes"].unique())
         log_y(ax, panel[["p5", "p50", "p95"]].to_numpy().ravel())
         ax.set_ylabel(ylabel)
@@ -226,6 +229,7 @@ def plot_fit(lines: pd.DataFrame, fits: pd.DataFrame) -> Figure | None:
     medians: dict[Any, pd.Series] = {
         key: part.droplevel([0, 1, 2]) for key, part in by_size.groupby(level=[0, 1, 2])
     }
+    entries: set[str] = set()  # one legend entry per line for the figure's one legend
 
     def draw(ax: Axes, panel: pd.DataFrame) -> None:
         primitive, mode = panel["primitive"].iloc[0], panel["mode"].iloc[0]
@@ -243,7 +247,7 @@ def plot_fit(lines: pd.DataFrame, fits: pd.DataFrame) -> Figure | None:
             slope = 0.0 if math.isinf(float(beta)) else 1e-3 / float(beta)
             drawn.append(Line(sizes, float(alpha) + slope * sizes, color, "--", width=1))
             shown += [*p50.to_numpy(), float(alpha) + slope * sizes[0]]
-        draw_many(ax, drawn)
+        draw_many(ax, drawn, entries)
         size_axis(ax, lines.loc[lines["primitive"] == primitive, "size_bytes"].unique())
         log_y(ax, shown)
         ax.set_ylabel("time p50 (µs)")

@@ -43,6 +43,7 @@ def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
     palette = line_palette(ratios["series"].unique())
 
     bounds = ("low", "high")
+    entries: set[str] = set()  # one legend entry per line and state for the figure's one legend
 
     def draw(ax: Axes, panel: pd.DataFrame) -> None:
         bands: list[np.ndarray] = []
@@ -66,10 +67,13 @@ def plot_ratios(ratios: pd.DataFrame, baseline: str) -> Figure | None:
             points += [Line(x[called], y[called], color, "", "o"),
                        Line(x[seen], y[seen], "grey", "", "o", 6, face="white", edge="grey"),
                        Line(x[blind], y[blind], "grey", "", "x", 6)]  # fmt: skip
-        draw_many(ax, drawn + points)
+        draw_many(ax, drawn + points, entries)
         if bands:
             ax.add_collection(PolyCollection(bands, facecolors=colors, alpha=0.2, linewidths=0))
         for marker, face, edge, label in STATE_KEYS:
+            if label in entries:
+                continue
+            entries.add(label)
             ax.plot(
                 [], [], marker, linestyle="none", label=label, color=edge, markerfacecolor=face,
                 markeredgecolor=edge,
