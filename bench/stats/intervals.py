@@ -175,10 +175,10 @@ FIXED_B = {
 }
 """Bartlett kernel, fixed-b two-sided critical values cv(b) = z + c1 b + c2 b^2 + c3 b^3, per
 confidence: (z, c1, c2, c3). Fitted to the simulated quantiles of |t| over 80,000 series of 250
-independent normals at b = 0.05 ... 1 (`python ci/bench_stats_intervals.py --fixed-b` reproduces
-them; fit within 0.02, 0.02 and 0.05 of the simulation). Kiefer and Vogelsang's (2005) published
-95 % polynomial, 1.96 + 2.9694 b + 0.4160 b^2 - 0.5324 b^3, is within 0.04 of the 95 % one (0.05
-at b = 1)."""
+independent normals at b = 0.05 ... 1 (`python ci/bench_fixed_b.py` reproduces them; the fit is
+within 0.02, 0.02 and 0.05 of the simulation). Kiefer and Vogelsang's (2005) published 95 %
+polynomial, 1.96 + 2.9694 b + 0.4160 b^2 - 0.5324 b^3, is within 0.04 of the 95 % one (0.05 at
+b = 1)."""
 
 
 def long_run_variance(misses: Sequence[float]) -> tuple[float, float]:
