@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from distbench.stats.fit import MAX_REL_RMS, Fit, fit_latency_bandwidth
@@ -65,15 +66,23 @@ def fit_groups(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """One fit per group of communication rows (p50 time over size_bytes).
 
     Returns the group columns plus FIT_COLUMNS (busbw_beta_GBps: beta x the group's busbw
-    factor); groups with fewer than two sizes are left out.
+    factor); groups with fewer than two sizes are left out. The groups are taken as positions
+    into the columns' arrays (a frame per group cost ~1 ms: 800 groups in a 10,000-row report).
     """
+    grouped = rows.groupby(by, sort=True, dropna=False, observed=True)
+    number = grouped.ngroup().to_numpy()
+    order = np.argsort(number, kind="stable")  # each group's rows in the frame's order
+    ends = np.cumsum(np.bincount(number, minlength=grouped.ngroups))
+    sizes, times = rows["size_bytes"].to_numpy(), rows["time_us_p50"].to_numpy()
+    factors = rows["busbw_factor"].to_numpy()
     records = []
-    for key, group in rows.groupby(by, sort=True, dropna=False, observed=True):
-        group = group[group["time_us_p50"] > 0]
-        if group["size_bytes"].nunique() < 2:
+    for key, end, count in zip(grouped.size().index, ends, grouped.size(), strict=True):
+        at = order[end - count : end]
+        at = at[times[at] > 0]
+        if len(np.unique(sizes[at])) < 2:
             continue
-        fit = fit_latency_bandwidth(group["size_bytes"].tolist(), group["time_us_p50"].tolist())
-        factor = float(group["busbw_factor"].iloc[0])
+        fit = fit_latency_bandwidth(sizes[at].tolist(), times[at].tolist())
+        factor = float(factors[at[0]])
         values = key if isinstance(key, tuple) else (key,)
         busbw_beta = fit.beta_GBps * factor if factor > 0 else math.nan
         records.append(
