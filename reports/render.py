@@ -96,14 +96,28 @@ def frame_rows(frame: pd.DataFrame) -> Iterable[tuple[Any, ...]]:
 
 def html_table(table: TableOut) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.frame.columns)
-    body = []
-    for position, row in enumerate(frame_rows(table.frame)):
-        cells = []
-        for column, value in zip(table.frame.columns, row, strict=True):
-            css = ' class="num"' if column in table.numeric else ""
-            cells.append(f"<td{css}>{html.escape(str(value))}</td>")
-        css = ' class="differs"' if position in table.highlight else ""
-        body.append(f"<tr{css}>{''.join(cells)}</tr>")
+    escaped: dict[str, str] = {}  # a text's escape, once per table: most cells repeat a value
+
+    def cell(value: Any, start: str) -> str:
+        text = str(value)
+        found = escaped.get(text)
+        if found is None:
+            found = escaped[text] = html.escape(text)
+        return f"{start}{found}</td>"
+
+    frame = table.frame
+    columns = [  # each column's cells at once (a 5,000-row table: 0.3 s in per-cell loops)
+        [cell(value, '<td class="num">' if column in table.numeric else "<td>") for value in cells]
+        for column, cells in zip(
+            frame.columns, (frame.iloc[:, i].tolist() for i in range(frame.shape[1])), strict=True
+        )
+    ]
+    rows = zip(*columns, strict=True) if columns else [()] * len(frame)
+    differs = ' class="differs"'
+    body = [
+        f"<tr{differs if position in table.highlight else ''}>{''.join(cells)}</tr>"
+        for position, cells in enumerate(rows)
+    ]
     note = f'<p class="note">{html.escape(table.note)}</p>' if table.note else ""
     grid = (
         f'<div class="scroll"><table class="{"wrap" if table.wrap else "grid"}">'
