@@ -15,8 +15,9 @@ matrix, 12 trials per row). Named noise is added on top:
   (5 % x Student t3), or AR(1) drift between consecutive trials (phi 0.5, 5 %). The truth is the
   median of the population drawn from (every op of every trial x every shift), found from
   TRUTH_TRIALS draws.
-- --precision P: trials are added one at a time from --trials 5 up to --max-trials 50 while the
-  99 % interval is wider than +-P, as comm/precision.py does; the figure is the share of rows
+- --precision P: trials are added one at a time from --trials 5 up to --max-trials 50 until
+  comm/precision.py's own precision_met (99 % interval within +-P at 3 consecutive looks, one
+  every 2 trials from the 10th) says converged; the figure is the share of rows
   declared converged whose p50 misses the truth by more than P (a converged row promises +-P at
   95 %), and the note says how often their printed 95 % interval held the truth.
 - the fit: each size's p50 from a random launch's resampled trials over the sizes' median across
@@ -38,8 +39,10 @@ from pathlib import Path
 
 import numpy as np
 
+from distbench.comm.precision import precision_met
+from distbench.stats import Stats
 from distbench.stats.fit import fit_latency_bandwidth
-from distbench.stats.intervals import PRECISION_CONFIDENCE, percentile, trial_interval
+from distbench.stats.intervals import PRECISION_CONFIDENCE, trial_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIALS_FIXTURE = ROOT / "tests" / "data" / "interval-trials.json"
@@ -164,11 +167,13 @@ def precision_rows(
             which = int(rng.integers(len(pools)))
             samples = draw(pools[which], shift, rng, MAX_TRIALS, BLOCKS.get(noise, 1.0))
             per = len(samples) // MAX_TRIALS
+            widths = [math.inf] * 4  # the half-width after each trial, as decide() keeps them
             for count in range(5, MAX_TRIALS + 1):
                 taken = samples[: count * per]
-                low, high = trial_interval(taken, count, PRECISION_CONFIDENCE)  # the decision
-                p50 = percentile(sorted(taken), 50)
-                if max(p50 - low, high - p50) <= PRECISION * p50:  # NaN: not converged
+                stats = Stats(tuple(taken), count)
+                widths.append(stats.ci_half_width(PRECISION_CONFIDENCE))
+                if precision_met(widths, PRECISION):
+                    p50 = stats.p50
                     converged += 1
                     used.append(count)
                     missed += abs(p50 - truths[which]) > PRECISION * truths[which]

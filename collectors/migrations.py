@@ -121,7 +121,8 @@ MIGRATIONS: tuple[Migration, ...] = (
                 "interval interpolated to 95 % (v3: the binomial one, 96-99 % at 6-12 trials)"
                 for column in ("ci_low_us", "ci_high_us")
             },
-            ("comm", "converged"): "--precision met by the 99 % interval over trials (v3: the "
+            ("comm", "converged"): "--precision met by the 99 % interval over trials at 3 "
+            "looks in a row, one every 2 trials from the 10th (v3: the "
             "95 % one, over ops in latency mode: converged after the first trials 89-100 % of "
             "the time)",
             ("samples", "rank"): "samples.csv holds the rank -1 rows only (the per-sample "

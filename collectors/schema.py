@@ -113,9 +113,9 @@ class ResultRow:
     """Trials run: `trials`, or as many as --precision took (v3; empty before: `trials`)."""
     converged: str = ""
     """With --precision: true when the p50's 99 % interval over trials came within +-precision
-    of it (v4; the row prints the 95 % one, narrower still), false when --max-trials or --budget
-    ended the measurement first; empty without --precision (v3: the 95 % interval, over ops in
-    latency mode)."""
+    of it at 3 looks in a row, one every 2 trials from the 10th (v4; the row prints the 95 %
+    one, narrower still), false when --max-trials or --budget ended the measurement first; empty
+    without --precision (v3: the 95 % interval, over ops in latency mode)."""
     nccl_algo: str = ""
     """The algorithm NCCL chose (RING, TREE, NVLS, COLLNET_DIRECT ...), from its TUNING log with
     --nccl-trace (whose logging stays on in the timed loop); empty on gloo, without it, or

@@ -142,8 +142,9 @@ class CommArgs:
     precision: Annotated[
         float | None,
         text(
-            "Add trials until the p50's 95% confidence interval is within +-P of it, e.g. 2%; "
-            "or until --max-trials or --budget (column converged says which).",
+            "Add trials until the p50's 99% interval over trials is within +-P of it at 3 looks "
+            "in a row (one every 2 trials from the 10th), e.g. 2%; or until --max-trials or "
+            "--budget (column converged says which).",
             parse_precision,
         ),
     ] = None

@@ -17,19 +17,22 @@ time: exactly the trial in throughput mode; in latency mode each op also waits f
 which the trial adds. The probes run after the warm-up and are not samples.
 
 --precision P: after the first --trials trials, one trial at a time until the 99 % confidence
-interval of the p50 is within +-P of the p50, or --max-trials trials have run, or --budget
+interval of the p50 is within +-P of the p50 at CONFIRM_LOOKS consecutive looks (after trial
+MIN_TRIALS, then every LOOK_EVERY: 10, 12, 14 ...), or --max-trials trials have run, or --budget
 seconds have passed since the first timed trial. The interval is the row's own kind (ci_low_us,
 ci_high_us hold its 95 % one): over trials, not ops (stats/intervals.py), so in latency mode a
-trial of 20 ops counts once. 99 %, not 95 %: a look after every trial stops at the first trials
-that happen to agree (stats/intervals.py PRECISION_CONFIDENCE measures it); a converged row's
-printed 95 % interval is then within +-P too. Rank 0 decides on the max-over-ranks samples and
-broadcasts (stop, converged).
+trial of 20 ops counts once. Stopping at the first narrow interval picks trials that happened to
+agree (optional stopping); two guards keep a converged row's p50 within +-P of the truth at
+95 %: the look is at 99 %, not 95 % (stats/intervals.py PRECISION_CONFIDENCE), and one narrow
+look is not enough (precision_met). Rank 0 decides on the max-over-ranks samples and broadcasts
+(stop, converged).
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -48,6 +51,36 @@ MAX_AUTO_ITERS = 100_000
 """--iters auto never picks more (a 1-byte op on a fast GPU would ask for millions)."""
 PROBE_SHARE = 0.2
 """A probe that lasts this share of --trial-time is long enough to scale from."""
+MIN_TRIALS = 10
+"""--precision's first look that may count is after this many trials (module docstring)."""
+LOOK_EVERY = 2
+"""Then a look every this many trials (10, 12, 14 ...): fewer looks, fewer chances to stop on a
+lucky stretch."""
+CONFIRM_LOOKS = 3
+"""`converged` needs the interval within +-P at this many consecutive looks (so at the earliest
+after 14 trials), not one. Stopping at the first 99 % interval within +-10 %, 5.8-6.8 % of the
+rows declared converged were further than 10 % from the truth (recorded latency trials with
+independent noises, ci/bench_stats_intervals.py, 3,000 rows, seed 5); with this rule 0.8-1.9 %,
+and about half as many rows converge. Chosen among minimums of 5-30 trials, 1-4 consecutive
+looks, a look every 1, 2, 3 or 5 trials and a 1/n-shrunk bound (Chow-Robbins style), on
+launches lat1 and lat2 only: the one with the most converged rows at most 1 % off there (a
+minimum of 20 trials alone, at most 2.5 % off there, left 4-7 % on lat3 and lat4).
+docs/measurement.md#coverage-of-the-printed-intervals has the figures."""
+
+
+def precision_met(widths: Sequence[float], precision: float) -> bool:
+    """Whether --precision stops a measurement as converged. `widths[i]`: the p50's
+    PRECISION_CONFIDENCE interval's larger half-width, as a share of the p50, after trial i + 1
+    (Stats.ci_half_width; inf where none was taken or there was no interval). True when
+    len(widths) trials is a look (MIN_TRIALS, then every LOOK_EVERY) and the last CONFIRM_LOOKS
+    looks were all within +-precision. ci/bench_stats_intervals.py simulates this very function."""
+    run = len(widths)
+    looks = range(run, MIN_TRIALS - 1, -LOOK_EVERY)[:CONFIRM_LOOKS]
+    return (
+        (run - MIN_TRIALS) % LOOK_EVERY == 0
+        and len(looks) == CONFIRM_LOOKS
+        and all(widths[look - 1] <= precision for look in looks)
+    )
 
 
 def choose_iters(ctx: Context, run: Callable[[], None], trial: Trial, trial_time_s: float) -> int:
@@ -86,14 +119,21 @@ class Trials:
 
 
 def decide(
-    ctx: Context, max_us: list[float], trials_run: int, began: float, spec: CommSpec
+    ctx: Context,
+    max_us: list[float],
+    trials_run: int,
+    began: float,
+    spec: CommSpec,
+    widths: list[float],
 ) -> tuple[bool, bool]:
     """(stop, converged): rank 0's decision on its samples, clock and limits, broadcast so that
-    every rank takes it."""
+    every rank takes it. Rank 0 keeps the half-width after each trial in `widths` (inf for the
+    first batch's earlier trials, whose interval was not taken)."""
     flags = [0.0, 0.0]
     if ctx.rank == 0:
-        stats = Stats(tuple(max_us), trials_run)
-        converged = stats.ci_half_width(PRECISION_CONFIDENCE) <= spec.precision
+        widths += [math.inf] * (trials_run - 1 - len(widths))
+        widths.append(Stats(tuple(max_us), trials_run).ci_half_width(PRECISION_CONFIDENCE))
+        converged = precision_met(widths, spec.precision)
         spent = time.perf_counter() - began >= spec.budget_s
         flags = [float(converged or spent or trials_run >= spec.max_trials), float(converged)]
     tensor = torch.tensor(flags, dtype=torch.float64, device=reduce_device(ctx))  # [stop, conv]
@@ -113,6 +153,7 @@ def run_trials(
     harness_ns = 0
     began = time.perf_counter()
     trials_run, converged = 0, None
+    widths: list[float] = []  # rank 0's half-width after each trial (decide)
     while True:
         batch = first if trials_run == 0 else 1
         new = [t / ops for _ in range(batch) for t in trial(ctx, run, iters)]
@@ -124,7 +165,7 @@ def run_trials(
             harness_ns += time.perf_counter_ns() - mark
             break
         maxed += max_over_ranks(ctx, new)
-        stop, converged = decide(ctx, maxed, trials_run, began, spec)
+        stop, converged = decide(ctx, maxed, trials_run, began, spec, widths)
         harness_ns += time.perf_counter_ns() - mark
         if stop:
             break
