@@ -16,10 +16,10 @@ matrix, 12 trials per row). Named noise is added on top:
   median of the population drawn from (every op of every trial x every shift), found from
   TRUTH_TRIALS draws.
 - --precision P: trials are added one at a time from --trials 5 up to --max-trials 50 until
-  comm/precision.py's own precision_met (99 % interval within +-P at 3 consecutive looks, one
-  every 2 trials from the 10th) says converged; the figure is the share of rows
-  declared converged whose p50 misses the truth by more than P (a converged row promises +-P at
-  95 %), and the note says how often their printed 95 % interval held the truth.
+  stats/stopping.py's precision_met, the rule comm/precision.py runs (99 % interval within +-P
+  at 3 consecutive looks, one every 2 trials from the 10th), says converged; the figure is the
+  share of rows declared converged whose p50 misses the truth by more than P (a converged row
+  promises +-P at 95 %), and the note says how often their printed 95 % interval held the truth.
 - the fit: each size's p50 from a random launch's resampled trials over the sizes' median across
   launches (their real scatter), on the model's curve through those medians, so that alpha and beta
   have a true value; a quiet box's scatter is the same in log terms x 1/4. The printed intervals
@@ -39,10 +39,10 @@ from pathlib import Path
 
 import numpy as np
 
-from distbench.comm.precision import precision_met
 from distbench.stats import Stats
 from distbench.stats.fit import fit_latency_bandwidth
 from distbench.stats.intervals import PRECISION_CONFIDENCE, trial_interval
+from distbench.stats.stopping import precision_met
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIALS_FIXTURE = ROOT / "tests" / "data" / "interval-trials.json"

@@ -31,6 +31,7 @@ from distbench.parse import (
     parse_size,
 )
 from distbench.primitives.facts import FACTS
+from distbench.stats.stopping import FIRST_STOP
 
 AUTO = "auto"
 MAX_PRECISION_PERCENT = 50.0
@@ -272,6 +273,12 @@ def trial_settings(args: CommArgs) -> dict[str, Any]:
         for flag, value in (("--max-trials", args.max_trials), ("--budget", args.budget)):
             if value is not None:
                 raise UsageError(f"{flag} applies with --precision: add e.g. --precision 2%")
+    if args.precision is not None and args.max_trials is not None and args.max_trials < FIRST_STOP:
+        raise UsageError(
+            f"--max-trials {args.max_trials} ends every measurement before --precision can be "
+            f"met: a row can converge after {FIRST_STOP} trials at the earliest; give --max-trials "
+            f"{FIRST_STOP} or more, or leave it out (50)"
+        )
     if args.precision is not None and args.order == "interleaved":
         raise UsageError(
             "--precision adds trials to one measurement at a time, which --order interleaved "

@@ -24,15 +24,15 @@ ci_high_us hold its 95 % one): over trials, not ops (stats/intervals.py), so in 
 trial of 20 ops counts once. Stopping at the first narrow interval picks trials that happened to
 agree (optional stopping); two guards keep a converged row's p50 within +-P of the truth at
 95 %: the look is at 99 %, not 95 % (stats/intervals.py PRECISION_CONFIDENCE), and one narrow
-look is not enough (precision_met). Rank 0 decides on the max-over-ranks samples and broadcasts
-(stop, converged).
+look is not enough (stats/stopping.py precision_met). Rank 0 decides on the max-over-ranks
+samples and broadcasts (stop, converged).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -43,6 +43,9 @@ from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, reduce_device
 from distbench.stats import Stats
 from distbench.stats.intervals import PRECISION_CONFIDENCE
+from distbench.stats.stopping import (
+    precision_met,
+)
 
 Trial = Callable[[Context, Callable[[], None], int], list[float]]
 """timing.TRIALS' functions: (ctx, op, iters) -> this rank's samples of one trial (us)."""
@@ -51,36 +54,6 @@ MAX_AUTO_ITERS = 100_000
 """--iters auto never picks more (a 1-byte op on a fast GPU would ask for millions)."""
 PROBE_SHARE = 0.2
 """A probe that lasts this share of --trial-time is long enough to scale from."""
-MIN_TRIALS = 10
-"""--precision's first look that may count is after this many trials (module docstring)."""
-LOOK_EVERY = 2
-"""Then a look every this many trials (10, 12, 14 ...): fewer looks, fewer chances to stop on a
-lucky stretch."""
-CONFIRM_LOOKS = 3
-"""`converged` needs the interval within +-P at this many consecutive looks (so at the earliest
-after 14 trials), not one. Stopping at the first 99 % interval within +-10 %, 5.8-6.8 % of the
-rows declared converged were further than 10 % from the truth (recorded latency trials with
-independent noises, ci/bench_stats_intervals.py, 3,000 rows, seed 5); with this rule 0.8-1.9 %,
-and about half as many rows converge. Chosen among minimums of 5-30 trials, 1-4 consecutive
-looks, a look every 1, 2, 3 or 5 trials and a 1/n-shrunk bound (Chow-Robbins style), on
-launches lat1 and lat2 only: the one with the most converged rows at most 1 % off there (a
-minimum of 20 trials alone, at most 2.5 % off there, left 4-7 % on lat3 and lat4).
-docs/measurement.md#coverage-of-the-printed-intervals has the figures."""
-
-
-def precision_met(widths: Sequence[float], precision: float) -> bool:
-    """Whether --precision stops a measurement as converged. `widths[i]`: the p50's
-    PRECISION_CONFIDENCE interval's larger half-width, as a share of the p50, after trial i + 1
-    (Stats.ci_half_width; inf where none was taken or there was no interval). True when
-    len(widths) trials is a look (MIN_TRIALS, then every LOOK_EVERY) and the last CONFIRM_LOOKS
-    looks were all within +-precision. ci/bench_stats_intervals.py simulates this very function."""
-    run = len(widths)
-    looks = range(run, MIN_TRIALS - 1, -LOOK_EVERY)[:CONFIRM_LOOKS]
-    return (
-        (run - MIN_TRIALS) % LOOK_EVERY == 0
-        and len(looks) == CONFIRM_LOOKS
-        and all(widths[look - 1] <= precision for look in looks)
-    )
 
 
 def choose_iters(ctx: Context, run: Callable[[], None], trial: Trial, trial_time_s: float) -> int:

@@ -46,9 +46,9 @@ class CommSpec:
     trial_time_ms: float = 50.0
     """--trial-time: what one trial should last under iters_auto."""
     precision: float = 0.0
-    """--precision as a share (0.02: 2 %): trials are added until the p50's 95 % confidence
-    interval is within +-precision of it, or max_trials or budget_s is reached; 0: exactly
-    `trials` trials."""
+    """--precision as a share (0.02: 2 %): trials are added until the p50's 99 % confidence
+    interval is within +-precision of it at 3 looks in a row (stats/stopping.py), or max_trials
+    or budget_s is reached; 0: exactly `trials` trials."""
     max_trials: int = 50
     """--max-trials: under precision, at most this many trials per measurement (--trials too)."""
     budget_s: float = 10.0

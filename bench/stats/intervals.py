@@ -57,7 +57,7 @@ CONFIDENCE = 0.95
 """Coverage of the p50's confidence interval (ci_low_us, ci_high_us)."""
 PRECISION_CONFIDENCE = 0.99
 """--precision stops when the p50's interval at this level is within +-P at three looks in a
-row (comm/precision.py precision_met). Looking after every trial and stopping at the first
+row (stats/stopping.py precision_met). Looking after every trial and stopping at the first
 narrow interval picks the trials that happened to agree: deciding on the 95 % interval itself,
 16.5 % of the rows declared converged at +-10 % were further than 10 % from the truth
 (ci/bench_stats_intervals.py, recorded latency trials); deciding at 99 %, 4-10 % with

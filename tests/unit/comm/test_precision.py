@@ -18,22 +18,20 @@ import torch
 import torch.distributed as dist
 
 from distbench.comm.args import parse_duration, parse_iters, parse_precision
-from distbench.comm.precision import (
-    CONFIRM_LOOKS,
-    LOOK_EVERY,
-    MIN_TRIALS,
-    Trial,
-    Trials,
-    choose_iters,
-    precision_met,
-    run_trials,
-)
+from distbench.comm.precision import Trial, Trials, choose_iters, run_trials
 from distbench.comm.spec import CommSpec
 from distbench.comm.table import render_table
 from distbench.parse import UsageError
 from distbench.primitives.base import Context
 from distbench.stats import Stats, median_ci_ranks
 from distbench.stats.intervals import PRECISION_CONFIDENCE, median_interval
+from distbench.stats.stopping import (
+    CONFIRM_LOOKS,
+    FIRST_STOP,
+    LOOK_EVERY,
+    MIN_TRIALS,
+    precision_met,
+)
 from distbench.timing import trial_throughput
 from tests.conftest import usage_error_line
 
@@ -141,10 +139,6 @@ def precision_runs(max_trials: int) -> list[Trials]:
         dist.destroy_process_group()
 
 
-FIRST_STOP = MIN_TRIALS + LOOK_EVERY * (CONFIRM_LOOKS - 1)
-"""The earliest trial count at which --precision may stop as converged (14)."""
-
-
 def test_precision_needs_consecutive_looks_from_min_trials() -> None:
     """The stopping rule (#25 item 8): stopping at the first narrow interval picks trials that
     happened to agree (7.7 % of rows converged at +-10 % were further from the truth;
@@ -229,6 +223,10 @@ BAD = [
     (["--precision", "two%"], "--precision 'two%' is not a percentage"),
     (["--precision", "80%"], "--precision 80% is out of range"),
     (["--precision", "2%", "--max-trials", "0"], "--max-trials must be at least 1, got 0"),
+    (
+        ["--precision", "2%", "--max-trials", "13"],
+        "--max-trials 13 ends every measurement before --precision can be met",
+    ),
     (["--precision", "2%", "--budget", "-1"], "--budget -1 must be positive"),
     (["--precision", "2%", "--budget", "soon"], "--budget 'soon' is not a duration"),
     (["--iters", "autox"], "--iters 'autox' is neither a number of ops nor auto"),
