@@ -225,7 +225,7 @@ def fit_rows(reps: int, rng: np.random.Generator, quick: bool) -> list[dict[str,
                 if fit.noise or math.isnan(fit.alpha_interval[0]):
                     continue
                 shown += 1
-                alpha_hits += fit.alpha_interval[0] <= model.alpha_us <= fit.alpha_interval[1]
+                alpha_hits += held
                 beta_hits += fit.beta_interval[0] <= model.beta_GBps <= fit.beta_interval[1]
             note = (
                 f"{shown} of {drawn} fits shown (the rest: no fit (noise)); alpha's interval held"

@@ -43,9 +43,7 @@ from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, reduce_device
 from distbench.stats import Stats
 from distbench.stats.intervals import PRECISION_CONFIDENCE
-from distbench.stats.stopping import (
-    precision_met,
-)
+from distbench.stats.stopping import precision_met
 
 Trial = Callable[[Context, Callable[[], None], int], list[float]]
 """timing.TRIALS' functions: (ctx, op, iters) -> this rank's samples of one trial (us)."""
