@@ -42,7 +42,7 @@ import numpy as np
 from distbench.stats import Stats
 from distbench.stats.fit import fit_latency_bandwidth
 from distbench.stats.intervals import PRECISION_CONFIDENCE, trial_interval
-from distbench.stats.stopping import precision_met
+from distbench.stats.stopping import precision_met, record_width
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIALS_FIXTURE = ROOT / "tests" / "data" / "interval-trials.json"
@@ -167,11 +167,11 @@ def precision_rows(
             which = int(rng.integers(len(pools)))
             samples = draw(pools[which], shift, rng, MAX_TRIALS, BLOCKS.get(noise, 1.0))
             per = len(samples) // MAX_TRIALS
-            widths = [math.inf] * 4  # the half-width after each trial, as decide() keeps them
+            widths: list[float] = []  # the half-width after each trial, as decide() keeps them
             for count in range(5, MAX_TRIALS + 1):
                 taken = samples[: count * per]
                 stats = Stats(tuple(taken), count)
-                widths.append(stats.ci_half_width(PRECISION_CONFIDENCE))
+                record_width(widths, count, stats.ci_half_width(PRECISION_CONFIDENCE))
                 if precision_met(widths, PRECISION):
                     p50 = stats.p50
                     converged += 1

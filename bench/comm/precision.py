@@ -30,7 +30,6 @@ samples and broadcasts (stop, converged).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,7 +42,7 @@ from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, reduce_device
 from distbench.stats import Stats
 from distbench.stats.intervals import PRECISION_CONFIDENCE
-from distbench.stats.stopping import precision_met
+from distbench.stats.stopping import precision_met, record_width
 
 Trial = Callable[[Context, Callable[[], None], int], list[float]]
 """timing.TRIALS' functions: (ctx, op, iters) -> this rank's samples of one trial (us)."""
@@ -102,8 +101,8 @@ def decide(
     first batch's earlier trials, whose interval was not taken)."""
     flags = [0.0, 0.0]
     if ctx.rank == 0:
-        widths += [math.inf] * (trials_run - 1 - len(widths))
-        widths.append(Stats(tuple(max_us), trials_run).ci_half_width(PRECISION_CONFIDENCE))
+        width = Stats(tuple(max_us), trials_run).ci_half_width(PRECISION_CONFIDENCE)
+        record_width(widths, trials_run, width)
         converged = precision_met(widths, spec.precision)
         spent = time.perf_counter() - began >= spec.budget_s
         flags = [float(converged or spent or trials_run >= spec.max_trials), float(converged)]

@@ -6,6 +6,7 @@ reach it) import it without numpy, scipy or torch.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 MIN_TRIALS = 10
@@ -43,3 +44,10 @@ def precision_met(widths: Sequence[float], precision: float) -> bool:
         and len(looks) == CONFIRM_LOOKS
         and all(widths[look - 1] <= precision for look in looks)
     )
+
+
+def record_width(widths: list[float], trials_run: int, width: float) -> None:
+    """Keep `width`, the half-width after trial `trials_run`, in `widths` as precision_met reads
+    them: the trials before it whose interval was not taken (the first batch's) count as inf."""
+    widths += [math.inf] * (trials_run - 1 - len(widths))
+    widths.append(width)
