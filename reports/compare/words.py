@@ -2,7 +2,9 @@
 change with interval, and what the comparison could see (the detectable change per primitive).
 
     all_reduce >= 1M, world size 3: +24 % [+17, +31] beyond the rest of the run
-    all_reduce: every row together >= 9 %, sizes >= 1M together >= 12 %; one row alone 31-140 %
+    all_reduce: every row together >= 9 %, sizes >= 1M together >= 12 %; one row alone >= 31 %
+        to 140 %
+    all_to_all: every row together >10x; one row alone >10x     (when it could see nothing)
 """
 
 from __future__ import annotations
@@ -84,6 +86,12 @@ def percent(share: float) -> str:
     return f"{share * 100:.0f} %"
 
 
+def at_least(share: float) -> str:
+    """'>= 18 %' of a detectable change, or '>10x' past percent's cap (not '>= >10x')."""
+    shown = percent(share)
+    return shown if shown == ">10x" else f">= {shown}"
+
+
 def seen_lines(comparison: Comparison) -> list[str]:
     """What the comparison could see, per primitive: every row together, each size band (every
     world size and dtype), and the range over its single rows (80 % power, the level each is
@@ -105,14 +113,16 @@ def seen_lines(comparison: Comparison) -> list[str]:
                     if not band
                     else f"sizes {band_name(judged).split(' ', 1)[1]} together"
                 )
-                parts.append(f"{what} >= {percent(judged.detectable)}")
+                parts.append(f"{what} {at_least(judged.detectable)}")
         low, high = min(rows[primitive]), max(rows[primitive])
-        alone = percent(low) if low == high else f"{percent(low)} to {percent(high)}"
+        alone = at_least(low)
+        if percent(high) != percent(low):
+            alone += f" to {percent(high)}"
         name = primitive.split(":", 1)[1]
-        lines.append(f"{name}: {', '.join(parts) + '; ' if parts else ''}one row alone >= {alone}")
+        lines.append(f"{name}: {', '.join(parts) + '; ' if parts else ''}one row alone {alone}")
     for judged in comparison.outcome.bands:
         if judged.hypothesis.primitive == WHOLE_RUN:
-            lines.append(f"the whole run (every primitive alike): >= {percent(judged.detectable)}")
+            lines.append(f"the whole run (every primitive alike): {at_least(judged.detectable)}")
     return lines
 
 

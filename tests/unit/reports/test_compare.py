@@ -452,3 +452,23 @@ def test_no_row_in_common_names_a_lone_differing_column(
     code, _, err = cli(["compare", str(a), str(b)], capsys)
     assert code == 2 and err.count("\n") == 1
     assert "they differ only in env: empty (no --env) in the baseline" in err
+
+
+def test_what_it_could_see_reads_as_a_bound_past_the_cap(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The README's own fixtures (one launch a side: nothing below 10x is detectable) printed
+    'every row together >= >10x ... one row alone >= >10x to >10x'; a bound past the cap reads
+    '>10x', a finite one '>= 31 %', and a range only where its ends differ."""
+    from distbench.reports.compare.words import at_least
+
+    assert (at_least(0.31), at_least(12.0), at_least(math.inf)) == (">= 31 %", ">10x", ">10x")
+    data = Path(__file__).resolve().parents[2] / "data"
+    code, out, _ = cli(
+        ["compare", str(data / "cluster-a" / "allreduce"), str(data / "cluster-b" / "allreduce")],
+        capsys,
+    )
+    seen = out.split("could see (80 % power):\n", 1)[1].splitlines()[0]
+    assert code == 0 and ">= >" not in out and ">10x to >10x" not in out
+    assert seen.strip().startswith("all_reduce: every row together >10x")
+    assert seen.endswith("one row alone >10x")
