@@ -85,13 +85,17 @@ def default_cache() -> Path:
 def resolve_runs(run_dirs: tuple[str, ...], pattern: str | None) -> list[Path]:
     """The run directories named, then those the glob matches (sorted); each once."""
     if run_dirs and pattern:
-        raise UsageError("give run directories or --glob, not both")
+        raise UsageError(
+            "give run directories or --glob, not both (the shell expands an unquoted pattern "
+            "into directories: quote it, e.g. --glob 'results/nightly-*')"
+        )
     if pattern is not None:
         matched = sorted(p for p in globbing.glob(pattern) if os.path.isdir(p))
         if not matched:
+            where = "" if os.path.isabs(pattern) else f" under {os.getcwd()}"
             raise UsageError(
-                f"--glob '{pattern}' matches no directory: quote it, e.g. "
-                "--glob 'results/nightly-*'"
+                f"--glob '{pattern}' matches no directory{where}: run history where the nights "
+                "are, or give their path, e.g. --glob '/srv/nightly/results/nightly-*'"
             )
         paths = [Path(p) for p in matched]
     else:

@@ -51,7 +51,7 @@ class Verdict:
     state: str
     reason: str
     """What it saw or why it cannot tell: 'since nightly-0041: +21 %', 'too few nights since
-    the last change (4 of 6)', 'would catch >= 34 % after 3 nights, >= 15 % after 7'."""
+    the last change: 4 of 6', 'would catch >= 34 % after 3 nights, >= 15 % after 7'."""
     detectable: float
     """The smallest step it would catch MIN_SIZE nights after it (inf: none)."""
 
@@ -110,7 +110,7 @@ def verdict(
         return Verdict(*name, CANNOT_TELL, reason, detectable)
     since = len(series.values) - judged.last_start
     if since < 2 * MIN_SIZE:
-        reason = f"too few nights since the last change ({since} of {2 * MIN_SIZE})"
+        reason = f"too few nights since the last change: {since} of {2 * MIN_SIZE}"
         return Verdict(*name, CANNOT_TELL, reason, detectable)
     reason = catch_text(detectable, MIN_SIZE)
     if recent > MIN_SIZE and recent <= since - MIN_SIZE:

@@ -138,7 +138,7 @@ def test_frozen_v1_runs_load_and_a_changed_meaning_cuts_the_series(
     assert set(frame["metric"]) == {"time_us_min", "step_time_us_min"}  # one series per case
     # two nights cannot show a change: every case says so, none passes
     assert "0 no change seen, 91 cannot tell" in text
-    assert "(too few nights since the last change (2 of 6))" in text
+    assert "(too few nights since the last change: 2 of 6)" in text
 
     # DDP step times changed meaning in v2 (timed windows, not a per-step maximum)
     upgraded_copy(DATA / "cluster-a" / "ddp", tmp_path / "new", "2027-01-01T00:00:00Z")

@@ -86,7 +86,9 @@ def upgraded_copy(source: Path, target: Path, started: str) -> None:
         (["RUN"], "at least two runs"),
         (["RUN", "/nonexistent"], "/nonexistent is not a run directory"),
         (["RUN", "EMPTY"], "holds no results.csv"),
-        (["RUN", "RUN2", "--glob", "x*"], "not both"),
+        (["RUN", "RUN2", "--glob", "x*"], "not both (the shell expands an unquoted pattern"),
+        (["--glob", "no-such-results/nightly-*"], "matches no directory under /"),
+        (["--glob", "no-such-results/nightly-*"], "run history where the nights are"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

@@ -181,7 +181,7 @@ def test_three_nights_the_last_two_twice_slower_cannot_tell(
     seen = history_verdict.verdict(series, judged, runs, 7, 0.05)
     assert (seen.state, seen.reason) == (
         "cannot tell",
-        "too few nights since the last change (3 of 6)",
+        "too few nights since the last change: 3 of 6",
     )
     monkeypatch.setattr(history_verdict, "MIN_SIZE", 1)
     assert history_verdict.verdict(series, judged, runs, 7, 0.05).state == "no change seen"
