@@ -230,3 +230,20 @@ def test_describe_state() -> None:
         "learning the noise: 2 of 5 nights",
     )
     assert describe_state(learning) == "cannot tell: learning the noise: 2 of 5 nights"
+
+
+def test_bands_cut_at_the_sizes_asked_not_their_roundings() -> None:
+    """all_gather at 3 ranks measures 1K and 64K as 1,008 and 65,520 bytes (whole elements per
+    rank): one band 'sizes >= 64K' holds both world sizes' 64K rows; the nightly once declared
+    'sizes >= 1K', '>= 65520' and '>= 64K' beside every row, near-copies BH paid for."""
+    keys = [
+        {"kind": "comm", "primitive": "all_gather", "size_bytes": str(s), "world_size": w}
+        for w, sizes in (("2", (1024, 65536, 1048576)), ("3", (1008, 65520, 1048560)))
+        for s in sizes
+    ]
+    bands = [h for h in build_family(keys) if not h.is_row]
+    cuts = {
+        dict(h.band).get("size_from"): h.members for h in bands if "world_size" not in dict(h.band)
+    }
+    assert cuts == {None: (0, 1, 2, 3, 4, 5), "65536": (1, 2, 4, 5), "1048576": (2, 5)}
+    assert len(bands) == 3 + 2 * 2  # the cuts, and each world size's own two bands
