@@ -22,7 +22,7 @@ from distbench.stats.components import (
     within_variances,
 )
 from distbench.stats.engine import WHOLE_RUN, Settings, SideMatrix, judge_matrices
-from distbench.stats.family import bh_adjust, build_family, weights
+from distbench.stats.family import bh_adjust, build_family, size_classes, weights
 from distbench.stats.shift import judge_shift
 from distbench.stats.verdict import (
     CANNOT_TELL,
@@ -247,3 +247,5 @@ def test_bands_cut_at_the_sizes_asked_not_their_roundings() -> None:
     }
     assert cuts == {None: (0, 1, 2, 3, 4, 5), "65536": (1, 2, 4, 5), "1048576": (2, 5)}
     assert len(bands) == 3 + 2 * 2  # the cuts, and each world size's own two bands
+    near = size_classes({1000, 1040, 1080, 1120})
+    assert near == {1120: 1120, 1080: 1120, 1040: 1040, 1000: 1040}  # no chain into one class
