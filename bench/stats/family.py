@@ -13,10 +13,13 @@ and sees the band. So, per primitive (kind + primitive), the family holds:
   another is declared once; a band of one row is that row.
 
   The cuts are the sizes asked for, not their roundings: a gather-type primitive at world size 3
-  measures 64K as 65,520 bytes (whole elements per rank), so its sizes within SAME_SIZE of a
-  larger one are that size (rounding is always down), and the band is named by it: "all_gather
-  >= 64K" holds both world sizes' 64K rows. Cutting at every measured size declared near-copies
-  ("sizes >= 65520", "sizes >= 64K"), each one more hypothesis for BH to pay for.
+  measures 64K as 65,520 bytes (whole elements per rank), so a size less than SAME_SIZE below
+  the largest size of its class is that size (rounding is always down; size_classes), and the
+  band is named by it: "all_gather >= 64K" holds both world sizes' 64K rows. Cutting at every
+  measured size declared near-copies ("sizes >= 65520", "sizes >= 64K"), each one more
+  hypothesis for BH to pay for. The report reads the asked size from `requested_bytes`; the
+  family infers it, because its keys (the match keys) and the replay's recorded launches hold
+  `size_bytes` alone.
 
 All of them, for every primitive of the comparison, form one family, and Benjamini-Hochberg at
 q = alpha runs over it. Its statistics are one-sided and positively correlated (a band shares
@@ -37,9 +40,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 SAME_SIZE = 0.05
-"""Sizes less than 5 % below a larger size of the same primitive are that size, rounded down to
-whole elements (a count rounded to a multiple of the world size: 1K at 3 ranks is 1,008 bytes
-in float32, 1.6 % below; 64K at 1,000 ranks 2.3 %); a ladder's steps are 2x or more."""
+"""Sizes less than 5 % below the largest size of their class (size_classes) are that size,
+rounded down to whole elements (a count rounded to a multiple of the world size: 1K at 3 ranks
+is 1,008 bytes in float32, 1.6 % below; 64K at 1,000 ranks 2.3 %); a ladder's steps are 2x or
+more."""
 
 AXES = ("size_bytes", "world_size", "dtype")
 """The key columns bands are cut along; every other key column makes a row's variant."""
