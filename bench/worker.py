@@ -135,7 +135,8 @@ def main(argv: list[str] | None = None) -> None:
             run_world_sizes(spec, runner, rank, world_size, device, log)
             log("done")
         finally:
-            dist.destroy_process_group()
+            if dist.is_initialized():  # init's runner may have lost its group to an error
+                dist.destroy_process_group()
     finally:
         heartbeat.stop()
 

@@ -22,7 +22,6 @@ import shutil
 import socket
 import time
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
@@ -36,6 +35,7 @@ from distbench.collectors.schema import MAX_OVER_RANKS, SampleRow
 from distbench.collectors.sink import RunSinks, run_sinks
 from distbench.init.rows import init_row, method_samples
 from distbench.init.spec import InitSpec
+from distbench.ports import free_ports
 from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, save_rank_samples
 from distbench.spec import RunSpec
@@ -57,17 +57,6 @@ class Rendezvous:
     """method index -> per repetition a fresh file:// path."""
     hosts: list[tuple[int, str]]
     """global rank -> (torchrun node, host), gathered before the launch's group goes away."""
-
-
-def free_ports(count: int) -> list[int]:
-    """`count` distinct ports free now (held open together so none repeats)."""
-    with ExitStack() as stack:
-        ports = []
-        for _ in range(count):
-            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
-            sock.bind(("", 0))
-            ports.append(sock.getsockname()[1])
-    return ports
 
 
 def plan_rendezvous(workload: InitSpec, run_dir: Path) -> Rendezvous:

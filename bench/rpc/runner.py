@@ -26,7 +26,7 @@ from torch.distributed import rpc
 from distbench.collectors.schema import ResultRow, SampleRow
 from distbench.collectors.sink import run_sinks
 from distbench.groups import gather_placement
-from distbench.init.runner import free_ports
+from distbench.ports import free_ports
 from distbench.primitives.base import Context
 from distbench.ranks import max_by_slot, save_rank_samples
 from distbench.rpc.rows import LATENCY_PATTERNS, rpc_row, sample_rows, write_measurement

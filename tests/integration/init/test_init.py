@@ -3,6 +3,7 @@ half, and the file's whole story: tests/unit/init/test_init.py."""
 
 from __future__ import annotations
 
+import os
 import statistics
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from distbench.collectors.rank_samples import find_rank_sample_files, read_rank_samples
 from distbench.init.spec import PHASES
 from tests.conftest import run_cli, run_in_process, usage_error_line
+from tests.paths import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +105,26 @@ def test_an_init_run_is_not_resumed(
     assert "init run cannot be resumed" in line and "new --out" in line
     line = usage_error_line(["init", "--backend", "gloo", "--out", str(unfinished)], capsys)
     assert "cannot be resumed" in line and "--resume" not in line
+
+
+def test_a_taken_port_is_reported_as_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process listens at the port of rank 0's first fresh group (tests/inject/port_taken,
+    loaded only here): the run fails naming the store's own error. Before, the worker's teardown
+    of a group that no longer existed raised 'Process group cannot be None' over it."""
+    inject = ROOT / "tests" / "inject" / "port_taken"
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(inject), os.environ.get("PYTHONPATH")]))
+    )
+    monkeypatch.setenv("DISTBENCH_TEST_PORT_TAKEN", "1")
+    out = tmp_path / "run"
+    done = run_cli(
+        "init", "--backend", "gloo", "--world-sizes", "2", "--init-methods", "tcp",
+        "--trials", "1", "--out", str(out), "--timeout", "60",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "Process group cannot be None" not in done.stderr
+    log = (out / "logs" / "ws2-rank0.log").read_text()
+    assert "Process group cannot be None" not in log
+    assert "EADDRINUSE" in log or "address already in use" in log.lower(), log[-3000:]
