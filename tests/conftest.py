@@ -9,7 +9,6 @@ import multiprocessing
 import os
 import queue as queue_module
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from distbench.ports import free_ports
 from tests.paths import DATA
 
 # Run inside a GitHub Actions job, the suite must not write that job's summary or annotations:
@@ -36,10 +36,9 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 
 def free_port() -> int:
-    """A TCP port free on loopback now (a rendezvous endpoint for a test's own launches)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A TCP port free now (a rendezvous endpoint for a test's own launches), outside the kernel's
+    ephemeral range as the product draws its own: gloo's listeners cannot take it meanwhile."""
+    return free_ports(1)[0]
 
 
 def run_cli(
