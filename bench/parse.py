@@ -228,6 +228,21 @@ def format_size(size_bytes: int) -> str:
     return str(size_bytes)
 
 
+ROUNDED_DOWN = 0.05
+"""A measured size less than 5 % below the size asked for is that size rounded down to whole
+elements per rank (an all_gather at 3 ranks measures 64K as 65,520 bytes, 1K as 1,008; 64K at
+1,000 ranks is 2.3 % below); a ladder's steps are 2x or more."""
+
+
+def asked_size(size_bytes: int, requested_bytes: int | None) -> int:
+    """The size a row was asked for where its measured size is that one rounded down
+    (ROUNDED_DOWN), else the measured size (a primitive that measures another buffer than the
+    one asked for keeps its own)."""
+    if requested_bytes and 0 <= requested_bytes - size_bytes < ROUNDED_DOWN * requested_bytes:
+        return requested_bytes
+    return size_bytes
+
+
 def ranks_label(ranks: tuple[int, ...]) -> str:
     """The `ranks` cell: (0, 1, 2, 3) -> '0-3'; a non-contiguous set is listed with ';'. Here,
     torch-free, so the primitives (send_recv's src/dst) and the row builders share it without

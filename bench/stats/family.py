@@ -39,11 +39,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-SAME_SIZE = 0.05
+from distbench.parse import ROUNDED_DOWN
+
+SAME_SIZE = ROUNDED_DOWN
 """Sizes less than 5 % below the largest size of their class (size_classes) are that size,
-rounded down to whole elements (a count rounded to a multiple of the world size: 1K at 3 ranks
-is 1,008 bytes in float32, 1.6 % below; 64K at 1,000 ranks 2.3 %); a ladder's steps are 2x or
-more."""
+rounded down to whole elements (distbench.parse.ROUNDED_DOWN, which the labels' asked_size
+uses too)."""
 
 AXES = ("size_bytes", "world_size", "dtype")
 """The key columns bands are cut along; every other key column makes a row's variant."""

@@ -25,7 +25,7 @@ import pandas as pd
 
 from distbench.collectors.rundir import MANIFEST_JSON, NIGHT_STATE
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
-from distbench.parse import format_size
+from distbench.parse import asked_size, format_size
 from distbench.reports.compare.sides import launch_dirs
 from distbench.reports.load import read_results
 from distbench.reports.runs import find_run_dirs
@@ -95,8 +95,10 @@ def incomplete_reason(path: Path, manifests: bool = True) -> str | None:
     return None
 
 
-def case_label(kind: str, values: dict[str, Any]) -> str:
-    """'all_reduce gloo cpu n=2 float32 sum throughput 1M': the match key, the empty cells out."""
+def case_label(kind: str, values: dict[str, Any], requested: int | None = None) -> str:
+    """'all_reduce gloo cpu n=2 float32 sum throughput 1M': the match key, the empty cells out,
+    and the size as asked (`requested`: requested_bytes; 64K, not the 65520 an all_gather at 3
+    ranks measures)."""
     if kind == "ddp":
         skip = {"primitive", "world_size"}
         parts = [f"ddp n={values['world_size']}"]
@@ -108,7 +110,16 @@ def case_label(kind: str, values: dict[str, Any]) -> str:
         if column in ("world_size", "size_bytes") or value in ("", None):
             continue
         parts.append(f"{column}={value}" if column in ("root", "src", "dst", "nnodes") else value)
-    return " ".join([*parts, format_size(int(values["size_bytes"]))])
+    return " ".join([*parts, format_size(asked_size(int(values["size_bytes"]), requested))])
+
+
+def requested_sizes(rows: pd.DataFrame) -> list[int | None]:
+    """Each row's requested_bytes, None where a run has none (an empty cell, or a kind without
+    the column)."""
+    if "requested_bytes" not in rows:
+        return [None] * len(rows)
+    values = pd.to_numeric(rows["requested_bytes"], errors="coerce")
+    return [None if pd.isna(v) else int(v) for v in values]
 
 
 def points_of(kind: str, rows: pd.DataFrame) -> pd.DataFrame:
@@ -120,9 +131,13 @@ def points_of(kind: str, rows: pd.DataFrame) -> pd.DataFrame:
     key_columns = list(DDP_MATCH_KEY if kind == "ddp" else COMM_MATCH_KEY)
     records = rows[key_columns].astype(str).to_dict(orient="records")
     value = rows[metric.column].astype(float).to_numpy()
+    asked = requested_sizes(rows)
     return pd.DataFrame(
         {
-            "case": [case_label(kind, {str(k): v for k, v in r.items()}) for r in records],
+            "case": [
+                case_label(kind, {str(k): v for k, v in r.items()}, a)
+                for r, a in zip(records, asked, strict=True)
+            ],
             "kind": kind,
             "key": [json.dumps(r, separators=(",", ":")) for r in records],
             "metric": metric.name,

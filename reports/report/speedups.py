@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
-from distbench.parse import format_size
+from distbench.parse import asked_size, format_size
 from distbench.reports.report.analysis import CASE, series_names
 from distbench.reports.report.verdicts import SourceVerdict, speedup_of, state_text
 from distbench.reports.report.versions import version_keys
@@ -33,7 +33,9 @@ def matched_rows(frame: pd.DataFrame, key: list[str], column: str) -> pd.DataFra
         return pd.DataFrame()
     by = ["source", *key, *version_keys(frame)]
     grouped = frame.groupby(by, observed=True)
-    rows = grouped.agg(**ROW_OF_CASE, **{column: pd.NamedAgg(column, "median")}).reset_index()
+    asked = {"requested_bytes": pd.NamedAgg("requested_bytes", "first")}  # the size's label
+    aggs = {**ROW_OF_CASE, **(asked if "requested_bytes" in frame else {})}
+    rows = grouped.agg(**aggs, **{column: pd.NamedAgg(column, "median")}).reset_index()
     base = rows[rows["source"] == sources[0]].drop(columns="source")
     matched = rows[rows["source"] != sources[0]].merge(base, on=key, suffixes=("", "_base"))
     matched["speedup"] = matched[f"{column}_base"] / matched[column]
@@ -56,6 +58,12 @@ def ddp_ratios(ddp: pd.DataFrame) -> pd.DataFrame:
     if len(matched):
         matched["source"] = matched["source"].astype(str)
     return matched
+
+
+def requested(row: pd.Series) -> int | None:
+    """A matched row's requested_bytes, None where its run has none."""
+    value = pd.to_numeric(str(row.get("requested_bytes", "")), errors="coerce")
+    return None if pd.isna(value) else int(value)
 
 
 def case_estimate(
@@ -95,7 +103,7 @@ def ratio_summary(
             {
                 **dict(zip(CASE, key, strict=True)),
                 "sizes": len(group),
-                "largest": format_size(int(last["size_bytes"])),
+                "largest": format_size(asked_size(int(last["size_bytes"]), requested(last))),
                 "speedup_largest": float(last["speedup"]),
                 "speedup_geomean": geomean,
                 "geomean_low": low,
