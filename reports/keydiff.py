@@ -50,13 +50,23 @@ class KeyDifference:
 
 def key_tuples(rows: pd.DataFrame | Iterable[Mapping[str, Any]], columns: Sequence[str]) -> Keys:
     """Each row's key as a tuple of text, in `columns` order."""
-    records = rows.to_dict(orient="records") if isinstance(rows, pd.DataFrame) else rows
-    return {tuple(text_of(record.get(c, "")) for c in columns) for record in records}
+    if isinstance(rows, pd.DataFrame):  # by column: a dict per row cost 1 s at 10,000 rows
+        return set(zip(*(column_text(rows, c) for c in columns), strict=True))
+    return {tuple(text_of(record.get(c, "")) for c in columns) for record in rows}
+
+
+def column_text(rows: pd.DataFrame, column: str) -> list[str]:
+    """A column's cells as text_of gives them."""
+    if column not in rows:
+        return [""] * len(rows)
+    values = rows[column]
+    missing = values.isna().tolist()
+    return ["" if gone else str(v) for v, gone in zip(values.tolist(), missing, strict=True)]
 
 
 def text_of(value: Any) -> str:
-    """A cell as the key compares it: NaN and None are empty."""
-    if value is None or (isinstance(value, float) and value != value):
+    """A cell as the key compares it: NaN, None and pandas' NA are empty."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
         return ""
     return str(value)
 

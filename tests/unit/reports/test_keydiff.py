@@ -5,8 +5,12 @@ error the same clause. Pure logic on rows, then two real 2-rank gloo runs, one w
 
 from __future__ import annotations
 
+import math
+
+import pandas as pd
+
 from distbench.collectors.schema import COMM_MATCH_KEY
-from distbench.reports.keydiff import explain_no_common_rows, key_differences
+from distbench.reports.keydiff import explain_no_common_rows, key_differences, key_tuples
 
 
 def row(**changes: str) -> dict[str, str]:
@@ -44,3 +48,21 @@ def test_nothing_to_explain_when_rows_match_or_nothing_is_alike() -> None:
 def test_api_is_named_too() -> None:
     text = explain_no_common_rows([row()], [row(api="functional")], names=("a", "b"))
     assert text.startswith("they differ only in api: 'c10d' in a, 'functional' in b")
+
+
+def test_a_frame_gives_the_keys_its_records_give() -> None:
+    """key_tuples reads a DataFrame by column (fast) and records one by one: the same text for
+    numbers, floats, NaN, None, pandas' NA, arrow strings and a missing column."""
+    frame = pd.DataFrame(
+        {
+            "primitive": pd.array(["all_reduce", None, "broadcast"], dtype="string[pyarrow]"),
+            "world_size": [2, 3, 4],
+            "root": [0.0, math.nan, 1.5],
+            "env": pd.array(["A=1", pd.NA, ""], dtype="string"),
+            "size_bytes": pd.array([1024, None, 65536], dtype="Int64"),
+        }
+    )
+    columns = ["primitive", "world_size", "root", "env", "size_bytes", "absent"]
+    records = frame.to_dict(orient="records")
+    assert key_tuples(frame, columns) == key_tuples(records, columns)
+    assert ("", "3", "", "", "", "") in key_tuples(frame, columns)
