@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "int64")
 """Dtypes that gloo and NCCL both reduce (int16, bool and float8 fail in gloo)."""
@@ -241,6 +242,21 @@ def asked_size(size_bytes: int, requested_bytes: int | None) -> int:
     if requested_bytes and 0 <= requested_bytes - size_bytes < ROUNDED_DOWN * requested_bytes:
         return requested_bytes
     return size_bytes
+
+
+def missing_file_hint(path: str | Path) -> str:
+    """What to say of a relative path that names no file here: where distbench's own copy is,
+    when it was installed from a clone that has one (`--config ci/sweep-example.toml`, as the
+    help and the manual write it, typed outside the clone's root); else where it was looked for."""
+    path = Path(path)
+    here = Path.cwd()
+    if path.is_absolute():
+        return "no such file"
+    clone = Path(__file__).resolve().parent.parent  # bench/ -> the clone (an editable install)
+    own = clone / path
+    if own.is_file() and clone != here.resolve():
+        return f"no such file in {here}; distbench's own copy is {own}: give that path"
+    return f"no such file in {here}"
 
 
 def ranks_label(ranks: tuple[int, ...]) -> str:

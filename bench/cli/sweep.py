@@ -23,7 +23,7 @@ from distbench.comm.primitive_args import PrimitiveArgs, build_workload, parse_p
 from distbench.comm.spec import CommSpec
 from distbench.options.launch import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
 from distbench.options.opt import parse_fields, parse_group, text
-from distbench.parse import UsageError, parse_list
+from distbench.parse import UsageError, missing_file_hint, parse_list
 from distbench.spec import RunSpec
 
 LAUNCH_KEYS = ("device", "world_sizes", "label", "timeout")
@@ -88,7 +88,7 @@ def read_config(path: Path) -> dict[str, str | bool]:
     try:
         body = tomllib.loads(path.read_text())
     except FileNotFoundError:
-        raise UsageError(f"--config {path}: no such file") from None
+        raise UsageError(f"--config {path}: {missing_file_hint(path)}") from None
     except OSError as error:
         raise UsageError(f"--config {path}: cannot read it ({error.strerror})") from None
     except tomllib.TOMLDecodeError as error:

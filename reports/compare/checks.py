@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from distbench.parse import UsageError, format_size, parse_size
+from distbench.parse import UsageError, format_size, missing_file_hint, parse_size
 
 
 @dataclass(frozen=True)
@@ -277,6 +277,9 @@ def read_rules(path: Path | str) -> RuleFile:
     """
     try:
         text = Path(path).read_text()
+    except FileNotFoundError:
+        hint = missing_file_hint(path)
+        raise UsageError(f"cannot read the thresholds file {path}: {hint}") from None
     except (OSError, ValueError) as error:  # ValueError: a NUL in the name, bytes not UTF-8
         why = error.strerror if isinstance(error, OSError) else error
         raise UsageError(f"cannot read the thresholds file {path}: {why}") from None

@@ -13,6 +13,7 @@ from distbench.comm.args import CommArgs
 from distbench.comm.primitive_args import PrimitiveArgs
 from distbench.parse import UsageError
 from distbench.primitives.registry import PRIMITIVES
+from tests.conftest import usage_error_line
 from tests.paths import ROOT
 
 EXAMPLE = ROOT / "ci" / "sweep-example.toml"
@@ -121,3 +122,36 @@ def test_config_value_errors_name_the_file(
     code = run_in_process(["sweep", "--config", str(path), "--out", str(tmp_path / "run")])
     assert code == 2
     assert f"--config {path}: {message}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sweep", "--config", "ci/sweep-example.toml"],
+        ["compare", "a", "b", "--thresholds", "ci/thresholds-example.toml"],
+    ],
+)
+def test_a_shipped_example_named_outside_the_clone_points_at_distbench_s_own_copy(
+    argv: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The help and the manual write `--config ci/sweep-example.toml`; typed in another directory
+    (where results/ should go), the error names where it looked and the clone's own copy."""
+    monkeypatch.chdir(tmp_path)
+    line = usage_error_line(argv, capsys)
+    own = ROOT / argv[-1]
+    assert f"no such file in {tmp_path}; distbench's own copy is {own}: give that path" in line
+    monkeypatch.chdir(ROOT)  # in the clone: the file is there, no hint needed
+    assert "no such file" not in usage_error_line(
+        ["sweep", "--config", "ci/sweep-example.toml", "--sizes", "1K"], capsys
+    )
+
+
+def test_a_missing_file_of_the_users_own_says_where_it_was_looked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    line = usage_error_line(["sweep", "--config", "mine.toml"], capsys)
+    assert line.endswith(f"--config mine.toml: no such file in {tmp_path}"), line
