@@ -235,12 +235,17 @@ elements per rank (an all_gather at 3 ranks measures 64K as 65,520 bytes, 1K as 
 1,000 ranks is 2.3 % below); a ladder's steps are 2x or more."""
 
 
-def asked_size(size_bytes: int, requested_bytes: int | None) -> int:
+def asked_size(size_bytes: int, requested_bytes: object) -> int:
     """The size a row was asked for where its measured size is that one rounded down
     (ROUNDED_DOWN), else the measured size (a primitive that measures another buffer than the
-    one asked for keeps its own)."""
-    if requested_bytes and 0 <= requested_bytes - size_bytes < ROUNDED_DOWN * requested_bytes:
-        return requested_bytes
+    one asked for keeps its own). `requested_bytes` as a row holds it: an int, a float or text;
+    None, NaN, pandas' NA or empty where a run has none (the measured size then)."""
+    try:
+        requested = int(float(str(requested_bytes)))
+    except (ValueError, OverflowError):  # 'None', 'nan', '<NA>', '': no request recorded
+        return size_bytes
+    if requested and 0 <= requested - size_bytes < ROUNDED_DOWN * requested:
+        return requested
     return size_bytes
 
 

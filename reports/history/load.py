@@ -95,7 +95,7 @@ def incomplete_reason(path: Path, manifests: bool = True) -> str | None:
     return None
 
 
-def case_label(kind: str, values: dict[str, Any], requested: int | None = None) -> str:
+def case_label(kind: str, values: dict[str, Any], requested: object = None) -> str:
     """'all_reduce gloo cpu n=2 float32 sum throughput 1M': the match key, the empty cells out,
     and the size as asked (`requested`: requested_bytes; 64K, not the 65520 an all_gather at 3
     ranks measures)."""
@@ -113,15 +113,6 @@ def case_label(kind: str, values: dict[str, Any], requested: int | None = None) 
     return " ".join([*parts, format_size(asked_size(int(values["size_bytes"]), requested))])
 
 
-def requested_sizes(rows: pd.DataFrame) -> list[int | None]:
-    """Each row's requested_bytes, None where a run has none (an empty cell, or a kind without
-    the column)."""
-    if "requested_bytes" not in rows:
-        return [None] * len(rows)
-    values = pd.to_numeric(rows["requested_bytes"], errors="coerce")
-    return [None if pd.isna(v) else int(v) for v in values]
-
-
 def points_of(kind: str, rows: pd.DataFrame) -> pd.DataFrame:
     """One point per row of a launch (a kind without a series, e.g. pipeline: none); `key` is
     the match key as JSON (exact strings)."""
@@ -131,7 +122,7 @@ def points_of(kind: str, rows: pd.DataFrame) -> pd.DataFrame:
     key_columns = list(DDP_MATCH_KEY if kind == "ddp" else COMM_MATCH_KEY)
     records = rows[key_columns].astype(str).to_dict(orient="records")
     value = rows[metric.column].astype(float).to_numpy()
-    asked = requested_sizes(rows)
+    asked = rows["requested_bytes"].tolist() if "requested_bytes" in rows else [None] * len(rows)
     return pd.DataFrame(
         {
             "case": [

@@ -60,12 +60,6 @@ def ddp_ratios(ddp: pd.DataFrame) -> pd.DataFrame:
     return matched
 
 
-def requested(row: pd.Series) -> int | None:
-    """A matched row's requested_bytes, None where its run has none."""
-    value = pd.to_numeric(str(row.get("requested_bytes", "")), errors="coerce")
-    return None if pd.isna(value) else int(value)
-
-
 def case_estimate(
     group: pd.DataFrame, verdict: SourceVerdict | None
 ) -> tuple[float, float, float, str]:
@@ -96,6 +90,7 @@ def ratio_summary(
     for key, group in ratios.groupby(CASE, sort=True, observed=True):
         group = group.sort_values("size_bytes")
         last = group.iloc[-1]
+        asked = last.get("requested_bytes")  # the largest size's label: the size asked for
         states = group["state"] if "state" in group else pd.Series("", index=group.index)
         verdict = (verdicts or {}).get(str(last["source"]))
         geomean, low, high, state = case_estimate(group, verdict)
@@ -103,7 +98,7 @@ def ratio_summary(
             {
                 **dict(zip(CASE, key, strict=True)),
                 "sizes": len(group),
-                "largest": format_size(asked_size(int(last["size_bytes"]), requested(last))),
+                "largest": format_size(asked_size(int(last["size_bytes"]), asked)),
                 "speedup_largest": float(last["speedup"]),
                 "speedup_geomean": geomean,
                 "geomean_low": low,

@@ -20,6 +20,10 @@ def test_asked_size_takes_the_request_only_where_the_measured_size_is_its_roundi
     assert asked_size(65_536, 0) == 65_536
     assert asked_size(16_384, 65_536) == 16_384  # another buffer than the one asked: its own
     assert asked_size(65_540, 65_536) == 65_540  # above the request is never its rounding
+    # the cell as a row holds it: text, a float (a column with gaps), or no request at all
+    assert asked_size(65_520, "65536") == asked_size(65_520, 65_536.0) == 65_536
+    for none in ("", "nan", float("nan"), pd.NA, None):
+        assert asked_size(65_520, none) == 65_520
 
 
 def rows(requested: list[int | None], measured: list[int], source: str = "a") -> pd.DataFrame:
