@@ -10,7 +10,7 @@ import base64
 import html
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -41,13 +41,24 @@ footer { color: #57606a; font-size: .8rem; margin-top: 3rem; }
 """
 
 
+class Png(Protocol):
+    """A figure's PNG, perhaps still being drawn (report/figures/drawing.py)."""
+
+    def png(self) -> bytes: ...
+
+
 @dataclass(frozen=True)
 class FigureOut:
     """A figure written as PNG: its file, what it shows, and its bytes for the page."""
 
     name: str
     caption: str
-    png: bytes
+    drawn: Png
+
+    @property
+    def png(self) -> bytes:
+        """The PNG's bytes (waiting for them if the figure is still being drawn)."""
+        return self.drawn.png()
 
 
 @dataclass(frozen=True)

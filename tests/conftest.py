@@ -154,10 +154,15 @@ def frozen_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     session: the unit tests read its page, Markdown and figures, integration screenshots it.
     Read only."""
     from distbench.cli.app import run_cli as run_app
+    from distbench.reports.report.figures import drawing
 
     out = tmp_path_factory.mktemp("frozen-report")
     clusters = [str(DATA / "cluster-a"), str(DATA / "cluster-b")]
-    assert run_app(["report", *clusters, "--out", str(out)]) == 0
+    with pytest.MonkeyPatch.context() as patch:
+        # Figures drawn in this process: tests/unit starts no process, and a session fixture is
+        # built before its per-test refusal applies (forked drawing: test_report_drawing.py).
+        patch.setattr(drawing, "forks", lambda: False)
+        assert run_app(["report", *clusters, "--out", str(out)]) == 0
     return out
 
 

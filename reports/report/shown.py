@@ -1,10 +1,13 @@
 """What the report's figures leave out, said under "What could not be shown": a figure shows every
 dtype, mode and size of what its title names, or a note lists the rest.
 
-    notes += left_out(lines, pairs, most_sizes=6)
+    dtype = figure_dtype(lines)             # None: every dtype is drawn
+    notes += left_out(lines, pairs, ddp, most_sizes=6, dtype=dtype)
 
-Three figures draw less than every row, on purpose: fig-scaling draws at most `most_sizes` sizes
-per panel (spread over the range) and only panels measured at two or more world sizes;
+Where every dtype would crowd a panel past MOST_LINES lines, the collectives' figures and
+fig-compare draw one dtype (figure_dtype). Three figures draw less than every row, on purpose:
+fig-scaling draws at most `most_sizes` sizes per panel (spread over the range) and only panels
+measured at two or more world sizes;
 fig-busbw-vs-size has no line at world size 1 (nothing moves); fig-sendrecv-pairs draws each
 ordered pair at the largest size of its matrix, at most pairs.MAX_MATRICES matrices. Every row is
 in report.html's table of every row. And DDP rows of several sources that share no configuration
@@ -21,6 +24,50 @@ from distbench.reports.report.analysis import pick_sizes, scaling_panel
 from distbench.reports.report.pairs import MATRIX_CASE, MAX_MATRICES, is_pair_row
 
 EVERY_ROW = "every measurement is in report.html's table of every row"
+
+MOST_LINES = 12
+"""Lines a panel of fig-time-vs-size, fig-busbw-vs-size or fig-fit holds before the figures keep
+one dtype: past a dozen, colours, styles and a legend of as many entries no longer tell lines
+apart (a 10,000-row report of 2 runs x 4 world sizes x 5 dtypes drew 40 a panel)."""
+
+PREFERRED_DTYPE = "float32"
+"""The dtype kept where it was measured: nccl-tests' default (-d float) and distbench's."""
+
+
+def lines_per_panel(lines: pd.DataFrame) -> int:
+    """The most lines (`series`) one panel (primitive x mode) of the size figures holds."""
+    if lines.empty:
+        return 0
+    return int(lines.groupby(["primitive", "mode"])["series"].nunique().max())
+
+
+def figure_dtype(lines: pd.DataFrame) -> str | None:
+    """The one dtype the figures draw, where drawing every dtype would put more than MOST_LINES
+    lines in a panel: float32 where measured, else the dtype of most rows (the first by name of
+    a tie); None: every dtype is drawn (one dtype, or few enough lines)."""
+    if lines.empty or lines["dtype"].nunique() < 2 or lines_per_panel(lines) <= MOST_LINES:
+        return None
+    counts = lines["dtype"].astype(str).value_counts()
+    if PREFERRED_DTYPE in counts.index:
+        return PREFERRED_DTYPE
+    return str(min(counts.index, key=lambda name: (-counts[name], name)))
+
+
+def of_dtype(rows: pd.DataFrame, dtype: str | None) -> pd.DataFrame:
+    """The rows a figure draws: those of `dtype` (figure_dtype), or all of them for None."""
+    return rows if dtype is None or rows.empty else rows[rows["dtype"].astype(str) == dtype]
+
+
+def dtype_left_out(lines: pd.DataFrame, dtype: str | None) -> list[str]:
+    """The note that the figures keep one dtype, with how crowded they would have been."""
+    if dtype is None:
+        return []
+    rest = sorted(set(lines["dtype"].astype(str)) - {dtype})
+    return [
+        f"the size, scaling, fit and compare figures draw {dtype} only: with every dtype a "
+        f"panel would hold up to {lines_per_panel(lines)} lines (at most {MOST_LINES} tell "
+        f"apart); not drawn: {', '.join(rest)} (the tables have every dtype; {EVERY_ROW})"
+    ]
 
 
 def sizes_text(sizes: list[int]) -> str:
@@ -107,10 +154,16 @@ def ddp_compare_left_out(ddp: pd.DataFrame) -> list[str]:
 
 
 def left_out(
-    lines: pd.DataFrame, pairs: pd.DataFrame, ddp: pd.DataFrame, most_sizes: int
+    lines: pd.DataFrame,
+    pairs: pd.DataFrame,
+    ddp: pd.DataFrame,
+    most_sizes: int,
+    dtype: str | None = None,
 ) -> list[str]:
-    """Every note above, for the report's line rows, all-pairs rows and DDP rows."""
+    """Every note above, for the report's line rows, all-pairs rows and DDP rows; `dtype`: the
+    one the figures drew (figure_dtype)."""
     notes = pairs_left_out(pairs) + ddp_compare_left_out(ddp)
     if lines.empty:
         return notes
-    return scaling_left_out(lines, most_sizes) + busbw_left_out(lines) + notes
+    shown = dtype_left_out(lines, dtype)
+    return shown + scaling_left_out(lines, most_sizes) + busbw_left_out(lines) + notes

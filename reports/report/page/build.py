@@ -33,9 +33,10 @@ from distbench.reports.repeats import keep_one_row_per_case
 from distbench.reports.report import analysis as an
 from distbench.reports.report.differs import section_differs
 from distbench.reports.report.figures import collectives as fg
+from distbench.reports.report.figures.drawing import drawing_session
 from distbench.reports.report.launch_frames import pool_launches
 from distbench.reports.report.pairs import split_matrix_rows
-from distbench.reports.report.reference import read_references
+from distbench.reports.report.reference import Reference, read_references
 from distbench.reports.report.sections.api import section_api
 from distbench.reports.report.sections.collectives import section_collectives
 from distbench.reports.report.sections.compare import section_compare
@@ -47,7 +48,7 @@ from distbench.reports.report.sections.pipeline import section_pipeline
 from distbench.reports.report.sections.ranks import section_rank_spread
 from distbench.reports.report.sections.reference import section_reference
 from distbench.reports.report.sections.rpc import RPC
-from distbench.reports.report.shown import left_out
+from distbench.reports.report.shown import figure_dtype, left_out
 from distbench.reports.report.sources import SOURCES, assign_sources
 
 COMPARED_FIELDS = {"host", "platform", "CPU", "memory", "GPUs", "python", "torch", "CUDA", "NCCL"}
@@ -128,6 +129,14 @@ def build_report(
     target = Path(out) if out else default_out(paths)
     check_out(target)  # refused before minutes of drawing, not after
     references = read_references(Path(reference)) if reference else None  # before drawing
+    with drawing_session():  # a child still drawing when the report fails is stopped
+        return write_report(paths, target, by, references)
+
+
+def write_report(
+    paths: list[str], target: Path, by: str, references: list[Reference] | None
+) -> ReportFiles:
+    """build_report's work once its arguments are checked."""
     loaded = load_runs([Path(p) for p in paths])
     pool_launches(loaded)  # a nightly's launch-N folders, as compare pools them
     by = assign_sources(loaded, by)
@@ -138,11 +147,15 @@ def build_report(
     several = bool(len(lines)) and lines["source"].nunique() > 1
     lines["series"] = an.series_names(lines, with_source=several) if len(lines) else []
 
-    headline, compared = section_compare(loaded, notes)
+    dtype = figure_dtype(lines)  # None: the figures draw every dtype (shown.py)
+    collective_notes: list[str] = []  # made first, so its figures draw while compare judges
+    collectives = section_collectives(loaded, lines, collective_notes, dtype)
+    headline, compared = section_compare(loaded, notes, dtype)
     sections = [section_what_ran(loaded), *compared]
     sections += section_differs(loaded, notes)  # next to the comparison (#12 §3)
     sections += section_reference(lines, references, notes)  # is my number OK? (#12 §5)
-    sections += section_collectives(loaded, lines, notes)
+    sections += collectives
+    notes += collective_notes
     sections += section_rank_spread(loaded, notes)  # --rank-samples: which rank was slow
     sections += section_api(lines, notes)  # --api: functional/compiled next to c10d (#15 §2)
     sections += section_pairs(pairs, notes, loaded)
@@ -150,7 +163,7 @@ def build_report(
     for own in (INIT, RPC, OVERLAP):  # distbench init, rpc (#13), overlap (#15 §1)
         sections += own.render(loaded.comm, notes)
     sections += section_pipeline(loaded.pipeline, notes)
-    notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES)
+    notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES, dtype)
     prepare_out(target)
     figure_paths = []
     for section in sections:

@@ -9,7 +9,6 @@ Every table groups rows by the schema's case columns (analysis.CASE), so each sh
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,23 +21,13 @@ from distbench.reports.load import Loaded
 from distbench.reports.render import FigureOut, Section, TableOut, format_number
 from distbench.reports.report import analysis as an
 from distbench.reports.report.figures import collectives as fg
+from distbench.reports.report.figures.drawing import Build, draw, later
 from distbench.reports.report.fit import MAX_REL_RMS
+from distbench.reports.report.shown import of_dtype
 from distbench.reports.report.uncertainty import with_interval
 
 HTML_ROW_LIMIT = 5000
 """The full results table in report.html stops here (report.md never lists every row)."""
-
-
-PNG_COMPRESSION = 1
-"""zlib level of the PNGs (Pillow's default is 6): the same pixels, ~10 % more bytes, and the
-encoding of a 10,000-row report's five figures takes ~0.1 s CPU instead of ~1.3 s
-(docs/performance.md)."""
-
-
-def png_bytes(figure: Figure) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90, pil_kwargs={"compress_level": PNG_COMPRESSION})
-    return buffer.getvalue()
 
 
 QUIET_DEFAULTS = {"placement": "out", "graph": "false", "buffers": "regular"}
@@ -112,12 +101,14 @@ def fit_cells(fits: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure_out(
-    figure: Figure | None, name: str, caption: str, notes: list[str], why: str
+    figure: Figure | Build | None, name: str, caption: str, notes: list[str], why: str
 ) -> list[FigureOut]:
+    """The figure (or the figure to build, drawing.later) as the section's PNG, drawn beside
+    the rest of the report; None: no figure, and `why` goes into the notes."""
     if figure is None:
         notes.append(why)
         return []
-    return [FigureOut(name, caption, png_bytes(figure))]
+    return [FigureOut(name, caption, draw(figure))]  # drawn beside the rest (drawing.py)
 
 
 def run_cells(rows: pd.DataFrame) -> dict[str, pd.Series]:
@@ -170,12 +161,21 @@ def fit_section(figures: list[FigureOut], fit: TableOut) -> Section:
     )
 
 
-def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -> list[Section]:
+def section_collectives(
+    loaded: Loaded, lines: pd.DataFrame, notes: list[str], dtype: str | None = None
+) -> list[Section]:
+    """The collectives' figures, key results, fit and every row; `dtype`: the one dtype the
+    figures draw (shown.figure_dtype; None: all), the tables keep every dtype."""
     if lines.empty:
         return []
-    points = an.sample_points(lines, loaded.samples)
+    drawn = of_dtype(lines, dtype)
+    points = an.sample_points(drawn, loaded.samples)
     figures = figure_out(
-        fg.plot_vs_size(points, "time_us", "time (µs)", "Time vs size (p50, band p5–p95)"),
+        later(
+            not points.empty,
+            fg.plot_vs_size,
+            *(points, "time_us", "time (µs)", "Time vs size (p50, band p5–p95)"),
+        ),
         "fig-time-vs-size.png",
         "p50 time of the max-over-ranks samples; band: their p5–p95 (min–max with few samples)",
         notes,
@@ -183,15 +183,19 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
     )
     positive = points[points["busbw_GBps"] > 0]
     figures += figure_out(
-        fg.plot_vs_size(positive, "busbw_GBps", "busbw (GB/s)", "Bus bandwidth vs size"),
+        later(
+            not positive.empty,
+            fg.plot_vs_size,
+            *(positive, "busbw_GBps", "busbw (GB/s)", "Bus bandwidth vs size"),
+        ),
         "fig-busbw-vs-size.png",
         "busbw = size / time × factor (nccl-tests), GB/s = 1e9 B/s; band from the same samples",
         notes,
         "busbw vs size: every row is at world size 1, where nothing moves (no bandwidth)",
     )
-    scaling = an.scaling_rows(lines, fg.MAX_SCALING_SIZES)
+    scaling = an.scaling_rows(drawn, fg.MAX_SCALING_SIZES)
     figures += figure_out(
-        fg.plot_scaling(scaling),
+        later(not scaling.empty, fg.plot_scaling, scaling),
         "fig-scaling.png",
         "p50 time and busbw at each world size, for a few sizes",
         notes,
@@ -212,8 +216,9 @@ def section_collectives(loaded: Loaded, lines: pd.DataFrame, notes: list[str]) -
         ("small_p50_us", "large_p50_us", "large_busbw_GBps", "peak_busbw_GBps"),
     )
     fits = an.fit_table(lines)
+    fitted = of_dtype(fits[~fits["noise"].astype(bool)], dtype)
     figures_fit = figure_out(
-        fg.plot_fit(lines, fits[~fits["noise"].astype(bool)]),
+        later(not fitted.empty and "series" in fitted.columns, fg.plot_fit, drawn, fitted),
         "fig-fit.png",
         "p50 times (points) and the fitted t = α + size / β (dashed) of every line",
         notes,

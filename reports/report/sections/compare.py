@@ -15,9 +15,11 @@ from distbench.reports.load import Loaded
 from distbench.reports.render import FigureOut, Section, TableOut
 from distbench.reports.report import speedups as sp
 from distbench.reports.report.figures.compare import plot_ratios
+from distbench.reports.report.figures.drawing import later
 from distbench.reports.report.headline import write_headline
 from distbench.reports.report.pairs import split_matrix_rows
 from distbench.reports.report.sections.collectives import CASE_NAMES, display, figure_out, titled
+from distbench.reports.report.shown import of_dtype
 from distbench.reports.report.sources import argument_names
 from distbench.reports.report.uncertainty import with_interval
 from distbench.reports.report.verdicts import SourceVerdict, annotate, report_verdicts
@@ -148,9 +150,12 @@ def unmatched_sentences(loaded: Loaded) -> list[str]:
     return sentences
 
 
-def section_compare(loaded: Loaded, notes: list[str]) -> tuple[list[str], list[Section]]:
+def section_compare(
+    loaded: Loaded, notes: list[str], dtype: str | None = None
+) -> tuple[list[str], list[Section]]:
     """(the headline, the "Runs compared" section): both empty with a single source, but for
-    the sentences that say why a run given was compared with nothing (unmatched_sentences)."""
+    the sentences that say why a run given was compared with nothing (unmatched_sentences).
+    `dtype`: the one dtype fig-compare draws (shown.figure_dtype; None: all)."""
     comm, ddp = loaded.comm, loaded.ddp
     sources = [str(s) for s in (comm if len(comm) else ddp)["source"].cat.categories]
     unmatched = unmatched_sentences(loaded)
@@ -171,8 +176,9 @@ def section_compare(loaded: Loaded, notes: list[str]) -> tuple[list[str], list[S
     if len(ratios):
         ratios = annotate(ratios, "comm", verdicts)
         judged.append(ratios)
+        drawn = of_dtype(split_matrix_rows(ratios)[0], dtype)
         figures = figure_out(
-            plot_ratios(split_matrix_rows(ratios)[0], baseline),
+            later(not drawn.empty, plot_ratios, drawn, baseline),
             "fig-compare.png",
             f"speedup = {baseline}'s p50 time / this run's p50 time (geometric means over each "
             "side's launches), per matched size; band: 95 % interval, the launch as the unit; "
