@@ -1,11 +1,11 @@
 """What the report's figures leave out, said under "What could not be shown": a figure shows every
 dtype, mode and size of what its title names, or a note lists the rest.
 
-    dtype = figure_dtype(lines)             # None: every dtype is drawn
-    notes += left_out(lines, pairs, ddp, most_sizes=6, dtype=dtype)
+    chosen = figure_dtypes(lines)           # {}: every dtype is drawn
+    notes += left_out(lines, pairs, ddp, most_sizes=6, chosen=chosen)
 
-Where every dtype would crowd a panel past MOST_LINES lines, the collectives' figures and
-fig-compare draw one dtype (figure_dtype). Three figures draw less than every row, on purpose:
+A panel that every dtype would crowd past MOST_LINES lines draws one dtype, in the collectives'
+figures and fig-compare alike (figure_dtypes). Three figures draw less than every row, on purpose:
 fig-scaling draws at most `most_sizes` sizes per panel (spread over the range) and only panels
 measured at two or more world sizes;
 fig-busbw-vs-size has no line at world size 1 (nothing moves); fig-sendrecv-pairs draws each
@@ -26,47 +26,69 @@ from distbench.reports.report.pairs import MATRIX_CASE, MAX_MATRICES, is_pair_ro
 EVERY_ROW = "every measurement is in report.html's table of every row"
 
 MOST_LINES = 12
-"""Lines a panel of fig-time-vs-size, fig-busbw-vs-size or fig-fit holds before the figures keep
-one dtype: past a dozen, colours, styles and a legend of as many entries no longer tell lines
-apart (a 10,000-row report of 2 runs x 4 world sizes x 5 dtypes drew 40 a panel)."""
+"""Lines a panel of fig-time-vs-size, fig-busbw-vs-size or fig-fit holds before it keeps one
+dtype: past a dozen, colours, styles and a legend of as many entries no longer tell lines apart
+(a 10,000-row report of 2 runs x 4 world sizes x 5 dtypes drew 40 a panel)."""
 
 PREFERRED_DTYPE = "float32"
-"""The dtype kept where it was measured: nccl-tests' default (-d float) and distbench's."""
+"""The dtype a crowded panel keeps where it was measured: nccl-tests' default (-d float)."""
+
+Panel = tuple[str, str]
+"""(primitive, mode): a panel of the size, fit and compare figures, a row of fig-scaling's."""
 
 
-def lines_per_panel(lines: pd.DataFrame) -> int:
-    """The most lines (`series`) one panel (primitive x mode) of the size figures holds."""
+def figure_dtypes(lines: pd.DataFrame) -> dict[Panel, str]:
+    """The one dtype each crowded panel draws: where drawing every dtype would put more than
+    MOST_LINES lines (`series`) in a panel, float32 if the panel measured it, else its dtype of
+    most rows (the first by name of a tie). Panels within the limit, or of one dtype, are not
+    named: they draw every row."""
     if lines.empty:
-        return 0
-    return int(lines.groupby(["primitive", "mode"])["series"].nunique().max())
+        return {}
+    chosen: dict[Panel, str] = {}
+    for (primitive, mode), panel in lines.groupby(["primitive", "mode"], sort=True):
+        counts = panel["dtype"].astype(str).value_counts()
+        if len(counts) < 2 or panel["series"].nunique() <= MOST_LINES:
+            continue
+        pick = PREFERRED_DTYPE if PREFERRED_DTYPE in counts.index else None
+        pick = pick or str(min(counts.index, key=lambda name: (-counts[name], name)))
+        chosen[(str(primitive), str(mode))] = pick
+    return chosen
 
 
-def figure_dtype(lines: pd.DataFrame) -> str | None:
-    """The one dtype the figures draw, where drawing every dtype would put more than MOST_LINES
-    lines in a panel: float32 where measured, else the dtype of most rows (the first by name of
-    a tie); None: every dtype is drawn (one dtype, or few enough lines)."""
-    if lines.empty or lines["dtype"].nunique() < 2 or lines_per_panel(lines) <= MOST_LINES:
-        return None
-    counts = lines["dtype"].astype(str).value_counts()
-    if PREFERRED_DTYPE in counts.index:
-        return PREFERRED_DTYPE
-    return str(min(counts.index, key=lambda name: (-counts[name], name)))
+def of_dtype(rows: pd.DataFrame, chosen: dict[Panel, str]) -> pd.DataFrame:
+    """The rows a figure draws: in a panel of `chosen` (figure_dtypes) only its dtype's."""
+    if not chosen or rows.empty:
+        return rows
+    panels = zip(rows["primitive"].astype(str), rows["mode"].astype(str), strict=True)
+    wanted = [chosen.get(panel, "") for panel in panels]
+    keep = [
+        not want or dtype == want
+        for want, dtype in zip(wanted, rows["dtype"].astype(str), strict=True)
+    ]
+    return rows[keep]
 
 
-def of_dtype(rows: pd.DataFrame, dtype: str | None) -> pd.DataFrame:
-    """The rows a figure draws: those of `dtype` (figure_dtype), or all of them for None."""
-    return rows if dtype is None or rows.empty else rows[rows["dtype"].astype(str) == dtype]
-
-
-def dtype_left_out(lines: pd.DataFrame, dtype: str | None) -> list[str]:
-    """The note that the figures keep one dtype, with how crowded they would have been."""
-    if dtype is None:
+def dtype_left_out(lines: pd.DataFrame, chosen: dict[Panel, str]) -> list[str]:
+    """The note that crowded panels keep one dtype: which, where, and what they leave out."""
+    if not chosen:
         return []
-    rest = sorted(set(lines["dtype"].astype(str)) - {dtype})
+    panels = lines.groupby(["primitive", "mode"])
+    where: dict[str, list[str]] = {}
+    for panel, dtype in chosen.items():
+        where.setdefault(dtype, []).append(" · ".join(panel))
+    kept = "; ".join(
+        f"{dtype} in {'every panel' if len(names) == panels.ngroups else ', '.join(names)}"
+        for dtype, names in sorted(where.items())
+    )
+    crowded = max(panels.get_group(panel)["series"].nunique() for panel in chosen)
+    rest = sorted(
+        {d for panel in chosen for d in panels.get_group(panel)["dtype"].astype(str)}
+        - set(chosen.values())
+    )
     return [
-        f"the size, scaling, fit and compare figures draw {dtype} only: with every dtype a "
-        f"panel would hold up to {lines_per_panel(lines)} lines (at most {MOST_LINES} tell "
-        f"apart); not drawn: {', '.join(rest)} (the tables have every dtype; {EVERY_ROW})"
+        f"where every dtype would put more than {MOST_LINES} lines in a panel (up to "
+        f"{crowded}), the size, scaling, fit and compare figures draw one dtype: {kept}; not "
+        f"drawn there: {', '.join(rest)} (the tables have every dtype; {EVERY_ROW})"
     ]
 
 
@@ -158,12 +180,12 @@ def left_out(
     pairs: pd.DataFrame,
     ddp: pd.DataFrame,
     most_sizes: int,
-    dtype: str | None = None,
+    chosen: dict[Panel, str] | None = None,
 ) -> list[str]:
-    """Every note above, for the report's line rows, all-pairs rows and DDP rows; `dtype`: the
-    one the figures drew (figure_dtype)."""
+    """Every note above, for the report's line rows, all-pairs rows and DDP rows; `chosen`: the
+    crowded panels' dtypes (figure_dtypes)."""
     notes = pairs_left_out(pairs) + ddp_compare_left_out(ddp)
     if lines.empty:
         return notes
-    shown = dtype_left_out(lines, dtype)
+    shown = dtype_left_out(lines, chosen or {})
     return shown + scaling_left_out(lines, most_sizes) + busbw_left_out(lines) + notes

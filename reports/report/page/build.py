@@ -48,7 +48,7 @@ from distbench.reports.report.sections.pipeline import section_pipeline
 from distbench.reports.report.sections.ranks import section_rank_spread
 from distbench.reports.report.sections.reference import section_reference
 from distbench.reports.report.sections.rpc import RPC
-from distbench.reports.report.shown import figure_dtype, left_out
+from distbench.reports.report.shown import figure_dtypes, left_out
 from distbench.reports.report.sources import SOURCES, assign_sources
 
 COMPARED_FIELDS = {"host", "platform", "CPU", "memory", "GPUs", "python", "torch", "CUDA", "NCCL"}
@@ -147,10 +147,10 @@ def write_report(
     several = bool(len(lines)) and lines["source"].nunique() > 1
     lines["series"] = an.series_names(lines, with_source=several) if len(lines) else []
 
-    dtype = figure_dtype(lines)  # None: the figures draw every dtype (shown.py)
+    dtypes = figure_dtypes(lines)  # a crowded panel's one dtype (shown.py)
     collective_notes: list[str] = []  # made first, so its figures draw while compare judges
-    collectives = section_collectives(loaded, lines, collective_notes, dtype)
-    headline, compared = section_compare(loaded, notes, dtype)
+    collectives = section_collectives(loaded, lines, collective_notes, dtypes)
+    headline, compared = section_compare(loaded, notes, dtypes)
     sections = [section_what_ran(loaded), *compared]
     sections += section_differs(loaded, notes)  # next to the comparison (#12 §3)
     sections += section_reference(lines, references, notes)  # is my number OK? (#12 §5)
@@ -163,7 +163,7 @@ def write_report(
     for own in (INIT, RPC, OVERLAP):  # distbench init, rpc (#13), overlap (#15 §1)
         sections += own.render(loaded.comm, notes)
     sections += section_pipeline(loaded.pipeline, notes)
-    notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES, dtype)
+    notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES, dtypes)
     prepare_out(target)
     figure_paths = []
     for section in sections:

@@ -23,7 +23,7 @@ from distbench.reports.report import analysis as an
 from distbench.reports.report.figures import collectives as fg
 from distbench.reports.report.figures.drawing import Build, draw, later
 from distbench.reports.report.fit import MAX_REL_RMS
-from distbench.reports.report.shown import of_dtype
+from distbench.reports.report.shown import Panel, of_dtype
 from distbench.reports.report.uncertainty import with_interval
 
 HTML_ROW_LIMIT = 5000
@@ -162,13 +162,13 @@ def fit_section(figures: list[FigureOut], fit: TableOut) -> Section:
 
 
 def section_collectives(
-    loaded: Loaded, lines: pd.DataFrame, notes: list[str], dtype: str | None = None
+    loaded: Loaded, lines: pd.DataFrame, notes: list[str], dtypes: dict[Panel, str] | None = None
 ) -> list[Section]:
-    """The collectives' figures, key results, fit and every row; `dtype`: the one dtype the
-    figures draw (shown.figure_dtype; None: all), the tables keep every dtype."""
+    """The collectives' figures, key results, fit and every row; `dtypes`: the crowded panels'
+    one dtype (shown.figure_dtypes), the tables keep every dtype."""
     if lines.empty:
         return []
-    drawn = of_dtype(lines, dtype)
+    drawn = of_dtype(lines, dtypes or {})
     points = an.sample_points(drawn, loaded.samples)
     figures = figure_out(
         later(
@@ -216,7 +216,7 @@ def section_collectives(
         ("small_p50_us", "large_p50_us", "large_busbw_GBps", "peak_busbw_GBps"),
     )
     fits = an.fit_table(lines)
-    fitted = of_dtype(fits[~fits["noise"].astype(bool)], dtype)
+    fitted = of_dtype(fits[~fits["noise"].astype(bool)], dtypes or {})
     figures_fit = figure_out(
         later(not fitted.empty and "series" in fitted.columns, fg.plot_fit, drawn, fitted),
         "fig-fit.png",

@@ -19,7 +19,7 @@ from distbench.reports.report.figures.drawing import later
 from distbench.reports.report.headline import write_headline
 from distbench.reports.report.pairs import split_matrix_rows
 from distbench.reports.report.sections.collectives import CASE_NAMES, display, figure_out, titled
-from distbench.reports.report.shown import of_dtype
+from distbench.reports.report.shown import Panel, of_dtype
 from distbench.reports.report.sources import argument_names
 from distbench.reports.report.uncertainty import with_interval
 from distbench.reports.report.verdicts import SourceVerdict, annotate, report_verdicts
@@ -151,11 +151,11 @@ def unmatched_sentences(loaded: Loaded) -> list[str]:
 
 
 def section_compare(
-    loaded: Loaded, notes: list[str], dtype: str | None = None
+    loaded: Loaded, notes: list[str], dtypes: dict[Panel, str] | None = None
 ) -> tuple[list[str], list[Section]]:
     """(the headline, the "Runs compared" section): both empty with a single source, but for
     the sentences that say why a run given was compared with nothing (unmatched_sentences).
-    `dtype`: the one dtype fig-compare draws (shown.figure_dtype; None: all)."""
+    `dtypes`: the crowded panels' one dtype in fig-compare (shown.figure_dtypes)."""
     comm, ddp = loaded.comm, loaded.ddp
     sources = [str(s) for s in (comm if len(comm) else ddp)["source"].cat.categories]
     unmatched = unmatched_sentences(loaded)
@@ -176,7 +176,7 @@ def section_compare(
     if len(ratios):
         ratios = annotate(ratios, "comm", verdicts)
         judged.append(ratios)
-        drawn = of_dtype(split_matrix_rows(ratios)[0], dtype)
+        drawn = of_dtype(split_matrix_rows(ratios)[0], dtypes or {})
         figures = figure_out(
             later(not drawn.empty, plot_ratios, drawn, baseline),
             "fig-compare.png",
