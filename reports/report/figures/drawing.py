@@ -9,10 +9,10 @@ goes on judging and tabulating, so a 2-core box draws on one core and tabulates 
 Forked, not spawned: the child has the report's frames (and a figure built here) in memory as
 they are (a figure does not pickle: its tick formatters are closures) and imports nothing. Only
 on Linux, where fork is the platform's own way (macOS's system libraries do not support fork
-without exec), and only with two or more CPUs to draw on. A child that cannot start (the box
-refuses a process: an OSError, as a sandbox's) or dies before its PNG arrives leaves the figure
-to be drawn here, in this process: the bytes are the same either way
-(tests/integration/reports/test_report_drawing.py).
+without exec), with two or more CPUs to draw on, and not in a daemon (a multiprocessing pool's
+worker, which may have no children). A child that cannot start (the box refuses a process: an
+OSError, as a sandbox's) or dies before its PNG arrives leaves the figure to be drawn here, in
+this process: the bytes are the same either way (tests/integration/reports/test_report_drawing.py).
 """
 
 from __future__ import annotations
@@ -56,8 +56,10 @@ def cpus() -> int:
 
 
 def forks() -> bool:
-    """Whether figures are drawn in forked children here: Linux, two CPUs or more."""
-    return sys.platform == "linux" and cpus() >= 2
+    """Whether figures are drawn in forked children here: Linux, two CPUs or more, and a process
+    that may have children (a multiprocessing pool's workers are daemons, which may not)."""
+    daemon = multiprocessing.current_process().daemon
+    return sys.platform == "linux" and cpus() >= 2 and not daemon
 
 
 Build = Callable[[], Figure | None]

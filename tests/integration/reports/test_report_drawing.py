@@ -57,6 +57,22 @@ def test_children_draw_the_same_bytes_as_the_report_itself(
     assert not multiprocessing.active_children()
 
 
+def report_figures(out: str) -> dict[str, bytes]:
+    """A report of the fixture runs, in whatever process runs this (a pool's worker below)."""
+    build_report(CLUSTERS, out)
+    return pngs(Path(out))
+
+
+def test_a_pool_worker_draws_the_figures_itself(
+    in_process: dict[str, bytes], tmp_path: Path
+) -> None:
+    """A multiprocessing pool's workers are daemons, which may have no children (starting one
+    raised AssertionError): a report run there draws in its own process."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        figures = pool.apply(report_figures, (str(tmp_path / "out"),))
+    assert figures == in_process
+
+
 def exits(_figure: object, _conn: object) -> None:
     os._exit(3)
 
