@@ -1,5 +1,5 @@
 """The report's figures drawn in forked children (reports/report/figures/drawing.py): the same
-bytes as drawn in the report's own process; a child that dies, is killed or fails leaves its
+bytes as drawn in the report's own process; a child that is killed or fails leaves its
 figure to the report; a report that fails leaves no child behind. Faults come from this side:
 the children's function is replaced here, never through a product flag."""
 
@@ -73,10 +73,6 @@ def test_a_pool_worker_draws_the_figures_itself(
     assert figures == in_process
 
 
-def exits(_figure: object, _conn: object) -> None:
-    os._exit(3)
-
-
 def is_killed(_figure: object, _conn: object) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
@@ -94,7 +90,6 @@ def fails_to_draw(_figure: object, conn: object) -> None:
 
 
 FAULTS: dict[str, Callable[[object, object], None]] = {
-    "exits": exits,
     "killed": is_killed,
     "fails": fails_to_draw,
 }
