@@ -24,18 +24,22 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 @pytest.mark.slow
 def test_loose_precision_converges(tmp_path: Path) -> None:
+    """--max-trials 200, not the default 50: in this box's slow spells 1K's trial means spread
+    6x and drift (430-2,800 us, runs of like values), and its 99 % interval stayed wider than
+    +-50 % for 50 trials once (a CI rehearsal of stop 39), as the rule says it should; a few
+    more trials (~26 ms each) narrow it."""
     out = tmp_path / "run"
     result = run_cli(
         "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,64K",
         "--iters", "20", "--warmup", "2", "--trials", "3", "--precision", "50%",
-        "--out", str(out),
+        "--max-trials", "200", "--out", str(out),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr + result.stdout
     rows = read_csv(out / "results.csv")
     assert [r["converged"] for r in rows] == ["true", "true"]
     for row in rows:
         runs = int(row["trials_run"])
-        assert 6 <= runs <= 50  # an interval exists from 6 samples; --max-trials' default
+        assert 14 <= runs <= 200  # from the rule's first possible stop (stopping.FIRST_STOP)
         assert int(row["samples"]) == runs and row["trials"] == "3"
         low, p50, high = (float(row[k]) for k in ("ci_low_us", "time_us_p50", "ci_high_us"))
         assert low <= p50 <= high
