@@ -38,6 +38,16 @@ encoding of a 10,000-row report's five figures takes ~0.1 s CPU instead of ~1.3 
 
 PNG_DPI = 90
 
+CHILD_NICE = 10
+"""A child draws at this niceness: it takes the CPU the report's own work leaves, for that work
+is the report's critical path (2 cores, the 10,000-row report before shown.MOST_LINES: 4.8 s
+wall at niceness 10, 5.6 s at the report's own), and on a box busy with other work the children
+add to the report's share of the CPU rather than take from its own work."""
+
+MAX_CHILDREN = 6
+"""Children drawing at once (a report has up to ~12 figures): past that, the oldest one's PNG is
+waited for before the next child starts."""
+
 
 def png_bytes(figure: Figure) -> bytes:
     """The figure as PNG, drawn in this process."""
@@ -162,17 +172,6 @@ class Drawn:
 
 PENDING: list[Drawn] = []
 """Figures whose child may still be drawing: the report discards them if it fails."""
-
-
-CHILD_NICE = 10
-"""A child draws at this niceness: it takes the CPU the report's own work leaves, for that work
-is the report's critical path (2 cores, the 10,000-row report before shown.MOST_LINES: 4.8 s
-wall at niceness 10, 5.6 s at the report's own), and on a box busy with other work the children
-add to the report's share of the CPU rather than take from its own work."""
-
-MAX_CHILDREN = 6
-"""Children drawing at once (a report has up to ~12 figures): past that, the oldest one's PNG is
-waited for before the next child starts."""
 
 
 def draw(figure: Figure | Build) -> Drawn:
