@@ -190,13 +190,28 @@ def job_processes(job_id: str, node_id: str) -> list[int]:
     return pids
 
 
+def rank_logs(run_dir: Path, lines: int = 40) -> str:
+    """The tail of every log a launch left (the ranks', torchrun's), for a failing assertion."""
+    parts = []
+    for path in sorted((run_dir / "logs").glob("*.log")):
+        tail = path.read_text(errors="replace").splitlines()[-lines:]
+        parts.append(f"--- {path.name} (last {lines} lines):\n" + "\n".join(tail))
+    return "\n".join(parts)
+
+
 def test_a_node_killed_mid_run_is_named_and_finished_rows_are_kept(tmp_path: Path) -> None:
     config = tmp_path / "long.toml"
     config.write_text(
         CPU_CONFIG.read_text()
         .replace('sizes = ["1K", "64K"]', 'sizes = ["1K", "4K", "16K", "64K", "256K", "1M", "4M"]')
-        .replace("trials = 12", "trials = 20")
+        .replace("trials = 12", "trials = 40")
+        # Sequential: each row is written as its case ends, so the kill after 2 rows lands with
+        # 26 cases to go. Interleaved writes every row in the last round, and a kill that came
+        # after rank 0's last collective found node 0 done, waiting in torchrun's exit barrier
+        # for the dead node until srun --wait ended it (CI of 9168411: no peer lost to name).
+        .replace('order = "interleaved"', 'order = "sequential"')
     )
+    assert 'order = "sequential"' in config.read_text()
     out, log = tmp_path / "killed", tmp_path / "killed.out"
     command = sbatch_command(tmp_path, 2, "killed", CONFIG=str(config), BOOTSTRAP="1", LAUNCHES="1")
     submitted = subprocess.run(
@@ -224,12 +239,13 @@ def test_a_node_killed_mid_run_is_named_and_finished_rows_are_kept(tmp_path: Pat
         ["scontrol", "show", "job", job], capture_output=True, text=True, check=False
     ).stdout
     text = log.read_text()
-    assert "ExitCode=3:0" in job_record, job_record + text[-3000:]  # 3: the benchmark failed
-    assert "srun: error: n2: task 1: Killed" in text  # Slurm names the node that died
-    assert "a peer's connection dropped" in text  # node 0's distbench says why it stopped
+    seen = f"{job_record}\n--- {log}:\n{text}\n{rank_logs(out)}"  # all of it, should one fail
+    assert "ExitCode=3:0" in job_record, seen  # 3: the benchmark failed
+    assert "srun: error: n2: task 1: Killed" in text, seen  # Slurm names the node that died
+    assert "a peer's connection dropped" in text, seen  # node 0's distbench says why it stopped
     host = socket.gethostname()  # both "nodes" run on this host
-    assert f"the group's ranks on other nodes: rank 1 on node 1 (host {host})" in text, text
-    assert f"every finished row is kept in {out}" in text
+    assert f"the group's ranks on other nodes: rank 1 on node 1 (host {host})" in text, seen
+    assert f"every finished row is kept in {out}" in text, seen
     assert len(rows(out)) >= kept_before
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] != "completed"
