@@ -103,6 +103,17 @@ def git_dirty(path: Path) -> bool | None:
     return None if out is None else bool(out.strip())
 
 
+def load_average() -> list[float] | None:
+    """The machine's 1-, 5- and 15-minute load averages (os.getloadavg), or None where the
+    platform has none. The gate's verdicts move with the box's load (docs/gate.md: a baseline
+    recorded under load 6-13 failed 85 % of unchanged nights of a quiet box), so a run says what
+    load it ran under: at its start and at its end."""
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dict[str, Any]:
     import distbench
 
@@ -124,6 +135,8 @@ def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dic
         "cpu_model": cpu_model(),
         "cpu_cores": os.cpu_count(),
         "memory_bytes": memory_bytes(),
+        "load_avg_start": load_average(),
+        "load_avg_end": None,
         **installed_torch_facts(os.environ),
         "env": worker_env(os.environ),
         "worker_env": None,

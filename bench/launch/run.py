@@ -20,6 +20,7 @@ from rich.console import Console
 
 from distbench.collectors.manifest import (
     build_manifest,
+    load_average,
     utc_now,
     write_manifest,
 )
@@ -210,6 +211,7 @@ def execute(
         signal.signal(signal.SIGTERM, previous)
         manifest["status"] = status
         manifest["ended_utc"] = utc_now()
+        manifest["load_avg_end"] = load_average()
         write_manifest(run_dir, manifest)
     for line in node_warnings(manifest):  # one node with another driver, a slower link ...
         print(line, file=sys.stderr, flush=True)

@@ -117,10 +117,32 @@ def row_table(comparison: Comparison, only: str | None = None) -> tuple[list[str
     return header, lines
 
 
+def load_line(comparison: Comparison) -> str | None:
+    """The machine's 1-minute load as each side's launches started (manifest.json's
+    load_avg_start), where every side's manifests say: unchanged code on a box whose load moved
+    gets other verdicts (docs/gate.md), so the load is shown beside them."""
+    parts = []
+    for name, side in (("baseline", comparison.baseline), ("current", comparison.current)):
+        loads = [
+            float(load[0])
+            for launch in side.launches
+            if isinstance(load := launch.run.manifest.get("load_avg_start"), list) and load
+        ]
+        if not loads:
+            return None
+        low, high = f"{min(loads):.1f}", f"{max(loads):.1f}"
+        parts.append(f"{name} {low}" if low == high else f"{name} {low}-{high}")
+    return (
+        f"machine load as launches started (1-minute average): {', '.join(parts)}"
+        " (a change of load changes verdicts: docs/gate.md, held out on a quiet box)"
+    )
+
+
 def context(comparison: Comparison) -> list[str]:
     return [
         f"baseline: {comparison.baseline.path}",
         f"current:  {comparison.current.path}",
+        *([line] if (line := load_line(comparison)) else []),
         f"metric {comparison.metric.name}; threshold floor {comparison.thresholds.default} "
         "(a change must pass it as well as the noise)",
         noise_line(comparison),

@@ -472,3 +472,42 @@ def test_what_it_could_see_reads_as_a_bound_past_the_cap(
     assert code == 0 and ">= >" not in out and ">10x to >10x" not in out
     assert seen.strip().startswith("all_reduce: every row together >10x")
     assert seen.endswith("one row alone >10x")
+
+
+# ---- the machine's load beside the verdicts ---------------------------------------------------
+def with_load(night_dir: Path, *loads: float) -> Path:
+    """Set each launch's manifest load_avg_start as a run of this version records it."""
+    from distbench.collectors.manifest import read_manifest
+
+    for n, load in enumerate(loads, 1):
+        run_dir = night_dir / f"launch-{n}"
+        manifest = read_manifest(run_dir)
+        assert manifest is not None
+        write_manifest(run_dir, {**manifest, "load_avg_start": [load, load, load]})
+    return night_dir
+
+
+def test_the_load_each_side_ran_under_is_shown_where_every_side_recorded_it(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(3)
+    table = levels("all_reduce")
+    store = tmp_path / "store"
+    for n, loads in enumerate([(6.0, 9.5), (12.9, 7.25)]):
+        save_night(with_load(night(tmp_path / f"n{n}", table, rng), *loads), "loaded", store)
+    quiet = with_load(night(tmp_path / "quiet", table, rng), 1.0, 1.04)
+    line = "machine load as launches started (1-minute average): baseline 6.0-12.9, current 1.0 ("
+    assert any(text.startswith(line) for text in render_text_lines(judge(store / "loaded", quiet)))
+    unrecorded = night(tmp_path / "old", table, rng)  # a run of an older version: no load
+    lines = render_text_lines(judge(store / "loaded", unrecorded))
+    assert not any(text.startswith("machine load") for text in lines)
+
+
+def test_load_average_is_the_machines_three_averages() -> None:
+    import os
+
+    from distbench.collectors.manifest import load_average
+
+    load = load_average()
+    assert load is not None and len(load) == 3
+    assert all(abs(a - b) < 1.0 for a, b in zip(load, os.getloadavg(), strict=True))
