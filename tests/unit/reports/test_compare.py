@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 from collections.abc import Callable
 from dataclasses import fields, replace
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from distbench.cli.app import run_cli
-from distbench.collectors.manifest import write_manifest
+from distbench.collectors.manifest import load_average, read_manifest, write_manifest
 from distbench.collectors.schema import (
     MANIFEST_JSON,
     MAX_OVER_RANKS,
@@ -477,8 +478,6 @@ def test_what_it_could_see_reads_as_a_bound_past_the_cap(
 # ---- the machine's load beside the verdicts ---------------------------------------------------
 def with_load(night_dir: Path, *loads: float) -> Path:
     """Set each launch's manifest load_avg_start as a run of this version records it."""
-    from distbench.collectors.manifest import read_manifest
-
     for n, load in enumerate(loads, 1):
         run_dir = night_dir / f"launch-{n}"
         manifest = read_manifest(run_dir)
@@ -504,10 +503,6 @@ def test_the_load_each_side_ran_under_is_shown_where_every_side_recorded_it(
 
 
 def test_load_average_is_the_machines_three_averages() -> None:
-    import os
-
-    from distbench.collectors.manifest import load_average
-
     load = load_average()
     assert load is not None and len(load) == 3
     assert all(abs(a - b) < 1.0 for a, b in zip(load, os.getloadavg(), strict=True))
