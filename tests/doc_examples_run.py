@@ -122,6 +122,10 @@ GATES = re.compile(
     r"distbench compare|--fail-on-(regression|outlier)|ci/nightly\.sh(?!.*--bootstrap)"
 )
 """Commands whose exit 1 (regressed) or 4 (rows missing) is a verdict, not a failure."""
+ACCEPTANCE_VERDICT = re.compile(r"^acceptance: FAIL \(\d+ of \d+ nodes?\); verdict: ", re.M)
+"""`distbench acceptance`'s exit 1 is a verdict (a node failed the health check) when node 0
+printed it: on a loaded 2-core box, a pair measured in a burst of load can make a rank an
+outlier. Any other exit 1 of it is a failure."""
 
 
 def run_example(
@@ -143,8 +147,7 @@ def run_example(
     else:
         line = command
         if " & " in command:  # both must pass: the one in the background too
-            first, second = command.split(" & ", 1)
-            line = f"{first} & f=$!; {second}; s=$?; wait $f; f=$?; exit $((f ? f : s))"
+            line = both_sides(*command.split(" & ", 1))
         script = "; ".join([*example.context, line])
         done = subprocess.run(
             ["bash", "-c", script],
@@ -156,6 +159,20 @@ def run_example(
         )
         code, output = done.returncode, done.stdout + done.stderr
     return command, applied, code, output
+
+
+def both_sides(background: str, foreground: str) -> str:
+    """A line that runs `background &` then `foreground`, keeps each one's output apart and
+    prints them one after the other, each headed by its exit code (the background last: a
+    failure's tail is its own, not the other side's closing lines); exits with the first non-zero
+    code, the background's first."""
+    keep = "d=$(mktemp -d)"
+    run = f"( {background} ) > $d/bg 2>&1 & f=$!; ( {foreground} ) > $d/fg 2>&1; s=$?"
+    show = (
+        'wait $f; f=$?; echo "--- in the foreground: exit $s"; cat $d/fg; '
+        'echo "--- in the background: exit $f"; cat $d/bg; rm -rf $d'
+    )
+    return f"{keep}; {run}; {show}; exit $((f ? f : s))"
 
 
 def first_save(command: str, store: Path) -> None:
@@ -171,6 +188,7 @@ def first_save(command: str, store: Path) -> None:
 
 def passed(command: str, code: int, output: str) -> bool:
     ok = code == 0 or (code in (1, 4) and GATES.search(command) is not None)
+    ok = ok or (code == 1 and ACCEPTANCE_VERDICT.search(output) is not None)
     return ok and "Traceback (most recent call last)" not in output
 
 

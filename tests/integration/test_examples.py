@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -110,7 +111,7 @@ def test_every_example_runs_or_is_marked(
         outcome.setdefault(step.key, result)
         command, _, code, output, _, _ = result
         if not passed(command, code, output):
-            failures.append(f"{step.example.source}: {command}\n  exit {code}: {output[-1500:]}")
+            failures.append(f"{step.example.source}: {command}\n  exit {code}: {output[-4000:]}")
     counts: Counter[tuple[str, str]] = Counter()
     for step in (s for steps in planned for s in steps):
         source = step.example.source
@@ -174,3 +175,17 @@ def test_a_documented_command_that_breaks_fails(
 
 def pick(result: tuple[str, list[str], int, str]) -> tuple[str, int, str]:
     return result[0], result[2], result[3]
+
+
+def test_both_sides_of_a_background_example_are_kept_apart() -> None:
+    """`A & B` as the examples run it (bash): each side's output under its own exit code, the
+    background's last, and either side's failure fails the line."""
+    from tests.doc_examples_run import both_sides
+
+    for background, foreground, code in (("exit 3", "true", 3), ("true", "exit 5", 5)):
+        line = both_sides(f"echo from-a; {background}", f"echo from-b; {foreground}")
+        done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, check=False)
+        assert done.returncode == code, done
+        fg, bg = done.stdout.split("--- in the background: exit ")
+        assert fg.startswith("--- in the foreground: exit ") and "from-b" in fg and "from-a" in bg
+        assert bg.startswith(str(3 if code == 3 else 0))

@@ -27,7 +27,9 @@ from tests.doc_examples import (
     words,
 )
 from tests.doc_examples_run import (
+    both_sides,
     invoke,
+    passed,
     plan,
 )
 
@@ -231,3 +233,23 @@ def test_a_reader_before_any_writer_runs_once() -> None:
     assert third[1].key == (saved[0].text, "distbench report R") and third[1].execute
     write = [Example("d.md", 0, "distbench compare n R --save v.md"), *readers]
     assert [s.execute for s in plan([readers, write], shrink)[1]] == [True, True, True]
+
+
+def test_an_acceptance_exit_1_passes_only_with_node_0s_verdict() -> None:
+    """Its exit 1 is a node failing the health check when node 0 printed the FAIL line; any other
+    exit 1 of it (or a traceback) fails the example, and other commands' exit 1 still fails."""
+    command = "distbench acceptance --backend gloo --quick --nnodes 2 --node-rank 0"
+    verdict = "acceptance: node 1 (vm): FAIL: pairs\nacceptance: FAIL (1 of 2 nodes); verdict: a\n"
+    assert passed(command, 1, verdict)
+    assert not passed(command, 1, "acceptance: this node did not hold global rank 0\n")
+    assert not passed(command, 3, verdict)
+    assert not passed(command, 1, verdict + "Traceback (most recent call last):\n")
+    assert not passed("distbench allreduce --sizes 1K", 1, verdict.replace("acceptance: ", "x"))
+
+
+def test_a_background_command_keeps_its_own_output_and_exit() -> None:
+    """The line run for `A & B`: each side's output apart, headed by its exit code, the
+    background's last; the background's failure is the line's exit code."""
+    line = both_sides("echo from-a; exit 3", "echo from-b")
+    assert line.index("--- in the foreground") < line.index("--- in the background")
+    assert "$((f ? f : s))" in line and "> $d/bg 2>&1 &" in line
