@@ -114,6 +114,37 @@ def load_average() -> list[float] | None:
         return None
 
 
+CPU_TIMES = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+"""The first counters of /proc/stat's `cpu` line, in USER_HZ ticks summed over the CPUs."""
+
+
+def cpu_times() -> list[int] | None:
+    """The machine's CPU time counters (CPU_TIMES, from /proc/stat), or None where there is no
+    /proc/stat or it lacks the steal counter (Linux before 2.6.11)."""
+    try:
+        first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    if not first or first[0] != "cpu" or len(first) < 1 + len(CPU_TIMES):
+        return None
+    return [int(value) for value in first[1 : 1 + len(CPU_TIMES)]]
+
+
+def steal_share(start: object, end: list[int] | None) -> float | None:
+    """The share of the machine's CPU time that the hypervisor gave to other guests between two
+    cpu_times() (steal over every counter's growth), or None where either is missing or the
+    counters went back (a reboot between a run and its resume). On a VM whose host is busy the
+    guest's own load average stays put while every launch runs slower: 12 of 96 launches of the
+    nightly matrix took 1.5-2x as long at the same load (docs/gate.md, g5)."""
+    if not isinstance(start, list) or end is None or len(start) != len(end):
+        return None
+    grown = [b - a for a, b in zip(start, end, strict=True)]
+    total = sum(grown)
+    if total <= 0 or min(grown) < 0:
+        return None
+    return round(grown[CPU_TIMES.index("steal")] / total, 4)
+
+
 def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dict[str, Any]:
     import distbench
 
@@ -137,6 +168,8 @@ def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dic
         "memory_bytes": memory_bytes(),
         "load_avg_start": load_average(),
         "load_avg_end": None,
+        "cpu_times_start": cpu_times(),
+        "cpu_steal_share": None,
         **installed_torch_facts(os.environ),
         "env": worker_env(os.environ),
         "worker_env": None,

@@ -20,7 +20,9 @@ from rich.console import Console
 
 from distbench.collectors.manifest import (
     build_manifest,
+    cpu_times,
     load_average,
+    steal_share,
     utc_now,
     write_manifest,
 )
@@ -212,6 +214,7 @@ def execute(
         manifest["status"] = status
         manifest["ended_utc"] = utc_now()
         manifest["load_avg_end"] = load_average()
+        manifest["cpu_steal_share"] = steal_share(manifest.get("cpu_times_start"), cpu_times())
         write_manifest(run_dir, manifest)
     for line in node_warnings(manifest):  # one node with another driver, a slower link ...
         print(line, file=sys.stderr, flush=True)

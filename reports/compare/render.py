@@ -138,11 +138,30 @@ def load_line(comparison: Comparison) -> str | None:
     )
 
 
+def steal_line(comparison: Comparison) -> str | None:
+    """The share of CPU time the hypervisor gave to other guests during each side's launches
+    (manifest.json's cpu_steal_share), where every side's manifests say: a VM whose host is busy
+    runs every launch slower at the same load average inside it."""
+    parts = []
+    for name, side in (("baseline", comparison.baseline), ("current", comparison.current)):
+        shares = [
+            float(share)
+            for launch in side.launches
+            if isinstance(share := launch.run.manifest.get("cpu_steal_share"), (int, float))
+        ]
+        if not shares:
+            return None
+        low, high = f"{min(shares):.1%}", f"{max(shares):.1%}"
+        parts.append(f"{name} {low}" if low == high else f"{name} {low}-{high}")
+    return f"CPU time stolen by the hypervisor during the launches: {', '.join(parts)}"
+
+
 def context(comparison: Comparison) -> list[str]:
     return [
         f"baseline: {comparison.baseline.path}",
         f"current:  {comparison.current.path}",
         *([line] if (line := load_line(comparison)) else []),
+        *([line] if (line := steal_line(comparison)) else []),
         f"metric {comparison.metric.name}; threshold floor {comparison.thresholds.default} "
         "(a change must pass it as well as the noise)",
         noise_line(comparison),

@@ -72,3 +72,14 @@ def test_the_report_benchmark_prints_its_coverage() -> None:
     assert "held out" in out.splitlines()[0]
     rows = [line for line in out.splitlines() if line.startswith("| one launch a side")]
     assert rows and all(re.search(r"\d+\.\d% \+-\d+\.\d% \(MC\)", r) for r in rows), out
+
+
+def test_the_confirmation_benchmark_pairs_each_night_with_the_next() -> None:
+    """ci/bench_confirm.py --quick: a night alone and confirmed by the next, A/A and catches; a
+    confirmed failure is two failed nights, so there are never more of them than failed nights."""
+    out = bench("bench_confirm.py")
+    found = dict(re.findall(r"^(.+?): [\d.]+% \((\d+)/\d+\)", out, re.M))
+    names = ("A/A, a night alone", "A/A, confirmed by the next")
+    assert set(names) | {"catch, a night alone", "catch, confirmed by the next"} <= set(found), out
+    assert int(found[names[1]]) <= int(found[names[0]])
+    assert int(found["catch, confirmed by the next"]) <= int(found["catch, a night alone"])

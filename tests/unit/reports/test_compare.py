@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 
 from distbench.cli.app import run_cli
-from distbench.collectors.manifest import load_average, read_manifest, write_manifest
+from distbench.collectors.manifest import (
+    cpu_times,
+    load_average,
+    read_manifest,
+    steal_share,
+    write_manifest,
+)
 from distbench.collectors.schema import (
     MANIFEST_JSON,
     MAX_OVER_RANKS,
@@ -506,3 +512,43 @@ def test_load_average_is_the_machines_three_averages() -> None:
     load = load_average()
     assert load is not None and len(load) == 3
     assert all(abs(a - b) < 1.0 for a, b in zip(load, os.getloadavg(), strict=True))
+
+
+def test_steal_share_is_the_hypervisors_part_of_the_cpu_time_between_two_readings() -> None:
+    """steal over every counter's growth; None where a reading is missing, of another length, or
+    the counters went back (a reboot between a run and its resume)."""
+    start = [100, 0, 50, 800, 10, 0, 5, 35]
+    end = [400, 0, 150, 900, 10, 0, 15, 335]  # grown: 300 + 100 + 100 + 10 + 300 = 810
+    assert steal_share(start, end) == round(300 / 810, 4)
+    assert steal_share(start, start) is None  # no time passed
+    assert steal_share(None, end) is None and steal_share(start, None) is None
+    assert steal_share(start[:7], end) is None
+    assert steal_share(end, start) is None
+    now = cpu_times()  # Linux: /proc/stat's eight first counters, in ticks
+    assert now is not None and len(now) == 8 and all(isinstance(v, int) for v in now)
+
+
+def test_the_steal_each_side_ran_under_is_shown_where_every_side_recorded_it(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(4)
+    table = levels("all_reduce")
+    store = tmp_path / "store"
+    for n, shares in enumerate([(0.0, 0.001), (0.002, 0.0)]):
+        night_dir = night(tmp_path / f"n{n}", table, rng)
+        for k, share in enumerate(shares, 1):
+            run_dir = night_dir / f"launch-{k}"
+            manifest = read_manifest(run_dir)
+            assert manifest is not None
+            write_manifest(run_dir, {**manifest, "cpu_steal_share": share})
+        save_night(night_dir, "calm", store)
+    busy = night(tmp_path / "busy", table, rng)
+    for k, share in enumerate((0.31, 0.42), 1):
+        manifest = read_manifest(busy / f"launch-{k}")
+        assert manifest is not None
+        write_manifest(busy / f"launch-{k}", {**manifest, "cpu_steal_share": share})
+    line = "CPU time stolen by the hypervisor during the launches: baseline 0.0%-0.2%, current"
+    lines = render_text_lines(judge(store / "calm", busy))
+    assert any(text == f"{line} 31.0%-42.0%" for text in lines), lines
+    older = night(tmp_path / "old", table, rng)  # written before the field: no line
+    assert not any("stolen" in text for text in render_text_lines(judge(store / "calm", older)))
