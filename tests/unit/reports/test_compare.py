@@ -482,30 +482,54 @@ def test_what_it_could_see_reads_as_a_bound_past_the_cap(
 
 
 # ---- the machine's load beside the verdicts ---------------------------------------------------
-def with_load(night_dir: Path, *loads: float) -> Path:
-    """Set each launch's manifest load_avg_start as a run of this version records it."""
-    for n, load in enumerate(loads, 1):
+def with_fact(night_dir: Path, field: str, *values: object) -> Path:
+    """Set a manifest field of each launch of a night (launch-1 the first value ...), as a run of
+    this version records it."""
+    for n, value in enumerate(values, 1):
         run_dir = night_dir / f"launch-{n}"
         manifest = read_manifest(run_dir)
         assert manifest is not None
-        write_manifest(run_dir, {**manifest, "load_avg_start": [load, load, load]})
+        write_manifest(run_dir, {**manifest, field: value})
     return night_dir
 
 
-def test_the_load_each_side_ran_under_is_shown_where_every_side_recorded_it(
-    tmp_path: Path,
+def loads(*values: float) -> list[list[float]]:
+    return [[value] * 3 for value in values]
+
+
+@pytest.mark.parametrize(
+    ("field", "baseline", "current", "shown"),
+    [
+        (  # the 1-minute load as each launch started
+            "load_avg_start",
+            [loads(6.0, 9.5), loads(12.9, 7.25)],
+            loads(1.0, 1.04),
+            "machine load as launches started (1-minute average): baseline 6.0-12.9, current 1.0 (",
+        ),
+        (  # the hypervisor's share of the CPU time during each launch
+            "cpu_steal_share",
+            [[0.0, 0.001], [0.002, 0.0]],
+            [0.31, 0.42],
+            "CPU time stolen by the hypervisor during the launches: baseline 0.0%-0.2%, "
+            "current 31.0%-42.0%",
+        ),
+    ],
+)
+def test_what_each_side_ran_under_is_shown_where_every_side_recorded_it(
+    tmp_path: Path, field: str, baseline: list[list[object]], current: list[object], shown: str
 ) -> None:
+    """A window of two nights against a night, each launch's manifest with `field` set; a night
+    of an older version (no such field) shows no line."""
     rng = random.Random(3)
     table = levels("all_reduce")
     store = tmp_path / "store"
-    for n, loads in enumerate([(6.0, 9.5), (12.9, 7.25)]):
-        save_night(with_load(night(tmp_path / f"n{n}", table, rng), *loads), "loaded", store)
-    quiet = with_load(night(tmp_path / "quiet", table, rng), 1.0, 1.04)
-    line = "machine load as launches started (1-minute average): baseline 6.0-12.9, current 1.0 ("
-    assert any(text.startswith(line) for text in render_text_lines(judge(store / "loaded", quiet)))
-    unrecorded = night(tmp_path / "old", table, rng)  # a run of an older version: no load
-    lines = render_text_lines(judge(store / "loaded", unrecorded))
-    assert not any(text.startswith("machine load") for text in lines)
+    for n, values in enumerate(baseline):
+        save_night(with_fact(night(tmp_path / f"n{n}", table, rng), field, *values), "w", store)
+    tonight = with_fact(night(tmp_path / "tonight", table, rng), field, *current)
+    assert any(text.startswith(shown) for text in render_text_lines(judge(store / "w", tonight)))
+    unrecorded = night(tmp_path / "old", table, rng)
+    lines = render_text_lines(judge(store / "w", unrecorded))
+    assert not any(text.startswith(shown.split(":", 1)[0]) for text in lines)
 
 
 def test_load_average_is_the_machines_three_averages() -> None:
@@ -526,29 +550,3 @@ def test_steal_share_is_the_hypervisors_part_of_the_cpu_time_between_two_reading
     assert steal_share(end, start) is None
     now = cpu_times()  # Linux: /proc/stat's eight first counters, in ticks
     assert now is not None and len(now) == 8 and all(isinstance(v, int) for v in now)
-
-
-def test_the_steal_each_side_ran_under_is_shown_where_every_side_recorded_it(
-    tmp_path: Path,
-) -> None:
-    rng = random.Random(4)
-    table = levels("all_reduce")
-    store = tmp_path / "store"
-    for n, shares in enumerate([(0.0, 0.001), (0.002, 0.0)]):
-        night_dir = night(tmp_path / f"n{n}", table, rng)
-        for k, share in enumerate(shares, 1):
-            run_dir = night_dir / f"launch-{k}"
-            manifest = read_manifest(run_dir)
-            assert manifest is not None
-            write_manifest(run_dir, {**manifest, "cpu_steal_share": share})
-        save_night(night_dir, "calm", store)
-    busy = night(tmp_path / "busy", table, rng)
-    for k, share in enumerate((0.31, 0.42), 1):
-        manifest = read_manifest(busy / f"launch-{k}")
-        assert manifest is not None
-        write_manifest(busy / f"launch-{k}", {**manifest, "cpu_steal_share": share})
-    line = "CPU time stolen by the hypervisor during the launches: baseline 0.0%-0.2%, current"
-    lines = render_text_lines(judge(store / "calm", busy))
-    assert any(text == f"{line} 31.0%-42.0%" for text in lines), lines
-    older = night(tmp_path / "old", table, rng)  # written before the field: no line
-    assert not any("stolen" in text for text in render_text_lines(judge(store / "calm", older)))
