@@ -10,6 +10,7 @@ from typing import Any
 
 from distbench.parse import format_size
 from distbench.reports.compare.judge import ONLY_BASELINE, Comparison
+from distbench.reports.compare.machine import machine_lines
 from distbench.reports.compare.words import (
     band_name,
     family_line,
@@ -117,51 +118,11 @@ def row_table(comparison: Comparison, only: str | None = None) -> tuple[list[str
     return header, lines
 
 
-def load_line(comparison: Comparison) -> str | None:
-    """The machine's 1-minute load as each side's launches started (manifest.json's
-    load_avg_start), where every side's manifests say: unchanged code on a box whose load moved
-    gets other verdicts (docs/gate.md), so the load is shown beside them."""
-    parts = []
-    for name, side in (("baseline", comparison.baseline), ("current", comparison.current)):
-        loads = [
-            float(load[0])
-            for launch in side.launches
-            if isinstance(load := launch.run.manifest.get("load_avg_start"), list) and load
-        ]
-        if not loads:
-            return None
-        low, high = f"{min(loads):.1f}", f"{max(loads):.1f}"
-        parts.append(f"{name} {low}" if low == high else f"{name} {low}-{high}")
-    return (
-        f"machine load as launches started (1-minute average): {', '.join(parts)}"
-        " (a change of load changes verdicts: docs/gate.md, held out on a quiet box)"
-    )
-
-
-def steal_line(comparison: Comparison) -> str | None:
-    """The share of CPU time the hypervisor gave to other guests during each side's launches
-    (manifest.json's cpu_steal_share), where every side's manifests say: a VM whose host is busy
-    runs every launch slower at the same load average inside it."""
-    parts = []
-    for name, side in (("baseline", comparison.baseline), ("current", comparison.current)):
-        shares = [
-            float(share)
-            for launch in side.launches
-            if isinstance(share := launch.run.manifest.get("cpu_steal_share"), (int, float))
-        ]
-        if not shares:
-            return None
-        low, high = f"{min(shares):.1%}", f"{max(shares):.1%}"
-        parts.append(f"{name} {low}" if low == high else f"{name} {low}-{high}")
-    return f"CPU time stolen by the hypervisor during the launches: {', '.join(parts)}"
-
-
 def context(comparison: Comparison) -> list[str]:
     return [
         f"baseline: {comparison.baseline.path}",
         f"current:  {comparison.current.path}",
-        *([line] if (line := load_line(comparison)) else []),
-        *([line] if (line := steal_line(comparison)) else []),
+        *machine_lines(comparison),
         f"metric {comparison.metric.name}; threshold floor {comparison.thresholds.default} "
         "(a change must pass it as well as the noise)",
         noise_line(comparison),
