@@ -122,6 +122,7 @@ GATES = re.compile(
     r"distbench compare|--fail-on-(regression|outlier)|ci/nightly\.sh(?!.*--bootstrap)"
 )
 """Commands whose exit 1 (regressed) or 4 (rows missing) is a verdict, not a failure."""
+ACCEPTANCE = re.compile(r"^distbench acceptance\b")
 ACCEPTANCE_VERDICT = re.compile(r"^acceptance: FAIL \(\d+ of \d+ nodes?\); verdict: ", re.M)
 """`distbench acceptance`'s exit 1 is a verdict (a node failed the health check) when node 0
 printed it: on a loaded 2-core box, a pair measured in a burst of load can make a rank an
@@ -188,7 +189,8 @@ def first_save(command: str, store: Path) -> None:
 
 def passed(command: str, code: int, output: str) -> bool:
     ok = code == 0 or (code in (1, 4) and GATES.search(command) is not None)
-    ok = ok or (code == 1 and ACCEPTANCE_VERDICT.search(output) is not None)
+    verdict = ACCEPTANCE.search(command) and ACCEPTANCE_VERDICT.search(output)
+    ok = ok or (code == 1 and verdict is not None)
     return ok and "Traceback (most recent call last)" not in output
 
 

@@ -245,6 +245,7 @@ def test_an_acceptance_exit_1_passes_only_with_node_0s_verdict() -> None:
     assert not passed(command, 3, verdict)
     assert not passed(command, 1, verdict + "Traceback (most recent call last):\n")
     assert not passed("distbench allreduce --sizes 1K", 1, verdict.replace("acceptance: ", "x"))
+    assert not passed("distbench allreduce --sizes 1K", 1, verdict)  # another command's exit 1
 
 
 def test_a_background_command_keeps_its_own_output_and_exit() -> None:
