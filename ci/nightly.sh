@@ -7,6 +7,7 @@
 #   ci/nightly.sh --run-dir RUN --bootstrap         # pin a run you already have (no sweep)
 #   ci/nightly.sh --config ci/my-sweep.toml --baseline a100-main --thresholds ci/thresholds-example.toml
 #   ci/nightly.sh --run-dir results/last-night      # gate a run made elsewhere (Slurm: after srun)
+#   ci/nightly.sh --confirm                         # a regressed night is swept again at once
 #
 # Works from any directory. The shipped config and thresholds are found beside this script; the
 # nights go to ./results/nightly-<UTC date and time> and the baseline store is ./baselines (or
@@ -27,13 +28,19 @@
 # shows them as they come instead), then distbench compare's output, which opens with the verdict,
 # and the verdict again as the last line.
 #
+# --confirm: on a shared or virtual box the hypervisor can take the CPU for minutes and slow a whole
+# night. With --confirm a night that regressed is swept again at once into RUN-confirm and gated
+# too; the night fails only when that re-run regresses as well (docs: the nightly gate). It costs
+# a second night's sweeps on a failing night only, and some catches of a real slowdown.
+#
 # A night cut short stays marked partial in RUN/nightly.state: distbench history skips it,
 # --update-baseline never saves it, and ci/nightly.sh --resume RUN finishes it (each launch
 # resumed where it stopped, or run if it never started) and gates it. A resumed night is gated
 # and kept for history, but never becomes the baseline.
 #
 # Exit codes (for the CI system):
-#   0    no regression        1  at least one row regressed (distbench compare's verdict)
+#   0    no regression (with --confirm: or a regression its re-run did not confirm)
+#   1    at least one row regressed (distbench compare's verdict; --confirm: the re-run's too)
 #   2    usage: bad option, missing config or baseline, nothing in common with the baseline
 #   3    the benchmark itself failed (a rank died, --check found wrong results)
 #   4    rows of the baseline are missing tonight (a case was lost); --allow-missing passes them
@@ -61,6 +68,9 @@ STORE=${DISTBENCH_BASELINES:-baselines}
 COMPARE_ARGS=()
 UPDATE=0
 BOOTSTRAP=0
+CONFIRM=0
+CONFIRMS=""       # the confirmation night's record: the night it re-measures
+CONFIRMATION=""   # the regressed night's record: its re-run and that one's verdict
 REPORT=1
 LAUNCHES=2
 LAUNCHES_GIVEN=0
@@ -90,6 +100,8 @@ Options:
   --update-baseline    after a night that passed, was complete and was not resumed, add it to
                        the baseline's window of recent nights (distbench baseline save)
   --bootstrap          when the baseline does not exist, save this run as it and exit 0
+  --confirm            when tonight regresses, sweep the night again at once (into RUN-confirm)
+                       and gate that too: exit 1 only when the re-run regresses as well
   --no-report          skip distbench report
   --verbose            the sweeps' progress and tables on the terminal (default: RUN/sweeps.log)
 EOF
@@ -121,6 +133,7 @@ while [[ $# -gt 0 ]]; do
             COMPARE_ARGS+=("$1"); shift ;;
         --update-baseline) UPDATE=1; shift ;;
         --bootstrap) BOOTSTRAP=1; shift ;;
+        --confirm) CONFIRM=1; shift ;;
         --no-report) REPORT=0; shift ;;
         --verbose) VERBOSE=1; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -149,6 +162,8 @@ write_state() {  # STATUS (partial or complete): written whole, atomically
         echo "config=$CONFIG"
         echo "sweep_args=${SWEEP_ARGS:-}"
         echo "resumed=$RESUMED"
+        [[ -z "$CONFIRMS" ]] || echo "confirms=$CONFIRMS"
+        [[ -z "$CONFIRMATION" ]] || echo "confirmation=$CONFIRMATION"
     } >"$OUT/$STATE_FILE.tmp" && mv -f "$OUT/$STATE_FILE.tmp" "$OUT/$STATE_FILE"
 }
 launch_dir() {  # K: where launch K of the night goes
@@ -206,6 +221,11 @@ if [[ -n "$RESUME" ]]; then
 fi
 if [[ ! $LAUNCHES =~ ^[1-9][0-9]?$ ]]; then
     say "error: --launches '$LAUNCHES' must be a whole number from 1 to 99, e.g. 2"
+    exit 2
+fi
+if [[ $CONFIRM -eq 1 && -n "$RUN_DIR" ]]; then
+    say "error: --confirm sweeps a regressed night again, so it needs the sweep: drop --run-dir" \
+        "(or gate a second run made elsewhere with --run-dir)"
     exit 2
 fi
 
@@ -279,6 +299,22 @@ sweep() {  # K DIR: launch K of the night into DIR (a new sweep, or --resume of 
         "$([[ $VERBOSE -eq 1 ]] || echo "(tables: $OUT/$SWEEP_LOG)")"
 }
 
+sweep_night() {  # every launch of the night OUT (with --resume: those not complete yet)
+    local launch dir
+    if [[ $LAUNCHES -gt 1 ]]; then mkdir -p "$OUT" && write_state partial; fi
+    for ((launch = 1; launch <= LAUNCHES; launch++)); do
+        dir=$(launch_dir "$launch")
+        if [[ -n "$RESUME" ]] && launch_completed "$dir"; then
+            say "launch $launch of $LAUNCHES: complete, kept ($dir)"
+            continue
+        fi
+        [[ -n "$RESUME" ]] && RESUMED=1
+        sweep "$launch" "$dir"
+        [[ $INTERRUPTED -eq 1 ]] && interrupted
+    done
+    write_state complete
+}
+
 if [[ -n "$RUN_DIR" ]]; then
     OUT=${RUN_DIR%/}
     if [[ ! -d "$OUT" ]]; then say "error: --run-dir $OUT does not exist"; exit 2; fi
@@ -297,18 +333,7 @@ else
     fi
     if [[ ! -f "$CONFIG" ]]; then say "error: no sweep config $CONFIG (give --config FILE)"; exit 2; fi
     CONFIG=$(cd "$(dirname "$CONFIG")" && pwd)/$(basename "$CONFIG")  # --resume finds it anywhere
-    if [[ $LAUNCHES -gt 1 ]]; then mkdir -p "$OUT" && write_state partial; fi
-    for ((launch = 1; launch <= LAUNCHES; launch++)); do
-        dir=$(launch_dir "$launch")
-        if [[ -n "$RESUME" ]] && launch_completed "$dir"; then
-            say "launch $launch of $LAUNCHES: complete, kept ($dir)"
-            continue
-        fi
-        [[ -n "$RESUME" ]] && RESUMED=1
-        sweep "$launch" "$dir"
-        [[ $INTERRUPTED -eq 1 ]] && interrupted
-    done
-    write_state complete
+    sweep_night
 fi
 
 # --- 3. the bootstrap night: save tonight as the baseline, report it, nothing to compare ------
@@ -328,21 +353,48 @@ fi
 # --- 4. the gate: its verdict opens stdout; the same as Markdown and JSON beside the run ------
 # the job summary and annotations: compare writes them (--github), this script never does
 [[ -n "${GITHUB_STEP_SUMMARY:-}" ]] && COMPARE_ARGS+=(--github)
-# shellcheck disable=SC2086
-$DISTBENCH compare "$BASELINE" "$OUT" --store "$STORE" "${COMPARE_ARGS[@]}" \
-    --save "$OUT/compare.md" --save "$OUT/compare.json" --save "$OUT/compare.txt"
-rc=$?
-[[ $INTERRUPTED -eq 1 || $rc -eq $EXIT_INTERRUPTED ]] && {
-    say "INTERRUPTED before the verdict: the night's sweeps are complete; to gate it:" \
-        "ci/nightly.sh --resume $OUT"
-    exit "$EXIT_INTERRUPTED"
+gate() {  # the night OUT against the baseline; sets rc (compare's exit code)
+    # shellcheck disable=SC2086
+    $DISTBENCH compare "$BASELINE" "$OUT" --store "$STORE" "${COMPARE_ARGS[@]}" \
+        --save "$OUT/compare.md" --save "$OUT/compare.json" --save "$OUT/compare.txt"
+    rc=$?
+    [[ $INTERRUPTED -eq 1 || $rc -eq $EXIT_INTERRUPTED ]] && {
+        say "INTERRUPTED before the verdict: the night's sweeps are complete; to gate it:" \
+            "ci/nightly.sh --resume $OUT"
+        exit "$EXIT_INTERRUPTED"
+    }
+    case $rc in 0 | 1 | 4) ;; *) say "error: distbench compare failed (exit $rc)"; exit 2 ;; esac
 }
+gate
+REGRESSED=$((rc == 1))
 case $rc in
     0) VERDICT="no regression against '$BASELINE'" ;;
     1) VERDICT="REGRESSION against '$BASELINE': see $OUT/compare.md" ;;
     4) VERDICT="FAILED: cases of '$BASELINE' are missing tonight: see $OUT/compare.md" ;;
-    *) say "error: distbench compare failed (exit $rc)"; exit 2 ;;
 esac
+
+# --- 4b. --confirm: a regressed night swept again at once, into RUN-confirm, and gated --------
+confirm() {
+    local night=$OUT resumed=$RESUMED again=${OUT%/}-confirm k=2 both
+    while [[ -e "$again" ]]; do again=${OUT%/}-confirm-$k; k=$((k + 1)); done
+    say "tonight regressed; --confirm: the night again at once, into $again"
+    OUT=$again RESUME="" RESUMED=0 CONFIRMS=$night
+    sweep_night
+    gate
+    OUT=$night RESUMED=$resumed CONFIRMS=""
+    both="see $night/compare.md and $again/compare.md"
+    case $rc in
+        0) CONFIRMATION="$again passed"
+           VERDICT="regression NOT CONFIRMED against '$BASELINE': tonight regressed, its re-run"
+           VERDICT+=" at once did not ($both)" ;;
+        1) CONFIRMATION="$again regressed"
+           VERDICT="REGRESSION against '$BASELINE', confirmed by a re-run at once: $both" ;;
+        4) CONFIRMATION="$again lost cases"; rc=1
+           VERDICT="REGRESSION against '$BASELINE', not disproved: its re-run lost cases ($both)" ;;
+    esac
+    write_state complete
+}
+[[ $CONFIRM -eq 1 && $rc -eq 1 ]] && confirm
 
 # --- 5. the report, tonight over the baseline --------------------------------------------------
 report "$BASELINE_DIR" "$OUT"
@@ -353,6 +405,8 @@ if [[ $UPDATE -eq 1 ]]; then
         say "baseline not updated: --baseline $BASELINE is a run directory, not a name in the store"
     elif [[ $rc -ne 0 ]]; then
         say "baseline '$BASELINE' not updated: tonight did not pass"
+    elif [[ $REGRESSED -eq 1 ]]; then
+        say "baseline '$BASELINE' not updated: tonight regressed (its re-run did not)"
     elif [[ $RESUMED -eq 1 ]] || ! clean_night "$OUT"; then
         say "baseline '$BASELINE' not updated: tonight was resumed or is incomplete" \
             "(a baseline takes only whole nights measured in one go)"

@@ -4,7 +4,9 @@ fixture they are exported to, nights, and the matrices the statistical core read
 A fixture (tests/data/launches-nightly-cpu.json.gz) holds, per launch of the shipped nightly
 matrix (ci/sweep-nightly-cpu.toml): its group (a recording session: launches of one group ran
 back to back, groups hours or days apart), its start time, and every row's per-trial times (us,
-rounded to 0.1). A night is two consecutive launches of one group, as ci/nightly.sh runs them.
+rounded to 0.1); from g7 on also its end, the load as it started and the hypervisor's share of
+the CPU while it ran (from its manifest). A night is two consecutive launches of one group, as
+ci/nightly.sh runs them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import gzip
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +38,16 @@ class Launch:
     started: str
     trials: tuple[np.ndarray, ...]
     """Per row (in Recorded.keys order): its trial times (us)."""
+    ended: str = ""
+    steal: float | None = None
+    """The share of CPU time the hypervisor took while it ran (manifest cpu_steal_share)."""
+    load: float | None = None
+    """The 1-minute load average as it started (manifest load_avg_start[0])."""
+
+    def machine(self) -> dict[str, object]:
+        """What the fixture keeps of the machine beside the trials (only what was recorded)."""
+        facts = {"ended": self.ended, "steal": self.steal, "load": self.load}
+        return {k: v for k, v in facts.items() if v not in ("", None)}
 
 
 @dataclass
@@ -51,28 +63,35 @@ class Recorded:
         return list(dict.fromkeys(launch.group for launch in self.launches))
 
 
-def load_runs(root: Path, group: str) -> list[tuple[str, str, dict[Key, tuple[float, ...]]]]:
-    """(name, started, key -> trial times) of every run directory below `root`, by name."""
+def load_runs(root: Path, group: str) -> list[tuple[Launch, dict[Key, tuple[float, ...]]]]:
+    """(the launch without its trials, key -> trial times) of every run directory below `root`,
+    by name."""
     from distbench.reports.runs import load_run
 
     found = []
     for run_dir in sorted(p for p in root.iterdir() if (p / "results.csv").exists()):
         run = load_run(run_dir)
         rows = {key: row.units_us for key, row in run.rows.items() if row.units_us}
-        found.append((f"{group}/{run_dir.name}", str(run.manifest.get("started_utc", "")), rows))
+        manifest = run.manifest
+        load = manifest.get("load_avg_start")
+        steal = manifest.get("cpu_steal_share")
+        launch = Launch(
+            f"{group}/{run_dir.name}", group, str(manifest.get("started_utc", "")), (),
+            str(manifest.get("ended_utc") or ""),
+            float(steal) if isinstance(steal, (int, float)) else None,
+            float(load[0]) if isinstance(load, list) and load else None,
+        )  # fmt: skip
+        found.append((launch, rows))
     return found
 
 
 def record(groups: Sequence[tuple[str, Path]]) -> Recorded:
     """The launches of each (group, root): only rows that every launch holds are kept."""
-    loaded = [
-        (g, name, started, rows) for g, root in groups for name, started, rows in load_runs(root, g)
-    ]
-    common = set.intersection(*(set(rows) for _g, _n, _s, rows in loaded))
-    keys = sorted(common)
+    loaded = [found for g, root in groups for found in load_runs(root, g)]
+    keys = sorted(set.intersection(*(set(rows) for _launch, rows in loaded)))
     launches = [
-        Launch(name, g, started, tuple(np.asarray(rows[k], float) for k in keys))
-        for g, name, started, rows in loaded
+        replace(launch, trials=tuple(np.asarray(rows[k], float) for k in keys))
+        for launch, rows in loaded
     ]
     return Recorded([dict(k) for k in keys], launches)
 
@@ -88,6 +107,7 @@ def export(recorded: Recorded, path: Path) -> None:
                 "group": launch.group,
                 "started": launch.started,
                 "trials": [[round(float(t), 1) for t in trials] for trials in launch.trials],
+                **launch.machine(),
             }
             for launch in recorded.launches
         ],
@@ -106,6 +126,9 @@ def load_fixture(path: Path) -> Recorded:
             d["group"],
             d.get("started", ""),
             tuple(np.asarray(t, float) for t in d["trials"]),
+            d.get("ended", ""),
+            d.get("steal"),
+            d.get("load"),
         )
         for d in body["launches"]
     ]
@@ -137,8 +160,7 @@ def merge(parts: Sequence[Recorded]) -> Recorded:
     for part in parts:
         index = {project(k): i for i, k in enumerate(part.keys)}
         launches += [
-            Launch(one.name, one.group, one.started, tuple(one.trials[index[k]] for k in order))
-            for one in part.launches
+            replace(one, trials=tuple(one.trials[index[k]] for k in order)) for one in part.launches
         ]
     return Recorded([dict(k) for k in order], launches)
 

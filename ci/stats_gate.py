@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats as sps
+from stats_blocks import block_interval
 from stats_data import Values, side
 
 from distbench.stats.defaults import default_prior
@@ -110,6 +111,8 @@ class Rate:
     target: str = ""
     ok: bool | None = None
     note: str = ""
+    outcomes: np.ndarray | None = None
+    """windows x nights (x outcomes a night), nan where not judged: for the block interval."""
 
     @property
     def value(self) -> float:
@@ -117,14 +120,20 @@ class Rate:
 
     def row(self) -> dict[str, object]:
         low, high = clopper_pearson(self.hits, self.n) if self.n else (math.nan, math.nan)
+        blocks = ""
+        if self.outcomes is not None and self.n:
+            b_low, b_high, n_eff = block_interval(self.outcomes)
+            blocks = f"[{b_low:.1%}, {b_high:.1%}] of {n_eff:.0f}"
         return {
             "name": self.name, "value": f"{self.value:.1%} ({self.hits}/{self.n})",
-            "interval": f"[{low:.1%}, {high:.1%}]", "target": self.target,
+            "interval": f"[{low:.1%}, {high:.1%}]", "blocks": blocks, "target": self.target,
             "ok": "" if self.ok is None else ("yes" if self.ok else "NO"), "note": self.note,
         }  # fmt: skip
 
 
 Nights = dict[str, list[list[int]]]
+Seen = dict[str, list[tuple[bool, list[float]]]]
+"""Per partial scenario: (caught, the affected rows' detectable_change) per night."""
 
 
 def fixed_baselines(nights: Nights, window: int) -> list[tuple[str, list[list[int]]]]:
@@ -143,35 +152,42 @@ def fixed_baselines(nights: Nights, window: int) -> list[tuple[str, list[list[in
 def replay_fixed(
     judge: Judge, nights: dict[str, list[list[int]]], window: int,
     progress: Callable[[str], None] = lambda _s: None, baselines: Nights | None = None,
-) -> tuple[list[Rate], list[Rate], dict[str, list[tuple[bool, list[float]]]]]:  # fmt: skip
+) -> tuple[list[Rate], list[Rate], Seen, np.ndarray]:  # fmt: skip
     """A/A per fixed baseline, and A/B catches per scenario, over every held-out night (`nights`)
     outside the baseline; for the partial scenarios the affected rows' detectable_change of each
-    night (from its A/A judgement) beside whether it was caught. The baselines are windows of
-    `baselines`' groups (default: the held-out ones), as a user's baseline is recorded before
-    the nights it judges."""
+    night (from its A/A judgement) beside whether it was caught; and the A/A outcome grid
+    (windows x held-out nights). The baselines are windows of `baselines`' groups (default: the
+    held-out ones), as a user's baseline is recorded before the nights it judges."""
     every = [n for members in nights.values() for n in members]
     aa_rates: list[Rate] = []
-    ab: dict[str, list[int]] = {}
-    seen: dict[str, list[tuple[bool, list[float]]]] = {}
+    seen: Seen = {}
     kinds = scenarios(judge.keys)
-    for name, base in fixed_baselines(baselines or nights, window):
-        judged = [n for n in every if n not in base]
-        hits = 0
-        for night in judged:
+    windows = fixed_baselines(baselines or nights, window)
+    aa = np.full((len(windows), len(every)), np.nan)  # the outcome grids, for block_interval
+    ab = {kind: np.full((*aa.shape, len(cases)), np.nan) for kind, cases in kinds.items()}
+    for w, (name, base) in enumerate(windows):
+        for n, night in enumerate(every):
+            if night in base:
+                continue
             null = judge.night(base, night)
-            hits += regressed(null)
+            aa[w, n] = regressed(null)
             detectable = np.array([j.detectable for j in null.rows])
             for kind, cases in kinds.items():
-                for primitive, mask in cases:
+                for c, (primitive, mask) in enumerate(cases):
                     caught = regressed(judge.night(base, night, np.log(SLOWDOWN) * mask), primitive)
-                    tally = ab.setdefault(kind, [0, 0])
-                    tally[0] += caught
-                    tally[1] += 1
+                    ab[kind][w, n, c] = caught
                     seen.setdefault(kind, []).append((caught, detectable[mask].tolist()))
-        aa_rates.append(Rate(f"A/A, baseline {name}", hits, len(judged), "<= 5 %"))
-        progress(f"baseline {name}: {hits}/{len(judged)} unchanged nights failed")
-    ab_rates = [Rate(f"A/B 25 %: {kind}", t[0], t[1]) for kind, t in ab.items()]
-    return aa_rates, ab_rates, seen
+        aa_rates.append(rate_of(f"A/A, baseline {name}", aa[w : w + 1], "<= 5 %"))
+        progress(f"baseline {name}: {aa_rates[-1].hits}/{aa_rates[-1].n} unchanged nights failed")
+    ab_rates = [rate_of(f"A/B 25 %: {kind}", grid) for kind, grid in ab.items()]
+    return aa_rates, ab_rates, seen, aa
+
+
+def rate_of(name: str, outcomes: np.ndarray, target: str = "") -> Rate:
+    """A rate over an outcome grid (windows x nights ..., nan: not judged), which it keeps for
+    its block interval."""
+    judged = outcomes[~np.isnan(outcomes)]
+    return Rate(name, int(judged.sum()), int(judged.size), target, outcomes=outcomes)
 
 
 def whole_run_excluded(outcome: Outcome) -> list:

@@ -6,7 +6,8 @@ Sequential order runs all trials of one measurement back to back, so a load burs
 (another job, a compaction) lands on the few measurements running at that moment, and all of a
 primitive's rows sit in the same seconds: they move together from launch to launch. Interleaved,
 each measurement's trials are spread over the whole launch; a burst costs every row one trial,
-and the row's statistic (e.g. its fastest trial) skips it. ci/bench_gate.py measures the result.
+and the row's statistic (e.g. its fastest trial) skips it. 0.2.0's ci/bench_gate.py measured
+the result (CHANGELOG 0.2.0); ci/bench_stats.py replays the gate on such launches now.
 
 Every case is allocated and warmed up first (--warmup ops; --iters auto chooses its ops then).
 Then `trials` rounds visit every case in plan order: one untimed op (its buffers back in cache

@@ -1,6 +1,7 @@
-"""The verdicts' benchmark (ci/bench_stats.py, ci/bench_stats_report.py) runs on the recorded
-launches and prints every part of docs/gate.md's tables: a smoke, no rate asserted (the rates are
-the benchmark's, on 1,000 replications; --quick draws 40)."""
+"""The verdicts' benchmark (ci/bench_stats.py, ci/bench_stats_report.py, ci/bench_confirm.py)
+runs on the recorded launches and prints every part of docs/gate.md's tables, the per-night rates
+with their block intervals: a smoke, no rate asserted (the rates are the benchmark's, on 1,000
+replications; --quick draws 40)."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def test_the_gate_benchmark_prints_every_part() -> None:
     rows = table_rows(out)
     names = list(rows)
     assert any(n.startswith("A/A, baseline ") for n in names), names  # fixed baselines
-    assert any(n.startswith("A/A overall") for n in names)
+    overall = next(cells for n, cells in rows.items() if n.startswith("A/A overall"))
+    assert re.fullmatch(r"\[\d+\.\d%, \d+\.\d%\] of \d+", overall[2]), overall  # block interval
     for kind in ("every row of one primitive", "one size band", "one world size", "one dtype"):
         assert any(n.startswith(f"A/B 25 %: {kind}") for n in names), names
     assert any("claiming <= 25 %" in n for n in names)  # detectable_change's calibration
@@ -83,3 +85,5 @@ def test_the_confirmation_benchmark_pairs_each_night_with_the_next() -> None:
     assert set(names) | {"catch, a night alone", "catch, confirmed by the next"} <= set(found), out
     assert int(found[names[1]]) <= int(found[names[0]])
     assert int(found["catch, confirmed by the next"]) <= int(found["catch, a night alone"])
+    blocks = re.findall(r", blocks \[(\d+\.\d)%, (\d+\.\d)%\] of \d+$", out, re.M)
+    assert len(blocks) == 4 and all(float(a) <= float(b) for a, b in blocks), out

@@ -274,3 +274,63 @@ def test_update_baseline_adds_only_whole_nights_that_passed(
     assert partial.returncode == 2
     assert f"is a partial night: finish it with ci/nightly.sh --resume {cut}" in partial.stderr
     assert window_nights(store) == 2
+
+
+def slowed_sweeps(tmp_path: Path, confirm_too: bool) -> str:
+    """DISTBENCH for nightly.sh: distbench itself, its sweeps' broadcast made 40x slower by the
+    test-side wrapper tests/inject/sitecustomize.py; a re-run of --confirm (its --out ends in
+    -confirm) too only when `confirm_too`. A real slowdown, never a product flag."""
+    wrapper = tmp_path / f"slowed-{confirm_too}.sh"
+    unless_confirm = "" if confirm_too else '[[ "$*" == *-confirm* ]] || '
+    inject = REPO / "tests" / "inject"
+    slow = f"PYTHONPATH={inject}${{PYTHONPATH:+:$PYTHONPATH}} DISTBENCH_TEST_SLOW=broadcast:40"
+    wrapper.write_text(
+        f"if [[ $1 == sweep ]]; then {unless_confirm}export {slow}; fi\n"
+        f'exec {sys.executable} -m distbench "$@"\n'
+    )
+    return f"bash {wrapper}"
+
+
+@pytest.mark.slow
+def test_confirm_sweeps_a_regressed_night_again_and_fails_only_when_that_regresses_too(
+    tmp_path: Path, first_night: tuple[Path, Path, Path]
+) -> None:
+    """--confirm on real one-launch nights of the tiny matrix, broadcast slowed 40x from the test
+    side (far past the wide default spread of a window of one night, which still fails): slowed
+    in both sweeps, the night fails, confirmed; slowed in the first only, it passes as not
+    confirmed, recorded in both nights' state, and never enters the baseline window."""
+    _, run, config = first_night
+    store = str(tmp_path / "store")
+    common = ["--config", str(config), "--launches", "1", "--store", store, "--no-report"]
+    saved = nightly(
+        ["--run-dir", str(run), "--store", store, "--no-report", "--bootstrap"], tmp_path
+    )
+    assert saved.returncode == 0, saved.stderr
+
+    night = tmp_path / "results" / "slow"
+    both = nightly(
+        [*common, "--confirm", "--out", str(night)], tmp_path, slowed_sweeps(tmp_path, True)
+    )
+    assert both.returncode == 1, both.stdout + both.stderr
+    last = both.stderr.strip().splitlines()[-1]
+    assert last.startswith("nightly.sh: REGRESSION against 'nightly', confirmed by a re-run"), last
+    again = tmp_path / "results" / "slow-confirm"
+    assert state(night)["confirmation"] == f"{again} regressed"
+    assert state(again)["confirms"] == str(night) and state(again)["status"] == "complete"
+    assert (again / "compare.md").exists() and len(read_rows(again / "results.csv")) == 4
+
+    night = tmp_path / "results" / "burst"
+    once = nightly(
+        [*common, "--confirm", "--update-baseline", "--out", str(night)],
+        tmp_path, slowed_sweeps(tmp_path, False),
+    )  # fmt: skip
+    assert once.returncode == 0, once.stdout + once.stderr
+    assert "tonight regressed; --confirm: the night again at once" in once.stderr
+    assert "baseline 'nightly' not updated: tonight regressed (its re-run did not)" in once.stderr
+    assert "regression NOT CONFIRMED against 'nightly'" in once.stderr.strip().splitlines()[-1]
+    assert state(night)["confirmation"] == f"{night}-confirm passed"
+    assert window_nights(tmp_path / "store") == 1
+
+    refused = nightly(["--run-dir", str(night), "--confirm", "--store", store], tmp_path)
+    assert refused.returncode == 2
+    assert "--confirm sweeps a regressed night again" in refused.stderr
