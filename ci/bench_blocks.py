@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its siblings, however it is loaded
-from stats_blocks import BLOCK, block_interval, percentile_interval
-from stats_gate import clopper_pearson
+from stats_blocks import BLOCK, block_interval, clopper_pearson, percentile_interval
 
 EPISODE_START = 0.04
 EPISODE_NIGHTS = 3

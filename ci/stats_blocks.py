@@ -26,6 +26,14 @@ BLOCK = 4
 REPS = 2000
 
 
+def clopper_pearson(hits: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """The exact binomial interval; `hits` and `n` may be effective (non-whole) counts."""
+    tail = (1 - level) / 2
+    low = float(sps.beta.ppf(tail, hits, n - hits + 1)) if hits > 0 else 0.0
+    high = float(sps.beta.ppf(1 - tail, hits + 1, n - hits)) if hits < n else 1.0
+    return low, high
+
+
 def resampled_rates(
     outcomes: np.ndarray, block: int = BLOCK, reps: int = REPS, seed: int = 0
 ) -> np.ndarray:
@@ -65,8 +73,4 @@ def block_interval(
     binomial = rate * (1 - rate) / n
     spread = float(np.var(resampled_rates(outcomes, block, reps, seed)))
     n_eff = n / max(1.0, spread / binomial) if binomial > 0 else float(n)
-    tail = (1 - level) / 2
-    hits = rate * n_eff
-    low = float(sps.beta.ppf(tail, hits, n_eff - hits + 1)) if hits > 0 else 0.0
-    high = float(sps.beta.ppf(1 - tail, hits + 1, n_eff - hits)) if hits < n_eff else 1.0
-    return low, high, n_eff
+    return (*clopper_pearson(rate * n_eff, n_eff, level), n_eff)

@@ -66,6 +66,7 @@ class Recorded:
 def load_runs(root: Path, group: str) -> list[tuple[Launch, dict[Key, tuple[float, ...]]]]:
     """(the launch without its trials, key -> trial times) of every run directory below `root`,
     by name."""
+    from distbench.reports.compare.machine import first_load, steal
     from distbench.reports.runs import load_run
 
     found = []
@@ -73,13 +74,9 @@ def load_runs(root: Path, group: str) -> list[tuple[Launch, dict[Key, tuple[floa
         run = load_run(run_dir)
         rows = {key: row.units_us for key, row in run.rows.items() if row.units_us}
         manifest = run.manifest
-        load = manifest.get("load_avg_start")
-        steal = manifest.get("cpu_steal_share")
         launch = Launch(
             f"{group}/{run_dir.name}", group, str(manifest.get("started_utc", "")), (),
-            str(manifest.get("ended_utc") or ""),
-            float(steal) if isinstance(steal, (int, float)) else None,
-            float(load[0]) if isinstance(load, list) and load else None,
+            str(manifest.get("ended_utc") or ""), steal(manifest), first_load(manifest),
         )  # fmt: skip
         found.append((launch, rows))
     return found

@@ -14,8 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats as sps
-from stats_blocks import block_interval
+from stats_blocks import block_interval, clopper_pearson
 from stats_data import Values, side
 
 from distbench.stats.defaults import default_prior
@@ -33,13 +32,6 @@ class Gate:
     metric: str = "time_us_min"
     floor: float = 0.05
     settings: Settings = field(default_factory=Settings)
-
-
-def clopper_pearson(hits: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    tail = (1 - level) / 2
-    low = float(sps.beta.ppf(tail, hits, n - hits + 1)) if hits else 0.0
-    high = float(sps.beta.ppf(1 - tail, hits + 1, n - hits)) if hits < n else 1.0
-    return low, high
 
 
 @dataclass
