@@ -7,17 +7,17 @@
 #   ci/nightly.sh --run-dir RUN --bootstrap         # pin a run you already have (no sweep)
 #   ci/nightly.sh --config ci/my-sweep.toml --baseline a100-main --thresholds ci/thresholds-example.toml
 #   ci/nightly.sh --run-dir results/last-night      # gate a run made elsewhere (Slurm: after srun)
-#   ci/nightly.sh --confirm                         # a regressed night is swept again at once
+#   ci/nightly.sh --no-confirm                      # a regressed night fails at once, no re-run
 #
 # Works from any directory. The shipped config and thresholds are found beside this script; the
 # nights go to ./results/nightly-<UTC date and time> and the baseline store is ./baselines (or
 # $DISTBENCH_BASELINES), both under the directory you run it from, so run it from the same one
 # every night; paths you give (--config, --out, --run-dir, --store) are read as you typed them.
 #
-# Each night sweeps twice (--launches 2) into RUN/launch-1 and RUN/launch-2: a row's level moves
-# between launches far more than between the trials of one, and compare, report and history read
-# a night's launches together (docs: How the gate decides). --launches 1 halves the time, a plain
-# RUN.
+# Each night sweeps three times (--launches 3) into RUN/launch-1 ... RUN/launch-3: a row's level
+# moves between launches far more than between the trials of one, and compare, report and history
+# read a night's launches together (docs: How the gate decides). --launches 1 is a third of the
+# time, a plain RUN, and a gate that judges far less (docs: the gate, its replays).
 #
 # The gate is distbench compare's rule (docs: How the gate decides). Without --config and
 # --threshold(s) it gates ci/sweep-nightly-cpu.toml (order = "interleaved") on the fastest trial
@@ -28,10 +28,12 @@
 # shows them as they come instead), then distbench compare's output, which opens with the verdict,
 # and the verdict again as the last line.
 #
-# --confirm: on a shared or virtual box the hypervisor can take the CPU for minutes and slow a whole
-# night. With --confirm a night that regressed is swept again at once into RUN-confirm and gated
-# too; the night fails only when that re-run regresses as well (docs: the nightly gate). It costs
-# a second night's sweeps on a failing night only, and some catches of a real slowdown.
+# Confirmation (on by default when the script sweeps): on a shared or virtual box the hypervisor
+# can take the CPU for minutes and slow a whole night. A night that regressed is swept again at
+# once into RUN-confirm and gated too; the night fails only when that re-run regresses as well
+# (docs: the nightly gate). It costs a second night's sweeps on a failing night only, and a few
+# catches of a real slowdown. --no-confirm fails at the first regression; --run-dir (a run made
+# elsewhere, nothing to sweep again) never confirms.
 #
 # A night cut short stays marked partial in RUN/nightly.state: distbench history skips it,
 # --update-baseline never saves it, and ci/nightly.sh --resume RUN finishes it (each launch
@@ -39,8 +41,9 @@
 # and kept for history, but never becomes the baseline.
 #
 # Exit codes (for the CI system):
-#   0    no regression (with --confirm: or a regression its re-run did not confirm)
-#   1    at least one row regressed (distbench compare's verdict; --confirm: the re-run's too)
+#   0    no regression, or a regression its re-run did not confirm
+#   1    at least one row regressed (distbench compare's verdict), and its re-run regressed too
+#        (with --no-confirm or --run-dir: no re-run)
 #   2    usage: bad option, missing config or baseline, nothing in common with the baseline
 #   3    the benchmark itself failed (a rank died, --check found wrong results)
 #   4    rows of the baseline are missing tonight (a case was lost); --allow-missing passes them
@@ -68,11 +71,11 @@ STORE=${DISTBENCH_BASELINES:-baselines}
 COMPARE_ARGS=()
 UPDATE=0
 BOOTSTRAP=0
-CONFIRM=0
+CONFIRM=""        # 1 --confirm, 0 --no-confirm, empty: on when this script sweeps
 CONFIRMS=""       # the confirmation night's record: the night it re-measures
 CONFIRMATION=""   # the regressed night's record: its re-run and that one's verdict
 REPORT=1
-LAUNCHES=2
+LAUNCHES=3
 LAUNCHES_GIVEN=0
 VERBOSE=0
 STATE_FILE=nightly.state  # collectors/rundir.py NIGHT_STATE: distbench history reads it
@@ -88,7 +91,7 @@ Options:
                        is given)
   --out DIR            run directory for tonight (default results/nightly-<UTC date and time>)
   --launches N         sweeps tonight, into DIR/launch-1 ... DIR/launch-N, pooled by compare
-                       (default 2; 1: one sweep into DIR itself)
+                       (default 3; 1: one sweep into DIR itself)
   --resume RUN         finish the night RUN that was cut short: each launch resumed or run, then
                        the gate (its config, launches and SWEEP_ARGS are the night's own)
   --run-dir DIR        skip the sweep and gate this existing run
@@ -101,7 +104,9 @@ Options:
                        the baseline's window of recent nights (distbench baseline save)
   --bootstrap          when the baseline does not exist, save this run as it and exit 0
   --confirm            when tonight regresses, sweep the night again at once (into RUN-confirm)
-                       and gate that too: exit 1 only when the re-run regresses as well
+                       and gate that too: exit 1 only when the re-run regresses as well (the
+                       default whenever this script sweeps; refused with --run-dir)
+  --no-confirm         exit 1 at tonight's regression, without a re-run
   --no-report          skip distbench report
   --verbose            the sweeps' progress and tables on the terminal (default: RUN/sweeps.log)
 EOF
@@ -134,6 +139,7 @@ while [[ $# -gt 0 ]]; do
         --update-baseline) UPDATE=1; shift ;;
         --bootstrap) BOOTSTRAP=1; shift ;;
         --confirm) CONFIRM=1; shift ;;
+        --no-confirm) CONFIRM=0; shift ;;
         --no-report) REPORT=0; shift ;;
         --verbose) VERBOSE=1; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -220,7 +226,7 @@ if [[ -n "$RESUME" ]]; then
     CONFIG_GIVEN=$([[ $CONFIG == "$HERE/sweep-nightly-cpu.toml" ]] && echo 0 || echo 1)
 fi
 if [[ ! $LAUNCHES =~ ^[1-9][0-9]?$ ]]; then
-    say "error: --launches '$LAUNCHES' must be a whole number from 1 to 99, e.g. 2"
+    say "error: --launches '$LAUNCHES' must be a whole number from 1 to 99, e.g. 3"
     exit 2
 fi
 if [[ $CONFIRM -eq 1 && -n "$RUN_DIR" ]]; then
@@ -228,6 +234,7 @@ if [[ $CONFIRM -eq 1 && -n "$RUN_DIR" ]]; then
         "(or gate a second run made elsewhere with --run-dir)"
     exit 2
 fi
+[[ -z $CONFIRM ]] && CONFIRM=$([[ -z $RUN_DIR ]] && echo 1 || echo 0)
 
 # The shipped gate: the measured per-row thresholds belong to the default matrix only.
 if [[ $CONFIG_GIVEN -eq 0 && $THRESHOLDS_GIVEN -eq 0 ]]; then
@@ -373,11 +380,12 @@ case $rc in
     4) VERDICT="FAILED: cases of '$BASELINE' are missing tonight: see $OUT/compare.md" ;;
 esac
 
-# --- 4b. --confirm: a regressed night swept again at once, into RUN-confirm, and gated --------
+# --- 4b. confirmation: a regressed night swept again at once, into RUN-confirm, and gated ----
 confirm() {
     local night=$OUT resumed=$RESUMED again=${OUT%/}-confirm k=2 both
     while [[ -e "$again" ]]; do again=${OUT%/}-confirm-$k; k=$((k + 1)); done
-    say "tonight regressed; --confirm: the night again at once, into $again"
+    say "tonight regressed; confirming: the night again at once, into $again" \
+        "(--no-confirm: fail at once)"
     OUT=$again RESUME="" RESUMED=0 CONFIRMS=$night
     sweep_night
     gate

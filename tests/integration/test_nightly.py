@@ -91,7 +91,8 @@ def test_it_runs_from_any_directory_with_the_shipped_config(tmp_path: Path) -> N
 @pytest.fixture(scope="module")
 def first_night(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """A real first night of the tiny matrix, run from another directory: (that directory, the
-    night, its config). It sweeps twice and becomes the baseline in ./baselines there."""
+    night, its config). It sweeps three times (the default) and becomes the baseline in
+    ./baselines there."""
     root = tmp_path_factory.mktemp("nightly")
     config = root / "tiny.toml"
     config.write_text(TINY)
@@ -117,11 +118,11 @@ def test_a_night_from_another_directory_logs_the_verdict_first_and_last(
     # the sweeps' progress and tables are in RUN/sweeps.log, one table per primitive and launch
     log = (night / "sweeps.log").read_text()
     titles = tables(log)
-    assert len(titles) == 4 and len(set(titles)) == 2, titles  # 2 primitives x 2 launches
-    assert log.count("[4/4] done") == 2
+    assert len(titles) == 6 and len(set(titles)) == 2, titles  # 2 primitives x 3 launches
+    assert log.count("[4/4] done") == 3
     assert state(night) == {
         "status": "complete",
-        "launches": "2",
+        "launches": "3",
         "config": str(config),
         "sweep_args": "",
         "resumed": "0",
@@ -164,7 +165,7 @@ def test_ctrl_c_leaves_a_partial_night_that_history_skips_and_resume_finishes(
 ) -> None:
     config = slow_config(tmp_path)
     store = str(tmp_path / "store")
-    common = ["--config", str(config), "--store", store, "--no-report"]
+    common = ["--config", str(config), "--launches", "2", "--store", store, "--no-report"]
     night = tmp_path / "results" / "nightly-cut"
     cut = interrupt_night(tmp_path, night, [*common, "--bootstrap"])
     assert cut.returncode == 130, cut.stderr  # not 3, "the benchmark failed"
@@ -251,8 +252,8 @@ def test_update_baseline_adds_only_whole_nights_that_passed(
     assert window_nights(store) == 2  # appended (the lead's window), not replaced
 
     lost = night("lost")
-    for launch in ("launch-1", "launch-2"):
-        drop_last_row(lost / launch)
+    for launch in lost.glob("launch-*"):
+        drop_last_row(launch)
     failed = nightly(["--run-dir", str(lost), *common], tmp_path)
     assert failed.returncode == 4, failed.stdout + failed.stderr
     assert "baseline 'nightly' not updated: tonight did not pass" in failed.stderr
@@ -295,10 +296,11 @@ def slowed_sweeps(tmp_path: Path, confirm_too: bool) -> str:
 def test_confirm_sweeps_a_regressed_night_again_and_fails_only_when_that_regresses_too(
     tmp_path: Path, first_night: tuple[Path, Path, Path]
 ) -> None:
-    """--confirm on real one-launch nights of the tiny matrix, broadcast slowed 40x from the test
-    side (far past the wide default spread of a window of one night, which still fails): slowed
-    in both sweeps, the night fails, confirmed; slowed in the first only, it passes as not
-    confirmed, recorded in both nights' state, and never enters the baseline window."""
+    """Confirmation (the default) on real one-launch nights of the tiny matrix, broadcast slowed
+    40x from the test side (far past the wide default spread of a window of one night, which
+    still fails): slowed in both sweeps, the night fails, confirmed; slowed in the first only, it
+    passes as not confirmed, recorded in both nights' state, and never enters the baseline
+    window; with --no-confirm that night fails at once."""
     _, run, config = first_night
     store = str(tmp_path / "store")
     common = ["--config", str(config), "--launches", "1", "--store", store, "--no-report"]
@@ -308,9 +310,7 @@ def test_confirm_sweeps_a_regressed_night_again_and_fails_only_when_that_regress
     assert saved.returncode == 0, saved.stderr
 
     night = tmp_path / "results" / "slow"
-    both = nightly(
-        [*common, "--confirm", "--out", str(night)], tmp_path, slowed_sweeps(tmp_path, True)
-    )
+    both = nightly([*common, "--out", str(night)], tmp_path, slowed_sweeps(tmp_path, True))
     assert both.returncode == 1, both.stdout + both.stderr
     last = both.stderr.strip().splitlines()[-1]
     assert last.startswith("nightly.sh: REGRESSION against 'nightly', confirmed by a re-run"), last
@@ -321,15 +321,23 @@ def test_confirm_sweeps_a_regressed_night_again_and_fails_only_when_that_regress
 
     night = tmp_path / "results" / "burst"
     once = nightly(
-        [*common, "--confirm", "--update-baseline", "--out", str(night)],
+        [*common, "--update-baseline", "--out", str(night)],
         tmp_path, slowed_sweeps(tmp_path, False),
     )  # fmt: skip
     assert once.returncode == 0, once.stdout + once.stderr
-    assert "tonight regressed; --confirm: the night again at once" in once.stderr
+    assert "tonight regressed; confirming: the night again at once" in once.stderr
     assert "baseline 'nightly' not updated: tonight regressed (its re-run did not)" in once.stderr
     assert "regression NOT CONFIRMED against 'nightly'" in once.stderr.strip().splitlines()[-1]
     assert state(night)["confirmation"] == f"{night}-confirm passed"
     assert window_nights(tmp_path / "store") == 1
+
+    night = tmp_path / "results" / "burst-unconfirmed"
+    at_once = nightly(
+        [*common, "--no-confirm", "--out", str(night)], tmp_path, slowed_sweeps(tmp_path, False)
+    )
+    assert at_once.returncode == 1, at_once.stdout + at_once.stderr
+    assert "confirming" not in at_once.stderr and not Path(f"{night}-confirm").exists()
+    assert "confirmation" not in state(night)
 
     refused = nightly(["--run-dir", str(night), "--confirm", "--store", store], tmp_path)
     assert refused.returncode == 2

@@ -83,7 +83,7 @@ def sbatch(tmp_path: Path, nodes: int, name: str, **settings: str) -> tuple[int,
 
 
 def first_launch(run_dir: Path) -> Path:
-    """The first launch's folder of a run of the default LAUNCHES=2 (the run itself for one)."""
+    """The first launch's folder of a run of the default LAUNCHES=3 (the run itself for one)."""
     return run_dir / "launch-1" if (run_dir / "launch-1").is_dir() else run_dir
 
 
@@ -113,7 +113,29 @@ def test_one_node_bootstraps(one_node_boot: tuple[int, str, Path]) -> None:
     assert "into baseline 'nightly-1n-cpu'" in text, text  # a window of nights (#25)
     assert (run / "report" / "report.html").exists()
     assert {(r["nnodes"], r["world_size"]) for r in rows(run)} == {("1", "2")}
-    assert (run / "launch-2" / "results.csv").exists()  # two sweeps a night, pooled by compare
+    assert (run / "launch-3" / "results.csv").exists()  # three sweeps a night, pooled by compare
+
+
+def test_a_regressed_night_is_swept_again_and_fails_only_when_that_regresses_too(
+    slurm_store: Path, one_node_boot: tuple[int, str, Path]
+) -> None:
+    """CONFIRM (the default): a 1-node night against `one_node_boot`'s baseline, broadcast slowed
+    40x in every sweep from the test side (tests/inject/sitecustomize.py on the ranks'
+    PYTHONPATH, exported to the job): the night regresses, its re-run at once into OUT-confirm
+    (fresh sruns) regresses too, and the job fails naming both."""
+    assert one_node_boot[0] == 0, one_node_boot[1]
+    inject = REPO / "tests" / "inject"
+    code, text, run = sbatch(
+        slurm_store, 1, "slowed", LAUNCHES="1", PYTHONPATH=str(inject),
+        DISTBENCH_TEST_SLOW="broadcast:40",
+    )  # fmt: skip
+    assert code == 1, text
+    again = Path(f"{run}-confirm")
+    assert f"tonight regressed; confirming: the night again at once, into {again}" in text, text
+    last = text.strip().splitlines()[-1]
+    assert last.startswith("slurm-nightly: REGRESSION against 'nightly-1n-cpu', confirmed"), last
+    assert (run / "compare.md").exists() and (again / "compare.md").exists()
+    assert "REGRESSION" in (again / "compare.md").read_text()
 
 
 def test_the_first_night_without_bootstrap_stops_before_sweeping(tmp_path: Path) -> None:
@@ -127,8 +149,8 @@ def test_two_nodes_write_rows_of_both_and_gate_against_their_own_baseline(
     slurm_store: Path, one_node_boot: tuple[int, str, Path]
 ) -> None:
     """In the store of `one_node_boot` (another allocation's baseline: never used). The boot
-    night sweeps once (LAUNCHES=1: its launch-2 is the night's to show); the night sweeps
-    twice and its gate passes."""
+    night sweeps once (LAUNCHES=1: its launch-3 is the 1-node night's to show); the night sweeps
+    three times and its gate passes."""
     assert one_node_boot[0] == 0, one_node_boot[1]
     code, text, run = sbatch(slurm_store, 2, "boot", BOOTSTRAP="1", LAUNCHES="1")
     assert code == 0, text
@@ -140,7 +162,7 @@ def test_two_nodes_write_rows_of_both_and_gate_against_their_own_baseline(
     assert {(r["nnodes"], r["world_size"], r["ranks"]) for r in found} == {("2", "2", "0-1")}
     assert all(len(r["hosts"].split("+")) == 2 for r in found)
     assert (run / "compare.md").exists()  # the gate ran on node 0's run directory
-    assert "current 1 night(s), 2 launch(es)" in (run / "compare.md").read_text()  # pooled
+    assert "current 1 night(s), 3 launch(es)" in (run / "compare.md").read_text()  # pooled
     scheduler = json.loads((first_launch(run) / "manifest.json").read_text())["scheduler"]
     assert scheduler["name"] == "slurm"
     assert (scheduler["nodelist"], scheduler["nnodes"], scheduler["partition"]) == (
