@@ -172,6 +172,14 @@ def test_two_nodes_write_rows_of_both_and_gate_against_their_own_baseline(
     )
 
 
+def test_a_bad_confirm_setting_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    code, text, run = sbatch(tmp_path, 1, "confirm", CONFIRM="maybe", BOOTSTRAP="1")
+    assert code == 2, text
+    refused = "slurm-nightly: error: CONFIRM=maybe: give 1 (a regressed night swept again) or 0"
+    assert refused in text, text
+    assert "Traceback" not in text and not run.exists()
+
+
 def test_a_gpu_config_on_cpu_nodes_is_refused_before_anything_runs(tmp_path: Path) -> None:
     config = REPO / "ci" / "sweep-nightly-gpu.toml"
     code, text, run = sbatch(tmp_path, 1, "gpu", CONFIG=str(config), BOOTSTRAP="1")
