@@ -47,6 +47,9 @@
 #   2    usage: bad option, missing config or baseline, nothing in common with the baseline
 #   3    the benchmark itself failed (a rank died, --check found wrong results)
 #   4    rows of the baseline are missing tonight (a case was lost); --allow-missing passes them
+#   5    cannot tell: the box changed under the baseline window (most primitives moved at once,
+#        each its own way; docs: the gate). Not swept again, never added to the window. A
+#        regressed night whose re-run cannot tell exits 5 too
 #   130  interrupted (Ctrl-C, SIGTERM): the night is partial; --resume RUN finishes it
 #
 # Writes into the run directory: nightly.state, sweeps.log, compare.md, compare.json,
@@ -370,7 +373,7 @@ gate() {  # the night OUT against the baseline; sets rc (compare's exit code)
             "ci/nightly.sh --resume $OUT"
         exit "$EXIT_INTERRUPTED"
     }
-    case $rc in 0 | 1 | 4) ;; *) say "error: distbench compare failed (exit $rc)"; exit 2 ;; esac
+    case $rc in 0 | 1 | 4 | 5) ;; *) say "error: distbench compare failed (exit $rc)"; exit 2 ;; esac
 }
 gate
 REGRESSED=$((rc == 1))
@@ -378,6 +381,8 @@ case $rc in
     0) VERDICT="no regression against '$BASELINE'" ;;
     1) VERDICT="REGRESSION against '$BASELINE': see $OUT/compare.md" ;;
     4) VERDICT="FAILED: cases of '$BASELINE' are missing tonight: see $OUT/compare.md" ;;
+    5) VERDICT="CANNOT TELL against '$BASELINE': the box changed (most primitives moved at once,"
+       VERDICT+=" each its own way): see $OUT/compare.md; not swept again" ;;
 esac
 
 # --- 4b. confirmation: a regressed night swept again at once, into RUN-confirm, and gated ----
@@ -399,6 +404,9 @@ confirm() {
            VERDICT="REGRESSION against '$BASELINE', confirmed by a re-run at once: $both" ;;
         4) CONFIRMATION="$again lost cases"; rc=1
            VERDICT="REGRESSION against '$BASELINE', not disproved: its re-run lost cases ($both)" ;;
+        5) CONFIRMATION="$again cannot tell"
+           VERDICT="CANNOT TELL against '$BASELINE': tonight regressed, and its re-run at once"
+           VERDICT+=" could not tell: the box changed ($both)" ;;
     esac
     write_state complete
 }
@@ -411,6 +419,9 @@ report "$BASELINE_DIR" "$OUT"
 if [[ $UPDATE -eq 1 ]]; then
     if [[ $BASELINE_DIR == "$BASELINE" ]]; then
         say "baseline not updated: --baseline $BASELINE is a run directory, not a name in the store"
+    elif [[ $rc -eq 5 ]]; then
+        say "baseline '$BASELINE' not updated: tonight could not tell (if the box changed for good," \
+            "start a new window: $DISTBENCH baseline save $OUT --name $BASELINE --force)"
     elif [[ $rc -ne 0 ]]; then
         say "baseline '$BASELINE' not updated: tonight did not pass"
     elif [[ $REGRESSED -eq 1 ]]; then

@@ -30,8 +30,10 @@ def compare(
     launch is the unit: a row or band regresses when it is past the launches' noise (Benjamini-
     Hochberg over every hypothesis) and past the threshold floor. Each row says what it could
     see (the smallest change it would catch). Exit 0 pass, 1 a row or band regressed, 4 rows of
-    the baseline are missing, 2 bad input. In a GitHub Actions job (or with --github) it also
-    appends the Markdown to the job summary and annotates each regressed row or band.
+    the baseline are missing, 5 cannot tell: most primitives moved at once against a baseline
+    window, each its own way (the box changed), 2 bad input. In a GitHub Actions job (or with
+    --github) it also appends the Markdown to the job summary and annotates each regressed row
+    or band.
 
     \b
     Examples:

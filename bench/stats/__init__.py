@@ -16,6 +16,8 @@ side (--precision) and the reports both use it. Its modules follow the data:
 - family:     the hypotheses of one comparison (every row; per primitive, size bands, one world
               size, one dtype) and Benjamini-Hochberg over them
 - verdict:    the four states every output uses (regressed, improved, no change seen, cannot tell)
+- box:        a night whose primitives moved at once, each its own way: cannot tell, the box
+              changed under the window
 
 Why the launch is the unit between runs: the trials of one launch share its process placement
 and the box's load of the moment, so they scatter less than launches do; a test that counts

@@ -10,6 +10,9 @@ over the other primitives of their mean deviation from their own rows' means (`c
 leave one primitive out, so p's own regression cannot hide itself, one vote per primitive). What
 moves every primitive alike is then one hypothesis of its own, "the whole run", tested on the
 launches' common level itself. With fewer primitives every hypothesis is absolute.
+
+When most primitives move at once, each its own way, the box changed under the window: the night
+cannot tell (box.py), and only the whole run keeps its verdict.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from distbench.stats.arrays import (
     judged_outcome,
     member_max,
 )
+from distbench.stats.box import box_changed, unjudged
 from distbench.stats.components import LaunchValue, Prior, fit_prior
 from distbench.stats.family import Hypothesis, build_family, primitive_of
 from distbench.stats.matrices import SideMatrix, membership, night_index
@@ -111,6 +115,9 @@ class Outcome:
     """'' once the noise is known, else why not ('learning the noise: 3 of 5 nights')."""
     relative: bool
     notes: list[str] = field(default_factory=list)
+    box: str = ""
+    """'' for a night judged as usual; else why no primitive could be judged (box.py: 'the box
+    changed: 6 of 7 primitives moved beyond the window at once ...')."""
 
 
 def size_band(key: Mapping[str, str]) -> str:
@@ -249,4 +256,10 @@ def judge_matrices(
         [settings.drift.of(h) for h in family],
     )  # fmt: skip
     floors = band_floors(family, row_floors, floor_of_band)
-    return judged_outcome(family, shifts, floors, settings, learning, nights, relative)
+    outcome = judged_outcome(family, shifts, floors, settings, learning, nights, relative)
+    if relative and not learning:
+        reason = box_changed([*outcome.rows, *outcome.bands], len(set(primitives.tolist())))
+        if reason:
+            outcome.rows, outcome.bands = unjudged(outcome.rows), unjudged(outcome.bands)
+            outcome.box = reason
+    return outcome

@@ -20,7 +20,7 @@ from typing import TextIO
 
 from distbench.parse import UsageError
 from distbench.reports.compare.judge import Comparison
-from distbench.reports.compare.render import missing_line, render_markdown
+from distbench.reports.compare.render import box_line, missing_line, render_markdown
 from distbench.reports.compare.words import band_name, headline_verdicts, verdict_line
 from distbench.stats.verdict import REGRESSED, Judged
 
@@ -53,7 +53,7 @@ def regressed_in_order(comparison: Comparison) -> list[Judged]:
 
 def error_lines(comparison: Comparison) -> list[str]:
     """One `::error` line per regressed row or band, and one for rows of the baseline missing
-    tonight when they fail the gate (exit 4)."""
+    tonight when they fail the gate (exit 4), and one when the night cannot tell (exit 5)."""
     sides = (
         f" ({comparison.metric.name}; baseline {comparison.baseline.path}, current "
         f"{comparison.current.path})"
@@ -68,6 +68,9 @@ def error_lines(comparison: Comparison) -> list[str]:
     missing = missing_line(comparison)
     if missing is not None and not comparison.allow_missing:
         lines.append(error_command("distbench compare: rows missing", missing + sides))
+    if comparison.outcome.box:
+        reason = box_line(comparison.outcome.box)
+        lines.append(error_command("distbench compare: cannot tell", reason + sides))
     return lines
 
 

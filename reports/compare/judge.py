@@ -30,8 +30,9 @@ CHANGED, SKIPPED = "definition-changed", "not-compared"
 UNMATCHED = (ONLY_BASELINE, ONLY_CURRENT, CHANGED, SKIPPED)
 """Outcomes of rows that were not judged, beside distbench.stats.verdict.STATES."""
 
-EXIT_OK, EXIT_REGRESSED, EXIT_MISSING = 0, 1, 4
-"""0 pass; 1 a row or band regressed; 4 no regression, but rows of the baseline are missing."""
+EXIT_OK, EXIT_REGRESSED, EXIT_MISSING, EXIT_BOX = 0, 1, 4, 5
+"""0 pass; 1 a row or band regressed; 4 no regression, but rows of the baseline are missing;
+5 none of those, and the night cannot tell: the box changed under the window (stats/box.py)."""
 
 STATISTICS: dict[str, Callable[..., np.ndarray]] = {
     "min": np.min,
@@ -92,14 +93,16 @@ class Comparison:
     def exit_code(self) -> int:
         if self.regressed:
             return EXIT_REGRESSED
-        return EXIT_MISSING if self.missing and not self.allow_missing else EXIT_OK
+        if self.missing and not self.allow_missing:
+            return EXIT_MISSING
+        return EXIT_BOX if self.outcome.box else EXIT_OK
 
     def status(self) -> str:
         if self.regressed:
             return "REGRESSION"
         if self.missing and not self.allow_missing:
             return "FAILED: rows missing"
-        return "pass"
+        return "CANNOT TELL: the box changed" if self.outcome.box else "pass"
 
 
 def launch_value(

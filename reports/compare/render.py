@@ -59,10 +59,21 @@ def headline(comparison: Comparison) -> str:
 
 def verdict_lines(comparison: Comparison) -> list[str]:
     lines = [verdict_line(comparison, j) for j in headline_verdicts(comparison)]
+    if comparison.outcome.box:
+        lines.insert(0, box_line(comparison.outcome.box))
     if not lines:
         state = "no change seen" if not comparison.outcome.learning else "cannot tell"
         lines = [f"{state}: no row or band past the noise and the threshold"]
     return lines
+
+
+def box_line(reason: str) -> str:
+    """The night that could not tell, and what to do about it."""
+    return (
+        f"cannot tell: {reason}; no primitive is judged tonight (a change of code that moves most "
+        "primitives, each its own way, reads the same). Sweep again on a quiet box; if the box "
+        "changed for good, start a new baseline window (docs/gate.md#the-box-changed)"
+    )
 
 
 def missing_line(comparison: Comparison) -> str | None:
@@ -237,6 +248,7 @@ def render_json(comparison: Comparison) -> str:
         "min_nights": comparison.settings.min_nights,
         "nights": list(outcome.nights),
         "learning": outcome.learning,
+        "box": outcome.box,
         "relative": outcome.relative,
         "family_size": outcome.family_size,
         "summary": {state: sum(1 for j in outcome.rows if j.state == state) for state in STATES},

@@ -103,6 +103,8 @@ def seen_lines(comparison: Comparison) -> list[str]:
     for judged in comparison.outcome.rows:
         rows.setdefault(judged.hypothesis.primitive, []).append(judged.detectable)
     lines = []
+    if comparison.outcome.box:  # nothing a primitive could see is vouched for (stats/box.py)
+        rows, lines = {}, ["every primitive: nothing tonight (cannot tell: the box changed)"]
     for primitive in sorted(rows):
         parts = []
         for judged in bands.get(primitive, []):

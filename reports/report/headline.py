@@ -97,6 +97,12 @@ def noise_sentence(verdict: SourceVerdict, baseline: str) -> str:
 
 def called_sentence(verdict: SourceVerdict, baseline: str, rows: pd.DataFrame) -> str:
     """Rule 2."""
+    box = verdict.comparison.outcome.box
+    if box:
+        return (
+            f"Against {baseline}, {verdict.source} cannot tell: {box}; no primitive is judged "
+            "(a change that moves most primitives, each its own way, reads the same)."
+        )
     called = headline_verdicts(verdict.comparison)
     parts = []
     for state in (IMPROVED, REGRESSED):
@@ -140,6 +146,8 @@ def seen_sentence(verdict: SourceVerdict, rows: pd.DataFrame) -> str:
     text = f"Of {len(rows)} compared rows: {shown}"
     if judged.empty:
         return text + "."
+    if verdict.comparison.outcome.box:
+        return text + "; what a row could see is not vouched for tonight (the box changed)."
     alone = judged["detectable"].astype(float).tolist()
     text += (
         f"; one row alone would catch a slowdown from {percent(min(alone))} "

@@ -342,3 +342,30 @@ def test_confirm_sweeps_a_regressed_night_again_and_fails_only_when_that_regress
     refused = nightly(["--run-dir", str(night), "--confirm", "--store", store], tmp_path)
     assert refused.returncode == 2
     assert "--confirm sweeps a regressed night again" in refused.stderr
+
+
+def test_a_night_that_cannot_tell_exits_5_without_a_re_run_and_stays_out_of_the_window(
+    tmp_path: Path,
+) -> None:
+    """ci/nightly.sh over the real compare, on runs written by the real sinks (tests/unit/reports/
+    test_compare.py's fixture nights): a window of 5 nights of 7 primitives, and a night on which
+    6 of them moved, each its own way (the box changed): exit 5, the verdict last, no re-run
+    (--run-dir never sweeps), and --update-baseline leaves the window as it was."""
+    import random
+
+    from tests.unit.reports.test_compare import SEVEN, levels, night, window
+
+    rng = random.Random(21)
+    table = levels(*SEVEN)
+    store = window(tmp_path, rng, 5, table).parent
+    scales = dict(zip(SEVEN, (1.6, 0.6, 1.7, 0.55, 1.5, 0.65, 1.0), strict=True))
+    tonight = night(tmp_path / "tonight", {k: v * scales[k[0]] for k, v in table.items()}, rng)
+    args = ["--run-dir", str(tonight), "--store", str(store), "--no-report", "--update-baseline"]
+    result = nightly(args, tmp_path)
+    assert result.returncode == 5, result.stdout + result.stderr
+    assert result.stdout.startswith("distbench compare: CANNOT TELL: the box changed (")
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("nightly.sh: CANNOT TELL against 'nightly': the box changed"), last
+    assert "confirming" not in result.stderr
+    assert "baseline 'nightly' not updated: tonight could not tell" in result.stderr
+    assert window_nights(store) == 5
