@@ -292,6 +292,18 @@ def slowed_sweeps(tmp_path: Path, confirm_too: bool) -> str:
     return f"bash {wrapper}"
 
 
+BURST_TRIES = 3
+"""Nights of the burst case: an unslowed re-run of 6 timed ops per row can itself come out a few
+times slower on a loaded 2-core CI box (CI at 455afda+1: broadcast 1K 3.6x, a true regression by
+the window's default spread); such a night must fail for that noise, never for the injected 40x."""
+
+
+def worst_ratio(night: Path) -> float:
+    """The largest current/baseline among the rows compare.json calls regressed in `night`."""
+    rows = json.loads((night / "compare.json").read_text())["rows"]
+    return max(r["current"] / r["baseline"] for r in rows if r["state"] == "regressed")
+
+
 @pytest.mark.slow
 def test_confirm_sweeps_a_regressed_night_again_and_fails_only_when_that_regresses_too(
     tmp_path: Path, first_night: tuple[Path, Path, Path]
@@ -299,8 +311,9 @@ def test_confirm_sweeps_a_regressed_night_again_and_fails_only_when_that_regress
     """Confirmation (the default) on real one-launch nights of the tiny matrix, broadcast slowed
     40x from the test side (far past the wide default spread of a window of one night, which
     still fails): slowed in both sweeps, the night fails, confirmed; slowed in the first only, it
-    passes as not confirmed, recorded in both nights' state, and never enters the baseline
-    window; with --no-confirm that night fails at once."""
+    passes as not confirmed (of up to BURST_TRIES nights; one that fails must fail for noise),
+    recorded in both nights' state, and never enters the baseline window; with --no-confirm that
+    night fails at once."""
     _, run, config = first_night
     store = str(tmp_path / "store")
     common = ["--config", str(config), "--launches", "1", "--store", store, "--no-report"]
@@ -319,11 +332,17 @@ def test_confirm_sweeps_a_regressed_night_again_and_fails_only_when_that_regress
     assert state(again)["confirms"] == str(night) and state(again)["status"] == "complete"
     assert (again / "compare.md").exists() and len(read_rows(again / "results.csv")) == 4
 
-    night = tmp_path / "results" / "burst"
-    once = nightly(
-        [*common, "--update-baseline", "--out", str(night)],
-        tmp_path, slowed_sweeps(tmp_path, False),
-    )  # fmt: skip
+    for attempt in range(1, BURST_TRIES + 1):
+        night = tmp_path / "results" / f"burst-{attempt}"
+        once = nightly(
+            [*common, "--update-baseline", "--out", str(night)],
+            tmp_path, slowed_sweeps(tmp_path, False),
+        )  # fmt: skip
+        if once.returncode == 0:
+            break
+        assert once.returncode == 1, once.stdout + once.stderr
+        assert state(night)["confirmation"] == f"{night}-confirm regressed"
+        assert worst_ratio(Path(f"{night}-confirm")) < 10, once.stdout  # not the 40x leaking in
     assert once.returncode == 0, once.stdout + once.stderr
     assert "tonight regressed; confirming: the night again at once" in once.stderr
     assert "baseline 'nightly' not updated: tonight regressed (its re-run did not)" in once.stderr
