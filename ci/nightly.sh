@@ -56,7 +56,8 @@
 # compare.txt, report/ (distbench report, tonight over the baseline). When $GITHUB_STEP_SUMMARY
 # is set, compare itself appends its Markdown to it and annotates each regressed row or band
 # (distbench compare --github): one writer of the summary.
-# Environment: DISTBENCH (the command, default "distbench"), SWEEP_ARGS (extra sweep flags, e.g.
+# Environment: DISTBENCH (the command, default "distbench"; ci/slurm-nightly.sbatch gives one
+# that runs each sweep as an srun step on every node), SWEEP_ARGS (extra sweep flags, e.g.
 # "--backend nccl"), DISTBENCH_BASELINES (the baseline store, default ./baselines).
 set -uo pipefail
 
@@ -301,7 +302,8 @@ sweep() {  # K DIR: launch K of the night into DIR (a new sweep, or --resume of 
     if [[ $rc -eq 2 ]]; then say "error: the sweep refused its configuration"; exit 2; fi
     if [[ $rc -ne 0 ]]; then
         write_state partial
-        say "error: the benchmark failed (exit $rc); see $dir/logs and $OUT/$SWEEP_LOG"
+        say "error: the benchmark failed (exit $rc); every finished row is kept in $dir;" \
+            "logs: $dir/logs$([[ $VERBOSE -eq 1 ]] || echo " and $OUT/$SWEEP_LOG")"
         exit 3
     fi
     local rows=$(($(wc -l <"$dir/results.csv") - 1))

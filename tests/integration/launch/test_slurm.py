@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.test_nightly import state
 from tests.paths import ROOT as REPO
 
 SBATCH = REPO / "ci" / "slurm-nightly.sbatch"
@@ -133,7 +134,8 @@ def test_a_regressed_night_is_swept_again_and_fails_only_when_that_regresses_too
     again = Path(f"{run}-confirm")
     assert f"tonight regressed; confirming: the night again at once, into {again}" in text, text
     last = text.strip().splitlines()[-1]
-    assert last.startswith("slurm-nightly: REGRESSION against 'nightly-1n-cpu', confirmed"), last
+    assert last.startswith("nightly.sh: REGRESSION against 'nightly-1n-cpu', confirmed"), last
+    assert state(run)["confirmation"] == f"{again} regressed"  # nightly.sh's record of the night
     assert (run / "compare.md").exists() and (again / "compare.md").exists()
     assert "REGRESSION" in (again / "compare.md").read_text()
 
