@@ -423,7 +423,8 @@ if [[ $UPDATE -eq 1 ]]; then
         say "baseline not updated: --baseline $BASELINE is a run directory, not a name in the store"
     elif [[ $rc -eq 5 ]]; then
         say "baseline '$BASELINE' not updated: tonight could not tell (if the box changed for good," \
-            "start a new window: $DISTBENCH baseline save $OUT --name $BASELINE --force)"
+            "and no change of code slowed the primitives $OUT/compare.md names slower, start a" \
+            "new window: $DISTBENCH baseline save $OUT --name $BASELINE --force)"
     elif [[ $rc -ne 0 ]]; then
         say "baseline '$BASELINE' not updated: tonight did not pass"
     elif [[ $REGRESSED -eq 1 ]]; then

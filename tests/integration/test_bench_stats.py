@@ -1,4 +1,5 @@
-"""The verdicts' benchmark (ci/bench_stats.py, ci/bench_stats_report.py, ci/bench_confirm.py)
+"""The verdicts' benchmark (ci/bench_stats.py, ci/bench_stats_report.py, ci/bench_confirm.py,
+ci/bench_several.py)
 runs on the recorded launches and prints every part of docs/gate.md's tables, the per-night rates
 with their block intervals: a smoke, no rate asserted (the rates are the benchmark's, on 1,000
 replications; --quick draws 40)."""
@@ -96,3 +97,17 @@ def test_the_confirmation_benchmark_pairs_each_night_with_the_next() -> None:
     )
     total = re.search(r"^catch, confirmed by the next: [\d.]+% \(\d+/(\d+)\)", out, re.M)
     assert told and total and int(told[1]) == int(total[1]) - int(found[box]), out
+
+
+def test_the_several_primitives_benchmark_counts_every_night_once() -> None:
+    """ci/bench_several.py --quick: one window, k = 0 to 3 slowed primitives; each k's nights end
+    one way each (the four endings add up to the nights judged), k primitives make C(7, k) times
+    the unchanged nights, and a night counted as a silent miss is one that passed."""
+    out = bench("bench_several.py")
+    rows = re.findall(r"^\| (\d) \| (\d+) \| (\d+) \(.*?\| (\d+) \(.*?\| (\d+) \(.*?\| (\d+) "
+                      r"\(.*?\| (\d+) \(", out, re.M)  # fmt: skip
+    assert [int(r[0]) for r in rows] == [0, 1, 2, 3], out
+    unchanged = int(rows[0][1])
+    for k, nights, *ends, silent in (tuple(map(int, r)) for r in rows):
+        assert nights == unchanged * (1, 7, 21, 35)[k] and sum(ends) == nights, out
+        assert silent <= ends[3], out

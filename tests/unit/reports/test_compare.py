@@ -47,6 +47,7 @@ from distbench.reports.compare.checks import (
 from distbench.reports.compare.judge import ONLY_BASELINE, ONLY_CURRENT, compare_sides
 from distbench.reports.compare.sides import load_side
 from distbench.reports.compare.window import save_night
+from distbench.reports.compare.words import SEVERAL
 from distbench.stats import Stats, algbw_gbps
 from distbench.stats.engine import Settings
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, REGRESSED
@@ -561,7 +562,8 @@ def test_a_night_whose_primitives_moved_each_its_own_way_cannot_tell_and_exits_5
 ) -> None:
     """Against a window of 5 nights of 7 primitives: 6 of them moved tonight, 3 slower and 3
     faster (the whole run's median unmoved): cannot tell, exit 5, in every format; the same window
-    against a night with one primitive slower names it, exit 1."""
+    against a night with one primitive slower names it, exit 1, and what it could see says that
+    a slowdown of half the primitives or more is the whole run's to see."""
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     rng = random.Random(21)
@@ -590,3 +592,6 @@ def test_a_night_whose_primitives_moved_each_its_own_way_cannot_tell_and_exits_5
     code, out, _ = cli(["compare", "nightly", str(night(tmp_path / "one", one, rng)), "--store",
                         str(store)], capsys)  # fmt: skip
     assert code == 1 and "\nregressed: broadcast" in out and "the box changed" not in out
+    lines = out.splitlines()
+    whole = next(i for i, x in enumerate(lines) if "the whole run (every primitive alike): " in x)
+    assert lines[whole + 1].strip() == SEVERAL  # what it cannot see per primitive, said below it

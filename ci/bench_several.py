@@ -1,0 +1,107 @@
+"""Slowdowns of several primitives at once: what the nightly gate does when a change slows every
+row of k of the matrix's primitives by 25 %, for every k and every combination of k primitives.
+Replays the shipped rule on the recorded launches (as ci/bench_confirm.py does): each held-out
+night alone (no re-run), judged against fixed baseline windows.
+
+    python ci/bench_several.py --held-out g10 --baselines g9       # docs/gate.md's table
+    python ci/bench_several.py --held-out g10 --baselines g9 --no-box-rule
+    python ci/bench_several.py --held-out g10 --baselines g9 --absolute
+    python ci/bench_several.py --quick                             # one window, k <= 3
+
+Prints a Markdown table, one line per k: the nights judged, and how they ended: exit 1 naming a
+slowed primitive, exit 1 on the whole run alone, exit 5 (the box changed), exit 0; and the
+nights that passed while a slowed primitive's row or band claimed a `detectable_change` of 25 %
+or less (a miss its own line does not show). docs/gate.md#several-primitives-at-once reads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its siblings, however it is loaded
+from bench_confirm import FIXTURE
+from stats_data import launch_values, load_fixture, nights_of
+from stats_gate import SLOWDOWN, Gate, Judge, fixed_baselines, regressed, scenarios
+
+from distbench.stats import box
+from distbench.stats.engine import Outcome, Settings
+
+ENDINGS = ("slowed", "whole", "box", "passed", "silent")
+HEADER = (
+    "| k slower | nights | exit 1 naming a slowed primitive | exit 1, the whole run only "
+    "| exit 5 (the box) | exit 0 | exit 0, a slowed primitive claiming <= 25 % |"
+)
+
+
+def ending(outcome: Outcome, slowed: tuple[str, ...]) -> tuple[str, bool]:
+    """How a night ended (ENDINGS[:4]) and, when it passed, whether a slowed primitive's row or
+    band claimed it would catch 25 % (a miss its own line does not show)."""
+    if any(regressed(outcome, p) for p in slowed):
+        return "slowed", False
+    if regressed(outcome):
+        return "whole", False
+    if outcome.box:
+        return "box", False
+    claims = any(
+        j.hypothesis.primitive in slowed and j.detectable <= SLOWDOWN - 1
+        for j in (*outcome.rows, *outcome.bands)
+    )
+    return "passed", claims
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--fixture", type=Path, default=FIXTURE)
+    parser.add_argument("--held-out", default="g10", help="the group whose nights are judged")
+    parser.add_argument("--baselines", default="g9", help="the group the windows come from")
+    parser.add_argument("--window", type=int, default=14, help="nights a baseline window holds")
+    parser.add_argument("--per-night", type=int, default=3, help="launches a night")
+    parser.add_argument("--quick", action="store_true", help="one window, k up to 3 (a smoke)")
+    parser.add_argument("--no-box-rule", action="store_true", help="the rule before g10")
+    parser.add_argument("--absolute", action="store_true", help="each primitive on its own level")
+    args = parser.parse_args(argv)
+    if args.no_box_rule:
+        box.BOX_SHARE = 1.0  # no share of the primitives is more than all of them
+    started = time.perf_counter()
+    recorded = load_fixture(args.fixture)
+    values = launch_values(recorded, Gate.metric)
+    gate = Gate(settings=Settings(relative=False)) if args.absolute else Gate()
+    judge = Judge(values, recorded.keys, gate)
+    held = nights_of(values, args.held_out, args.per_night)
+    windows = nights_of(values, args.baselines, args.per_night)
+    masks = dict(scenarios(judge.keys)["every row of one primitive"])
+    primitives = sorted(masks)
+    chosen = fixed_baselines({args.baselines: windows}, args.window)
+    chosen = chosen[:1] if args.quick else chosen
+    print(f"held out: {args.held_out}; windows of {args.baselines}, {args.window} nights of "
+          f"{args.per_night} launches; every row of k of the {len(primitives)} primitives "
+          f"{SLOWDOWN - 1:.0%} slower; box rule {'off' if args.no_box_rule else 'on'}, "
+          f"{'absolute' if args.absolute else 'relative'}\n")  # fmt: skip
+    print(HEADER)
+    print("| ---: " * 7 + "|")
+    for k in range(0, (3 if args.quick else len(primitives)) + 1):
+        counts = dict.fromkeys(ENDINGS, 0)
+        for _name, base in chosen:
+            for night in (n for n in held if n not in base):
+                for slowed in itertools.combinations(primitives, k):
+                    shift = np.log(SLOWDOWN) * np.any([masks[p] for p in slowed], axis=0)
+                    end, silent = ending(judge.night(base, night, shift if k else None), slowed)
+                    counts[end] += 1
+                    counts["silent"] += silent
+        nights = sum(counts[e] for e in ENDINGS[:4])
+        cells = [f"{counts[e]} ({counts[e] / max(nights, 1):.0%})" for e in ENDINGS]
+        print(f"| {k} | {nights} | " + " | ".join(cells) + " |", flush=True)
+    print(f"\n{time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
