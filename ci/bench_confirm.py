@@ -21,7 +21,6 @@ one window, and the nights of one episode, move together.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
 import time
@@ -31,12 +30,20 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its siblings, however it is loaded
 from stats_data import launch_values, load_fixture, nights_of
-from stats_gate import SLOWDOWN, Gate, Judge, fixed_baselines, rate_of, regressed, scenarios
+from stats_gate import (
+    SLOWDOWN,
+    Gate,
+    Judge,
+    fixed_baselines,
+    rate_of,
+    regressed,
+    replay_parser,
+    scenarios,
+)
 
 from distbench.stats import box
 
 EVERY_ROW = "every row of one primitive"
-FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "data" / "launches-nightly-cpu.json.gz"
 
 
 def exit_five(fired: np.ndarray, box: np.ndarray, fired_again: np.ndarray,
@@ -48,19 +55,7 @@ def exit_five(fired: np.ndarray, box: np.ndarray, fired_again: np.ndarray,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--fixture", type=Path, default=FIXTURE)
-    parser.add_argument("--held-out", default="g5", help="the group whose nights are judged")
-    parser.add_argument("--baselines", default="g5", help="the group the windows come from")
-    parser.add_argument("--window", type=int, default=8, help="nights a baseline window holds")
-    parser.add_argument("--per-night", type=int, default=2, help="launches a night")
-    parser.add_argument("--quick", action="store_true", help="the first window only (a smoke)")
-    parser.add_argument(
-        "--no-box-rule", action="store_true", help="the rule before g10: never the box, to compare"
-    )
-    args = parser.parse_args(argv)
+    args = replay_parser(__doc__, "g5", window=8, per_night=2).parse_args(argv)
     if args.no_box_rule:
         box.BOX_SHARE = 1.0  # no share of the primitives is more than all of them
     started = time.perf_counter()

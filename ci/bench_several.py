@@ -6,7 +6,7 @@ night alone (no re-run), judged against fixed baseline windows.
     python ci/bench_several.py --held-out g10 --baselines g9       # docs/gate.md's table
     python ci/bench_several.py --held-out g10 --baselines g9 --no-box-rule
     python ci/bench_several.py --held-out g10 --baselines g9 --absolute
-    python ci/bench_several.py --quick                             # one window, k <= 3
+    python ci/bench_several.py --quick                             # one window, 6 nights, k <= 3
 
 Prints a Markdown table, one line per k: the nights judged, and how they ended: exit 1 naming a
 slowed primitive, exit 1 on the whole run alone, exit 5 (the box changed), exit 0; and the
@@ -16,7 +16,6 @@ or less (a miss its own line does not show). docs/gate.md#several-primitives-at-
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
 import time
@@ -25,9 +24,16 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its siblings, however it is loaded
-from bench_confirm import FIXTURE
 from stats_data import launch_values, load_fixture, nights_of
-from stats_gate import SLOWDOWN, Gate, Judge, fixed_baselines, regressed, scenarios
+from stats_gate import (
+    SLOWDOWN,
+    Gate,
+    Judge,
+    fixed_baselines,
+    regressed,
+    replay_parser,
+    scenarios,
+)
 
 from distbench.stats import box
 from distbench.stats.engine import Outcome, Settings
@@ -56,16 +62,8 @@ def ending(outcome: Outcome, slowed: tuple[str, ...]) -> tuple[str, bool]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--fixture", type=Path, default=FIXTURE)
-    parser.add_argument("--held-out", default="g10", help="the group whose nights are judged")
-    parser.add_argument("--baselines", default="g9", help="the group the windows come from")
-    parser.add_argument("--window", type=int, default=14, help="nights a baseline window holds")
-    parser.add_argument("--per-night", type=int, default=3, help="launches a night")
-    parser.add_argument("--quick", action="store_true", help="one window, k up to 3 (a smoke)")
-    parser.add_argument("--no-box-rule", action="store_true", help="the rule before g10")
+    parser = replay_parser(__doc__, "g10", window=14, per_night=3)
+    parser.set_defaults(baselines="g9")
     parser.add_argument("--absolute", action="store_true", help="each primitive on its own level")
     args = parser.parse_args(argv)
     if args.no_box_rule:
@@ -81,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     primitives = sorted(masks)
     chosen = fixed_baselines({args.baselines: windows}, args.window)
     chosen = chosen[:1] if args.quick else chosen
+    held = held[:6] if args.quick else held
     print(f"held out: {args.held_out}; windows of {args.baselines}, {args.window} nights of "
           f"{args.per_night} launches; every row of k of the {len(primitives)} primitives "
           f"{SLOWDOWN - 1:.0%} slower; box rule {'off' if args.no_box_rule else 'on'}, "

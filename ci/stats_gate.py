@@ -9,9 +9,11 @@ the shipped gate's settings (`Gate`): nothing here re-implements the rule.
 
 from __future__ import annotations
 
+import argparse
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from stats_blocks import block_interval, clopper_pearson
@@ -184,3 +186,26 @@ def rate_of(name: str, outcomes: np.ndarray, target: str = "") -> Rate:
 
 def whole_run_excluded(outcome: Outcome) -> list:
     return [j for j in (*outcome.rows, *outcome.bands) if j.hypothesis.primitive != WHOLE_RUN]
+
+
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "data" / "launches-nightly-cpu.json.gz"
+
+
+def replay_parser(
+    doc: str | None, held_out: str, window: int, per_night: int
+) -> argparse.ArgumentParser:
+    """The options of a replay of held-out nights against fixed baseline windows
+    (ci/bench_confirm.py, ci/bench_several.py), with the script's defaults; --no-box-rule too."""
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--fixture", type=Path, default=FIXTURE)
+    parser.add_argument("--held-out", default=held_out, help="the group whose nights are judged")
+    parser.add_argument("--baselines", default=held_out, help="the group the windows come from")
+    parser.add_argument("--window", type=int, default=window, help="nights a baseline window holds")
+    parser.add_argument("--per-night", type=int, default=per_night, help="launches a night")
+    parser.add_argument("--quick", action="store_true", help="the first window only (a smoke)")
+    parser.add_argument(
+        "--no-box-rule", action="store_true", help="the rule before g10: never the box, to compare"
+    )
+    return parser

@@ -100,9 +100,9 @@ def test_the_confirmation_benchmark_pairs_each_night_with_the_next() -> None:
 
 
 def test_the_several_primitives_benchmark_counts_every_night_once() -> None:
-    """ci/bench_several.py --quick: one window, k = 0 to 3 slowed primitives; each k's nights end
-    one way each (the four endings add up to the nights judged), k primitives make C(7, k) times
-    the unchanged nights, and a night counted as a silent miss is one that passed."""
+    """ci/bench_several.py --quick: one window, 6 nights, k = 0 to 3 slowed primitives; each k's
+    nights end one way each (the four endings add up to the nights judged), k primitives make
+    C(7, k) times the unchanged nights, and a night counted as a silent miss is one that passed."""
     out = bench("bench_several.py")
     rows = re.findall(r"^\| (\d) \| (\d+) \| (\d+) \(.*?\| (\d+) \(.*?\| (\d+) \(.*?\| (\d+) "
                       r"\(.*?\| (\d+) \(", out, re.M)  # fmt: skip
