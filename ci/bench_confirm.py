@@ -35,13 +35,12 @@ from stats_gate import (
     Gate,
     Judge,
     fixed_baselines,
+    parse_replay,
     rate_of,
     regressed,
     replay_parser,
     scenarios,
 )
-
-from distbench.stats import box
 
 EVERY_ROW = "every row of one primitive"
 
@@ -55,9 +54,7 @@ def exit_five(fired: np.ndarray, box: np.ndarray, fired_again: np.ndarray,
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = replay_parser(__doc__, "g5", window=8, per_night=2).parse_args(argv)
-    if args.no_box_rule:
-        box.BOX_SHARE = 1.0  # no share of the primitives is more than all of them
+    args = parse_replay(replay_parser(__doc__, "g5", window=8, per_night=2), argv)
     started = time.perf_counter()
     recorded = load_fixture(args.fixture)
     values = launch_values(recorded, Gate.metric)

@@ -9,9 +9,10 @@ night alone (no re-run), judged against fixed baseline windows.
     python ci/bench_several.py --quick                             # one window, 6 nights, k <= 3
 
 Prints a Markdown table, one line per k: the nights judged, and how they ended: exit 1 naming a
-slowed primitive, exit 1 on the whole run alone, exit 5 (the box changed), exit 0; and the
-nights that passed while a slowed primitive's row or band claimed a `detectable_change` of 25 %
-or less (a miss its own line does not show). docs/gate.md#several-primitives-at-once reads it.
+slowed primitive, exit 1 naming none of them (the whole run, or an unslowed primitive), exit 5
+(the box changed), exit 0; and the nights that passed while a slowed primitive's row or band
+claimed a `detectable_change` of 25 % or less (a miss its own line does not show).
+docs/gate.md#several-primitives-at-once reads it.
 """
 
 from __future__ import annotations
@@ -30,23 +31,24 @@ from stats_gate import (
     Gate,
     Judge,
     fixed_baselines,
+    parse_replay,
     regressed,
     replay_parser,
     scenarios,
 )
 
-from distbench.stats import box
 from distbench.stats.engine import Outcome, Settings
 
 ENDINGS = ("slowed", "whole", "box", "passed", "silent")
 HEADER = (
-    "| k slower | nights | exit 1 naming a slowed primitive | exit 1, the whole run only "
+    "| k slower | nights | exit 1 naming a slowed primitive | exit 1, no slowed primitive named "
     "| exit 5 (the box) | exit 0 | exit 0, a slowed primitive claiming <= 25 % |"
 )
 
 
 def ending(outcome: Outcome, slowed: tuple[str, ...]) -> tuple[str, bool]:
-    """How a night ended (ENDINGS[:4]) and, when it passed, whether a slowed primitive's row or
+    """How a night ended (ENDINGS[:4]: "whole" is any other regression, the whole run's or an
+    unslowed primitive's) and, when it passed, whether a slowed primitive's row or
     band claimed it would catch 25 % (a miss its own line does not show)."""
     if any(regressed(outcome, p) for p in slowed):
         return "slowed", False
@@ -65,9 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = replay_parser(__doc__, "g10", window=14, per_night=3)
     parser.set_defaults(baselines="g9")
     parser.add_argument("--absolute", action="store_true", help="each primitive on its own level")
-    args = parser.parse_args(argv)
-    if args.no_box_rule:
-        box.BOX_SHARE = 1.0  # no share of the primitives is more than all of them
+    args = parse_replay(parser, argv)
     started = time.perf_counter()
     recorded = load_fixture(args.fixture)
     values = launch_values(recorded, Gate.metric)

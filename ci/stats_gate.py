@@ -19,6 +19,7 @@ import numpy as np
 from stats_blocks import block_interval, clopper_pearson
 from stats_data import Values, side
 
+from distbench.stats import box
 from distbench.stats.defaults import default_prior
 from distbench.stats.engine import WHOLE_RUN, Outcome, Settings, judge_matrices, size_band
 from distbench.stats.family import primitive_of
@@ -209,3 +210,12 @@ def replay_parser(
         "--no-box-rule", action="store_true", help="the rule before g10: never the box, to compare"
     )
     return parser
+
+
+def parse_replay(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """`parser`'s arguments (replay_parser's and the script's own), --no-box-rule applied: no
+    share of the primitives is more than all of them, so the box rule never fires."""
+    args = parser.parse_args(argv)
+    if args.no_box_rule:
+        box.BOX_SHARE = 1.0
+    return args

@@ -18,7 +18,7 @@ slows several primitives at once reads the same: judged beyond the rest of the r
 then read faster (the leave-one-out median of the others moves once about half of them slowed).
 Measured on g10's nights against windows of its own state (docs/gate.md#several-primitives-at-once):
 3 or 4 of the 7 primitives 25 % slower exit 5 on 19-89 % of nights and 1 otherwise (the whole
-run), never naming the primitives; 1 or 2 are named on 99-100 %.
+run), naming the primitives on 0-2 %; 1 or 2 are named on 99-100 %.
 """
 
 from __future__ import annotations

@@ -134,8 +134,8 @@ SEVERAL = (
     "more at once is seen only by the whole run; docs/gate.md#several-primitives-at-once)"
 )
 """Relative mode's blind spot, measured (docs/gate.md): 3 or 4 of the nightly's 7 primitives
-25 % slower were never named by primitive; 5 to 7 passed in 83-100 % of nights, their own
-primitives claiming they would catch less."""
+25 % slower were named by primitive on 2 % of nights; 5 to 7 passed on 83-100 % of nights, their
+own primitives claiming they would catch less."""
 
 
 def noise_line(comparison: Comparison) -> str:
