@@ -209,6 +209,10 @@ def replay_parser(
     parser.add_argument(
         "--no-box-rule", action="store_true", help="the rule before g10: never the box, to compare"
     )
+    parser.add_argument(
+        "--share-only", action="store_true",
+        help="the box rule as held out on g10: the share of the primitives named alone",
+    )  # fmt: skip
     return parser
 
 
@@ -218,4 +222,6 @@ def parse_replay(parser: argparse.ArgumentParser, argv: list[str] | None) -> arg
     args = parser.parse_args(argv)
     if args.no_box_rule:
         box.BOX_SHARE = 1.0
+    if args.share_only:
+        box.TWO_SIDED = False
     return args

@@ -71,8 +71,8 @@ def box_line(reason: str) -> str:
     """The night that could not tell, and what to do about it."""
     return (
         f"cannot tell: {reason}; no primitive is judged tonight. A change of code that slows "
-        "several primitives at once (of the nightly's 7, three or more) reads the same, the rest "
-        "reading faster: sweep again on a quiet box, and if the same primitives are slower again, "
+        "several primitives at once, some sizes more than others, can read the same: sweep "
+        "again on a quiet box, and if the same primitives are slower again, "
         "look for a change that touched them; if the box changed for good, start a new baseline "
         "window (docs/gate.md#the-box-changed)"
     )

@@ -368,17 +368,16 @@ def test_a_night_that_cannot_tell_exits_5_without_a_re_run_and_stays_out_of_the_
 ) -> None:
     """ci/nightly.sh over the real compare, on runs written by the real sinks (tests/unit/reports/
     test_compare.py's fixture nights): a window of 5 nights of 7 primitives, and a night on which
-    6 of them moved, each its own way (the box changed): exit 5, the verdict last, no re-run
-    (--run-dir never sweeps), and --update-baseline leaves the window as it was."""
+    6 of them moved, each its own way, one both ways (the box changed): exit 5, the verdict last,
+    no re-run (--run-dir never sweeps), and --update-baseline leaves the window as it was."""
     import random
 
-    from tests.unit.reports.test_compare import SEVEN, levels, night, window
+    from tests.unit.reports.test_compare import SEVEN, box_night, levels, night, window
 
     rng = random.Random(21)
     table = levels(*SEVEN)
     store = window(tmp_path, rng, 5, table).parent
-    scales = dict(zip(SEVEN, (1.6, 0.6, 1.7, 0.55, 1.5, 0.65, 1.0), strict=True))
-    tonight = night(tmp_path / "tonight", {k: v * scales[k[0]] for k, v in table.items()}, rng)
+    tonight = night(tmp_path / "tonight", box_night(table), rng)
     args = ["--run-dir", str(tonight), "--store", str(store), "--no-report", "--update-baseline"]
     result = nightly(args, tmp_path)
     assert result.returncode == 5, result.stdout + result.stderr
