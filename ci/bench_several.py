@@ -7,6 +7,7 @@ night alone (no re-run), judged against fixed baseline windows.
     python ci/bench_several.py --held-out g10 --baselines g9 --no-box-rule
     python ci/bench_several.py --held-out g10 --baselines g9 --absolute
     python ci/bench_several.py --held-out g10 --baselines g9 --scenario "one world size (3)"
+    python ci/bench_several.py --held-out g11 --baselines g10 --speedup   # k primitives 25 % faster
     python ci/bench_several.py --quick                             # one window, 6 nights, k <= 3
 
 Prints a Markdown table, one line per k: the nights judged, and how they ended: exit 1 naming a
@@ -72,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.set_defaults(baselines="g9")
     parser.add_argument("--absolute", action="store_true", help="each primitive on its own level")
     parser.add_argument(
+        "--speedup", action="store_true",
+        help="the k primitives 25 %% faster, not slower: an exit 1 then names an unchanged one",
+    )  # fmt: skip
+    parser.add_argument(
         "--scenario", default="every row of one primitive",
         help="which rows of each slowed primitive are slower (ci/stats_gate.py's scenarios)",
     )  # fmt: skip
@@ -93,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     held = held[:6] if args.quick else held
     print(f"held out: {args.held_out}; windows of {args.baselines}, {args.window} nights of "
           f"{args.per_night} launches; k of the {len(primitives)} primitives {SLOWDOWN - 1:.0%} "
-          f"slower ({args.scenario}); box rule "
+          f"{'faster' if args.speedup else 'slower'} ({args.scenario}); box rule "
           f"{'off' if args.no_box_rule else 'the share alone' if args.share_only else 'on'}, "
           f"{'absolute' if args.absolute else 'relative'}\n")  # fmt: skip
     print(HEADER)
@@ -104,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             for night in (n for n in held if n not in base):
                 for slowed in itertools.combinations(primitives, k):
                     shifted = np.any([masks[p] for p in slowed], axis=0)
-                    shift = np.log(SLOWDOWN) * shifted if k else None
+                    sign = -1.0 if args.speedup else 1.0
+                    shift = sign * np.log(SLOWDOWN) * shifted if k else None
                     end, silent = ending(judge.night(base, night, shift), slowed, shifted)
                     counts[end] += 1
                     counts["silent"] += silent

@@ -76,6 +76,20 @@ def mixed(named: dict[str, str]) -> bool:
     return min(ways.count("slower"), ways.count("faster")) <= MINORITY
 
 
+def split(judged: Sequence[Judged], primitives: int) -> dict[str, list[str]]:
+    """The primitives named slower and faster (their names, without the kind) on a night on which
+    more than BOX_SHARE of them were named as a change of code names them (each one way, more than
+    MINORITY each way: not `mixed`), judged as usual; {} on any other night. Which side changed
+    is not in the data: 3 slowed or 4 sped up read alike beyond the rest of the run."""
+    named = moved(judged)
+    if primitives < 1 or len(named) <= BOX_SHARE * primitives or mixed(named):
+        return {}
+    return {
+        way: sorted(p.split(":", 1)[-1] for p, w in named.items() if w == way)
+        for way in ("slower", "faster")
+    }
+
+
 def box_changed(judged: Sequence[Judged], primitives: int) -> str:
     """'' for a night judged as usual; else why it cannot tell ('the box changed: 6 of 7
     primitives moved beyond the window at once (broadcast, reduce slower; all_gather faster)')."""

@@ -198,3 +198,18 @@ def family_line(comparison: Comparison) -> str:
         "alarm is at most that, if launches are independent draws of one noise (docs/gate.md "
         "measures how far that holds)"
     )
+
+
+def split_line(ways: dict[str, list[str]]) -> str:
+    """A night judged as a change of code that moved several primitives (box.split): which read
+    slower and which faster, and that the data does not say which of them changed (measured on
+    g11: 3 or 4 primitives 25 % faster fail the night naming the others on 96-97 % of nights,
+    docs/gate.md#several-primitives-at-once)."""
+    slower, faster = ways["slower"], ways["faster"]
+    return (
+        f"{len(slower)} primitives read slower ({', '.join(slower)}) and {len(faster)} faster "
+        f"({', '.join(faster)}) beyond the rest of the run, each one way: a change that slowed "
+        f"the {len(slower)} reads so, and so does one that sped up the {len(faster)} (each "
+        "primitive is judged against the median of the others); check which before bisecting "
+        "(docs/gate.md#several-primitives-at-once)"
+    )
