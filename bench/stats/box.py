@@ -76,33 +76,39 @@ def mixed(named: dict[str, str]) -> bool:
     return min(ways.count("slower"), ways.count("faster")) <= MINORITY
 
 
-def split(judged: Sequence[Judged], primitives: int) -> dict[str, list[str]]:
-    """The primitives named slower and faster (their names, without the kind) on a night on which
-    more than BOX_SHARE of them were named as a change of code names them (each one way, more than
-    MINORITY each way: not `mixed`), judged as usual; {} on any other night. Which side changed
-    is not in the data: 3 slowed or 4 sped up read alike beyond the rest of the run."""
+def most_named(judged: Sequence[Judged], primitives: int) -> dict[str, str]:
+    """`moved` when more than BOX_SHARE of the `primitives` compared were named, else {}."""
     named = moved(judged)
-    if primitives < 1 or len(named) <= BOX_SHARE * primitives or mixed(named):
+    return named if primitives >= 1 and len(named) > BOX_SHARE * primitives else {}
+
+
+def names(named: dict[str, str], way: str) -> list[str]:
+    """The primitives of `named` that moved `way`, by name, without the kind."""
+    return sorted(p.split(":", 1)[-1] for p, w in named.items() if w == way)
+
+
+def split(judged: Sequence[Judged], primitives: int) -> dict[str, list[str]]:
+    """The primitives named slower and faster on a night on which more than BOX_SHARE of them
+    were named as a change of code names them (each one way, more than MINORITY each way: not
+    `mixed`), judged as usual; {} on any other night. Which side changed is not in the data: 3
+    slowed or 4 sped up read alike beyond the rest of the run."""
+    named = most_named(judged, primitives)
+    if not named or mixed(named):
         return {}
-    return {
-        way: sorted(p.split(":", 1)[-1] for p, w in named.items() if w == way)
-        for way in ("slower", "faster")
-    }
+    return {way: names(named, way) for way in ("slower", "faster")}
 
 
 def box_changed(judged: Sequence[Judged], primitives: int) -> str:
     """'' for a night judged as usual; else why it cannot tell ('the box changed: 6 of 7
     primitives moved beyond the window at once (broadcast, reduce slower; all_gather faster)')."""
-    named = moved(judged)
-    if primitives < 1 or len(named) <= BOX_SHARE * primitives:
+    named = most_named(judged, primitives)
+    if not named or (TWO_SIDED and not mixed(named)):
         return ""
-    if TWO_SIDED and not mixed(named):
-        return ""
-    ways = []
-    for way in ("slower", "faster", "both"):
-        names = sorted(p.split(":", 1)[-1] for p, w in named.items() if w == way)
-        if names:
-            ways.append(f"{', '.join(names)} {'both ways' if way == 'both' else way}")
+    ways = [
+        f"{', '.join(names(named, way))} {'both ways' if way == 'both' else way}"
+        for way in ("slower", "faster", "both")
+        if names(named, way)
+    ]
     return (
         f"the box changed: {len(named)} of {primitives} primitives moved beyond the window at "
         f"once ({'; '.join(ways)})"

@@ -31,7 +31,7 @@ from distbench.stats.arrays import (
     judged_outcome,
     member_max,
 )
-from distbench.stats.box import box_changed, unjudged
+from distbench.stats.box import box_changed, split, unjudged
 from distbench.stats.components import LaunchValue, Prior, fit_prior
 from distbench.stats.family import Hypothesis, build_family, primitive_of
 from distbench.stats.matrices import SideMatrix, membership, night_index
@@ -118,6 +118,9 @@ class Outcome:
     box: str = ""
     """'' for a night judged as usual; else why no primitive could be judged (box.py: 'the box
     changed: 6 of 7 primitives moved beyond the window at once ...')."""
+    split: dict[str, list[str]] = field(default_factory=dict)
+    """On a night judged as usual on which most primitives were named as a change of code names
+    them, those read slower and those read faster (box.split); else {}."""
 
 
 def size_band(key: Mapping[str, str]) -> str:
@@ -258,8 +261,11 @@ def judge_matrices(
     floors = band_floors(family, row_floors, floor_of_band)
     outcome = judged_outcome(family, shifts, floors, settings, learning, nights, relative)
     if relative and not learning:
-        reason = box_changed([*outcome.rows, *outcome.bands], len(set(primitives.tolist())))
+        judged, compared = [*outcome.rows, *outcome.bands], len(set(primitives.tolist()))
+        reason = box_changed(judged, compared)
         if reason:
             outcome.rows, outcome.bands = unjudged(outcome.rows), unjudged(outcome.bands)
             outcome.box = reason
+        else:
+            outcome.split = split(judged, compared)
     return outcome

@@ -23,8 +23,6 @@ from distbench.reports.compare.words import (
     split_line,
     verdict_line,
 )
-from distbench.stats.arrays import WHOLE_RUN
-from distbench.stats.box import split
 from distbench.stats.verdict import IMPROVED, REGRESSED, STATES, Judged, describe_state
 from distbench.tables import format_number, render_rows
 
@@ -62,15 +60,10 @@ def headline(comparison: Comparison) -> str:
 
 def verdict_lines(comparison: Comparison) -> list[str]:
     lines = [verdict_line(comparison, j) for j in headline_verdicts(comparison)]
-    outcome = comparison.outcome
-    if outcome.box:
-        lines.insert(0, box_line(outcome.box))
-    elif outcome.relative and not outcome.learning:
-        judged = [*outcome.rows, *outcome.bands]
-        primitives = {j.hypothesis.primitive for j in outcome.rows} - {WHOLE_RUN}
-        ways = split(judged, len(primitives))
-        if ways:
-            lines.append(split_line(ways))
+    if comparison.outcome.box:
+        lines.insert(0, box_line(comparison.outcome.box))
+    elif comparison.outcome.split:
+        lines.append(split_line(comparison.outcome.split))
     if not lines:
         state = "no change seen" if not comparison.outcome.learning else "cannot tell"
         lines = [f"{state}: no row or band past the noise and the threshold"]
