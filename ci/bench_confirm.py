@@ -29,15 +29,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its siblings, however it is loaded
-from stats_data import launch_values, load_fixture, nights_of
 from stats_gate import (
     SLOWDOWN,
     Gate,
-    Judge,
-    fixed_baselines,
     parse_replay,
     rate_of,
     regressed,
+    replay_nights,
     replay_parser,
     scenarios,
 )
@@ -56,14 +54,8 @@ def exit_five(fired: np.ndarray, box: np.ndarray, fired_again: np.ndarray,
 def main(argv: list[str] | None = None) -> int:
     args = parse_replay(replay_parser(__doc__, "g5", window=8, per_night=2), argv)
     started = time.perf_counter()
-    recorded = load_fixture(args.fixture)
-    values = launch_values(recorded, Gate.metric)
-    judge = Judge(values, recorded.keys, Gate())
-    held = nights_of(values, args.held_out, args.per_night)
-    windows = nights_of(values, args.baselines, args.per_night)
+    judge, held, chosen = replay_nights(args, Gate())
     slow = [(p, np.log(SLOWDOWN) * mask) for p, mask in scenarios(judge.keys)[EVERY_ROW]]
-    chosen = fixed_baselines({args.baselines: windows}, args.window)
-    chosen = chosen[:1] if args.quick else chosen
     aa = np.full((len(chosen), len(held)), np.nan)  # windows x held-out nights, nan: not judged
     catch = np.full((*aa.shape, len(slow)), np.nan)
     aa_confirmed, catch_confirmed = aa.copy(), catch.copy()  # at a night: it and the next judged

@@ -27,14 +27,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its siblings, however it is loaded
-from stats_data import launch_values, load_fixture, nights_of
 from stats_gate import (
     SLOWDOWN,
     Gate,
-    Judge,
-    fixed_baselines,
     parse_replay,
     regressed,
+    replay_nights,
     replay_parser,
     scenarios,
 )
@@ -82,19 +80,13 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     args = parse_replay(parser, argv)
     started = time.perf_counter()
-    recorded = load_fixture(args.fixture)
-    values = launch_values(recorded, Gate.metric)
     gate = Gate(settings=Settings(relative=False)) if args.absolute else Gate()
-    judge = Judge(values, recorded.keys, gate)
-    held = nights_of(values, args.held_out, args.per_night)
-    windows = nights_of(values, args.baselines, args.per_night)
+    judge, held, chosen = replay_nights(args, gate)
     every = scenarios(judge.keys)
     if args.scenario not in every:
         parser.error(f"--scenario {args.scenario!r}: one of {', '.join(map(repr, every))}")
     masks = dict(every[args.scenario])
     primitives = sorted(masks)
-    chosen = fixed_baselines({args.baselines: windows}, args.window)
-    chosen = chosen[:1] if args.quick else chosen
     held = held[:6] if args.quick else held
     print(f"held out: {args.held_out}; windows of {args.baselines}, {args.window} nights of "
           f"{args.per_night} launches; k of the {len(primitives)} primitives {SLOWDOWN - 1:.0%} "

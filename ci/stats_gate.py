@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from stats_blocks import block_interval, clopper_pearson
-from stats_data import Values, side
+from stats_data import Values, launch_values, load_fixture, nights_of, side
 
 from distbench.stats import box
 from distbench.stats.defaults import default_prior
@@ -225,3 +225,16 @@ def parse_replay(parser: argparse.ArgumentParser, argv: list[str] | None) -> arg
     if args.share_only:
         box.TWO_SIDED = False
     return args
+
+
+def replay_nights(
+    args: argparse.Namespace, gate: Gate
+) -> tuple[Judge, list[list[int]], list[tuple[str, list[list[int]]]]]:
+    """What a replay (replay_parser's `args`) judges: the recorded launches under `gate`, the
+    held-out group's nights, and the fixed baseline windows of --baselines (--quick: the first)."""
+    recorded = load_fixture(args.fixture)
+    values = launch_values(recorded, gate.metric)
+    held = nights_of(values, args.held_out, args.per_night)
+    windows = nights_of(values, args.baselines, args.per_night)
+    chosen = fixed_baselines({args.baselines: windows}, args.window)
+    return Judge(values, recorded.keys, gate), held, chosen[:1] if args.quick else chosen
