@@ -5,6 +5,7 @@ and write summary.tsv, which fills docs/verified-on.md (ci/gpu_smoke_docs.py).
     python3 ci/gpu_smoke.py --plan --gpus 1          # the plan and its times, nothing run
     python3 ci/gpu_smoke.py                          # every step for this node's GPUs
     python3 ci/gpu_smoke.py --only graph-nccl,pytest-gpu-graph
+    python3 ci/gpu_smoke.py --only pytest-gpu-examples   # the manual's gpu examples (on request)
     python3 ci/gpu_smoke.py --cli-only               # the CLI side only (no GPU, no torch)
 
 A step starts only when its planned time is left under the cap ("skipped: no time" otherwise,
@@ -222,7 +223,7 @@ def count_gpus() -> int:
 def select(gpus: int, only: str) -> list[Step]:
     every = steps(max(gpus, 1))
     if not only:
-        return every
+        return [s for s in every if not s.on_request]
     names = [n.strip() for n in only.split(",") if n.strip()]
     unknown = [n for n in names if n not in {s.name for s in every}]
     if unknown:

@@ -59,6 +59,8 @@ class Step:
     expect_exit: int = 0
     out: bool = True
     """The last command gets --out RUN_DIR (distbench commands)."""
+    on_request: bool = False
+    """Run only when --only names it (a whole smoke then stays within its cap)."""
     notes: dict[str, str] = field(default_factory=dict)
 
     def planned_s(self) -> float:
@@ -82,9 +84,14 @@ GPU_FILES = {
         "tests/integration/ddp/test_fsdp.py",
         "tests/integration/ddp/test_dp_gpu.py",
     ),
+    "pytest-gpu-examples": ("tests/integration/test_examples_gpu.py",),
 }
 """The gpu test files, run by name (pytest -m gpu FILES: only these files are collected)."""
+EXAMPLES = 8
+"""Launches of pytest-gpu-examples: the manual's distinct gpu-marked commands that run on one
+GPU (the others are refused at once for want of GPUs, or skip)."""
 PYTEST_COVERS = {
+    "pytest-gpu-examples": ("the manual's gpu-marked examples, as written",),
     "pytest-gpu-training": TRAINING,
     "pytest-gpu-overlap": ("`overlap` (communication while computing)",),
 }
@@ -309,11 +316,14 @@ def steps(gpus: int) -> list[Step]:
                 name,
                 ("gpu-marked tests (`pytest -m gpu`)", *PYTEST_COVERS.get(name, ())),
                 ((*PYTEST, *files),),
-                launches={"pytest-gpu-training": 2 + two}.get(name, 1),
+                launches={"pytest-gpu-training": 2 + two, "pytest-gpu-examples": EXAMPLES}.get(
+                    name, 1
+                ),
                 ranks=top,
                 work_s=6.0 + (10.0 if name == "pytest-gpu-training" else 0.0),
                 needs=CLI + WORKERS + PYTEST_NEEDS,
                 out=False,
+                on_request=name == "pytest-gpu-examples",
             )
             for name, files in GPU_FILES.items()
         ),
