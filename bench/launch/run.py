@@ -201,7 +201,7 @@ def execute(
                 progress.end_launch()
                 record_launch(manifest, spec, spec_path, world_size, result)
                 rows = read_rows(run_dir / RESULTS_CSV)[before:]
-                problem = launch_problem(spec, rows, result)
+                problem = launch_problem(spec, rows, result, remaining)
                 if problem is not None:
                     status, code = problem
                     break
@@ -247,6 +247,7 @@ def record_launch(
             "backend": spec.launch.backend,
             "returncode": result.returncode,
             "rows": result.rows,
+            "failure": result.failure,
             "command": build_torchrun_command(spec.launch, world_size, spec_path),
             "worker_env": env,
         }
@@ -255,9 +256,12 @@ def record_launch(
 
 
 def launch_problem(
-    spec: RunSpec, rows: Sequence[dict[str, str]], result: LaunchResult
+    spec: RunSpec, rows: Sequence[dict[str, str]], result: LaunchResult, expected: int
 ) -> tuple[str, int] | None:
-    """Print what ended a launch badly and return the run's (status, exit code); None if fine."""
+    """Print what ended a launch badly and return the run's (status, exit code); None if fine.
+    A rank that fails after the launch wrote all its `expected` rows (each row is written once
+    every rank has finished that measurement) failed while leaving: a warning, and the run goes
+    on (the manifest's launch keeps the failure)."""
     console = Console(stderr=True)
     if not rows and spec.launch.nnodes > 1 and result.returncode == 0:
         console.print(
@@ -277,6 +281,13 @@ def launch_problem(
             highlight=False,
         )
         return "wrong_results", EXIT_FAILED
+    if result.failure and expected > 0 and len(rows) >= expected:
+        console.print(
+            f"warning: {result.failure}; every measurement of this launch had finished, so its "
+            f"{len(rows)} rows are kept and the run goes on",
+            markup=False, highlight=False, soft_wrap=True,
+        )  # fmt: skip
+        return None
     if result.failure:
         # soft_wrap: no newlines inside the log paths of the message
         console.print(f"error: {result.failure}", markup=False, highlight=False, soft_wrap=True)

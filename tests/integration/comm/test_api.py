@@ -114,17 +114,15 @@ def test_inductor_smoke(tmp_path: Path) -> None:
     """The one inductor launch (minutes of compiling per size on a 2-core box: one size). Once
     (CI rehearsal of 79ae21d, 1 run in ~20) a rank aborted in the interpreter's teardown after
     its last measurement ("terminate called without an active exception", SIGABRT; not
-    reproduced in 10 cold runs since): then the run must say so, name the rank as failing after
-    that measurement, and keep its row, which is checked as a clean run's is."""
+    reproduced in 10 cold runs since). Such a run now ends completed with a warning
+    (test_faults.py injects that abort on purpose); its row is checked as a clean run's is."""
     out = tmp_path / "run"
     result = run_cli(
         "allreduce", "--backend", "gloo", "--sizes", "4K", "--iters", "3", "--warmup", "1",
         "--trials", "2", "--world-sizes", "2", "--check", "--api", "compiled:inductor",
         "--out", str(out), timeout=600,
     )  # fmt: skip
-    if result.returncode != 0:  # only torch's teardown abort, after every measurement finished
-        assert "failed (killed by SIGABRT) after finishing ws2/i0 " in result.stderr, result.stderr
-        assert "terminate called without an active exception" in result.stderr, result.stderr
+    assert result.returncode == 0, result.stderr
     [row] = read_csv(out / "results.csv")
     assert (row["api"], row["wrong"]) == ("compiled:inductor", "0")
     assert float(row["compile_s"]) > 0

@@ -137,3 +137,28 @@ def test_sigterm_stops_every_rank(tmp_path: Path) -> None:
     assert not any(alive(pid) for pid in pids)
     assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
     assert_rows_parse(out)
+
+
+@pytest.mark.slow
+def test_a_rank_that_aborts_while_leaving_keeps_the_run_completed(tmp_path: Path) -> None:
+    """A rank killed in torch's teardown after every measurement (tests/inject/teardown_abort:
+    SIGABRT in place of destroy_process_group, as CI once saw): every row is there and measured
+    by every rank, so the run is completed and exits 0, with a warning naming the rank and its
+    log, and the manifest's launch keeps the failure."""
+    out = tmp_path / "run"
+    inject = Path(__file__).resolve().parents[2] / "inject" / "teardown_abort"
+    env = {**os.environ, "PYTHONPATH": str(inject), "DISTBENCH_TEST_TEARDOWN_ABORT": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "distbench", "allreduce", "--backend", "gloo", "--world-sizes",
+         "2", "--sizes", "1K,64K", "--iters", "3", "--trials", "2", "--check", "--out", str(out)],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "warning: rank 1 failed (killed by SIGABRT) after " in done.stderr, done.stderr
+    assert "every measurement of this launch had finished, so its 2 rows are kept" in done.stderr
+    rows = read_rows(out / "results.csv")
+    assert [(r["size_bytes"], r["wrong"]) for r in rows] == [("1024", "0"), ("65536", "0")]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+    [launch] = manifest["launches"]
+    assert launch["returncode"] != 0 and "killed by SIGABRT" in launch["failure"]
