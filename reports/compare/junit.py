@@ -32,6 +32,7 @@ from distbench.reports.compare.words import (
     band_name,
     relative_words,
     row_name,
+    seen_header,
     seen_lines,
     verdict_line,
 )
@@ -151,7 +152,7 @@ def summary_text(comparison: Comparison) -> str:
     """The verdict and what the comparison could see, as compare's table opens."""
     lines = [headline(comparison), *verdict_lines(comparison)]
     lines += [line] if (line := missing_line(comparison)) is not None else []
-    lines += ["", "what this comparison could see (80 % power):"]
+    lines += ["", seen_header(comparison)]
     lines += [f"  {s}" for s in seen_lines(comparison)]
     lines += ["", *context(comparison), *comparison.notes]
     return "\n".join(lines)

@@ -19,6 +19,8 @@ from distbench.reports.compare.words import (
     parts_line,
     relative_line,
     row_name,
+    scope,
+    seen_header,
     seen_lines,
     split_line,
     verdict_line,
@@ -162,7 +164,7 @@ def render_text(comparison: Comparison) -> str:
         out.append(line)
     out += [
         "",
-        "what this comparison could see (80 % power):",
+        seen_header(comparison),
         *(f"  {s}" for s in seen_lines(comparison)),
     ]
     if comparison.regressed:
@@ -191,7 +193,8 @@ def render_markdown(comparison: Comparison) -> str:
     out = [f"### {headline(comparison)}", "", *(f"- {line}" for line in verdict_lines(comparison))]
     if (line := missing_line(comparison)) is not None:
         out += [f"- **{line}**"]
-    out += ["", "What this comparison could see (80 % power):", ""]
+    header = seen_header(comparison)
+    out += ["", header[:1].upper() + header[1:], ""]
     out += [f"- {s}" for s in seen_lines(comparison)]
     out += ["", *(f"- {line}" for line in context(comparison))]
     out += ["", f"<details><summary>All {len(comparison.outcome.rows)} rows</summary>", ""]
@@ -206,7 +209,7 @@ def clean(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def judged_json(judged: Judged) -> dict[str, Any]:
+def judged_json(comparison: Comparison, judged: Judged) -> dict[str, Any]:
     low, high = judged.interval()
     shift = judged.shift
     return {k: clean(v) for k, v in {
@@ -215,6 +218,7 @@ def judged_json(judged: Judged) -> dict[str, Any]:
         "p_faster": judged.p_faster, "q_faster": judged.q_faster,
         "state": judged.state, "reason": judged.reason,
         "detectable_change": judged.detectable, "floor": judged.floor,
+        "scope": scope(comparison, judged),
         "launches_baseline": shift.n_base if shift else 0,
         "launches_current": shift.n_current if shift else 0,
         "df": shift.df if shift else None,
@@ -231,14 +235,14 @@ def render_json(comparison: Comparison) -> str:
     outcome = comparison.outcome
     rows = [
         {**dict(j.hypothesis.band), "column": column, "baseline": clean(base),
-         "current": clean(cur), **judged_json(j)}
+         "current": clean(cur), **judged_json(comparison, j)}
         for j, (base, cur), column in zip(
             outcome.rows, comparison.values, comparison.columns, strict=True
         )
     ]  # fmt: skip
     bands = [
         {"primitive": j.hypothesis.primitive.split(":", 1)[-1], "band": dict(j.hypothesis.band),
-         "rows": list(j.hypothesis.members), **judged_json(j)}
+         "rows": list(j.hypothesis.members), **judged_json(comparison, j)}
         for j in outcome.bands
     ]  # fmt: skip
     body = {

@@ -92,6 +92,23 @@ def at_least(share: float) -> str:
     return shown if shown == ">10x" else f">= {shown}"
 
 
+def scope(comparison: Comparison, judged: Judged) -> str:
+    """What a hypothesis's change and `detectable_change` are measured against: "beyond the rest
+    of the run" (a primitive's, relative mode), else "own level" (the whole run, absolute mode)."""
+    return "beyond the rest of the run" if relative_words(comparison, judged) else "own level"
+
+
+def seen_header(comparison: Comparison) -> str:
+    """The heading of seen_lines: in relative mode, what each claim is about (a primitive's change
+    beyond the rest of the run: a slowdown of most primitives at once is not one)."""
+    if not comparison.outcome.relative:
+        return "what this comparison could see (80 % power):"
+    return (
+        "what this comparison could see (80 % power; a primitive's change beyond the rest of the "
+        "run, the whole run's on its own level):"
+    )
+
+
 def seen_lines(comparison: Comparison) -> list[str]:
     """What the comparison could see, per primitive: every row together, each size band (every
     world size and dtype), and the range over its single rows (80 % power, the level each is

@@ -102,12 +102,15 @@ def test_the_confirmation_benchmark_pairs_each_night_with_the_next() -> None:
 def test_the_several_primitives_benchmark_counts_every_night_once() -> None:
     """ci/bench_several.py --quick: one window, 6 nights, k = 0 to 3 slowed primitives; each k's
     nights end one way each (the four endings add up to the nights judged), k primitives make
-    C(7, k) times the unchanged nights, and a night counted as a silent miss is one that passed."""
+    C(7, k) times the unchanged nights, a night counted as a silent miss is one that passed, and
+    the claims as scoped: none on an unchanged night or a night the box changed, and their misses
+    are nights that passed."""
     out = bench("bench_several.py")
-    rows = re.findall(r"^\| (\d) \| (\d+) \| (\d+) \(.*?\| (\d+) \(.*?\| (\d+) \(.*?\| (\d+) "
-                      r"\(.*?\| (\d+) \(", out, re.M)  # fmt: skip
+    cell = r" (\d+) \(\d+%\) \|"
+    rows = re.findall(rf"^\| (\d) \| (\d+) \|{cell * 7}$", out, re.M)
     assert [int(r[0]) for r in rows] == [0, 1, 2, 3], out
     unchanged = int(rows[0][1])
-    for k, nights, *ends, silent in (tuple(map(int, r)) for r in rows):
+    for k, nights, *ends, own, claimed, silent in (tuple(map(int, r)) for r in rows):
         assert nights == unchanged * (1, 7, 21, 35)[k] and sum(ends) == nights, out
-        assert silent <= ends[3], out
+        assert own <= ends[3] and silent <= min(ends[3], claimed), out
+        assert claimed <= nights - ends[2] and (claimed > 0) == (k > 0), out

@@ -362,6 +362,8 @@ def test_compare_exit_codes_and_the_verdict_first_and_last(
     assert lines[0].startswith("distbench compare: REGRESSION (") and lines[-1] == lines[0]
     assert lines[1].startswith("regressed: all_reduce")
     assert "what this comparison could see (80 % power):" in out
+    rows = json.loads(cli(["compare", str(a), str(b), "--format", "json"], capsys)[1])["rows"]
+    assert {r["scope"] for r in rows} == {"own level"}  # one primitive: judged on its own level
     assert cli(["compare", str(a), str(a)], capsys)[0] == 0
     code, _, err = cli(["compare", str(a), str(tmp_path / "missing")], capsys)
     assert code == 2 and err.count("\n") == 1 and "missing" in err
@@ -596,8 +598,21 @@ def test_three_primitives_slower_are_named_with_the_split_they_make_and_what_it_
         "all_to_all, reduce_scatter, send_recv) beyond the rest of the run, each one way: a change "
         "that slowed the 3 reads so, and so does one that sped up the 4"
     ) in out, out
+    assert (  # what each claim is about: not a slowdown of most primitives at once
+        "what this comparison could see (80 % power; a primitive's change beyond the rest of the "
+        "run, the whole run's on its own level):"
+    ) in out, out
+    code, out, _ = cli([*compare, "--format", "json"], capsys)
+    body = json.loads(out)
+    assert {r["scope"] for r in body["rows"]} == {"beyond the rest of the run"}
+    scopes = {(b["primitive"], b["scope"]) for b in body["bands"]}
+    assert ("whole run", "own level") in scopes and (
+        "reduce",
+        "beyond the rest of the run",
+    ) in scopes
     code, out, _ = cli([*compare, "--format", "markdown"], capsys)
     assert code == 1 and "3 primitives read slower (all_gather, broadcast, reduce)" in out
+    assert "What this comparison could see (80 % power; a primitive's change beyond" in out
     monkeypatch.setattr(box, "TWO_SIDED", False)
     code, out, _ = cli(compare, capsys)
     assert code == 5 and "3 primitives read slower" not in out, out
