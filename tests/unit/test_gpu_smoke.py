@@ -57,6 +57,17 @@ def test_the_plan_fits_its_cap(gpus: int, cap: float) -> None:
         assert sum("skipped: needs 2 GPUs" in line for line in lines) == 5
 
 
+def test_a_step_on_request_runs_only_when_named() -> None:
+    """pytest-gpu-examples (the manual's gpu examples, about 3 minutes on one H200) is left out
+    of a whole smoke, which keeps its cap, and runs when --only names it, alone or with others."""
+    everything = {s.name for s in steps(1)}
+    assert "pytest-gpu-examples" in everything
+    assert "pytest-gpu-examples" not in {s.name for s in select(1, "")}
+    assert {s.name for s in select(1, "")} == everything - {"pytest-gpu-examples"}
+    picked = [s.name for s in select(1, "refusals,pytest-gpu-examples")]
+    assert picked == ["refusals", "pytest-gpu-examples"]
+
+
 def test_every_step_covers_rows_of_the_verified_on_table() -> None:
     doc = (ROOT / "docs" / "verified-on.md").read_text()
     features = {line.split(" | ")[0].removeprefix("| ") for line in doc.splitlines()}
