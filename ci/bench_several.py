@@ -55,15 +55,20 @@ HEADER = (
 )
 
 
+def primitive_shifts(shift: np.ndarray, primitives: np.ndarray) -> dict[str, float]:
+    """Each primitive's vote for the common level: its rows' mean injected log shift (as
+    engine.common_levels votes, noise-free). Depends only on the slowed combination."""
+    return {p: float(shift[primitives == p].mean()) for p in sorted(set(primitives.tolist()))}
+
+
 def scoped_change(
-    judged: Judged, shift: np.ndarray, primitives: np.ndarray, relative: bool
+    judged: Judged, shift: np.ndarray, votes: dict[str, float], relative: bool
 ) -> float:
     """The change (a share) that a hypothesis's `detectable_change` is a claim about, for the
     injected log shift of each row alone (no noise), as the engine scopes it: the whole run's,
-    the median over the primitives of their rows' mean shift (engine.common_levels); a
+    the median over the primitives of their rows' mean shift (`votes`, engine.common_levels); a
     primitive's in relative mode, its rows' mean shift beyond the median of the other
     primitives' (leave one out, as the engine does); in absolute mode, its rows' mean shift."""
-    votes = {p: float(shift[primitives == p].mean()) for p in sorted(set(primitives.tolist()))}
     own = judged.hypothesis.primitive
     if own == WHOLE_RUN:
         return math.expm1(float(np.median(list(votes.values()))))
@@ -75,7 +80,7 @@ def scoped_change(
 
 
 def ending(
-    outcome: Outcome, slowed: tuple[str, ...], shift: np.ndarray, primitives: np.ndarray
+    outcome: Outcome, slowed: tuple[str, ...], shift: np.ndarray, votes: dict[str, float]
 ) -> tuple[str, bool, bool]:
     """How a night ended (ENDINGS[:4]: "whole" is any other regression, the whole run's or an
     unslowed primitive's); whether it held a claim, a hypothesis (the whole run's too) whose
@@ -85,7 +90,7 @@ def ending(
     slower (`own`: each primitive's claim read as if it were on its own level)."""
     judged = (*outcome.rows, *outcome.bands)
     claimed = not outcome.box and any(
-        j.detectable <= scoped_change(j, shift, primitives, outcome.relative) for j in judged
+        j.detectable <= scoped_change(j, shift, votes, outcome.relative) for j in judged
     )
     if any(regressed(outcome, p) for p in slowed):
         return "slowed", claimed, False
@@ -141,8 +146,9 @@ def main(argv: list[str] | None = None) -> int:
                     shifted = np.any([masks[p] for p in slowed] or [none], axis=0)
                     sign = -1.0 if args.speedup else 1.0
                     shift = sign * np.log(SLOWDOWN) * shifted
+                    votes = primitive_shifts(shift, judge.primitives)
                     outcome = judge.night(base, night, shift if k else None)
-                    end, claimed, own = ending(outcome, slowed, shift, judge.primitives)
+                    end, claimed, own = ending(outcome, slowed, shift, votes)
                     counts[end] += 1
                     counts["own"] += own
                     counts["claimed"] += claimed

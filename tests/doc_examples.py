@@ -168,6 +168,13 @@ def all_examples() -> list[Example]:
     return found + help_examples()
 
 
+def reference_file() -> str:
+    """The `expected.toml` the examples name (`--reference expected.toml`): the first toml block
+    of docs/reference-values.md, the file as that page shows it."""
+    page = (ROOT / "docs" / "reference-values.md").read_text()
+    return page.split("```toml\n", 1)[1].split("```", 1)[0]
+
+
 def marker_problem(example: Example) -> str:
     """Why the example's marker does not fit it ('' when it does). gpu markers on distbench
     commands are also checked by running them (test_examples.py: refused for want of a GPU)."""

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from distbench.cli.app import run_cli
-from tests.doc_examples import ROOT, Example, words
+from tests.doc_examples import ROOT, Example, reference_file, words
 
 # The world: what the examples name, made once, copied for every block.
 RUN_STAND_INS = {
@@ -62,8 +62,7 @@ def build_world(home: Path, tiny_sweep: str) -> None:
     (home / "tiny-sweep.toml").write_text(tiny_sweep)
     (clone / "ci" / "my-sweep.toml").write_text(tiny_sweep)
     shutil.copy(clone / "ci" / "thresholds-example.toml", clone / "ci" / "thresholds-a100.toml")
-    page = (ROOT / "docs" / "reference-values.md").read_text()
-    (clone / "expected.toml").write_text(page.split("```toml\n", 1)[1].split("```", 1)[0])
+    (clone / "expected.toml").write_text(reference_file())
     with at(clone):
         for name, fixture in BASELINES.items():
             assert (

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from tests.conftest import run_cli
-from tests.doc_examples import ROOT, all_examples, words
+from tests.doc_examples import all_examples, reference_file, words
 
 pytestmark = [
     pytest.mark.gpu,
@@ -41,8 +41,7 @@ def gpu_commands() -> list[str]:
 @pytest.mark.parametrize("command", gpu_commands())
 def test_a_gpu_example_runs_as_written(command: str, tmp_path: Path) -> None:
     argv = shlex.split(command)[1:]
-    page = (ROOT / "docs" / "reference-values.md").read_text()  # the file the examples name
-    (tmp_path / "expected.toml").write_text(page.split("```toml\n", 1)[1].split("```", 1)[0])
+    (tmp_path / "expected.toml").write_text(reference_file())  # the file the examples name
     done = run_cli(*argv, cwd=tmp_path, timeout=TIMEOUT_S)
     output = done.stdout + done.stderr
     errors = [line for line in output.splitlines() if line.startswith("distbench: error: ")]
