@@ -15,11 +15,13 @@ nights (0 with one launch a night). The method, and why:
    for the same reason). Launch noise matters: fitted as AR(1) alone, a drift with phi = 0.8
    under as much launch noise gave 21.5 false change points per 100 series, 9.5 with the launch
    noise known (ci/bench_stats_history.py).
+   Where a history's series of one length agree on phi and are many independent series, they
+   share their median phi (changepoint_pool): 60 nights estimate one series' phi poorly.
 2. Statistic (changepoint_model.profile): the GLS t of a step at every night with MIN_SIZE
    nights on each side; a series' statistic is the largest |t|.
 3. Null (changepoint_null): that maximum simulated from the model, with phi's uncertainty
-   carried in. The largest |t| over a series, not the t of the night it picked, is what is
-   tested: selection is paid for.
+   carried in (a series' own phi) or that of a pooled phi. The largest |t| over a series, not
+   the t of the night it picked, is what is tested: selection is paid for.
 4. Family: every series is tested whole; Benjamini-Hochberg at `alpha` over the series decides
    which changed (the whole history's chance of any false change point stays <= alpha when
    nothing changed). In those R of m, binary segmentation splits at the largest |t| and tests
@@ -42,6 +44,7 @@ import numpy as np
 from scipy import special
 
 from distbench.stats.changepoint_model import (
+    FIELDS,
     MIN_SIZE,
     Noise,
     design,
@@ -50,6 +53,7 @@ from distbench.stats.changepoint_model import (
     profile,
 )
 from distbench.stats.changepoint_null import NullPool, pool_for
+from distbench.stats.changepoint_pool import pooled_noise
 from distbench.stats.family import bh_adjust
 from distbench.stats.shift import POWER
 
@@ -122,28 +126,35 @@ class Part:
 def detect_changes(
     series: Sequence[np.ndarray], white: Sequence[float], alpha: float = 0.05,
     floor: float = 0.0, pools: Callable[[int, bool], NullPool] = pool_for,
-    families: Sequence[int] | None = None,
+    families: Sequence[int] | None = None, pool_phi: bool = True,
 ) -> list[SeriesChanges]:  # fmt: skip
     """Every series' change points (module docstring). `floor`: the smallest step (a share of
     the level before it) kept as a change point; a series whose largest step is smaller counts
     as unchanged before Benjamini-Hochberg (a coarse timer's ties can make a 1 % bump certain).
     `pools(n, launches)`: the null pool of series of n nights (changepoint_null.pool_for, or a
     caller's cache of it). `families`: each series' family (Benjamini-Hochberg runs within each;
-    default: one family, the history)."""
+    default: one family, the history). `pool_phi`: each family's series of one length share
+    their drift's phi (changepoint_pool; False: each series' own, as before 0.3)."""
     count, lengths = len(series), [len(s) for s in series]
     launch = [float(w) > 0 for w in white]
+    family = list(families) if families is not None else [0] * count
     noises: dict[int, Noise] = {}
     null_of: dict[int, NullPool] = {}
     scored: dict[int, np.ndarray] = {}
     scales: dict[int, float] = {}
     whole: dict[int, Part] = {}
-    for n, launches in sorted({(n, w) for n, w in zip(lengths, launch, strict=True)}):
-        rows = [i for i in range(count) if lengths[i] == n and launch[i] == launches]
+    groups = sorted(set(zip(lengths, launch, family, strict=True)))
+    for n, launches, member in groups:
+        rows = [
+            i for i in range(count) if (lengths[i], launch[i], family[i]) == (n, launches, member)
+        ]
         if n < 2 * MIN_SIZE:
             continue
         y = np.stack([np.asarray(series[i], float) for i in rows])
         scores, white_scores, scale = normal_scores(y, np.array([float(white[i]) for i in rows]))
         noise = estimate_noise(scores, white_scores)
+        if pool_phi:
+            noise = pooled_noise(scores, white_scores, noise)
         pool = pools(pool_length(n), launches)
         for j, i in enumerate(rows):
             noises[i], null_of[i] = noise.take(np.array([j])), pool
@@ -151,7 +162,6 @@ def detect_changes(
         for part in test_parts(scores, y, noise, [(i, 0, n) for i in rows], null_of):
             small = abs(math.expm1(part.effect)) < floor  # a step too small to report: p = 1
             whole[part.series] = replace(part, p_value=1.0) if small else part
-    family = list(families) if families is not None else [0] * count
     members_of: dict[int, list[int]] = {}
     for i in sorted(whole):
         members_of.setdefault(family[i], []).append(i)
@@ -209,7 +219,9 @@ def test_parts(
     for group in by_pool.values():
         pool = null_of[members[group[0]][0]]
         length = np.array([members[j][2] - members[j][1] for j in group])
-        p[group] = pool.p_values(top[group], noise.phi[group], noise.white[group], length)
+        p[group] = pool.p_values(
+            top[group], noise.phi[group], noise.white[group], length, noise.pooled[group]
+        )
     return [
         Part(i, start, end, start + int(k[j]) + 1, float(size[j]), float(chosen[j]), float(p[j]))
         for j, (i, start, end) in enumerate(members)
@@ -267,14 +279,13 @@ def search(
 
 
 def concat(noises: Sequence[Noise]) -> Noise:
-    fields = ("phi", "theta", "sigma", "gain", "white")
-    return Noise(*(np.concatenate([getattr(x, f) for x in noises]) for f in fields))
+    return Noise(*(np.concatenate([getattr(x, f) for x in noises]) for f in FIELDS))
 
 
 def unknown_noise() -> Noise:
     """The noise of a series too short to estimate one: unknown (nan)."""
     nan = np.array([math.nan])
-    return Noise(nan, nan, nan, nan, nan)
+    return Noise(nan, nan, nan, nan, nan, np.array([False]))
 
 
 def detectable_step(changes: SeriesChanges, after: int, floor: float = 0.0) -> float:
@@ -291,6 +302,7 @@ def detectable_step(changes: SeriesChanges, after: int, floor: float = 0.0) -> f
     k = length - after
     info = float(ss[0, k - 1] - sc[0, k - 1] ** 2 / cc[0, 0])
     se = changes.scale * float(noise.sigma[0]) / math.sqrt(max(info, 1e-12))
-    critical = pool.critical(changes.level, float(noise.phi[0]), float(noise.white[0]), length)
+    phi, white, known = float(noise.phi[0]), float(noise.white[0]), bool(noise.pooled[0])
+    critical = pool.critical(changes.level, phi, white, length, known)
     reach = max(math.log1p(floor), critical * se) + float(special.ndtri(POWER)) * se
     return math.expm1(reach)

@@ -49,9 +49,14 @@ class Noise:
     """Scales the first night to the innovations' variance."""
     white: np.ndarray
     """Share of the variance that is launch noise (known, not estimated)."""
+    pooled: np.ndarray
+    """True where phi is its history's pooled phi (changepoint_pool), not the series' own."""
 
     def take(self, rows: np.ndarray) -> Noise:
-        return Noise(*(getattr(self, f)[rows] for f in ("phi", "theta", "sigma", "gain", "white")))
+        return Noise(*(getattr(self, f)[rows] for f in FIELDS))
+
+
+FIELDS = ("phi", "theta", "sigma", "gain", "white", "pooled")
 
 
 def normal_scores(y: np.ndarray, white: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -96,8 +101,9 @@ def robust_scale(d: np.ndarray) -> np.ndarray:
     return np.maximum(np.where(mad > 0, mad, rms), 1e-12)
 
 
-def model(phi: np.ndarray, drift: np.ndarray, white: np.ndarray) -> Noise:
-    """The whitening of AR(1) drift (phi, variance `drift`) plus white noise (`white`)."""
+def model(phi: np.ndarray, drift: np.ndarray, white: np.ndarray, pooled: bool = False) -> Noise:
+    """The whitening of AR(1) drift (phi, variance `drift`) plus white noise (`white`); `pooled`:
+    phi is a history's pooled phi."""
     phi = np.clip(phi, 0.0, PHI_MAX)
     drift = np.maximum(drift, 1e-12)
     z0 = drift * (1 - phi**2) + white * (1 + phi**2)  # y - phi y(t-1): its variance, lag-1 cov
@@ -106,7 +112,8 @@ def model(phi: np.ndarray, drift: np.ndarray, white: np.ndarray) -> Noise:
     theta = np.where(rho > 1e-9, (1 - np.sqrt(np.maximum(1 - 4 * safe**2, 0))) / (2 * safe), 0.0)
     sigma = np.sqrt(z0 / (1 + theta**2))
     gain = sigma / np.sqrt(drift + white)
-    return Noise(phi, theta, sigma, gain, white / (drift + white))
+    known = np.full(phi.shape, pooled)
+    return Noise(phi, theta, sigma, gain, white / (drift + white), known)
 
 
 def estimate_noise(y: np.ndarray, white: np.ndarray) -> Noise:
@@ -123,9 +130,13 @@ def estimate_noise(y: np.ndarray, white: np.ndarray) -> Noise:
     return noise
 
 
-def refined(y: np.ndarray, split: np.ndarray, white: np.ndarray) -> Noise:
+def refined(
+    y: np.ndarray, split: np.ndarray, white: np.ndarray, phi: np.ndarray | None = None
+) -> Noise:
     """The model from the residuals around two means, split before night `split` (N,):
-    variance and lag-1 autocovariance (winsorised), phi's least-squares bias added back."""
+    variance and lag-1 autocovariance (winsorised), phi's least-squares bias added back; or, with
+    `phi` given (N,), that phi (a history's pooled phi: changepoint_pool) and the residuals'
+    variance."""
     n = y.shape[1]
     after = np.arange(n)[None, :] >= split[:, None]
     means = [np.where(side, y, 0).sum(1) / side.sum(1) for side in (~after, after)]
@@ -134,6 +145,8 @@ def refined(y: np.ndarray, split: np.ndarray, white: np.ndarray) -> Noise:
     resid = np.clip(resid, -WINSOR * scale, WINSOR * scale)
     c0, c1 = (resid * resid).mean(1), (resid[:, 1:] * resid[:, :-1]).sum(1) / n
     drift = np.maximum(c0 - white, 1e-3 * c0 + 1e-12)
+    if phi is not None:
+        return model(phi, drift, np.minimum(white, c0), pooled=True)
     phi = c1 / drift
     phi = phi + (1 + 3 * phi) / n + 2 / n  # Kendall's (1 + 3 phi) / n, and two means removed
     return model(phi, drift, np.minimum(white, c0))

@@ -42,9 +42,11 @@ from distbench.stats.changepoint_model import (
     estimate_noise,
     normal_scores,
     profile,
+    refined,
 )
+from distbench.stats.changepoint_pool import POOL_MIN
 
-NULL_VERSION = 5
+NULL_VERSION = 6
 """Bump when the statistic or its simulation changes: a cached pool of another version is not
 read (reports/history/cache.py keeps pools)."""
 PHI_BIN = 0.05
@@ -80,11 +82,18 @@ WHITE_BINS = 3
 """Bins of the launch-noise share (of a pool with launches): the null depends on it too."""
 
 
-def bin_of(phi: np.ndarray, white: np.ndarray | float = 0.0) -> np.ndarray:
-    """A series' cell: its bin of estimated phi, plus BINS x its bin of launch-noise share."""
+KNOWN = BINS * WHITE_BINS
+"""Cells from KNOWN on are those of a phi pooled over a history's series (bin_of's `known`)."""
+
+
+def bin_of(
+    phi: np.ndarray, white: np.ndarray | float = 0.0, known: np.ndarray | bool = False
+) -> np.ndarray:
+    """A series' cell: its bin of phi, plus BINS x its bin of launch-noise share, plus KNOWN
+    where its phi is a history's pooled one rather than its own estimate."""
     phi_bin = np.minimum((np.asarray(phi) / PHI_BIN).astype(int), BINS - 1)
     white_bin = np.minimum((np.asarray(white) / WHITE_MAX * WHITE_BINS).astype(int), WHITE_BINS - 1)
-    return phi_bin + BINS * white_bin
+    return phi_bin + BINS * white_bin + KNOWN * np.asarray(known, dtype=int)
 
 
 def draws_for(n: int) -> int:
@@ -120,11 +129,16 @@ class NullPool:
             y += np.sqrt(share)[:, None] * rng.standard_normal((count, n))
         y, white, _scale = normal_scores(y, share)
         noise = estimate_noise(y, white)
-        stats = np.empty((count, len(windows(n))), dtype=np.float32)
+        t_stat, _ = profile(y, noise)
+        pooled = pooled_phi(phi, noise.phi, rng)
+        known = refined(y, np.abs(t_stat).argmax(axis=1) + 1, white, pooled)
+        stats = np.empty((2 * count, len(windows(n))), dtype=np.float32)
         for j, m in enumerate(windows(n)):
-            t_stat, _ = profile(y[:, :m], noise)
-            stats[:, j] = np.abs(t_stat).max(axis=1)
-        return cls(n, launches, stats, bin_of(noise.phi, noise.white))
+            for half, fitted in enumerate((noise, known)):
+                t_stat, _ = profile(y[:, :m], fitted)
+                stats[half * count : (half + 1) * count, j] = np.abs(t_stat).max(axis=1)
+        bins = [bin_of(noise.phi, noise.white), bin_of(known.phi, known.white, known=True)]
+        return cls(n, launches, stats, np.concatenate(bins))
 
     def cell(self, key: int, window: int) -> np.ndarray:
         """The sorted draws of T read for this cell (bin_of) and a window of `window` nights:
@@ -133,7 +147,7 @@ class NullPool:
         if (key, j) in self.cells:
             return self.cells[key, j]
         phi_bins, white_bins = self.bins % BINS, self.bins // BINS
-        same = white_bins == key // BINS
+        same = white_bins == key // BINS  # the same share of launch noise, and known or not
         low = high = key % BINS
         while np.count_nonzero(same & (phi_bins >= low) & (phi_bins <= high)) < MIN_CELL and (
             low > 0 or high < BINS - 1
@@ -144,20 +158,42 @@ class NullPool:
         return self.cells[key, j]
 
     def p_values(
-        self, t: np.ndarray, phi: np.ndarray, white: np.ndarray, window: np.ndarray
-    ) -> np.ndarray:
-        """P(T >= t) under the null of each series' cell and window length."""
+        self, t: np.ndarray, phi: np.ndarray, white: np.ndarray, window: np.ndarray,
+        known: np.ndarray | bool = False,
+    ) -> np.ndarray:  # fmt: skip
+        """P(T >= t) under the null of each series' cell and window length (`known`: its phi
+        is its history's pooled one)."""
         t, window = np.asarray(t, float), np.asarray(window)
         out = np.ones(len(t))
-        keys = np.stack([bin_of(phi, white), window], axis=1)
+        keys = np.stack([bin_of(phi, white, known), window], axis=1)
         for key in np.unique(keys, axis=0):
             rows = (keys == key).all(axis=1)
             out[rows] = survival(self.cell(int(key[0]), int(key[1])), t[rows])
         return out
 
-    def critical(self, alpha: float, phi: float, white: float, window: int) -> float:
+    def critical(
+        self, alpha: float, phi: float, white: float, window: int, known: bool = False
+    ) -> float:
         """The t a window's maximum must pass at level alpha."""
-        return quantile(self.cell(int(bin_of(np.array([phi]), white)[0]), window), alpha)
+        key = int(bin_of(np.array([phi]), white, known)[0])
+        return quantile(self.cell(key, window), alpha)
+
+
+def pooled_phi(true: np.ndarray, fitted: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The phi that a history of POOL_MIN series, each drifting with a draw's `true` phi, pools
+    to (changepoint_pool): the median fitted phi of the draws whose true phi lies in the same
+    bin of PHI_BIN, plus the error of a median of POOL_MIN fitted phi (their sd x 1.25 /
+    sqrt(POOL_MIN)). The fewest series the rule pools: a history of more pools a sharper phi, and
+    its null is conservative (docs/history.md measures by how much)."""
+    edges = np.arange(0.0, DRAW_MAX + PHI_BIN, PHI_BIN)
+    which = np.digitize(true, edges) - 1
+    centres, medians, spreads = [], [], []
+    for b in np.unique(which):
+        centres.append(float(true[which == b].mean()))
+        medians.append(float(np.median(fitted[which == b])))
+        spreads.append(float(np.std(fitted[which == b])))
+    error = 1.2533 * np.interp(true, centres, spreads) / np.sqrt(POOL_MIN)
+    return np.interp(true, centres, medians) + error * rng.standard_normal(len(true))
 
 
 def tail_fit(draws: np.ndarray) -> tuple[float, float]:

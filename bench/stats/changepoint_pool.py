@@ -1,0 +1,98 @@
+"""One drift for the series of one history, when they agree on it: their phi pooled, so that
+history's change-point test does not pay, series by series, for a phi that 60 nights estimate
+poorly.
+
+    noise = pooled_noise(scores, white, noise)   # rows: one history's series of one length
+
+Why: the series of one history were measured on one box, night after night. One series of 60
+nights estimates its phi with an sd of about 0.13 (ci/bench_stats_history.py), and its test must
+allow for drift as strong as that phi may be: with phi known, a 20 % step at phi = 0.5 is found
+in 97.6 % of series rather than 90.5 % (docs/history.md).
+
+When: the series' fitted phi must spread no more than estimation alone makes them spread, and
+they must be many independent series, not one drift seen many times.
+
+- Estimation's own spread s^2 is simulated at their median (the estimator run on SPREAD_DRAWS
+  AR(1) series of the same length and launch-noise share); the spread of their true phi is
+  what their fitted phi spread beyond it, tau^2 = MAD^2 - s^2 (a method-of-moments random
+  effect, robust to the few series whose step moved their phi). Pooled when tau^2 <= s^2 *
+  AGREE: series whose phi differ by more keep their own.
+- Their residuals' mean correlation rho gives the series' effective number, m / (1 + (m - 1)
+  rho) (Kish's design effect); pooled when that is POOL_MIN or more. Series that share one
+  realised drift agree on phi whatever it is, and pooling them says nothing more than one.
+
+The pooled phi is the median; the series are then judged in the null cells of a known phi
+(changepoint_null: each draw judged at the median fitted phi of draws with its true phi). What
+remains unknown, the pooled phi's own error and the spread the rule let through, is measured
+in docs/history.md (histories whose series' phi differ, and whose series share a drift).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from distbench.stats.changepoint_model import (
+    Noise,
+    estimate_noise,
+    normal_scores,
+    profile,
+    refined,
+)
+
+POOL_MIN = 8
+"""Independent series a history needs before their phi is pooled."""
+AGREE = 1 / 3
+"""The largest spread of the series' true phi, as a share of estimation's own (tau^2 / s^2),
+that still pools: a random effect of sd 0.075 at 60 nights and phi = 0.5."""
+SPREAD_DRAWS = 2_000
+"""Series simulated for estimation's own spread of phi (its variance known within about 3 %)."""
+
+
+def pooled_noise(scores: np.ndarray, white: np.ndarray, noise: Noise) -> Noise:
+    """The rows' noise (one history's series of one length: their normal `scores`, launch-noise
+    variance `white` in score units and own fitted `noise`) at their median phi, marked pooled,
+    when they agree on it (module docstring); else `noise` itself."""
+    count, n = scores.shape
+    if count < POOL_MIN:
+        return noise
+    t, _ = profile(scores, noise)
+    split = np.abs(t).argmax(axis=1) + 1
+    centre = float(np.median(noise.phi))
+    share = round(min(float(np.median(noise.white)), 0.9), 1)
+    spread = estimator_variance(round(centre, 2), share, n)
+    mad = 1.4826 * float(np.median(np.abs(noise.phi - centre)))
+    if mad * mad - spread > AGREE * spread or effective_count(scores, split) < POOL_MIN:
+        return noise
+    return refined(scores, split, white, np.full(count, centre))
+
+
+def effective_count(scores: np.ndarray, split: np.ndarray) -> float:
+    """m / (1 + (m - 1) rho), rho the mean correlation of the series' residuals around their
+    two means (split before night `split`)."""
+    count, n = scores.shape
+    after = np.arange(n)[None, :] >= split[:, None]
+    means = [
+        np.where(side, scores, 0).sum(1) / np.maximum(side.sum(1), 1) for side in (~after, after)
+    ]
+    resid = scores - np.where(after, means[1][:, None], means[0][:, None])
+    z = resid / np.maximum(resid.std(axis=1, keepdims=True), 1e-12)
+    rho = (float((z.sum(0) ** 2).sum()) - float((z * z).sum())) / (count * (count - 1) * n)
+    return count / (1 + (count - 1) * max(rho, 0.0))
+
+
+@cache
+def estimator_variance(phi: float, share: float, n: int) -> float:
+    """The variance of the fitted phi of series of n nights whose drift has this phi and whose
+    launch noise is this share of a night's variance: SPREAD_DRAWS series simulated and fitted
+    as history fits them (normal scores, estimate_noise), a fixed seed."""
+    rng = np.random.default_rng([n, round(100 * phi), round(10 * share)])
+    e = rng.standard_normal((SPREAD_DRAWS, n)) * np.sqrt(1 - phi * phi)
+    drift = np.empty((SPREAD_DRAWS, n))
+    drift[:, 0] = rng.standard_normal(SPREAD_DRAWS)
+    for t in range(1, n):
+        drift[:, t] = phi * drift[:, t - 1] + e[:, t]
+    y = np.sqrt(1 - share) * drift + np.sqrt(share) * rng.standard_normal((SPREAD_DRAWS, n))
+    y, white, _scale = normal_scores(y, np.full(SPREAD_DRAWS, share))
+    return float(np.var(estimate_noise(y, white).phi, ddof=1))
