@@ -17,6 +17,10 @@ PHI_BIN: the null of T among series that looked like this one. A pool serves eve
 one length (its windows: prefixes of lengths n, n / 1.5, ...), with or without launch noise
 (a share of the variance drawn over [0, 0.9], known to the estimator as the data's is).
 
+The same draws give the null of a phi pooled over a history's series (changepoint_pool), in
+cells of their own (bin_of's `known`): each draw judged at the phi a history of POOL_MIN series
+with its true phi would pool to (pooled_phi), binned by that phi.
+
 Every draw goes through what a series does (changepoint_model.normal_scores, estimate_noise,
 profile), so the null is that of the statistic as computed.
 
@@ -37,14 +41,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from distbench.stats.changepoint_model import (
+    DRAW_MAX,
     MIN_SIZE,
     PHI_MAX,
+    WHITE_MAX,
+    calibration,
     estimate_noise,
-    normal_scores,
     profile,
     refined,
+    simulated,
 )
-from distbench.stats.changepoint_pool import POOL_MIN
+from distbench.stats.changepoint_pool import AGREE, POOL_MIN
 
 NULL_VERSION = 6
 """Bump when the statistic or its simulation changes: a cached pool of another version is not
@@ -63,11 +70,6 @@ DRAWS = 20_000
 MAX_WORK = 1_500_000
 """Draws x nights per pool at most: 20,000 draws up to 75 nights, fewer beyond (at least 4,000),
 where phi-hat is sharper and the tail model carries the small p-values."""
-WHITE_MAX = 0.9
-DRAW_MAX = 0.99
-"""The largest phi drawn. Above the largest fitted (PHI_MAX), so that series that look like a
-random walk are judged against draws that may be one: with draws up to 0.95 only, drift of
-phi 0.8 gave 7.5 % false alarms at 5 %, with draws up to 0.99 about 6 %."""
 
 
 def windows(n: int) -> list[int]:
@@ -119,18 +121,10 @@ class NullPool:
         count = draws_for(n)
         phi = rng.uniform(0.0, DRAW_MAX, count)
         share = rng.uniform(0.0, WHITE_MAX, count) if launches else np.zeros(count)
-        e = rng.standard_normal((count, n)) * np.sqrt(1 - phi**2)[:, None]
-        drift = np.empty((count, n))
-        drift[:, 0] = rng.standard_normal(count)
-        for t in range(1, n):
-            drift[:, t] = phi * drift[:, t - 1] + e[:, t]
-        y = np.sqrt(1 - share)[:, None] * drift
-        if launches:
-            y += np.sqrt(share)[:, None] * rng.standard_normal((count, n))
-        y, white, _scale = normal_scores(y, share)
+        y, white = simulated(rng, phi, share, n)
         noise = estimate_noise(y, white)
         t_stat, _ = profile(y, noise)
-        pooled = pooled_phi(phi, noise.phi, rng)
+        pooled = pooled_phi(n, launches, phi, rng)
         known = refined(y, np.abs(t_stat).argmax(axis=1) + 1, white, pooled)
         stats = np.empty((2 * count, len(windows(n))), dtype=np.float32)
         for j, m in enumerate(windows(n)):
@@ -179,20 +173,15 @@ class NullPool:
         return quantile(self.cell(key, window), alpha)
 
 
-def pooled_phi(true: np.ndarray, fitted: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def pooled_phi(n: int, launches: bool, true: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The phi that a history of POOL_MIN series, each drifting with a draw's `true` phi, pools
-    to (changepoint_pool): the median fitted phi of the draws whose true phi lies in the same
-    bin of PHI_BIN, plus the error of a median of POOL_MIN fitted phi (their sd x 1.25 /
-    sqrt(POOL_MIN)). The fewest series the rule pools: a history of more pools a sharper phi, and
-    its null is conservative (docs/history.md measures by how much)."""
-    edges = np.arange(0.0, DRAW_MAX + PHI_BIN, PHI_BIN)
-    which = np.digitize(true, edges) - 1
-    centres, medians, spreads = [], [], []
-    for b in np.unique(which):
-        centres.append(float(true[which == b].mean()))
-        medians.append(float(np.median(fitted[which == b])))
-        spreads.append(float(np.std(fitted[which == b])))
-    error = 1.2533 * np.interp(true, centres, spreads) / np.sqrt(POOL_MIN)
+    to (changepoint_pool): the median fitted phi at that phi (changepoint_pool.calibration) plus
+    the error of a median of POOL_MIN fitted phi (their sd x 1.25 / sqrt(POOL_MIN)). The fewest
+    series the rule pools: a history of more pools a sharper phi, and its null is conservative
+    (docs/history.md measures by how much)."""
+    centres, medians, spreads = calibration(n, launches)
+    spread = np.interp(true, centres, spreads)
+    error = spread * np.sqrt(1.2533**2 / POOL_MIN + AGREE)
     return np.interp(true, centres, medians) + error * rng.standard_normal(len(true))
 
 
