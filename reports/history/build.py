@@ -32,7 +32,7 @@ from distbench.reports.history.detect import (
 )
 from distbench.reports.history.load import METRIC_BY_NAME, RunInfo, incomplete_reason
 from distbench.reports.history.verdict import ChangePoint, Verdict, change_point, verdict
-from distbench.stats.changepoint import MIN_SIZE
+from distbench.stats.changepoint import MIN_SIZE, SeriesChanges
 from distbench.stats.changepoint_null import NullPool, pool_for
 from distbench.stats.verdict import CANNOT_TELL, REGRESSED
 
@@ -75,6 +75,8 @@ class History:
     """One per case, by case name."""
     recent: int
     """The runs the verdicts look back over."""
+    drift: str = ""
+    """How the series' drift was judged (drift_line)."""
 
 
 def default_cache() -> Path:
@@ -178,7 +180,27 @@ def judged_history(
         verdict(s, j, runs, recent, min_change)
         for s, j in sorted(last.values(), key=lambda v: v[0].case)
     ]
-    return History(runs, points, change_points, cuts, verdicts, recent)
+    return History(runs, points, change_points, cuts, verdicts, recent, drift_line(judged))
+
+
+def drift_line(judged: list[SeriesChanges]) -> str:
+    """'drift: 108 series share one AR(1) phi, 0.45 (fitted); 3 judged each at its own ...':
+    which series were judged at their history's pooled phi (distbench.stats.changepoint_pool)
+    and which at their own."""
+    known = [j for j in judged if np.isfinite(j.noise.phi[0])]
+    pooled = sorted(float(j.noise.phi[0]) for j in known if j.noise.pooled[0])
+    own = [float(j.noise.phi[0]) for j in known if not j.noise.pooled[0]]
+    parts = []
+    if pooled:
+        values = sorted({f"{phi:.2f}" for phi in pooled})
+        shown = ", ".join(values[:3]) + (", ..." if len(values) > 3 else "")
+        parts.append(f"{len(pooled)} series share their history's AR(1) phi ({shown}, fitted)")
+    if own:
+        parts.append(
+            f"{len(own)} judged each at its own phi (median {float(np.median(own)):.2f}): "
+            "fewer than 8 series of one length, phi that differ, or one drift they share"
+        )
+    return "drift: " + "; ".join(parts) if parts else ""
 
 
 def definition_segments(

@@ -145,6 +145,7 @@ def summary_line(history: History) -> str:
 
 def render_terminal(history: History, files: HistoryFiles) -> str:
     lines = [f"history: {summary_line(history)}"]
+    lines += [f"history: {history.drift}"] if history.drift else []
     listed = [v for v in verdict_table(history).frame.itertuples() if v.state != NO_CHANGE]
     for row in listed[:SHOWN]:
         lines.append(f"  {row.state}: {row.case} ({row.detail})")
@@ -219,6 +220,7 @@ def render_page(
         f"<title>distbench history</title><style>{CSS}</style></head><body>",
         "<h1>distbench history</h1>",
         f'<p class="lead">{html.escape(summary_line(history))}</p>',
+        f"<p>{html.escape(history.drift)}</p>" if history.drift else "",
     ]
     for table, empty in zip(tables_out, ("No change point.", "No case."), strict=True):
         parts += [
@@ -260,6 +262,7 @@ def write_files(history: History, out: Path) -> HistoryFiles:
     figures = panels(history)
     files.html.write_text(render_page(history, tables_out, notes, figures), encoding="utf-8")
     markdown = ["# distbench history", "", summary_line(history), ""]
+    markdown += [history.drift, ""] if history.drift else []
     for table, empty in zip(tables_out, ("No change point.", "No case."), strict=True):
         markdown += [markdown_table(table) if len(table.frame) else empty, ""]
     markdown += [f"- {line}" for line in notes]

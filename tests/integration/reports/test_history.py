@@ -89,6 +89,11 @@ def test_pure_noise_has_no_change_point_at_the_defaults(
     assert code == 0, text
     assert "0 change point(s)" in text
     assert (read_csv(tmp_path / "h")["change_point"] == "").all()
+    drift = next(line for line in text.splitlines() if line.startswith("history: drift: "))
+    assert (
+        "series" in drift
+        and drift.removeprefix("history: ") in (tmp_path / "h" / "history.md").read_text()
+    )
 
 
 def test_a_gradual_drift_is_reported_as_steps(

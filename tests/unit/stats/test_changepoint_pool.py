@@ -148,3 +148,15 @@ def test_the_known_null_is_narrower_than_the_estimated_one() -> None:
     pool = null.pool_for(60, False)
     for phi in (0.3, 0.45, 0.6):
         assert pool.critical(0.05, phi, 0.0, 60, known=True) < pool.critical(0.05, phi, 0.0, 60)
+
+
+def test_history_says_which_series_shared_their_drift() -> None:
+    """history's drift line: a history of 108 series that agree shares one phi; 5 series are
+    too few and are judged each at its own."""
+    from distbench.reports.history.build import drift_line
+
+    many = detect_changes(list(ar1(np.random.default_rng(1), np.full(CASES, 0.5))), [0.0] * CASES)
+    few = detect_changes(list(ar1(np.random.default_rng(6), np.full(5, 0.5))), [0.0] * 5)
+    assert drift_line(many).startswith("drift: 108 series share their history's AR(1) phi (0.")
+    assert drift_line(few).startswith("drift: 5 judged each at its own phi (median 0.")
+    assert drift_line([]) == ""
