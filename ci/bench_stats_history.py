@@ -213,6 +213,19 @@ def pooled_rows(rng: np.random.Generator, histories: int) -> list[dict]:
                          f"change point, {how}", value=hit[0], mc_error=hit[1],
                          target="<= 0.05" if pool else "", ok=None))  # fmt: skip
         rows[-1]["ok"] = within(rows[-1]) if pool else None
+    logs, spread, launches = launch_series(rng, 3 * histories * CASES, 0.5, 0.5)
+    white = white_of(spread, launches)
+    for pool in (True, False):
+        how = "phi pooled" if pool else "each series' own phi (as before)"
+        found = share(stepped(judge(logs + step, white, CASES, pool), at))
+        rows.append(dict(name=f"20 % steps found, drift phi 0.5 + as much launch noise, step at "
+                         f"night {at}, histories of {CASES} series, every series stepped, {how}",
+                         value=found[0], mc_error=found[1], target="", ok=None))  # fmt: skip
+        hit = share([any(f) for f in chunks(judge(logs, white, CASES, pool), CASES)])
+        rows.append(dict(name=f"histories of {CASES} null series (drift phi 0.5 + as much launch "
+                         f"noise) with any false change point, {how}", value=hit[0],
+                         mc_error=hit[1], target="<= 0.05" if pool else "", ok=None))  # fmt: skip
+        rows[-1]["ok"] = within(rows[-1]) if pool else None
     count = 10 * histories
     nulls = {
         "phi 0.4-0.6 (uniform, series by series)": np.concatenate(

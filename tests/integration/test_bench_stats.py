@@ -62,6 +62,9 @@ def test_the_gate_benchmark_prints_every_part() -> None:
     assert any(n.startswith("fit ") for n in names)
     for phi in ("iid", "AR(1) phi 0.5", "AR(1) phi 0.8"):
         assert f"false change points per 100 null series, {phi}" in rows, names
+    pooled = [n for n in names if "histories of 108" in n and "phi pooled" in n]
+    assert any(n.startswith("20 % steps found") for n in pooled), names  # docs/history.md
+    assert any("any false change point" in n for n in pooled), names
     rate = re.compile(
         r"^\d+(\.\d+)?% \(\d+/\d+\)$|^\d+(\.\d+)?%$|^\d+(\.\d+)?(e[-+]\d+)?$|^\d+ rows$"
     )
