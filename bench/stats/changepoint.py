@@ -134,7 +134,8 @@ def detect_changes(
     `pools(n, launches)`: the null pool of series of n nights (changepoint_null.pool_for, or a
     caller's cache of it). `families`: each series' family (Benjamini-Hochberg runs within each;
     default: one family, the history). `pool_phi`: each family's series of one length share
-    their drift's phi (changepoint_pool; False: each series' own, as before 0.3)."""
+    their drift's phi when they agree on it (changepoint_pool; False: each series' own phi, as
+    every series was judged before pooling)."""
     count, lengths = len(series), [len(s) for s in series]
     launch = [float(w) > 0 for w in white]
     family = list(families) if families is not None else [0] * count
@@ -143,11 +144,10 @@ def detect_changes(
     scored: dict[int, np.ndarray] = {}
     scales: dict[int, float] = {}
     whole: dict[int, Part] = {}
-    groups = sorted(set(zip(lengths, launch, family, strict=True)))
-    for n, launches, member in groups:
-        rows = [
-            i for i in range(count) if (lengths[i], launch[i], family[i]) == (n, launches, member)
-        ]
+    groups: dict[tuple[int, bool, int], list[int]] = {}
+    for i, key in enumerate(zip(lengths, launch, family, strict=True)):
+        groups.setdefault(key, []).append(i)
+    for (n, launches, _member), rows in sorted(groups.items()):
         if n < 2 * MIN_SIZE:
             continue
         y = np.stack([np.asarray(series[i], float) for i in rows])
