@@ -174,6 +174,7 @@ def run(quick: bool, seed: int) -> list[dict]:
         None)  # fmt: skip
     rows[-1]["ok"] = within(rows[-1])
     rows += pooled_rows(rng, max(reps // 100, 3))
+    rows += recorded_rows()
     return rows
 
 
@@ -259,6 +260,72 @@ def shared(rng: np.random.Generator, histories: int, common: float) -> np.ndarra
         mine = drift(rng, CASES, NIGHTS, 0.5) * math.sqrt(1 - common)
         out.append(mine + drift(rng, 1, NIGHTS, 0.5) * math.sqrt(common))
     return np.concatenate(out)
+
+
+RECORDED = ROOT / "tests" / "data" / "launches-nightly-cpu.json.gz"
+RECORDED_AFTER = 10
+"""Nights after the step injected into the recorded histories."""
+
+
+def recorded_histories(per_night: int) -> list[tuple[str, np.ndarray, np.ndarray, list[str]]]:
+    """Real histories of this box: each recorded group (session) of the shipped nightly matrix
+    (tests/data/launches-nightly-cpu.json.gz, ci/stats_data.py) with 24 nights or more, its
+    launches in the order they ran, `per_night` a night (ci/nightly.sh's default is 3; 2 and 1
+    here, for more nights: a session's nights are minutes apart, not a day). Per group: (name,
+    log night values rows x nights, launch noise of each row's night value, each row's
+    primitive), the rows every launch of the group measured."""
+    from stats_data import load_fixture
+
+    recorded = load_fixture(RECORDED)
+    out = []
+    for group in sorted({one.group for one in recorded.launches if one.started}):
+        launches = sorted(recorded.group(group), key=lambda one: one.started)
+        nights = [launches[i : i + per_night] for i in range(0, len(launches) - per_night + 1,
+                                                             per_night)]  # fmt: skip
+        kept = [r for r in range(len(recorded.keys)) if all(len(o.trials[r]) for o in launches)]
+        if len(nights) < 24:
+            continue
+        logs = np.array([[[math.log(float(np.min(o.trials[r]))) for o in night] for night in nights]
+                         for r in kept])  # fmt: skip
+        spread = logs.var(axis=2, ddof=1) if per_night > 1 else np.full(logs.shape[:2], np.nan)
+        launches_a_night = np.full(logs.shape[:2], per_night)
+        primitive = [recorded.keys[r]["primitive"] for r in kept]
+        out.append((group, logs.mean(axis=2), white_of(spread, launches_a_night), primitive))
+    return out
+
+
+def recorded_rows() -> list[dict]:
+    """history on real histories of this box (recorded_histories), 2 launches a night and 1: no
+    step injected (every change point it finds is the box's own: within a session its level
+    moved for every row at once, in g7 and g10), a 25 % step of every row RECORDED_AFTER nights
+    before the end (the whole run slower: what the nightly gate cannot see on this box,
+    docs/gate.md), and of 5 of the primitives' rows."""
+    rows: list[dict] = []
+    for per_night in (2, 1):
+        histories = recorded_histories(per_night)
+        names = ", ".join(f"{g} ({y.shape[1]})" for g, y, _w, _p in histories)
+        nulls = [judge(y, w, len(y)) for _g, y, w, _p in histories]
+        counts = np.array([len(f) for found in nulls for f in found], float)
+        rows.append(dict(name=f"recorded sessions of this box as histories, {per_night} launch(es) "
+                         f"a night ({names} nights): change points per 100 series, no step",
+                         value=100 * counts.mean(),
+                         mc_error=100 * counts.std(ddof=1) / math.sqrt(len(counts)), target="",
+                         ok=None))  # fmt: skip
+        rows.append(dict(name="  ... sessions with any change point", value=float(np.mean(
+            [any(found) for found in nulls])), mc_error=0.0, target="", ok=None))  # fmt: skip
+        for label, chosen in (("every row", None), ("5 of the primitives' rows", 5)):
+            hits = []
+            for _g, y, w, primitive in histories:
+                at = y.shape[1] - RECORDED_AFTER
+                slowed = sorted(set(primitive))[:chosen]
+                rows_in = np.array([p in slowed for p in primitive])
+                ramp = math.log(1.25) * (np.arange(y.shape[1]) >= at)
+                found = judge(y + np.where(rows_in[:, None], ramp, 0.0), w, len(y))
+                hits += [h for h, s in zip(stepped(found, at), rows_in, strict=True) if s]
+            rows.append(dict(name=f"  ... 25 % steps found, {label} slower from "
+                             f"{RECORDED_AFTER} nights before the end", value=share(hits)[0],
+                             mc_error=share(hits)[1], target="", ok=None))  # fmt: skip
+    return rows
 
 
 def outlier_share() -> float:
