@@ -12,8 +12,8 @@ in 97.6 % of series rather than 90.5 % (docs/history.md).
 When: the series' fitted phi must spread no more than estimation alone makes them spread, and
 they must be many independent series, not one drift seen many times.
 
-- Estimation's own spread s^2 is simulated at their median (the estimator run on 2,000
-  AR(1) series of the same length and launch-noise share); the spread of their true phi is
+- Estimation's own spread s^2 is simulated at their median (the estimator run on up to
+  2,000 AR(1) series of the same length and launch-noise share); the spread of their true phi is
   what their fitted phi spread beyond it, tau^2 = MAD^2 - s^2 (a method-of-moments random
   effect, robust to the few series whose step moved their phi). Pooled when tau^2 <= s^2 *
   AGREE: series whose phi differ by more keep their own.
@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from distbench.stats.changepoint_model import (
+    WHITE_MAX,
     Noise,
     estimator_variance,
     profile,
@@ -57,7 +58,7 @@ def pooled_noise(scores: np.ndarray, white: np.ndarray, noise: Noise) -> Noise:
     t, _ = profile(scores, noise)
     split = np.abs(t).argmax(axis=1) + 1
     centre = float(np.median(noise.phi))
-    share = round(min(float(np.median(noise.white)), 0.9), 1)
+    share = round(min(float(np.median(noise.white)), WHITE_MAX), 1)
     spread = estimator_variance(round(centre, 2), share, n)
     mad = 1.4826 * float(np.median(np.abs(noise.phi - centre)))
     if mad * mad - spread > AGREE * spread or effective_count(scores, split) < POOL_MIN:
