@@ -133,9 +133,16 @@ def estimate_noise(y: np.ndarray, white: np.ndarray) -> Noise:
     count = len(y)
     noise = model(np.zeros(count), np.ones(count), np.zeros(count))  # phi 0: plain means
     for _ in range(REFINE):
-        t, _ = profile(y, noise)
-        noise = refined(y, np.abs(t).argmax(axis=1) + 1, white)
+        noise = refined(y, best_split(y, noise), white)
     return noise
+
+
+def best_split(y: np.ndarray, noise: Noise) -> np.ndarray:
+    """(N,): each series' first night after its largest |t| under `noise` (profile), the split
+    its noise is refined around: the data's (estimate_noise, changepoint_pool) and the null
+    draws' (changepoint_null) alike."""
+    t, _ = profile(y, noise)
+    return np.abs(t).argmax(axis=1) + 1
 
 
 def refined(

@@ -45,6 +45,7 @@ from distbench.stats.changepoint_model import (
     MIN_SIZE,
     PHI_MAX,
     WHITE_MAX,
+    best_split,
     calibration,
     estimate_noise,
     profile,
@@ -123,9 +124,7 @@ class NullPool:
         share = rng.uniform(0.0, WHITE_MAX, count) if launches else np.zeros(count)
         y, white = simulated(rng, phi, share, n)
         noise = estimate_noise(y, white)
-        t_stat, _ = profile(y, noise)
-        pooled = pooled_phi(n, launches, phi, rng)
-        known = refined(y, np.abs(t_stat).argmax(axis=1) + 1, white, pooled)
+        known = refined(y, best_split(y, noise), white, pooled_phi(n, launches, phi, rng))
         stats = np.empty((2 * count, len(windows(n))), dtype=np.float32)
         for j, m in enumerate(windows(n)):
             for half, fitted in enumerate((noise, known)):

@@ -36,8 +36,8 @@ import numpy as np
 from distbench.stats.changepoint_model import (
     WHITE_MAX,
     Noise,
+    best_split,
     estimator_variance,
-    profile,
     refined,
 )
 
@@ -55,8 +55,7 @@ def pooled_noise(scores: np.ndarray, white: np.ndarray, noise: Noise) -> Noise:
     count, n = scores.shape
     if count < POOL_MIN:
         return noise
-    t, _ = profile(scores, noise)
-    split = np.abs(t).argmax(axis=1) + 1
+    split = best_split(scores, noise)
     centre = float(np.median(noise.phi))
     share = round(min(float(np.median(noise.white)), WHITE_MAX), 1)
     spread = estimator_variance(round(centre, 2), share, n)

@@ -34,6 +34,7 @@ from distbench.reports.history.load import METRIC_BY_NAME, RunInfo, incomplete_r
 from distbench.reports.history.verdict import ChangePoint, Verdict, change_point, verdict
 from distbench.stats.changepoint import MIN_SIZE, SeriesChanges
 from distbench.stats.changepoint_null import NullPool, pool_for
+from distbench.stats.changepoint_pool import POOL_MIN
 from distbench.stats.verdict import CANNOT_TELL, REGRESSED
 
 EXIT_REGRESSION = 1
@@ -184,21 +185,22 @@ def judged_history(
 
 
 def drift_line(judged: list[SeriesChanges]) -> str:
-    """'drift: 108 series share one AR(1) phi, 0.45 (fitted); 3 judged each at its own ...':
-    which series were judged at their history's pooled phi (distbench.stats.changepoint_pool)
-    and which at their own."""
+    """'drift: 108 series share their history's AR(1) phi (0.45, fitted); 3 judged each at its
+    own phi (median 0.52): ...': which series were judged at their history's pooled phi
+    (distbench.stats.changepoint_pool) and which at their own."""
     known = [j for j in judged if np.isfinite(j.noise.phi[0])]
-    pooled = sorted(float(j.noise.phi[0]) for j in known if j.noise.pooled[0])
+    pooled = sorted({f"{j.noise.phi[0]:.2f}" for j in known if j.noise.pooled[0]})
+    shared = sum(bool(j.noise.pooled[0]) for j in known)
     own = [float(j.noise.phi[0]) for j in known if not j.noise.pooled[0]]
     parts = []
-    if pooled:
-        values = sorted({f"{phi:.2f}" for phi in pooled})
-        shown = ", ".join(values[:3]) + (", ..." if len(values) > 3 else "")
-        parts.append(f"{len(pooled)} series share their history's AR(1) phi ({shown}, fitted)")
+    if shared:
+        shown = ", ".join(pooled[:3]) + (", ..." if len(pooled) > 3 else "")
+        parts.append(f"{shared} series share their history's AR(1) phi ({shown}, fitted)")
     if own:
         parts.append(
             f"{len(own)} judged each at its own phi (median {float(np.median(own)):.2f}): "
-            "fewer than 8 series of one length, phi that differ, or one drift they share"
+            f"fewer than {POOL_MIN} series of one length, phi that differ, or one drift they "
+            "share"
         )
     return "drift: " + "; ".join(parts) if parts else ""
 
