@@ -124,8 +124,7 @@ def run(quick: bool, seed: int) -> list[dict]:
     rows: list[dict] = []
 
     def add(name: str, measured: tuple[float, float], target: str, ok: bool | None) -> None:
-        value, error = measured
-        rows.append(dict(name=name, value=value, mc_error=error, target=target, ok=ok))
+        rows.append(entry(name, measured, target, ok))
 
     for phi in (0.0, 0.5, 0.8):
         noise = drift(rng, reps, NIGHTS, phi) * NIGHT_SD
@@ -169,13 +168,36 @@ def run(quick: bool, seed: int) -> list[dict]:
     add("sd of the fitted phi, AR(1) phi 0.5, 60 nights", phi_spread(rng, reps), "", None)
     histories = max(reps // 3, 50)
     many = drift(rng, histories * CASES, NIGHTS, 0.5) * NIGHT_SD
-    add(f"histories of {CASES} null series (phi 0.5) with any false change point",
-        share([any(f) for f in chunks(judge(many, cases=CASES), CASES)]), "<= 0.05",
-        None)  # fmt: skip
-    rows[-1]["ok"] = within(rows[-1])
+    rows.append(null_entry(f"histories of {CASES} null series (phi 0.5) with any false change "
+                           "point", any_false(judge(many, cases=CASES))))  # fmt: skip
     rows += pooled_rows(rng, max(reps // 100, 3))
     rows += recorded_rows()
     return rows
+
+
+HOW = {True: "phi pooled", False: "each series' own phi (as before)"}
+
+
+def entry(
+    name: str, measured: tuple[float, float], target: str = "", ok: bool | None = None
+) -> dict:
+    """A row of the table: measured is (value, Monte Carlo error)."""
+    value, error = measured
+    return dict(name=name, value=value, mc_error=error, target=target, ok=ok)
+
+
+def null_entry(name: str, measured: tuple[float, float], targeted: bool = True) -> dict:
+    """A history's chance of any false change point, judged (when `targeted`) at most 0.05
+    within two Monte Carlo errors: Benjamini-Hochberg at q = 0.05 over a history of null series
+    holds it at 0.05 when the p-values are exact, so a true 5 % reads above 0.05 half the time."""
+    if not targeted:
+        return entry(name, measured)
+    return entry(name, measured, "<= 0.05", bool(measured[0] <= 0.05 + 2 * measured[1]))
+
+
+def any_false(found: list[list[tuple[int, float]]]) -> tuple[float, float]:
+    """The share of histories of CASES series with any change point."""
+    return share([any(f) for f in chunks(found, CASES)])
 
 
 def pooled_rows(rng: np.random.Generator, histories: int) -> list[dict]:
@@ -186,47 +208,36 @@ def pooled_rows(rng: np.random.Generator, histories: int) -> list[dict]:
     rows: list[dict] = []
     at = 40
     step = STEP * (np.arange(NIGHTS) >= at)
+    every = f"step at night {at}, histories of {CASES} series, every series stepped"
     noise = drift(rng, 3 * histories * CASES, NIGHTS, 0.5) * NIGHT_SD
     some = np.arange(len(noise)) % CASES < CASES // 10
     for pool in (True, False):
-        how = "phi pooled" if pool else "each series' own phi (as before)"
         found = share(stepped(judge(noise[: histories * CASES] + step, cases=CASES, pool=pool), at))
-        target = ">= 0.90" if pool else ""
-        rows.append(dict(name=f"20 % steps found, AR(1) phi 0.5, step at night {at}, "
-                         f"histories of {CASES} series, every series stepped, {how}",
-                         value=found[0], mc_error=found[1], target=target,
-                         ok=found[0] >= 0.90 if pool else None))  # fmt: skip
+        target, ok = (">= 0.90", found[0] >= 0.90) if pool else ("", None)
+        rows.append(entry(f"20 % steps found, AR(1) phi 0.5, {every}, {HOW[pool]}", found, target,
+                          ok))  # fmt: skip
         judged = judge(noise + np.where(some[:, None], step, 0.0), cases=CASES, pool=pool)
         found = share([h for h, s in zip(stepped(judged, at), some, strict=True) if s])
-        rows.append(dict(name=f"20 % steps found, AR(1) phi 0.5, step at night {at}, "
-                         f"histories of {CASES} series, {CASES // 10} of them stepped, {how}",
-                         value=found[0], mc_error=found[1], target="", ok=None))  # fmt: skip
+        tenth = f"histories of {CASES} series, {CASES // 10} of them stepped"
+        rows.append(entry(f"20 % steps found, AR(1) phi 0.5, step at night {at}, {tenth}, "
+                          f"{HOW[pool]}", found))  # fmt: skip
     strong = drift(rng, 10 * histories * CASES, NIGHTS, 0.8) * NIGHT_SD
     for pool in (True, False):
-        how = "phi pooled" if pool else "each series' own phi (as before)"
         judged = judge(strong[: histories * CASES] + step, cases=CASES, pool=pool)
-        found = share(stepped(judged, at))
-        rows.append(dict(name=f"20 % steps found, AR(1) phi 0.8, step at night {at}, "
-                         f"histories of {CASES} series, every series stepped, {how}",
-                         value=found[0], mc_error=found[1], target="", ok=None))  # fmt: skip
-        hit = share([any(f) for f in chunks(judge(strong, cases=CASES, pool=pool), CASES)])
-        rows.append(dict(name=f"histories of {CASES} null series (phi 0.8) with any false "
-                         f"change point, {how}", value=hit[0], mc_error=hit[1],
-                         target="<= 0.05" if pool else "", ok=None))  # fmt: skip
-        rows[-1]["ok"] = within(rows[-1]) if pool else None
+        rows.append(entry(f"20 % steps found, AR(1) phi 0.8, {every}, {HOW[pool]}",
+                          share(stepped(judged, at))))  # fmt: skip
+        rows.append(null_entry(f"histories of {CASES} null series (phi 0.8) with any false "
+                               f"change point, {HOW[pool]}",
+                               any_false(judge(strong, cases=CASES, pool=pool)), pool))  # fmt: skip
     logs, spread, launches = launch_series(rng, 3 * histories * CASES, 0.5, 0.5)
     white = white_of(spread, launches)
     for pool in (True, False):
-        how = "phi pooled" if pool else "each series' own phi (as before)"
         found = share(stepped(judge(logs + step, white, CASES, pool), at))
-        rows.append(dict(name=f"20 % steps found, drift phi 0.5 + as much launch noise, step at "
-                         f"night {at}, histories of {CASES} series, every series stepped, {how}",
-                         value=found[0], mc_error=found[1], target="", ok=None))  # fmt: skip
-        hit = share([any(f) for f in chunks(judge(logs, white, CASES, pool), CASES)])
-        rows.append(dict(name=f"histories of {CASES} null series (drift phi 0.5 + as much launch "
-                         f"noise) with any false change point, {how}", value=hit[0],
-                         mc_error=hit[1], target="<= 0.05" if pool else "", ok=None))  # fmt: skip
-        rows[-1]["ok"] = within(rows[-1]) if pool else None
+        rows.append(entry(f"20 % steps found, drift phi 0.5 + as much launch noise, {every}, "
+                          f"{HOW[pool]}", found))  # fmt: skip
+        rows.append(null_entry(f"histories of {CASES} null series (drift phi 0.5 + as much launch "
+                               f"noise) with any false change point, {HOW[pool]}",
+                               any_false(judge(logs, white, CASES, pool)), pool))  # fmt: skip
     count = 10 * histories
     nulls = {
         "phi 0.4-0.6 (uniform, series by series)": np.concatenate(
@@ -236,20 +247,9 @@ def pooled_rows(rng: np.random.Generator, histories: int) -> list[dict]:
         "phi 0.5, 20 % of the variance one drift shared by the history": shared(rng, count, 0.2),
     }
     for label, y in nulls.items():
-        hit = share([any(f) for f in chunks(judge(y * NIGHT_SD, cases=CASES), CASES)])
-        rows.append(dict(name=f"histories of {CASES} null series ({label}) with any false "
-                         "change point", value=hit[0], mc_error=hit[1], target="<= 0.05",
-                         ok=None))  # fmt: skip
-        rows[-1]["ok"] = within(rows[-1])
+        rows.append(null_entry(f"histories of {CASES} null series ({label}) with any false change "
+                               "point", any_false(judge(y * NIGHT_SD, cases=CASES))))  # fmt: skip
     return rows
-
-
-def within(row: dict) -> bool:
-    """A history's chance of any false change point is at most 0.05, within two Monte Carlo
-    errors: Benjamini-Hochberg at q = 0.05 over a history of null series holds it at 0.05 when
-    the p-values are exact, as a pooled phi's are (docs/history.md), so a true 5 % reads above
-    0.05 half the time."""
-    return bool(row["value"] <= 0.05 + 2 * row["mc_error"])
 
 
 def shared(rng: np.random.Generator, histories: int, common: float) -> np.ndarray:
@@ -282,9 +282,9 @@ def recorded_histories(per_night: int) -> list[tuple[str, np.ndarray, np.ndarray
         launches = sorted(recorded.group(group), key=lambda one: one.started)
         nights = [launches[i : i + per_night] for i in range(0, len(launches) - per_night + 1,
                                                              per_night)]  # fmt: skip
-        kept = [r for r in range(len(recorded.keys)) if all(len(o.trials[r]) for o in launches)]
         if len(nights) < 24:
             continue
+        kept = [r for r in range(len(recorded.keys)) if all(len(o.trials[r]) for o in launches)]
         logs = np.array([[[math.log(float(np.min(o.trials[r]))) for o in night] for night in nights]
                          for r in kept])  # fmt: skip
         spread = logs.var(axis=2, ddof=1) if per_night > 1 else np.full(logs.shape[:2], np.nan)
@@ -306,13 +306,12 @@ def recorded_rows() -> list[dict]:
         names = ", ".join(f"{g} ({y.shape[1]})" for g, y, _w, _p in histories)
         nulls = [judge(y, w, len(y)) for _g, y, w, _p in histories]
         counts = np.array([len(f) for found in nulls for f in found], float)
-        rows.append(dict(name=f"recorded sessions of this box as histories, {per_night} launch(es) "
-                         f"a night ({names} nights): change points per 100 series, no step",
-                         value=100 * counts.mean(),
-                         mc_error=100 * counts.std(ddof=1) / math.sqrt(len(counts)), target="",
-                         ok=None))  # fmt: skip
-        rows.append(dict(name="  ... sessions with any change point", value=float(np.mean(
-            [any(found) for found in nulls])), mc_error=0.0, target="", ok=None))  # fmt: skip
+        rows.append(entry(f"recorded sessions of this box as histories, {per_night} launch(es) a "
+                          f"night ({names} nights): change points per 100 series, no step",
+                          (100 * counts.mean(),
+                           100 * counts.std(ddof=1) / math.sqrt(len(counts)))))  # fmt: skip
+        rows.append(entry("  ... sessions with any change point",
+                          (float(np.mean([any(found) for found in nulls])), 0.0)))  # fmt: skip
         for label, chosen in (("every row", None), ("5 of the primitives' rows", 5)):
             hits = []
             for _g, y, w, primitive in histories:
@@ -322,9 +321,8 @@ def recorded_rows() -> list[dict]:
                 ramp = math.log(1.25) * (np.arange(y.shape[1]) >= at)
                 found = judge(y + np.where(rows_in[:, None], ramp, 0.0), w, len(y))
                 hits += [h for h, s in zip(stepped(found, at), rows_in, strict=True) if s]
-            rows.append(dict(name=f"  ... 25 % steps found, {label} slower from "
-                             f"{RECORDED_AFTER} nights before the end", value=share(hits)[0],
-                             mc_error=share(hits)[1], target="", ok=None))  # fmt: skip
+            rows.append(entry(f"  ... 25 % steps found, {label} slower from {RECORDED_AFTER} "
+                              "nights before the end", share(hits)))  # fmt: skip
     return rows
 
 
