@@ -100,11 +100,13 @@ def night_trials(trials: list[float], rng: random.Random, factor: float) -> list
 
 
 def build_history(
-    out: Path, nights: int, rows: int, step_at: int | None, seed: int, launches: int = 1
-) -> None:
+    out: Path, nights: int, rows: int, step_at: int | None, seed: int, launches: int = 1,
+    stepped: frozenset[str] | None = None,
+) -> None:  # fmt: skip
     """`nights` run directories of `rows` rows each (cases of gate-launches.json, repeated at
-    other world sizes when more rows are asked); x1.2 from night `step_at` on. With `launches`
-    above 1 each night holds launch-1 ... launch-N, as ci/nightly.sh --launches N writes."""
+    other world sizes when more rows are asked); x1.2 from night `step_at` on, for the rows of
+    the primitives `stepped` (None: every row, the whole run). With `launches` above 1 each
+    night holds launch-1 ... launch-N, as ci/nightly.sh --launches N writes."""
     cases, recorded = read_launches()
     rng = random.Random(seed)
     names = sorted(recorded)
@@ -120,10 +122,17 @@ def build_history(
             )
     pool = pool[:rows]
     for night in range(nights):
-        factor = 1.2 if step_at is not None and night >= step_at else 1.0
+        late = step_at is not None and night >= step_at
+        factors = [
+            1.2 if late and (stepped is None or case["primitive"] in stepped) else 1.0
+            for case, _trials in pool
+        ]
         folder = out / f"nightly-{night:04d}"
         for launch in range(launches):
-            night_rows = [(case, night_trials(trials, rng, factor)) for case, trials in pool]
+            night_rows = [
+                (case, night_trials(trials, rng, factor))
+                for (case, trials), factor in zip(pool, factors, strict=True)
+            ]
             target = folder / f"launch-{launch + 1}" if launches > 1 else folder
             write_night(target, night, night_rows, launch)
         if launches > 1:

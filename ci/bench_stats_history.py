@@ -171,6 +171,7 @@ def run(quick: bool, seed: int) -> list[dict]:
     rows.append(null_entry(f"histories of {CASES} null series (phi 0.5) with any false change "
                            "point", any_false(judge(many, cases=CASES))))  # fmt: skip
     rows += pooled_rows(rng, max(reps // 100, 3))
+    rows += box_rows(rng, max(reps // 10, 30))
     rows += recorded_rows()
     return rows
 
@@ -294,35 +295,134 @@ def recorded_histories(per_night: int) -> list[tuple[str, np.ndarray, np.ndarray
     return out
 
 
+PRIMITIVES = ["send_recv"] * 36 + [
+    p
+    for p in ("all_gather", "all_reduce", "all_to_all", "broadcast", "reduce", "reduce_scatter")
+    for _ in range(12)
+]
+"""The shipped nightly matrix's 108 rows, by primitive (the box rows' histories)."""
+
+
+def box_rows(rng: np.random.Generator, histories: int) -> list[dict]:
+    """Histories of the matrix's 108 rows whose drift (AR(1) phi 0.5, NIGHT_SD) is in part one
+    drift of the box every row shares (0, a half of the variance), judged as `distbench
+    history` judges them, relative (the default) and absolute: null histories with any change
+    point in a case, and in the whole run; a 20 % step at night 40 of all_reduce's 12 rows found
+    in them, and change points in the other rows; every row 20 % slower, found in the whole run
+    (relative) or in the rows (absolute)."""
+    rows: list[dict] = []
+    at = 40
+    step = STEP * (np.arange(NIGHTS) >= at)
+    ours = np.array([p == "all_reduce" for p in PRIMITIVES])
+    for common in (0.5, 0.0):
+        drawn = [
+            drift(rng, CASES, NIGHTS, 0.5) * NIGHT_SD * math.sqrt(1 - common)
+            + drift(rng, 1, NIGHTS, 0.5) * NIGHT_SD * math.sqrt(common)
+            for _ in range(histories)
+        ]
+        label = f"{common:.0%} of the variance one drift of the box" if common else "no box drift"
+        for relative in (True, False):
+            how = RELATIVE[relative]
+            null = [judge_recorded(y, np.zeros(CASES), PRIMITIVES, relative) for y in drawn]
+            rows.append(null_entry(f"histories of {CASES} null rows (phi 0.5, {label}), {how}: "
+                                   "any change point in a case",
+                                   share([any(found) for found, _w in null])))  # fmt: skip
+            if relative:
+                rows.append(null_entry("  ... any change point in the whole run (a family of its "
+                                       "own)", share([bool(w) for _f, w in null])))  # fmt: skip
+            one = [judge_recorded(y + np.where(ours[:, None], step, 0.0), np.zeros(CASES),
+                                  PRIMITIVES, relative) for y in drawn]  # fmt: skip
+            hits = [h for found, _w in one for h, r in zip(stepped(found, at), ours, strict=True)
+                    if r]  # fmt: skip
+            rows.append(entry(f"  {how}: 20 % steps found, all_reduce's 12 rows slower from "
+                              f"night {at}", share(hits)))  # fmt: skip
+            others = [len(f) for found, _w in one for f, r in zip(found, ours, strict=True)
+                      if not r]  # fmt: skip
+            spread = 100 * float(np.std(others, ddof=1)) / math.sqrt(len(others))
+            rows.append(entry("  ... change points per 100 other rows",
+                              (100 * float(np.mean(others)), spread)))  # fmt: skip
+            every = [judge_recorded(y + step, np.zeros(CASES), PRIMITIVES, relative)
+                     for y in drawn]  # fmt: skip
+            if relative:
+                found = share([stepped([w], at)[0] for _f, w in every])
+                rows.append(entry("  ... every row 20 % slower: found in the whole run", found))
+            else:
+                found = share([h for f, _w in every for h in stepped(f, at)])
+                rows.append(entry("  ... every row 20 % slower: found in the rows", found))
+    return rows
+
+
+def judge_recorded(
+    logs: np.ndarray, white: np.ndarray, primitive: list[str], relative: bool
+) -> tuple[list[list[tuple[int, float]]], list[tuple[int, float]]]:
+    """One recorded history judged as `distbench history` judges one (reports/history/detect.py
+    judge_history: relative, each case beyond the rest of its run, or absolute): each row's
+    change points (position, log step), and the whole-run series' (relative mode; else none)."""
+    from distbench.reports.history.detect import Series, judge_history
+
+    nights = np.arange(logs.shape[1])
+    series = [
+        Series(f"row {i}", "comm", "time_us_min", 0, nights, np.exp(y), float(w), p)
+        for i, (y, w, p) in enumerate(zip(logs, white, primitive, strict=True))
+    ]
+    _series, judged = judge_history(series, logs.shape[1], relative)
+    found = [[(f.index, f.effect) for f in j.found] for j in judged]
+    whole = found[len(series) :]
+    return found[: len(series)], whole[0] if whole else []
+
+
+RELATIVE = {True: "relative (the default)", False: "absolute (--absolute)"}
+
+
 def recorded_rows() -> list[dict]:
-    """history on real histories of this box (recorded_histories), 2 launches a night and 1: no
-    step injected (every change point it finds is the box's own: within a session its level
-    moved for every row at once, in g7 and g10), a 25 % step of every row RECORDED_AFTER nights
-    before the end (the whole run slower: what the nightly gate cannot see on this box,
-    docs/gate.md), and of 5 of the primitives' rows."""
+    """history on real histories of this box (recorded_histories), 2 launches a night and 1,
+    relative (each case judged beyond the rest of its run, the whole run a series of its own)
+    and absolute: no step injected (within a session the box's level moved for every row at
+    once, in g7 and g10: absolute history reports it in every case); a 25 % step from
+    RECORDED_AFTER nights before the end of the rows of 1 or 3 primitives (found in theirs, and
+    the change points in the others'), and of every row (the whole run slower: relative mode
+    finds it in the whole-run series)."""
     rows: list[dict] = []
     for per_night in (2, 1):
         histories = recorded_histories(per_night)
         names = ", ".join(f"{g} ({y.shape[1]})" for g, y, _w, _p in histories)
-        nulls = [judge(y, w, len(y)) for _g, y, w, _p in histories]
-        counts = np.array([len(f) for found in nulls for f in found], float)
-        rows.append(entry(f"recorded sessions of this box as histories, {per_night} launch(es) a "
-                          f"night ({names} nights): change points per 100 series, no step",
-                          (100 * counts.mean(),
-                           100 * counts.std(ddof=1) / math.sqrt(len(counts)))))  # fmt: skip
-        rows.append(entry("  ... sessions with any change point",
-                          (float(np.mean([any(found) for found in nulls])), 0.0)))  # fmt: skip
-        for label, chosen in (("every row", None), ("5 of the primitives' rows", 5)):
-            hits = []
-            for _g, y, w, primitive in histories:
-                at = y.shape[1] - RECORDED_AFTER
-                slowed = sorted(set(primitive))[:chosen]
-                rows_in = np.array([p in slowed for p in primitive])
-                ramp = math.log(1.25) * (np.arange(y.shape[1]) >= at)
-                found = judge(y + np.where(rows_in[:, None], ramp, 0.0), w, len(y))
-                hits += [h for h, s in zip(stepped(found, at), rows_in, strict=True) if s]
-            rows.append(entry(f"  ... 25 % steps found, {label} slower from {RECORDED_AFTER} "
-                              "nights before the end", share(hits)))  # fmt: skip
+        sessions = (f"recorded sessions of this box as histories, {per_night} launch(es) a "
+                    f"night ({names} nights)")  # fmt: skip
+        for relative in (True, False):
+            how = RELATIVE[relative]
+            nulls = [judge_recorded(y, w, p, relative) for _g, y, w, p in histories]
+            counts = np.array([len(f) for found, _whole in nulls for f in found], float)
+            lead = f"{sessions}, " if relative else "  "
+            rows.append(entry(f"{lead}{how}: change points per 100 series, no step",
+                              (100 * counts.mean(),
+                               100 * counts.std(ddof=1) / math.sqrt(len(counts)))))  # fmt: skip
+            if relative:
+                rows.append(entry("  ... sessions whose whole run has a change point, no step",
+                                  share([bool(whole) for _found, whole in nulls])))  # fmt: skip
+            for chosen in (1, 3, None):
+                hits, others, whole_hits = [], [], []
+                for _g, y, w, primitive in histories:
+                    at = y.shape[1] - RECORDED_AFTER
+                    slowed = sorted(set(primitive))[:chosen]
+                    rows_in = np.array([p in slowed for p in primitive])
+                    ramp = math.log(1.25) * (np.arange(y.shape[1]) >= at)
+                    found, whole = judge_recorded(
+                        y + np.where(rows_in[:, None], ramp, 0.0), w, primitive, relative
+                    )
+                    hits += [h for h, s in zip(stepped(found, at), rows_in, strict=True) if s]
+                    others += [len(f) for f, s in zip(found, rows_in, strict=True) if not s]
+                    whole_hits += stepped([whole], at)
+                label = "every row" if chosen is None else f"the rows of {chosen} of 7 primitives"
+                rows.append(entry(f"  {how}: 25 % steps found in their rows, {label} slower "
+                                  f"from {RECORDED_AFTER} nights before the end",
+                                  share(hits)))  # fmt: skip
+                if others:
+                    other = (100 * float(np.mean(others)), 0.0)
+                    rows.append(entry("  ... change points per 100 series of the other "
+                                      "primitives", other))  # fmt: skip
+                if relative and chosen is None:
+                    rows.append(entry("  ... found in the whole-run series",
+                                      share(whole_hits)))  # fmt: skip
     return rows
 
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from distbench.options.opt import integer, text, with_groups
+from distbench.options.opt import flag, integer, text, with_groups
 from distbench.parse import UsageError
 
 
@@ -81,6 +81,14 @@ class HistoryOptions:
         ),
     ] = None
     """None: the default file (no text for the parser to read, which refuses '')."""
+    relative: Annotated[
+        bool,
+        flag(
+            "Judge each case beyond the rest of its run (what moves every primitive alike is "
+            "the series 'whole run'); --absolute judges every case on its own level.",
+            "--relative/--absolute",
+        ),
+    ] = True
 
 
 @with_groups(options=HistoryOptions)

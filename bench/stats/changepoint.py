@@ -127,6 +127,7 @@ def detect_changes(
     series: Sequence[np.ndarray], white: Sequence[float], alpha: float = 0.05,
     floor: float = 0.0, pools: Callable[[int, bool], NullPool] = pool_for,
     families: Sequence[int] | None = None, pool_phi: bool = True,
+    alone: Sequence[bool] | None = None,
 ) -> list[SeriesChanges]:  # fmt: skip
     """Every series' change points (module docstring). `floor`: the smallest step (a share of
     the level before it) kept as a change point; a series whose largest step is smaller counts
@@ -135,7 +136,9 @@ def detect_changes(
     caller's cache of it). `families`: each series' family (Benjamini-Hochberg runs within each;
     default: one family, the history). `pool_phi`: each family's series of one length share
     their drift's phi when they agree on it (changepoint_pool; False: each series' own phi, as
-    every series was judged before pooling)."""
+    every series was judged before pooling). `alone`: series whose phi is never pooled with the
+    rest of their family (a drift of another kind: history's whole-run series, the box's own
+    level, among the cases judged beyond it)."""
     count, lengths = len(series), [len(s) for s in series]
     launch = [float(w) > 0 for w in white]
     family = list(families) if families is not None else [0] * count
@@ -144,10 +147,11 @@ def detect_changes(
     scored: dict[int, np.ndarray] = {}
     scales: dict[int, float] = {}
     whole: dict[int, Part] = {}
-    groups: dict[tuple[int, bool, int], list[int]] = {}
+    apart = list(alone) if alone is not None else [False] * count
+    groups: dict[tuple[int, bool, int, int], list[int]] = {}
     for i, key in enumerate(zip(lengths, launch, family, strict=True)):
-        groups.setdefault(key, []).append(i)
-    for (n, launches, _member), rows in sorted(groups.items()):
+        groups.setdefault((*key, i if apart[i] else -1), []).append(i)
+    for (n, launches, _member, _apart), rows in sorted(groups.items()):
         if n < 2 * MIN_SIZE:
             continue
         y = np.stack([np.asarray(series[i], float) for i in rows])

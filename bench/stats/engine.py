@@ -32,6 +32,7 @@ from distbench.stats.arrays import (
     member_max,
 )
 from distbench.stats.box import box_changed, split, unjudged
+from distbench.stats.common import MIN_RELATIVE, common_level
 from distbench.stats.components import LaunchValue, Prior, fit_prior
 from distbench.stats.family import Hypothesis, build_family, primitive_of
 from distbench.stats.matrices import SideMatrix, membership, night_index
@@ -43,10 +44,6 @@ BAND_PRIOR_DF = 2.0
 widest a mean of them can be) enter as a prior worth this many launches; once it has learnt, a
 band's own launches alone say how far its mean scatters (no prior: the members' correlation is
 what the band's launches measure)."""
-MIN_RELATIVE = 4
-"""Primitives a comparison needs for relative mode: each is judged against the median of the
-others' levels, and with fewer than three others one slower primitive would move that median
-(two primitives: the other one would read improved by as much)."""
 MIN_PRIOR_ROWS = 3
 """Rows a prior is fitted from (components.fit_prior): fewer, and the group borrows from its
 whole kind, then falls back to the default."""
@@ -139,20 +136,13 @@ def nights_of(rows: Sequence[RowInput], side: str) -> int:
 def common_levels(
     base: SideMatrix, current: SideMatrix, primitives: np.ndarray, exclude: str
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each launch's common level on both sides: the median over the primitives other than
-    `exclude` of the primitive's mean deviation in that launch (each row's value minus its mean
-    over every launch of both sides). One vote per primitive: a primitive of many rows (send/recv's
-    patterns) does not outvote the rest, and one slower primitive among several moves the median
-    little."""
+    """Each launch's common level on both sides (common.common_level): each row's deviation is
+    its value minus its mean over every launch of both sides."""
     both = np.vstack([base.y, current.y])
-    others = sorted(set(primitives.tolist()) - {exclude})
-    if not others:
-        return np.full(len(base.y), np.nan), np.full(len(current.y), np.nan)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-nan slices: a launch with no row
         deviation = both - np.nanmean(both, axis=0)
-        votes = np.column_stack([np.nanmean(deviation[:, primitives == p], axis=1) for p in others])
-        levels = np.nanmedian(votes, axis=1)
+    levels = common_level(deviation, primitives, exclude)
     return levels[: len(base.y)], levels[len(base.y) :]
 
 

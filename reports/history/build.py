@@ -26,15 +26,18 @@ from distbench.parse import UsageError
 from distbench.reports.history.detect import (
     ALPHA,
     MIN_CHANGE,
+    Series,
     build_series,
     codes_of,
-    judge_series,
+    judge_history,
+    whole_run_case,
 )
 from distbench.reports.history.load import METRIC_BY_NAME, RunInfo, incomplete_reason
 from distbench.reports.history.verdict import ChangePoint, Verdict, change_point, verdict
 from distbench.stats.changepoint import MIN_SIZE, SeriesChanges
 from distbench.stats.changepoint_null import NullPool, pool_for
 from distbench.stats.changepoint_pool import POOL_MIN
+from distbench.stats.common import MIN_RELATIVE
 from distbench.stats.verdict import CANNOT_TELL, REGRESSED
 
 EXIT_REGRESSION = 1
@@ -52,6 +55,9 @@ class HistoryArgs:
     min_change: float = MIN_CHANGE
     cache: str | None = None
     """A DuckDB file, 'off', or None for $XDG_CACHE_HOME/distbench/history.duckdb."""
+    relative: bool = True
+    """Judge each case beyond the rest of its run, the whole run a series of its own
+    (detect.relative_series); False: every case on its own level."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,10 @@ class History:
     """The runs the verdicts look back over."""
     drift: str = ""
     """How the series' drift was judged (drift_line)."""
+    mode: str = ""
+    """Relative or absolute, and what the whole run is (mode_line)."""
+    wholes: tuple[Series, ...] = ()
+    """Relative mode: the whole-run series (detect.relative_series), drawn first."""
 
 
 def default_cache() -> Path:
@@ -136,8 +146,9 @@ def skip_incomplete(
 
 
 def build_history(
-    paths: list[Path], cache: str | None, min_change: float, recent: int = RECENT
-) -> tuple[History, list[str]]:
+    paths: list[Path], cache: str | None, min_change: float, recent: int = RECENT,
+    relative: bool = True,
+) -> tuple[History, list[str]]:  # fmt: skip
     """Skip the runs that did not complete, then read, order, cut and judge every series (module
     docstring); the history and the notes of the runs skipped."""
     if cache == "off":
@@ -145,18 +156,19 @@ def build_history(
 
         kept, skipped = skip_incomplete(paths)
         infos, points = read_uncached(kept)
-        return judged_history(infos, points, min_change, recent, pool_for), skipped
+        return judged_history(infos, points, min_change, recent, pool_for, relative), skipped
     from distbench.reports.history.cache import PointCache
 
     with PointCache.open(Path(cache) if cache else default_cache()) as store:
         kept, skipped = skip_incomplete(paths, store.unchanged(paths))
         infos, points = store.load(kept)
-        return judged_history(infos, points, min_change, recent, store.null_pool), skipped
+        history = judged_history(infos, points, min_change, recent, store.null_pool, relative)
+        return history, skipped
 
 
 def judged_history(
     infos: list[RunInfo], points: pd.DataFrame, min_change: float, recent: int,
-    pools: Callable[[int, bool], NullPool],
+    pools: Callable[[int, bool], NullPool], relative: bool = True,
 ) -> History:  # fmt: skip
     order = sorted(range(len(infos)), key=lambda i: (infos[i].started_utc, infos[i].path))
     runs = [infos[i] for i in order]
@@ -169,8 +181,9 @@ def judged_history(
     points = points.sort_values(["kind", "key", "metric", "run"], kind="stable")
     points = points[points["value"].notna() & (points["value"] > 0)].reset_index(drop=True)
     points["segment"], cuts = definition_segments(points, runs)
-    series = build_series(points)
-    judged = judge_series(series, ALPHA, min_change, pools)
+    series, judged = judge_history(
+        build_series(points), len(runs), relative, ALPHA, min_change, pools
+    )
     change_points = [
         change_point(s, j, f.index, runs) for s, j in zip(series, judged, strict=True)
         for f in j.found
@@ -181,7 +194,39 @@ def judged_history(
         verdict(s, j, runs, recent, min_change)
         for s, j in sorted(last.values(), key=lambda v: v[0].case)
     ]
-    return History(runs, points, change_points, cuts, verdicts, recent, drift_line(judged))
+    mode = mode_line(series, relative)
+    wholes = tuple(s for s in series if s.case == whole_run_case(s.kind))
+    return History(
+        runs, points, change_points, cuts, verdicts, recent, drift_line(judged), mode, wholes
+    )
+
+
+def mode_line(series: list[Series], relative: bool) -> str:
+    """'relative: each case judged beyond the rest of its run ...; whole run (comm): ...', or
+    why a kind's cases are judged each on its own level."""
+    if not series:
+        return ""
+    if not relative:
+        return (
+            "absolute (--absolute): each case judged on its own level; a change of the box "
+            "moves every case"
+        )
+    wholes = sorted({s.case for s in series if s.case == whole_run_case(s.kind)})
+    own = sorted({s.kind for s in series if s.common is None and s.case not in wholes})
+    parts = []
+    if wholes:
+        parts.append(
+            "relative: each case judged beyond the rest of its run (its level less the run's "
+            "common level that night, the median over the primitives); what moved every "
+            f"primitive alike is the series {', '.join(wholes)} (1 = the run's mean state), "
+            "judged at its own drift"
+        )
+    if own:
+        parts.append(
+            f"{', '.join(own)}: each case on its own level (fewer than {MIN_RELATIVE} "
+            "primitives, or nights that fewer measured)"
+        )
+    return "; ".join(parts)
 
 
 def drift_line(judged: list[SeriesChanges]) -> str:
@@ -239,7 +284,7 @@ def run_history(args: HistoryArgs) -> tuple[int, str]:
     if Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out} is a file: give a folder for the history files")
     recent = args.fail_on_regression or RECENT
-    history, skipped = build_history(paths, args.cache, args.min_change, recent)
+    history, skipped = build_history(paths, args.cache, args.min_change, recent, args.relative)
     files = write_files(history, Path(args.out))
     text = render_terminal(history, files)
     if skipped:

@@ -45,10 +45,11 @@ TENTHS = '<g transform="scale(0.1)">'
 
 def chart(
     points: dict[str, np.ndarray], metric: str, runs: int, labels: list[str],
-    marks: list[tuple[int, str]],
+    marks: list[tuple[int, str]], unit: str | None = None,
 ) -> str:  # fmt: skip
     """One series as an <svg>: x = run position, y = value (linear, the band's range). `points`:
-    its nights' value, low, high, run and segment, as arrays."""
+    its nights' value, low, high, run and segment, as arrays; `unit`: the axis' unit (default:
+    the metric's)."""
     plot_w, plot_h = WIDTH - LEFT - 10, HEIGHT - TOP - BOTTOM
     step = plot_w / max(runs - 1, 1)
     value = points["value"]
@@ -69,7 +70,7 @@ def chart(
         f'<text x="2" y="{TOP + 10}" font-size="10">{top:.4g}</text>',
         f'<text x="2" y="{TOP + plot_h}" font-size="10">{bottom:.4g}</text>',
         f'<text x="2" y="{TOP + plot_h / 2 + 4}" font-size="10" font-weight="600">'
-        f"{html.escape(metric)} ({html.escape(METRIC_BY_NAME[metric].unit)})</text>",
+        f"{html.escape(metric)} ({html.escape(unit or METRIC_BY_NAME[metric].unit)})</text>",
     ]
     cuts = points["run"][1:][np.diff(points["segment"]) > 0].tolist()
     lines = [(int(c), CUT, "4,3") for c in cuts] + [(p, color, "") for p, color in marks]
@@ -90,13 +91,22 @@ def chart(
 
 
 def panels(history: History) -> list[str]:
-    """An HTML <figure> per case, cases in name order."""
+    """An HTML <figure> per case, cases in name order, after the whole run's (relative mode:
+    its common level night by night, 1 = the run's mean state)."""
     labels = [run.label for run in history.runs]
     marks: dict[tuple[str, str], list[tuple[int, str]]] = {}
     for cp in history.change_points:
         color = REGRESSION if cp.state == REGRESSED else IMPROVEMENT
         marks.setdefault((cp.case, cp.metric), []).append((cp.position, color))
     out = []
+    for whole in history.wholes:
+        nan = np.full(len(whole.values), np.nan)
+        points = dict(value=whole.values, low=nan, high=nan, run=whole.runs.astype(float),
+                      segment=np.zeros(len(whole.values)))  # fmt: skip
+        mark = marks.get((whole.case, whole.metric), [])
+        svg = chart(points, whole.metric, len(labels), labels, mark, WHOLE_UNIT)
+        caption = f"{whole.case}: what moved every primitive alike"
+        out.append(f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>")
     frame = history.points
     cases, case_names = codes_of(frame["case"])
     metrics, metric_names = codes_of(frame["metric"])
@@ -113,3 +123,5 @@ def panels(history: History) -> list[str]:
 
 
 COLUMNS = ("value", "low", "high", "run", "segment")
+WHOLE_UNIT = "x the run's mean"
+"""The whole run's axis: its common level as a ratio to the run's mean state."""

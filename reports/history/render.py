@@ -145,7 +145,7 @@ def summary_line(history: History) -> str:
 
 def render_terminal(history: History, files: HistoryFiles) -> str:
     lines = [f"history: {summary_line(history)}"]
-    lines += [f"history: {history.drift}"] if history.drift else []
+    lines += [f"history: {line}" for line in (history.mode, history.drift) if line]
     listed = [v for v in verdict_table(history).frame.itertuples() if v.state != NO_CHANGE]
     for row in listed[:SHOWN]:
         lines.append(f"  {row.state}: {row.case} ({row.detail})")
@@ -220,7 +220,7 @@ def render_page(
         f"<title>distbench history</title><style>{CSS}</style></head><body>",
         "<h1>distbench history</h1>",
         f'<p class="lead">{html.escape(summary_line(history))}</p>',
-        f"<p>{html.escape(history.drift)}</p>" if history.drift else "",
+        *(f"<p>{html.escape(line)}</p>" for line in (history.mode, history.drift) if line),
     ]
     for table, empty in zip(tables_out, ("No change point.", "No case."), strict=True):
         parts += [
@@ -247,7 +247,9 @@ TREND_TEXT = (
     "Each case's fastest trial (us), night by night: the geometric mean of the night's launches, "
     "the band from its lowest to its highest launch; the axis names the first and last runs and "
     "each change point's run (date and git revision). Red: it regressed from that night; green: "
-    "it improved; grey dashes: the column's definition changed."
+    "it improved; grey dashes: the column's definition changed. In relative mode a case's "
+    "change point is a step beyond the rest of its run (the panel shows its own values), and the "
+    "first panel is the whole run: the common level of every primitive, night by night."
 )
 
 
@@ -262,7 +264,7 @@ def write_files(history: History, out: Path) -> HistoryFiles:
     figures = panels(history)
     files.html.write_text(render_page(history, tables_out, notes, figures), encoding="utf-8")
     markdown = ["# distbench history", "", summary_line(history), ""]
-    markdown += [history.drift, ""] if history.drift else []
+    markdown += [x for line in (history.mode, history.drift) if line for x in (line, "")]
     for table, empty in zip(tables_out, ("No change point.", "No case."), strict=True):
         markdown += [markdown_table(table) if len(table.frame) else empty, ""]
     markdown += [f"- {line}" for line in notes]

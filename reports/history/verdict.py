@@ -23,7 +23,9 @@ class ChangePoint:
     """Index (by start time) of the first run after the change."""
     run: RunInfo
     before: float
-    """Geometric mean of the nights since the previous change point (or the series' start)."""
+    """Geometric mean of the nights since the previous change point (or the series' start);
+    relative mode: of the nights' values with the run's common level taken out (its level at
+    the run's mean state of the box; detect.relative_series)."""
     after: float
     """... and of the nights up to the next one (or the series' end)."""
     change: float
@@ -66,7 +68,7 @@ def change_point(
     """The change point at series position `index`: its levels up to its neighbours."""
     bounds = [0, *(f.index for f in judged.found), len(series.values)]
     at = bounds.index(index)
-    logs = np.log(series.values)
+    logs = series.judged
     before, after = logs[bounds[at - 1] : index], logs[index : bounds[at + 1]]
     found = next(f for f in judged.found if f.index == index)
     position = int(series.runs[index])

@@ -65,6 +65,9 @@ def test_the_gate_benchmark_prints_every_part() -> None:
     pooled = [n for n in names if "histories of 108" in n and "phi pooled" in n]
     assert any(n.startswith("20 % steps found") for n in pooled), names  # docs/history.md
     assert any("any false change point" in n for n in pooled), names
+    recorded = [n for n in names if n.startswith("recorded sessions of this box as histories")]
+    assert len(recorded) == 2 and all("relative (the default)" in n for n in recorded), names
+    assert any("found in the whole-run series" in n for n in names), names
     rate = re.compile(
         r"^\d+(\.\d+)?% \(\d+/\d+\)$|^\d+(\.\d+)?%$|^\d+(\.\d+)?(e[-+]\d+)?$|^\d+ rows$"
     )

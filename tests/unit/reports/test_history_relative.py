@@ -1,0 +1,177 @@
+"""history's relative mode (reports/history/detect.py relative_series, judge_history; the common
+level of distbench.stats.common): a shift of the whole box is the whole run's series, not every
+case's change point; a primitive that slowed is seen beyond the box's drift; the primitives that
+did not slow do not read faster; the whole run keeps its own drift. Each check is shown to bite:
+the test judges the same nights with the mode off (or the whole run pooled with the cases) and
+sees the check fail."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from distbench.reports.history.build import mode_line
+from distbench.reports.history.detect import (
+    Series,
+    judge_history,
+    judge_series,
+    own_steps,
+    relative_series,
+    whole_run_case,
+)
+from distbench.stats.changepoint import detect_changes
+from distbench.stats.common import common_level
+
+NIGHTS, AT = 60, 40
+PRIMITIVES = ["send_recv"] * 36 + [
+    p
+    for p in ("all_gather", "all_reduce", "all_to_all", "broadcast", "reduce", "reduce_scatter")
+    for _ in range(12)
+]
+"""The shipped nightly matrix's 108 rows, by primitive."""
+STEP = math.log(1.2)
+
+
+def ar1(rng: np.random.Generator, count: int, phi: float) -> np.ndarray:
+    x = np.empty((count, NIGHTS))
+    x[:, 0] = rng.standard_normal(count)
+    for t in range(1, NIGHTS):
+        x[:, t] = phi * x[:, t - 1] + math.sqrt(1 - phi * phi) * rng.standard_normal(count)
+    return x
+
+
+def box_history(seed: int, box_sd: float = 0.08, own_sd: float = 0.04) -> np.ndarray:
+    """(108, NIGHTS) log values: one drift of the box every row shares (AR(1) phi 0.5) and each
+    row's own noise."""
+    rng = np.random.default_rng(seed)
+    box = ar1(rng, 1, 0.5) * box_sd
+    return box + own_sd * rng.standard_normal((len(PRIMITIVES), NIGHTS))
+
+
+def as_series(logs: np.ndarray, primitives: list[str] = PRIMITIVES) -> list[Series]:
+    nights = np.arange(logs.shape[1])
+    return [
+        Series(f"{p} row {i}", "comm", "time_us_min", 0, nights, np.exp(y), 0.0, p)
+        for i, (y, p) in enumerate(zip(logs, primitives, strict=True))
+    ]
+
+
+def found_at(judged_series: list[Series], judged: list, at: int = AT) -> dict[str, int]:
+    """Per case name: 1 when a change point lies within 2 nights of `at`, else 0."""
+    return {
+        s.case: int(any(abs(f.index - at) <= 2 for f in j.found))
+        for s, j in zip(judged_series, judged, strict=True)
+    }
+
+
+def test_the_common_level_is_the_median_of_one_vote_per_primitive() -> None:
+    """A night's level: each primitive's mean deviation (many rows, one vote), the median of
+    the votes; `exclude` leaves one primitive out; nan where no primitive has a value."""
+    deviation = np.array(
+        [
+            [0.0, 0.2, 0.4, 0.1, 0.3],
+            [np.nan, np.nan, 0.5, 0.0, 0.1],
+            [np.nan, np.nan, np.nan, np.nan, np.nan],
+        ]
+    )
+    primitives = np.array(["a", "a", "b", "c", "d"])
+    assert common_level(deviation, primitives, "")[:2] == pytest.approx([0.2, 0.1])
+    assert common_level(deviation, primitives, "b")[:2] == pytest.approx([0.1, 0.05])
+    assert np.isnan(common_level(deviation, primitives, "")[2])
+    assert np.isnan(common_level(deviation[:, :2], primitives[:2], "a")).all()
+
+
+def test_a_shift_of_the_whole_box_is_the_whole_runs_not_every_cases() -> None:
+    """Every row 20 % slower from night 40: relative mode names the whole run at that night and
+    almost no case; judged on their own levels, the cases fire (the check bites)."""
+    logs = box_history(1) + STEP * (np.arange(NIGHTS) >= AT)
+    series, judged = judge_history(as_series(logs), NIGHTS, relative=True)
+    hits = found_at(series, judged)
+    whole = whole_run_case("comm")
+    assert series[-1].case == whole and hits[whole] == 1
+    assert sum(len(j.found) for j in judged[:-1]) <= 3
+    absolute, judged_absolute = judge_history(as_series(logs), NIGHTS, relative=False)
+    assert len(absolute) == len(PRIMITIVES)
+    assert sum(found_at(absolute, judged_absolute).values()) >= 50
+
+
+def test_one_primitive_slower_is_seen_beyond_the_boxs_drift() -> None:
+    """all_reduce 20 % slower from night 40 while the box drifts twice as much as a row's own
+    noise: relative mode finds most of its rows, and nothing else; on their own levels, where
+    the box's drift is noise, fewer are found (the mode earns its place)."""
+    rows = np.array([p == "all_reduce" for p in PRIMITIVES])
+    relative_hits, absolute_hits, elsewhere = 0, 0, 0
+    for seed in range(3):
+        logs = box_history(10 + seed) + np.where(rows[:, None], STEP, 0) * (np.arange(NIGHTS) >= AT)
+        series, judged = judge_history(as_series(logs), NIGHTS, relative=True)
+        hits = found_at(series, judged)
+        relative_hits += sum(hits[s.case] for s, r in zip(series, rows, strict=False) if r)
+        elsewhere += sum(len(j.found) for j, r in zip(judged[:108], rows, strict=True) if not r)
+        elsewhere += len(judged[-1].found)
+        absolute, judged_absolute = judge_history(as_series(logs), NIGHTS, relative=False)
+        hits = found_at(absolute, judged_absolute)
+        absolute_hits += sum(hits[s.case] for s, r in zip(absolute, rows, strict=True) if r)
+    assert relative_hits >= 0.8 * 36, relative_hits
+    assert elsewhere <= 3, elsewhere
+    assert absolute_hits < relative_hits, (absolute_hits, relative_hits)
+
+
+def test_steps_found_are_taken_out_of_the_votes() -> None:
+    """Three of seven primitives 25 % slower from night 40: the level the rest are judged
+    against moves with them (the median of seven votes, three of them stepped, is the largest
+    of the four others) unless their own steps leave their votes, as judge_history's second
+    look does (STEP_ROUNDS); then it stays within a few thousandths."""
+    rng = np.random.default_rng(5)
+    logs = 0.03 * rng.standard_normal((len(PRIMITIVES), NIGHTS))
+    slowed = np.array([p in ("all_gather", "all_reduce", "all_to_all") for p in PRIMITIVES])
+    logs += np.where(slowed[:, None], math.log(1.25), 0) * (np.arange(NIGHTS) >= AT)
+
+    def moved(whole: Series) -> float:
+        level = np.log(whole.values)
+        return float(level[AT:].mean() - level[:AT].mean())
+
+    first = relative_series(as_series(logs), NIGHTS)
+    judged = judge_series(first)
+    assert [i for i in range(108) if judged[i].found] == list(np.flatnonzero(slowed))
+    assert moved(first[-1]) > 0.012  # one look: the level moved with them
+    once = relative_series(as_series(logs), NIGHTS, {i: own_steps(first[i], judged[i])
+                                                      for i in np.flatnonzero(slowed)})  # fmt: skip
+    assert moved(once[-1]) > 0.006  # their steps measured against that level: half of it stays
+    series, _judged = judge_history(as_series(logs), NIGHTS, relative=True)
+    assert abs(moved(series[-1])) < 0.003
+
+
+def test_the_whole_run_keeps_its_own_drift() -> None:
+    """The whole run is the box's own level, a drift the cases judged beyond it do not share:
+    it is judged at its own phi. Pooled with the cases (phi near 0), a box drifting with phi 0.9
+    shows false change points in most histories; at its own phi in at most one of eight."""
+    own, pooled = 0, 0
+    for seed in range(8):
+        rng = np.random.default_rng(100 + seed)
+        logs = ar1(rng, 1, 0.9) * 0.10 + 0.04 * rng.standard_normal((108, NIGHTS))
+        series = relative_series(as_series(logs), NIGHTS)
+        judged = judge_series(series)
+        own += bool(judged[-1].found)
+        together = detect_changes([s.judged for s in series], [0.0] * len(series), 0.05, 0.05)
+        pooled += bool(together[-1].found)
+    assert own <= 1, own
+    assert pooled >= 3, pooled
+
+
+def test_fewer_than_four_primitives_or_a_lone_night_stay_on_their_own_level() -> None:
+    """Relative mode needs MIN_RELATIVE primitives of a kind and metric; a series with a night
+    that no other primitive measured is judged on its own level; the mode line says which."""
+    rng = np.random.default_rng(2)
+    three = as_series(0.05 * rng.standard_normal((6, 20)), ["a", "a", "b", "b", "c", "c"])
+    same = relative_series(three, 20)
+    assert len(same) == 6 and all(s.common is None for s in same)
+    assert "fewer than 4 primitives" in mode_line(same, True)
+    four = as_series(0.05 * rng.standard_normal((4, 20)), ["a", "b", "c", "d"])
+    lone = Series("e alone", "comm", "time_us_min", 0, np.arange(21), np.ones(21), 0.0, "e")
+    out = relative_series([*four, lone], 21)
+    assert [s.common is None for s in out[:5]] == [False] * 4 + [True]
+    assert out[-1].case == whole_run_case("comm") and len(out[-1].runs) == 20
+    assert mode_line(out, True).startswith("relative: each case judged beyond the rest")
+    assert mode_line(out, False).startswith("absolute (--absolute)")
