@@ -3,6 +3,7 @@ tests read.
 
     python ci/bench_history.py speed --runs 1000 --rows 500              # cold and cached
     python ci/bench_history.py speed --runs 365 --rows 108 --launches 2  # a year of nights
+    python ci/bench_history.py judge --runs 1000 --rows 500              # the change points alone
 
 Synthetic nights are real run directories (results.csv of the current schema, manifest.json with
 start time and git revision) whose rows' statistics come from trials drawn from real launches of
@@ -188,15 +189,50 @@ def speed(runs: int, rows: int, launches: int) -> None:
             print(f"history {what}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
 
 
+def judge_speed(runs: int, rows: int) -> None:
+    """CPU seconds of history's change points alone (reports/history/detect.py judge_history),
+    relative and absolute, on `rows` series of `runs` nights of 7 primitives (noise of sd 0.05
+    and a box of 0.03), the null pool warm; then with one primitive's series 20 % slower from
+    night 0.6 x runs, where relative mode looks twice."""
+    import numpy as np
+
+    from distbench.reports.history.detect import Series, judge_history
+
+    rng = np.random.default_rng(0)
+    primitives = [f"p{i % 7}" for i in range(rows)]
+    logs = 0.05 * rng.standard_normal((rows, runs)) + 0.03 * rng.standard_normal((1, runs))
+    nights = np.arange(runs)
+
+    def series() -> list[Series]:
+        return [
+            Series(f"row {i}", "comm", "time_us_min", 0, nights, np.exp(y), 0.0, p)
+            for i, (y, p) in enumerate(zip(logs, primitives, strict=True))
+        ]
+
+    judge_history(series(), runs, False)  # simulates the null pool once
+    for label in ("no change", "one primitive 20 % slower"):
+        if label != "no change":
+            logs[[p == "p0" for p in primitives], int(0.6 * runs) :] += math.log(1.2)
+        for relative in (False, True, False, True):
+            start = time.process_time()
+            judge_history(series(), runs, relative)
+            mode = "relative" if relative else "absolute"
+            print(f"{label}, {mode}: {time.process_time() - start:.2f} s CPU", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
-    s = sub.add_parser("speed")
-    s.add_argument("--runs", type=int, default=1000)
-    s.add_argument("--rows", type=int, default=500)
-    s.add_argument("--launches", type=int, default=1)
+    for name in ("speed", "judge"):
+        s = sub.add_parser(name)
+        s.add_argument("--runs", type=int, default=1000)
+        s.add_argument("--rows", type=int, default=500)
+        s.add_argument("--launches", type=int, default=1)
     args = parser.parse_args()
-    speed(args.runs, args.rows, args.launches)
+    if args.what == "judge":
+        judge_speed(args.runs, args.rows)
+    else:
+        speed(args.runs, args.rows, args.launches)
 
 
 if __name__ == "__main__":
