@@ -84,8 +84,9 @@ class HistoryOptions:
     relative: Annotated[
         bool,
         flag(
-            "Judge each case beyond the rest of its run (what moves every primitive alike is "
-            "the series 'whole run'); --absolute judges every case on its own level.",
+            "Judge each case beyond the rest of its run (the run's common level taken out "
+            "night by night; what moves every primitive alike is the series 'whole run'); "
+            "--absolute judges every case on its own level.",
             "--relative/--absolute",
         ),
     ] = True
@@ -110,6 +111,7 @@ def history(
     Examples:
       distbench history --glob 'results/nightly-*'
       distbench history --glob 'results/nightly-*' --fail-on-regression 3
+      distbench history --glob 'results/nightly-*' --absolute
     """
     from distbench.reports.history.build import HistoryArgs, run_history
 

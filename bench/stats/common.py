@@ -21,9 +21,10 @@ import warnings
 import numpy as np
 
 MIN_RELATIVE = 4
-"""Primitives a comparison or a history needs for relative mode: each is judged against the
-median of the others' levels, and with fewer than three others one slower primitive would move
-that median (two primitives: the other one would read improved by as much)."""
+"""Primitives a comparison or a history needs for relative mode: each is judged against a median
+of the primitives' levels (the others' in a comparison, every one in history), and with fewer
+than three others one slower primitive would move that median (two primitives: the other one
+would read improved by as much)."""
 
 
 def common_level(deviation: np.ndarray, primitives: np.ndarray, exclude: str) -> np.ndarray:

@@ -12,14 +12,15 @@ night is the white part of the noise model, known rather than fitted. It helps: 
 as much launch noise, 7.5 false change points per 100 series with it ignored, 2.2 with it known
 at phi = 0.5; 21.5 and 9.5 at phi = 0.8 (python ci/bench_stats_history.py).
 
-Relative mode (the default, the nightly gate's rule): a shared box moves every case of a night
-together, so each case is judged beyond the rest of its run, and what moved every primitive alike
-is a series of its own, the whole run (relative_series). On this box's recorded sessions read as
-histories, that took the change points found with no step from 14.7 per 100 series to 2-3 (the
-box's level had moved for every row at once) and found a 25 % step of one to three primitives in
-23-50 % of their series instead of 0-11 % (docs/history.md). A relative series keeps its own
-launch noise as the white part: the common level's own (a median over primitives) is small
-beside it (launch sd 0.11 against 0.12 on those sessions, the same verdicts).
+Relative mode (the default; the nightly gate judges each primitive the same way): a shared box
+moves every case of a night together, so each case is judged beyond the rest of its run, and what
+moved every primitive alike is a series of its own, the whole run (relative_series). On this
+box's recorded sessions read as histories, that took the change points found with no step from
+14.7 per 100 series to 2.0 (the box's level had moved for every row at once) and found a 25 %
+step of one or three primitives in 15-28 % of their series instead of 0-11 %
+(ci/bench_stats_history.py, docs/history.md). A relative series keeps its own launch noise as the
+white part: the common level's own (a median over primitives) is small beside it (launch sd 0.11
+against 0.12 on those sessions, the same verdicts).
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def relative_series(
                 out[i] = replace(series[i], common=common)
         nights = np.flatnonzero(np.isfinite(level))
         case = whole_run_case(kind)
-        wholes.append(Series(case, kind, metric, 0, nights, np.exp(level[nights]), 0.0, case))
+        wholes.append(Series(case, kind, metric, 0, nights, np.exp(level[nights]), 0.0))
     return out + wholes
 
 
