@@ -4,11 +4,12 @@ with what it would have caught, cannot tell)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from distbench.reports.history.detect import Series
+from distbench.reports.history.detect import Series, whole_run_case
 from distbench.reports.history.load import RunInfo
 from distbench.stats.changepoint import MIN_SIZE, SeriesChanges, detectable_step
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
@@ -113,11 +114,26 @@ def verdict(
     since = len(series.values) - judged.last_start
     if since < 2 * MIN_SIZE:
         reason = f"too few nights since the last change: {since} of {2 * MIN_SIZE}"
-        return Verdict(*name, CANNOT_TELL, reason, detectable)
+        return Verdict(*name, CANNOT_TELL, reason + trend_text(series, recent, floor), detectable)
     reason = catch_text(detectable, MIN_SIZE)
     if recent > MIN_SIZE and recent <= since - MIN_SIZE:
         reason += ", " + catch_text(detectable_step(judged, recent, floor), recent)
-    return Verdict(*name, NO_CHANGE, reason, detectable)
+    return Verdict(*name, NO_CHANGE, reason + trend_text(series, recent, floor), detectable)
+
+
+def trend_text(series: Series, recent: int, floor: float) -> str:
+    """For a whole-run series with no step: '; its level moved +78 % from its first 7 nights to
+    its last 7' when that is past `floor`, else ''. The whole run is judged at its own drift,
+    which a steady trend of every case looks like, so no step is found there; the verdict still
+    says how far its level went (a description, not a test)."""
+    if series.case != whole_run_case(series.kind) or len(series.values) < 2:
+        return ""
+    logs = series.judged
+    k = max(1, min(recent, len(logs) // 2))
+    moved = math.expm1(float(logs[-k:].mean() - logs[:k].mean()))
+    if abs(moved) < floor:
+        return ""
+    return f"; its level moved {moved * 100:+.0f} % from its first {k} nights to its last {k}"
 
 
 def catch_text(detectable: float, after: int) -> str:

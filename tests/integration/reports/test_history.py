@@ -172,6 +172,8 @@ def test_a_gradual_drift_is_reported_as_steps(
     table = (tmp_path / "h" / "history.md").read_text()
     whole = next(row for row in table.splitlines() if row.startswith("| whole run (comm)"))
     assert "no change seen" in whole and "would catch >= " in whole, whole
+    moved = float(whole.split("its level moved ")[1].split(" %")[0])  # but it says how far
+    assert 50 < moved < 110, whole  # x1.01 a night: about +69 %, first 7 nights to last 7
 
 
 def test_frozen_v1_runs_load_and_a_changed_meaning_cuts_the_series(

@@ -175,3 +175,24 @@ def test_fewer_than_four_primitives_or_a_lone_night_stay_on_their_own_level() ->
     assert out[-1].case == whole_run_case("comm") and len(out[-1].runs) == 20
     assert mode_line(out, True).startswith("relative: each case judged beyond the rest")
     assert mode_line(out, False).startswith("absolute (--absolute)")
+
+
+def test_a_steady_trend_of_the_whole_run_is_said_not_tested() -> None:
+    """A whole run 1 % slower every night has no step (it is judged at its own drift), but its
+    verdict says how far its level went; a case's verdict never carries that figure, nor does a
+    whole run that stayed within the floor."""
+    from distbench.reports.history.load import RunInfo
+    from distbench.reports.history.verdict import trend_text, verdict
+
+    runs = [RunInfo(f"/r{i}", f"n{i}", f"2026-01-{i + 1:02d}", "abc", 4) for i in range(30)]
+    ramp = np.exp(0.01 * np.arange(30))
+    whole = Series(whole_run_case("comm"), "comm", "time_us_min", 0, np.arange(30), ramp, 0.0)
+    judged = judge_series([whole])[0]
+    seen = verdict(whole, judged, runs, 7, 0.05)
+    moved = math.expm1(0.01 * 23) * 100  # the last 7 nights' mean against the first 7's
+    said = f"its level moved {moved:+.0f} % from its first 7 nights to its last 7"
+    assert seen.reason.endswith(said), seen.reason
+    case = Series("all_reduce 1M", "comm", "time_us_min", 0, np.arange(30), ramp, 0.0, "all_reduce")
+    assert trend_text(case, 7, 0.05) == ""
+    flat = Series(whole.case, "comm", "time_us_min", 0, np.arange(30), np.ones(30), 0.0)
+    assert trend_text(flat, 7, 0.05) == ""
