@@ -172,6 +172,7 @@ def run(quick: bool, seed: int) -> list[dict]:
                            "point", any_false(judge(many, cases=CASES))))  # fmt: skip
     rows += pooled_rows(rng, max(reps // 100, 3))
     rows += box_rows(rng, max(reps // 10, 30))
+    rows += synthetic_rows(6 if quick else 16, seed)
     rows += recorded_rows()
     return rows
 
@@ -349,6 +350,74 @@ def box_rows(rng: np.random.Generator, histories: int) -> list[dict]:
             else:
                 found = share([h for f, _w in every for h in stepped(f, at)])
                 rows.append(entry("  ... every row 20 % slower: found in the rows", found))
+    return rows
+
+
+def synthetic_histories(
+    count: int, nights: int, at: int, seed: int
+) -> list[tuple[np.ndarray, np.ndarray, list[str]]]:
+    """Histories as ci/bench_history.py writes its nights (the ones history's tests read): each
+    of the matrix's 108 rows takes one recorded launch's 12 trials, and each night's value is
+    the fastest of them resampled; broadcast's rows 20 % slower from night `at` (`at` >= nights:
+    none). Rows differ in noise by two orders of magnitude and share no drift of the box. Per
+    history: (log values rows x nights, whether each row is broadcast's, each row's primitive)."""
+    import random
+
+    from bench_history import night_trials, read_launches
+
+    cases, recorded = read_launches()
+    names = sorted(recorded)
+    out = []
+    for k in range(count):
+        rng = random.Random(seed * 1_000 + k)
+        trials = [recorded[rng.choice([n for n in names if recorded[n][i]])][i]
+                  for i in range(len(cases))]  # fmt: skip
+        primitive = [c["primitive"] for c in cases]
+        slowed = np.array([p == "broadcast" for p in primitive])
+        logs = np.log([[min(night_trials(t, rng, 1.2 if s and n >= at else 1.0))
+                        for n in range(nights)]
+                       for t, s in zip(trials, slowed, strict=True)])  # fmt: skip
+        out.append((logs, slowed, primitive))
+    return out
+
+
+def synthetic_rows(count: int, seed: int) -> list[dict]:
+    """history on ci/bench_history.py's nights (synthetic_histories), relative (the default),
+    relative with compare's plain-mean votes (detect.row_weights replaced here, on the
+    benchmark's side), and absolute: broadcast's 20 % step found in its rows, change points in
+    the other rows, and in null histories."""
+    from distbench.reports.history import detect
+
+    weights = detect.row_weights
+    rows: list[dict] = []
+    for nights, at in ((30, 22), (60, 40)):
+        slowed_histories = synthetic_histories(count, nights, at, seed)
+        null = synthetic_histories(count, nights, nights, seed + 1)
+        for how, relative, plain in ((RELATIVE[True], True, False),
+                                     ("relative, plain-mean votes", True, True),
+                                     (RELATIVE[False], False, False)):  # fmt: skip
+            detect.row_weights = (lambda d: np.ones(d.shape[1])) if plain else weights
+            try:
+                hits, others, false = [], [], []
+                for logs, slowed, primitive in slowed_histories:
+                    found, _whole = judge_recorded(logs, np.zeros(len(logs)), primitive, relative)
+                    hits += [h for h, s in zip(stepped(found, at), slowed, strict=True) if s]
+                    others += [len(f) for f, s in zip(found, slowed, strict=True) if not s]
+                for logs, _slowed, primitive in null:
+                    found, _whole = judge_recorded(logs, np.zeros(len(logs)), primitive, relative)
+                    false += [len(f) for f in found]
+            finally:
+                detect.row_weights = weights
+            lead = "  "
+            if relative and not plain:
+                lead = (f"nights drawn as ci/bench_history.py writes them ({count} histories of "
+                        f"{nights} nights; no drift of the box), ")  # fmt: skip
+            rows.append(entry(f"{lead}{how}: 20 % steps of broadcast's rows from night {at} "
+                              "found", share(hits)))  # fmt: skip
+            rows.append(entry("  ... change points per 100 other rows",
+                              (100 * float(np.mean(others)), 0.0)))  # fmt: skip
+            rows.append(entry("  ... change points per 100 rows, null histories",
+                              (100 * float(np.mean(false)), 0.0)))  # fmt: skip
     return rows
 
 

@@ -27,13 +27,26 @@ than three others one slower primitive would move that median (two primitives: t
 would read improved by as much)."""
 
 
-def common_level(deviation: np.ndarray, primitives: np.ndarray, exclude: str) -> np.ndarray:
+def common_level(
+    deviation: np.ndarray, primitives: np.ndarray, exclude: str, weights: np.ndarray | None = None
+) -> np.ndarray:
     """(units,): each unit's common level (module docstring); nan where no other primitive has a
-    value in the unit (or no other primitive is there at all)."""
+    value in the unit (or no other primitive is there at all). `weights` (rows,): a primitive's
+    vote is its rows' weighted mean deviation (default, as compare votes: their plain mean)."""
     others = sorted(set(primitives.tolist()) - {exclude})
     if not others:
         return np.full(len(deviation), np.nan)
+    weight = np.ones(deviation.shape[1]) if weights is None else np.asarray(weights, float)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-nan slices: a unit with no row
-        votes = np.column_stack([np.nanmean(deviation[:, primitives == p], axis=1) for p in others])
+        votes = np.column_stack([vote(deviation[:, primitives == p], weight[primitives == p])
+                                 for p in others])  # fmt: skip
         return np.nanmedian(votes, axis=1)
+
+
+def vote(deviation: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """(units,): the rows' weighted mean deviation in each unit, over the rows with a value
+    (nan where none has)."""
+    present = np.isfinite(deviation)
+    total = (np.where(present, deviation, 0.0) * weight).sum(axis=1)
+    return total / np.where(present, weight, 0.0).sum(axis=1)

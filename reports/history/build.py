@@ -196,8 +196,9 @@ def judged_history(
     ]
     mode = mode_line(series, relative)
     wholes = tuple(s for s in series if s.case == whole_run_case(s.kind))
+    cases = [j for s, j in zip(series, judged, strict=True) if s.case != whole_run_case(s.kind)]
     return History(
-        runs, points, change_points, cuts, verdicts, recent, drift_line(judged), mode, wholes
+        runs, points, change_points, cuts, verdicts, recent, drift_line(cases), mode, wholes
     )
 
 

@@ -68,6 +68,7 @@ def test_the_gate_benchmark_prints_every_part() -> None:
     recorded = [n for n in names if n.startswith("recorded sessions of this box as histories")]
     assert len(recorded) == 2 and all("relative (the default)" in n for n in recorded), names
     assert any("found in the whole-run series" in n for n in names), names
+    assert any(n.startswith("nights drawn as ci/bench_history.py writes them") for n in names)
     rate = re.compile(
         r"^\d+(\.\d+)?% \(\d+/\d+\)$|^\d+(\.\d+)?%$|^\d+(\.\d+)?(e[-+]\d+)?$|^\d+ rows$"
     )

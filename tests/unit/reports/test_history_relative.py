@@ -196,3 +196,59 @@ def test_a_steady_trend_of_the_whole_run_is_said_not_tested() -> None:
     assert trend_text(case, 7, 0.05) == ""
     flat = Series(whole.case, "comm", "time_us_min", 0, np.arange(30), np.ones(30), 0.0)
     assert trend_text(flat, 7, 0.05) == ""
+
+
+def heterogeneous(seed: int, nights: int = 30) -> np.ndarray:
+    """(108, nights): rows whose own noise differs fifty-fold (sd 0.004 to 0.2, as a 64M row and
+    a 1K row of this box), with no drift of the box."""
+    rng = np.random.default_rng(seed)
+    sd = np.where(np.arange(len(PRIMITIVES)) % 2 == 0, 0.004, 0.2)
+    return sd[:, None] * rng.standard_normal((len(PRIMITIVES), nights))
+
+
+def test_a_quiet_row_is_not_judged_beyond_the_noise_of_loud_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Votes weighted by each row's own night-to-night change: the level the quiet rows are
+    judged beyond stays quiet, their drift is pooled, and a 10 % step of broadcast's quiet rows
+    is found. With a plain mean (compare's votes, put back here) the loud rows' noise is in the
+    level, every quiet row carries it, the rows count as few independent series and the steps
+    are found less (the check bites)."""
+    from distbench.reports.history import detect
+
+    quiet = (np.arange(len(PRIMITIVES)) % 2 == 0) & np.array([p == "broadcast" for p in PRIMITIVES])
+    logs = heterogeneous(3) + np.where(quiet[:, None], math.log(1.1), 0) * (np.arange(30) >= 22)
+    series, judged = judge_history(as_series(logs), 30, relative=True)
+    found = sum(
+        found_at(series, judged, 22)[s.case] for s, q in zip(series, quiet, strict=False) if q
+    )
+    assert all(bool(j.noise.pooled[0]) for j in judged[:108])
+    assert found == quiet.sum(), found
+    monkeypatch.setattr(detect, "row_weights", lambda d: np.ones(d.shape[1]))
+    series, judged = judge_history(as_series(logs), 30, relative=True)
+    plain = sum(
+        found_at(series, judged, 22)[s.case] for s, q in zip(series, quiet, strict=False) if q
+    )
+    assert plain < found, plain
+
+
+def test_tied_values_keep_their_ties(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows whose nights repeat one value (a coarse timer, or the same fastest trial night after
+    night, as ci/bench_history.py's nights do) are judged on their ranks: the
+    common level is taken out on their grid, so their ties stay ties and their drift is pooled.
+    A level finer than their values would order every tie as the level does, and the rows
+    would count as one (the check bites: on_grid left out, nothing is pooled)."""
+    from distbench.reports.history import detect
+
+    rng = np.random.default_rng(4)
+    grid = np.log(1.05) * (rng.random((len(PRIMITIVES), 30)) < 0.2)  # most nights one value
+    tied = np.arange(len(PRIMITIVES)) % 4 != 0
+    logs = np.where(tied[:, None], grid, heterogeneous(5))  # a row in four is loud
+    series, judged = judge_history(as_series(logs), 30, relative=True)
+    assert all(
+        len(np.unique(np.round(s.judged, 9))) <= 4 for s, t in zip(series, tied, strict=False) if t
+    )
+    assert all(bool(j.noise.pooled[0]) for j in judged[:108])
+    monkeypatch.setattr(detect, "on_grid", lambda common, logs: common)
+    _series, judged = judge_history(as_series(logs), 30, relative=True)
+    assert not any(bool(j.noise.pooled[0]) for j in judged[:108])
