@@ -144,7 +144,7 @@ def relative_series(
     history cannot: with 3 of 7 primitives slower, the median of the six others is half their
     step, and the cases of the rest read faster on that night (on this box's recorded
     sessions, 17.7 change points per 100 of their series, against none with every primitive
-    voting; docs/history.md)."""
+    voting; measured while building it, docs/history.md)."""
     groups: dict[tuple[str, str], list[int]] = {}
     for i, s in enumerate(series):
         groups.setdefault((s.kind, s.metric), []).append(i)

@@ -1,9 +1,10 @@
 """history's relative mode (reports/history/detect.py relative_series, judge_history; the common
 level of distbench.stats.common): a shift of the whole box is the whole run's series, not every
 case's change point; a primitive that slowed is seen beyond the box's drift; the primitives that
-did not slow do not read faster; the whole run keeps its own drift. Each check is shown to bite:
-the test judges the same nights with the mode off (or the whole run pooled with the cases) and
-sees the check fail."""
+did not slow do not read faster; the whole run keeps its own drift; quiet rows are not judged
+beyond loud rows' noise; tied values keep their ties. Each check is shown to bite: the test
+judges the same nights with the mode off, the whole run pooled with the cases, plain-mean votes
+or the grid left out, and sees the check fail."""
 
 from __future__ import annotations
 
