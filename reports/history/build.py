@@ -225,7 +225,7 @@ def mode_line(series: list[Series], relative: bool) -> str:
     if own:
         parts.append(
             f"{', '.join(own)}: each case on its own level (fewer than {MIN_RELATIVE} "
-            "primitives, or nights that fewer measured)"
+            "primitives, or most of its nights measured by fewer)"
         )
     return "; ".join(parts)
 

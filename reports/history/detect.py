@@ -135,8 +135,9 @@ def relative_series(
     taken out, the median over every primitive of its mean deviation from its own series' means
     (distbench.stats.common); then one series more per such kind and metric, the whole run,
     whose nights are that level (values: its ratio to the run's mean state). A night that fewer
-    than MIN_RELATIVE primitives measured has no level: a series with such a night stays on its
-    own level, and the whole run skips it; fewer primitives in all: the series as they are.
+    than MIN_RELATIVE primitives measured has no level: a relative series and the whole run skip
+    it, and a series with more such nights than others stays on its own level; fewer primitives
+    in all: the series as they are.
     `steps`: series index -> its own steps beyond the run (own_steps), taken out of its vote
     (judge_history).
 
@@ -162,9 +163,13 @@ def relative_series(
         voters = [np.isfinite(deviation[:, primitives == p]).any(axis=1) for p in set(primitives)]
         level[np.sum(voters, axis=0) < MIN_RELATIVE] = np.nan  # too few primitives that night
         for i in members:
-            common = level[series[i].runs]
-            if np.isfinite(common).all():
-                out[i] = replace(series[i], common=on_grid(common, np.log(series[i].values)))
+            one = series[i]
+            known = np.isfinite(level[one.runs])
+            if known.sum() * 2 < len(known):  # mostly nights without a level: its own level
+                continue
+            values, runs_in = one.values[known], one.runs[known]
+            common = on_grid(level[runs_in], np.log(values))
+            out[i] = replace(one, runs=runs_in, values=values, common=common)
         nights = np.flatnonzero(np.isfinite(level))
         case = whole_run_case(kind)
         wholes.append(Series(case, kind, metric, 0, nights, np.exp(level[nights]), 0.0))
@@ -218,6 +223,14 @@ def own_steps(series: Series, judged: SeriesChanges) -> np.ndarray:
     return out
 
 
+def on_nights(step: np.ndarray, judged_runs: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """A relative series' steps (on the nights it was judged on) on every night of its series:
+    a night it skipped (no level) takes the step of the night before it, or after it at the
+    start."""
+    at = np.clip(np.searchsorted(judged_runs, runs, side="right") - 1, 0, len(step) - 1)
+    return step[at]
+
+
 def judge_history(
     series: list[Series], runs: int, relative: bool, alpha: float = ALPHA,
     floor: float = MIN_CHANGE, pools: Callable[[int, bool], NullPool] = pool_for,
@@ -236,7 +249,8 @@ def judge_history(
         return first, judged
     current = first
     for _ in range(STEP_ROUNDS):  # the steps and the level they leave, at the nights found
-        steps = {i: own_steps(current[i], judged[i]) for i in changed}
+        steps = {i: on_nights(own_steps(current[i], judged[i]), current[i].runs, series[i].runs)
+                 for i in changed}  # fmt: skip
         current = relative_series(series, runs, steps)
     return current, judge_series(current, alpha, floor, pools)
 

@@ -161,9 +161,10 @@ def test_the_whole_run_keeps_its_own_drift() -> None:
     assert pooled >= 3, pooled
 
 
-def test_fewer_than_four_primitives_or_a_lone_night_stay_on_their_own_level() -> None:
-    """Relative mode needs MIN_RELATIVE primitives of a kind and metric; a series with a night
-    that no other primitive measured is judged on its own level; the mode line says which."""
+def test_fewer_than_four_primitives_or_lone_nights_stay_on_their_own_level() -> None:
+    """Relative mode needs MIN_RELATIVE primitives of a kind and metric; a night that fewer
+    measured has no level, and a relative series skips it, unless most of its nights are such
+    (then it is judged on its own level); the mode line says which."""
     rng = np.random.default_rng(2)
     three = as_series(0.05 * rng.standard_normal((6, 20)), ["a", "a", "b", "b", "c", "c"])
     same = relative_series(three, 20)
@@ -172,8 +173,12 @@ def test_fewer_than_four_primitives_or_a_lone_night_stay_on_their_own_level() ->
     four = as_series(0.05 * rng.standard_normal((4, 20)), ["a", "b", "c", "d"])
     lone = Series("e alone", "comm", "time_us_min", 0, np.arange(21), np.ones(21), 0.0, "e")
     out = relative_series([*four, lone], 21)
-    assert [s.common is None for s in out[:5]] == [False] * 4 + [True]
+    assert [s.common is None for s in out[:5]] == [False] * 5
+    assert len(out[4].runs) == 20 and out[4].runs[-1] == 19  # the night it alone measured: out
     assert out[-1].case == whole_run_case("comm") and len(out[-1].runs) == 20
+    late = Series("e late", "comm", "time_us_min", 0, np.arange(15, 35), np.ones(20), 0.0, "e")
+    out = relative_series([*four, late], 35)  # mostly nights no one else measured
+    assert out[4].common is None and len(out[4].runs) == 20
     assert mode_line(out, True).startswith("relative: each case judged beyond the rest")
     assert mode_line(out, False).startswith("absolute (--absolute)")
 
@@ -253,3 +258,28 @@ def test_tied_values_keep_their_ties(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(detect, "on_grid", lambda common, logs: common)
     _series, judged = judge_history(as_series(logs), 30, relative=True)
     assert not any(bool(j.noise.pooled[0]) for j in judged[:108])
+
+
+def test_a_night_few_primitives_measured_is_skipped_not_the_mode() -> None:
+    """Night 30 measured only all_reduce and broadcast (a short sweep that completed): it has no
+    level, so their relative series skip it and keep relative mode; all_reduce 20 % slower from
+    night 40 is still found there, by run, through the second look."""
+    logs = box_history(7) + np.where(
+        np.array([p == "all_reduce" for p in PRIMITIVES])[:, None], STEP, 0
+    ) * (np.arange(NIGHTS) >= AT)
+    series = []
+    for s, p in zip(as_series(logs), PRIMITIVES, strict=True):
+        keep = (
+            np.arange(NIGHTS) != 30
+            if p not in ("all_reduce", "broadcast")
+            else np.ones(NIGHTS, bool)
+        )
+        series.append(Series(s.case, s.kind, s.metric, 0, s.runs[keep], s.values[keep], 0.0, p))
+    judged_series, judged = judge_history(series, NIGHTS, relative=True)
+    ours = [i for i, p in enumerate(PRIMITIVES) if p == "all_reduce"]
+    assert all(
+        judged_series[i].common is not None and 30 not in judged_series[i].runs for i in ours
+    )
+    runs_found = [int(judged_series[i].runs[f.index]) for i in ours for f in judged[i].found]
+    assert sum(abs(r - AT) <= 2 for r in runs_found) >= 10, runs_found
+    assert 30 not in judged_series[-1].runs  # the whole run skips it too
