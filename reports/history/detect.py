@@ -132,8 +132,9 @@ def relative_series(
 ) -> list[Series]:
     """Relative mode: each series of a kind and metric with MIN_RELATIVE primitives or more is
     judged beyond the rest of its run: from each night's log value the night's common level is
-    taken out, the median over every primitive of its mean deviation from its own series' means
-    (distbench.stats.common); then one series more per such kind and metric, the whole run,
+    taken out, the median over every primitive of its rows' deviations from their own series'
+    means, averaged with row_weights (distbench.stats.common); then one series more per such
+    kind and metric, the whole run,
     whose nights are that level (values: its ratio to the run's mean state). A night that fewer
     than MIN_RELATIVE primitives measured has no level: a relative series and the whole run skip
     it, and a series with more such nights than others stays on its own level; fewer primitives
@@ -181,8 +182,8 @@ def on_grid(common: np.ndarray, logs: np.ndarray) -> np.ndarray:
     between its values when at least half of its nights repeat a value (a coarse timer; a night
     whose fastest trial is the same trial). The series is judged on its ranks: a level finer
     than its values would break every tie in the order of the level, and every tied series
-    would then share that order (their ranks correlated as one: measured, 108 such series
-    counted as 5 independent ones, so their drift was not pooled)."""
+    would then share that order (their ranks correlated as one: measured while building it, 108
+    such series counted as 5 to 7 independent ones, so their drift was not pooled)."""
     distinct = np.unique(logs)
     if len(distinct) > len(logs) // 2 or len(distinct) < 2:
         return common
