@@ -30,7 +30,6 @@ from distbench.reports.history.detect import (
     build_series,
     codes_of,
     judge_history,
-    whole_run_case,
 )
 from distbench.reports.history.load import METRIC_BY_NAME, RunInfo, incomplete_reason
 from distbench.reports.history.verdict import ChangePoint, Verdict, change_point, verdict
@@ -195,8 +194,8 @@ def judged_history(
         for s, j in sorted(last.values(), key=lambda v: v[0].case)
     ]
     mode = mode_line(series, relative)
-    wholes = tuple(s for s in series if s.case == whole_run_case(s.kind))
-    cases = [j for s, j in zip(series, judged, strict=True) if s.case != whole_run_case(s.kind)]
+    wholes = tuple(s for s in series if s.whole_run)
+    cases = [j for s, j in zip(series, judged, strict=True) if not s.whole_run]
     return History(
         runs, points, change_points, cuts, verdicts, recent, drift_line(cases), mode, wholes
     )
@@ -212,8 +211,8 @@ def mode_line(series: list[Series], relative: bool) -> str:
             "absolute (--absolute): each case judged on its own level; a change of the box "
             "moves every case"
         )
-    wholes = sorted({s.case for s in series if s.case == whole_run_case(s.kind)})
-    own = sorted({s.kind for s in series if s.common is None and s.case not in wholes})
+    wholes = sorted({s.case for s in series if s.whole_run})
+    own = sorted({s.kind for s in series if s.common is None and not s.whole_run})
     parts = []
     if wholes:
         parts.append(

@@ -64,6 +64,11 @@ class Series:
     before it is judged (relative_series); None: judged on its own level."""
 
     @property
+    def whole_run(self) -> bool:
+        """Whether it is a kind's whole-run series (relative_series), not a case's."""
+        return self.case == whole_run_case(self.kind)
+
+    @property
     def judged(self) -> np.ndarray:
         """The log values it is judged on: its own, less the run's common level if relative."""
         logs = np.log(self.values)
@@ -273,7 +278,7 @@ def judge_series(
     drift is not the cases'. So the cases' Benjamini-Hochberg is not spent on the whole run,
     which among 108 cases would need p <= 0.05 / 109 alone, and each family's chance of any
     false change point is at most `alpha`."""
-    whole = [s.case == whole_run_case(s.kind) for s in series]
+    whole = [s.whole_run for s in series]
     return detect_changes(
         [s.judged for s in series], [s.white for s in series], alpha, floor, pools,
         families=[int(w) for w in whole], alone=whole,

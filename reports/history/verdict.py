@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from distbench.reports.history.detect import Series, whole_run_case
+from distbench.reports.history.detect import Series
 from distbench.reports.history.load import RunInfo
 from distbench.stats.changepoint import MIN_SIZE, SeriesChanges, detectable_step
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
@@ -126,7 +126,7 @@ def trend_text(series: Series, recent: int, floor: float) -> str:
     its last 7' when that is past `floor`, else ''. The whole run is judged at its own drift,
     which a steady trend of every case looks like, so no step is found there; the verdict still
     says how far its level went (a description, not a test)."""
-    if series.case != whole_run_case(series.kind) or len(series.values) < 2:
+    if not series.whole_run or len(series.values) < 2:
         return ""
     logs = series.judged
     k = max(1, min(recent, len(logs) // 2))
