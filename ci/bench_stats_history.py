@@ -9,7 +9,9 @@ The noise level: a launch's fastest trial moves with a log sd of about 0.10 betw
 this box (the median over the rows of tests/data/gate-launches-interleaved.json), and a night
 averages two launches (ci/nightly.sh --launches 2), so a night value's sd is 0.10 / sqrt 2 =
 0.071, which the rows below give to AR(1) drift of the night (phi = 0, 0.5, 0.8). Each series
-is a history of its own (one family) unless the row says "history of 108".
+is a history of its own (one family) unless the row says "history of 108": then the series are
+the shipped matrix's 108 rows, and each primitive's rows are a group of the history
+(distbench.stats.changepoint_group) as `distbench history` makes them.
 
 A change point is "false" in a series without a step; a step is "found" when a regressed change
 point lies within 5 nights of it, "placed" within 2. Monte Carlo errors are binomial for shares
@@ -56,17 +58,26 @@ def drift(rng: np.random.Generator, count: int, n: int, phi: float) -> np.ndarra
 
 
 def judge(
-    logs: np.ndarray, white: np.ndarray | None = None, cases: int = 1, pool: bool = True
-) -> list[list[tuple[int, float]]]:
+    logs: np.ndarray, white: np.ndarray | None = None, cases: int = 1, pool: bool = True,
+    grouped: bool = True,
+) -> list[list[tuple[int, float]]]:  # fmt: skip
     """Each series' change points (position, log step), as history judges them: every `cases`
     consecutive series form one history (one Benjamini-Hochberg family, whose series' phi is
-    pooled when they agree on it, unless `pool` is False: distbench.stats.changepoint_pool)."""
+    pooled when they agree on it, unless `pool` is False: distbench.stats.changepoint_pool).
+    A history of CASES series is the matrix's rows, each primitive's rows a group
+    (distbench.stats.changepoint_group), unless `grouped` is False."""
     from distbench.stats.changepoint import detect_changes
 
     white = np.zeros(len(logs)) if white is None else white
     families = [i // cases for i in range(len(logs))]
+    names = sorted(set(PRIMITIVES))
+    groups = [
+        (i // cases) * len(names) + names.index(PRIMITIVES[i % cases])
+        if cases == CASES and grouped else -1
+        for i in range(len(logs))
+    ]  # fmt: skip
     judged = detect_changes(
-        list(logs), white.tolist(), 0.05, 0.05, families=families, pool_phi=pool
+        list(logs), white.tolist(), 0.05, 0.05, families=families, pool_phi=pool, groups=groups
     )
     return [[(f.index, f.effect) for f in j.found] for j in judged]
 
@@ -237,6 +248,11 @@ def pooled_rows(rng: np.random.Generator, histories: int) -> list[dict]:
         tenth = f"histories of {CASES} series, {CASES // 10} of them stepped"
         rows.append(entry(f"20 % steps found, AR(1) phi 0.5, step at night {at}, {tenth}, "
                           f"{HOW[pool]}", found))  # fmt: skip
+        if pool:  # what the groups (each primitive's rows as one series more) found
+            alone = judge(noise + np.where(some[:, None], step, 0.0), cases=CASES, grouped=False)
+            rows.append(entry("  ... the same, without the groups (each row's own test alone)",
+                              by_history([h for h, s in zip(stepped(alone, at), some, strict=True)
+                                          if s], CASES // 10)))  # fmt: skip
         if pool:  # the same histories as `distbench history` judges them by default
             hits = []
             for start in range(0, len(noise), CASES):

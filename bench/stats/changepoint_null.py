@@ -21,6 +21,10 @@ The same draws give the null of a phi pooled over a history's series (changepoin
 cells of their own (bin_of's `known`): each draw judged at the phi a history of POOL_MIN series
 with its true phi would pool to (pooled_phi), binned by that phi.
 
+Each draw also keeps its |t| at one night drawn uniformly among those a step may start at
+(FIXED, the last column): the null of a step tested at a night chosen by something else, a
+primitive's rows stepping together (changepoint_group), not by the series' own maximum.
+
 Every draw goes through what a series does (changepoint_model.normal_scores, estimate_noise,
 profile), so the null is that of the statistic as computed.
 
@@ -54,7 +58,7 @@ from distbench.stats.changepoint_model import (
 )
 from distbench.stats.changepoint_pool import AGREE, POOL_MIN
 
-NULL_VERSION = 6
+NULL_VERSION = 7
 """Bump when the statistic or its simulation changes: a cached pool of another version is not
 read (reports/history/cache.py keeps pools)."""
 PHI_BIN = 0.05
@@ -99,6 +103,15 @@ def bin_of(
     return phi_bin + BINS * white_bin + KNOWN * np.asarray(known, dtype=int)
 
 
+FIXED = -1
+"""The window key of the fixed-night column (NullPool.cell)."""
+
+
+def columns(n: int) -> int:
+    """A pool's columns: one per window, then the fixed night's."""
+    return len(windows(n)) + 1
+
+
 def draws_for(n: int) -> int:
     return int(min(DRAWS, max(4_000, MAX_WORK // n)))
 
@@ -125,18 +138,26 @@ class NullPool:
         y, white = simulated(rng, phi, share, n)
         noise = estimate_noise(y, white)
         known = refined(y, best_split(y, noise), white, pooled_phi(n, launches, phi, rng))
-        stats = np.empty((2 * count, len(windows(n))), dtype=np.float32)
+        stats = np.empty((2 * count, columns(n)), dtype=np.float32)
+        at = rng.integers(MIN_SIZE, n - MIN_SIZE + 1, count) - 1  # profile's column of night k
         for j, m in enumerate(windows(n)):
             for half, fitted in enumerate((noise, known)):
                 t_stat, _ = profile(y[:, :m], fitted)
                 stats[half * count : (half + 1) * count, j] = np.abs(t_stat).max(axis=1)
+                if j == 0:
+                    fixed = np.abs(t_stat[np.arange(count), at])
+                    stats[half * count : (half + 1) * count, FIXED] = fixed
         bins = [bin_of(noise.phi, noise.white), bin_of(known.phi, known.white, known=True)]
         return cls(n, launches, stats, np.concatenate(bins))
 
     def cell(self, key: int, window: int) -> np.ndarray:
-        """The sorted draws of T read for this cell (bin_of) and a window of `window` nights:
-        the cell's draws, widened to the neighbouring phi bins until MIN_CELL."""
-        j = max(i for i, m in enumerate(windows(self.n)) if m >= min(window, self.n))
+        """The sorted draws of T read for this cell (bin_of) and a window of `window` nights
+        (FIXED: the draws' |t| at a night given in advance, the whole series): the cell's draws,
+        widened to the neighbouring phi bins until MIN_CELL."""
+        if window == FIXED:
+            j = self.stats.shape[1] - 1
+        else:
+            j = max(i for i, m in enumerate(windows(self.n)) if m >= min(window, self.n))
         if (key, j) in self.cells:
             return self.cells[key, j]
         phi_bins, white_bins = self.bins % BINS, self.bins // BINS
@@ -163,6 +184,14 @@ class NullPool:
             rows = (keys == key).all(axis=1)
             out[rows] = survival(self.cell(int(key[0]), int(key[1])), t[rows])
         return out
+
+    def p_fixed(
+        self, t: np.ndarray, phi: np.ndarray, white: np.ndarray, known: np.ndarray | bool = False
+    ) -> np.ndarray:
+        """P(|t| >= t) for a step at a night given in advance, over the whole series (module
+        docstring), in each series' cell."""
+        window = np.full(len(np.asarray(t)), FIXED)
+        return self.p_values(t, phi, white, window, known)
 
     def critical(
         self, alpha: float, phi: float, white: float, window: int, known: bool = False

@@ -14,9 +14,9 @@ they must be many independent series, not one drift seen many times.
 
 - Estimation's own spread s^2 is simulated at their median (the estimator run on up to
   2,000 AR(1) series of the same length and launch-noise share); the spread of their true phi is
-  what their fitted phi spread beyond it, tau^2 = MAD^2 - s^2 (a method-of-moments random
-  effect, robust to the few series whose step moved their phi). Pooled when tau^2 <= s^2 *
-  AGREE: series whose phi differ by more keep their own.
+  what their fitted phi spread beyond it, tau^2 = v - s^2 (a method-of-moments random
+  effect, robust to the few series whose step moved their phi: qn_variance). Pooled
+  when tau^2 <= s^2 * AGREE: series whose phi differ by more keep their own.
 - Their residuals' mean correlation rho gives the series' effective number, m / (1 + (m - 1)
   rho) (Kish's design effect); pooled when that is POOL_MIN or more. Series that share one
   realised drift agree on phi whatever it is, and pooling them says nothing more than one.
@@ -59,10 +59,36 @@ def pooled_noise(scores: np.ndarray, white: np.ndarray, noise: Noise) -> Noise:
     centre = float(np.median(noise.phi))
     share = round(min(float(np.median(noise.white)), WHITE_MAX), 1)
     spread = estimator_variance(round(centre, 2), share, n)
-    mad = 1.4826 * float(np.median(np.abs(noise.phi - centre)))
-    if mad * mad - spread > AGREE * spread or effective_count(scores, split) < POOL_MIN:
+    if qn_variance(noise.phi) - spread > AGREE * spread:
+        return noise
+    if effective_count(scores, split) < POOL_MIN:
         return noise
     return refined(scores, split, white, np.full(count, centre))
+
+
+def qn_variance(phi: np.ndarray) -> float:
+    """The square of Rousseeuw and Croux's (1993) Qn scale of the fitted phi: the first quartile
+    of their pairwise distances, times 2.2219 and its small-sample factor, a normal variance.
+    Why Qn and not the MAD it replaced: both ignore up to half of the series (the few whose step
+    moved their phi, and on this box's recorded sessions the rows that drift their own way),
+    but the MAD is a third as efficient: from 108 series its estimate of the spread varies by
+    21 % (sd of MAD^2 / s^2), so 7 % of histories whose series share one phi were read as
+    disagreeing and judged each at its own phi (their steps mostly missed); Qn's varies by 15 %,
+    1.3 % of them (400 draws of 108 normal phi; tests/unit). A winsorised variance was as
+    efficient but not as robust: on the recorded sessions (2 launches a night) it refused to
+    pool where the MAD and Qn pool, and 3 of 7 primitives 25 % slower were found in 5 % of their
+    rows instead of 51 % (measured while building it). Qn by hand: scipy has none, and
+    statsmodels' is not worth its install for one quantile."""
+    x = np.asarray(phi, float)
+    n = len(x)
+    if n < 2:
+        return 0.0
+    distances = np.abs(x[:, None] - x[None, :])[np.triu_indices(n, 1)]
+    h = n // 2 + 1
+    k = h * (h - 1) // 2
+    qn = 2.2219 * float(np.partition(distances, k - 1)[k - 1])
+    qn *= n / (n + 1.4) if n % 2 else n / (n + 3.8)
+    return qn * qn
 
 
 def effective_count(scores: np.ndarray, split: np.ndarray) -> float:

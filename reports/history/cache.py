@@ -26,7 +26,7 @@ import pandas as pd
 from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV, SCHEMA_VERSION
 from distbench.parse import UsageError
 from distbench.reports.history.load import RunInfo, empty_points, read_points
-from distbench.stats.changepoint_null import NULL_VERSION, NullPool, pool_for, windows
+from distbench.stats.changepoint_null import NULL_VERSION, NullPool, columns, pool_for
 
 POINTS_VERSION = 4
 """Bump when read_points' output changes meaning: every cached run is read again (2: the launches
@@ -197,7 +197,7 @@ class PointCache:
         key = f"v{NULL_VERSION} n{n} launches{int(launches)}"
         row = self.db.execute("SELECT stats, bins FROM nulls WHERE key = ?", [key]).fetchone()
         if row is not None:
-            stats = np.frombuffer(row[0], dtype=np.float32).reshape(-1, len(windows(n)))
+            stats = np.frombuffer(row[0], dtype=np.float32).reshape(-1, columns(n))
             return NullPool(n, launches, stats, np.frombuffer(row[1], dtype=np.int64))
         pool = pool_for(n, launches)
         self.db.execute(

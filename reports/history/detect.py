@@ -17,8 +17,9 @@ moves every case of a night together, so each case is judged beyond the rest of 
 moved every primitive alike is a series of its own, the whole run (relative_series). On this
 box's recorded sessions read as histories, that took the change points found with no step from
 14.7 per 100 series to 1.7 (the box's level had moved for every row at once) and found a 25 %
-step of one or three primitives in 18-30 % of their series instead of 0-11 %
-(ci/bench_stats_history.py, docs/history.md). A relative series keeps its own launch noise as the
+step of one or three primitives in 18-30 % of their series instead of 0-11 %; with each
+primitive's rows also judged together (group_labels), 20.3 against 2.5, and 43-52 % against
+2-14 % (ci/bench_stats_history.py, docs/history.md). A relative series keeps its own launch noise as the
 white part: the common level's own (a median over primitives) is small beside it (launch sd 0.11
 against 0.12 on those sessions, the same verdicts).
 """
@@ -281,5 +282,19 @@ def judge_series(
     whole = [s.whole_run for s in series]
     return detect_changes(
         [s.judged for s in series], [s.white for s in series], alpha, floor, pools,
-        families=[int(w) for w in whole], alone=whole,
+        families=[int(w) for w in whole], alone=whole, groups=group_labels(series),
     )  # fmt: skip
+
+
+def group_labels(series: list[Series]) -> list[int]:
+    """Each series' group (distbench.stats.changepoint_group): the cases of one primitive, kind
+    and metric judged on the same nights; -1 for the whole run and cases without a primitive."""
+    labels: dict[tuple[str, str, str, bytes], int] = {}
+    out = []
+    for s in series:
+        if s.whole_run or not s.primitive:
+            out.append(-1)
+            continue
+        key = (s.kind, s.metric, s.primitive, np.asarray(s.runs, np.int64).tobytes())
+        out.append(labels.setdefault(key, len(labels)))
+    return out

@@ -68,7 +68,7 @@ def cells(cp: ChangePoint) -> list[str]:
         format_number(cp.after),
         f"{cp.change * 100:+.1f}%",
         cp.state,
-        "<1e-6" if cp.p_value < SMALLEST_P else f"{cp.p_value:.2g}",
+        ("<1e-6" if cp.p_value < SMALLEST_P else f"{cp.p_value:.2g}") + "*" * cp.together,
         f"{cp.nights_before}+{cp.nights_after}",
     ]
 
@@ -81,7 +81,9 @@ def change_table(history: History) -> TableOut:
 CHANGE_NOTE = (
     "before/after: geometric means of the nights on each side, up to the neighbouring change "
     "point; p: the largest step statistic of the part searched against its simulated null "
-    "(AR(1) drift plus launch noise, the choice of the night paid for); a series changed when "
+    "(AR(1) drift plus launch noise, the choice of the night paid for), or, marked *, its step "
+    "at the night its primitive's rows stepped together (their mean a series of the family); "
+    "a series changed when "
     f"its Benjamini-Hochberg q over the history's series is <= {ALPHA}, and each further "
     "change point in it needs p <= that level x (series changed) / (series); nights: "
     "before+after."

@@ -32,11 +32,14 @@ class ChangePoint:
     change: float
     """after / before - 1 (> 0: slower)."""
     p_value: float
-    """Of the largest step statistic of the part it was found in, under that part's null."""
+    """Of the largest step statistic of the part it was found in, under that part's null; or,
+    `together`, of its step at the night its primitive's rows stepped together."""
     q_value: float
     """The series' Benjamini-Hochberg q over the history's series."""
     nights_before: int
     nights_after: int
+    together: bool = False
+    """Found where its primitive's rows stepped together (distbench.stats.changepoint_group)."""
 
     @property
     def state(self) -> str:
@@ -86,6 +89,7 @@ def change_point(
         q_value=judged.q_value,
         nights_before=len(before),
         nights_after=len(after),
+        together=found.together,
     )
 
 
@@ -107,6 +111,7 @@ def verdict(
             position, _f = hits[-1]
             cp = change_point(series, judged, _f.index, runs)
             reason = f"from {runs[position].name}: {cp.change * 100:+.0f} %"
+            reason += " (its primitive's rows stepped with it)" if cp.together else ""
             return Verdict(*name, state, reason, detectable)
     if int(series.runs[-1]) != len(runs) - 1:
         reason = f"not measured since {runs[int(series.runs[-1])].name}"
