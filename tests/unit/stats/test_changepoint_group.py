@@ -38,7 +38,7 @@ def hits(judged: list, rows: range, at: int = 40) -> int:
 
 def test_a_primitives_rows_stepping_together_are_found_through_their_group() -> None:
     """12 rows of one primitive 15 % slower from night 40, in histories of 108: their group
-    finds most of them (51 of 60 while building it); their own tests alone far fewer (32)."""
+    finds most of them (52 of 60 when written); their own tests alone far fewer (32)."""
     found = {True: 0, False: 0}
     others = 0
     for seed in range(5):
