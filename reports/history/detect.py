@@ -19,9 +19,9 @@ box's recorded sessions read as histories, that took the change points found wit
 14.7 per 100 series to 1.7 (the box's level had moved for every row at once) and found a 25 %
 step of one or three primitives in 18-30 % of their series instead of 0-11 %; with each
 primitive's rows also judged together (group_labels), 20.3 against 2.5, and 43-52 % against
-2-14 % (ci/bench_stats_history.py, docs/history.md). A relative series keeps its own launch noise as the
-white part: the common level's own (a median over primitives) is small beside it (launch sd 0.11
-against 0.12 on those sessions, the same verdicts).
+2-14 % (ci/bench_stats_history.py, docs/history.md). A relative series keeps its own launch
+noise as the white part: the common level's own (a median over primitives) is small beside it
+(launch sd 0.11 against 0.12 on those sessions, the same verdicts).
 """
 
 from __future__ import annotations
