@@ -181,6 +181,7 @@ def run(quick: bool, seed: int) -> list[dict]:
     many = drift(rng, histories * CASES, NIGHTS, 0.5) * NIGHT_SD
     rows.append(null_entry(f"histories of {CASES} null series (phi 0.5) with any false change "
                            "point", any_false(judge(many, cases=CASES))))  # fmt: skip
+    rows += claim_rows(rng, max(reps // 25, 12))
     rows += pooled_rows(rng, max(reps // 100, 3))
     rows += box_rows(rng, max(reps // 10, 30))
     rows += synthetic_rows(6 if quick else 16, seed)
@@ -291,6 +292,52 @@ def pooled_rows(rng: np.random.Generator, histories: int) -> list[dict]:
     for label, y in nulls.items():
         rows.append(null_entry(f"histories of {CASES} null series ({label}) with any false change "
                                "point", any_false(judge(y * NIGHT_SD, cases=CASES))))  # fmt: skip
+    return rows
+
+
+def claim_rows(rng: np.random.Generator, histories: int) -> list[dict]:
+    """What history says it would catch, checked: in histories of CASES rows (AR(1) phi 0.5,
+    their phi pooled) and in series alone, each of a few rows with a finite claim
+    (detectable_step: `would catch >= x % after k nights`) gets a step of its claimed size in its
+    last k nights, alone, and is judged again: found (within NEAR nights) in about 80 % if the
+    claim is right. The straight-line claim it replaced (the step over its standard error) is
+    measured beside it."""
+    from dataclasses import replace
+
+    from distbench.stats.changepoint import detect_changes, detectable_step
+
+    rows: list[dict] = []
+    for cases, after in ((CASES, 25), (CASES, 7), (1, 10), (1, 20)):
+        for straight in (False, True):
+            found, claims, blind = [], [], 0
+            draw = np.random.default_rng(rng.integers(1 << 30))
+            for _ in range(histories if cases > 1 else 10 * histories):
+                y = drift(draw, cases, NIGHTS, 0.5) * NIGHT_SD
+                null = detect_changes(list(y), [0.0] * cases, 0.05, 0.05)
+                for row in range(min(cases, 3)):
+                    judged = replace(null[row], ranked=False) if straight else null[row]
+                    claim = detectable_step(judged, after, 0.05)
+                    if not math.isfinite(claim) or claim > 9:
+                        blind += 1
+                        continue
+                    z = y.copy()
+                    z[row] += math.log1p(claim) * (np.arange(NIGHTS) >= NIGHTS - after)
+                    res = detect_changes(list(z), [0.0] * cases, 0.05, 0.05)[row]
+                    claims.append(claim)
+                    found.append(stepped([[(f.index, f.effect) for f in res.found]],
+                                         NIGHTS - after)[0])  # fmt: skip
+            where = f"a history of {CASES}, phi pooled" if cases > 1 else "a series alone"
+            how = "the straight-line claim (before)" if straight else "the simulated claim"
+            median = float(np.median(claims)) if claims else math.nan
+            label = (f"claimed step {after} nights before the end, AR(1) phi 0.5, {where}, {how}: "
+                     f"found at its claimed size (median claim {median:.0%}; "
+                     f"{blind} of {blind + len(claims)} claim nothing)")  # fmt: skip
+            if found:
+                rows.append(entry(label, share(found)))
+            else:  # every claim is 'nothing': what share of rows say so
+                rows.append(entry(f"claimed step {after} nights before the end, AR(1) phi 0.5, "
+                                  f"{where}, {how}: share of rows that claim nothing",
+                                  share([True] * blind)))  # fmt: skip
     return rows
 
 

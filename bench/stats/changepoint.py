@@ -64,10 +64,18 @@ from distbench.stats.changepoint_model import (
 )
 from distbench.stats.changepoint_null import NullPool, pool_for
 from distbench.stats.changepoint_pool import pooled_noise
+from distbench.stats.changepoint_reach import reach, score_sd
 from distbench.stats.family import bh_adjust
 from distbench.stats.shift import POWER
 
-__all__ = ["MIN_SIZE", "Found", "SeriesChanges", "detect_changes", "detectable_step"]
+__all__ = [
+    "MIN_SIZE",
+    "Found",
+    "SeriesChanges",
+    "detect_changes",
+    "detectable_step",
+    "together_step",
+]
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,12 @@ class SeriesChanges:
     pool: NullPool | None
     scale: float
     """Log units per normal-score unit (changepoint_model.normal_scores)."""
+    group: SeriesChanges | None = None
+    """Its group's series, judged (changepoint_group): what a step of every series of the group
+    at once shows (detectable_step of it); None outside a group."""
+    ranked: bool = True
+    """Judged on the normal scores of its ranks (every series given); False: as it is (a
+    group's series), where a step's t grows with its size."""
 
     @property
     def last_start(self) -> int:
@@ -203,8 +217,8 @@ def detect_changes(
         family.append(family[g.members[0]])
         lengths.append(len(g.logs))
         launch.append(launch[g.members[0]])
-        one = np.array([1.0])
-        judge_whole([i], g.scores[None, :], np.array([g.white]), one, g.logs[None, :], False)
+        scale = np.array([g.scale])
+        judge_whole([i], g.scores[None, :], np.array([g.white]), scale, g.logs[None, :], False)
     members_of: dict[int, list[int]] = {}
     for i in sorted(whole):
         members_of.setdefault(family[i], []).append(i)
@@ -224,6 +238,9 @@ def detect_changes(
     queue = [p for p in queue if p.series not in group_of]
     alone_at = {p.series: j for j, p in enumerate(queue)}
     for part in at_nights:  # its rows tested at the group's night
+        found[part.series].append(
+            Found(part.split, part.effect, part.t, part.p_value, (part.start, part.end))
+        )
         for i in group_of[part.series].members:
             if i not in null_of:
                 continue
@@ -250,15 +267,20 @@ def detect_changes(
             children += [(part.series, part.start, part.split), (part.series, part.split, part.end)]
         found_parts = search(children, series, scored, noises, null_of)
         queue = place([p for p in found_parts if p.p_value <= level_of[p.series]], series, placing)
-    return [
+    judged = [
         SeriesChanges(
             tuple(sorted(found[i], key=lambda f: f.index)), lengths[i],
             whole[i].p_value if i in whole else math.nan, q_of.get(i, math.nan),
             noises.get(i, unknown_noise()), min(level_of.get(i, alpha), 1.0), null_of.get(i),
             scales.get(i, math.nan),
         )
-        for i in range(given)
+        for i in range(len(series))
     ]  # fmt: skip
+    for i, g in group_of.items():  # each series of a group carries its group, judged
+        judged[i] = replace(judged[i], ranked=False)
+        for member in g.members:
+            judged[member] = replace(judged[member], group=judged[i])
+    return judged[:given]
 
 
 def test_parts(
@@ -351,14 +373,21 @@ def unknown_noise() -> Noise:
     return Noise(nan, nan, nan, nan, nan, np.array([False]))
 
 
-def detectable_step(changes: SeriesChanges, after: int, floor: float = 0.0) -> float:
+def detectable_step(
+    changes: SeriesChanges, after: int, floor: float = 0.0, power: float = POWER,
+    fixed: bool = False,
+) -> float:  # fmt: skip
     """The smallest step (a share: 0.18 = 18 %) with `after` nights on its new level at the end
-    of the series that its last part would show with POWER (80 %) at the level it is tested at,
-    and past `floor`; inf when the last part is too short to test or the noise is unknown."""
+    of the series that its last part would show with `power` (80 %) at the level it is tested
+    at, and past `floor`; inf when the last part is too short to test, the noise is unknown or
+    no step would (its ranks bound what a step shows: changepoint_reach simulates it). `fixed`:
+    tested at a night given in advance (a group's), which only a whole series is."""
     length = changes.nights - changes.last_start
     after = max(after, MIN_SIZE)
     noise, pool = changes.noise, changes.pool
     if pool is None or length < 2 * MIN_SIZE or after > length - MIN_SIZE:
+        return math.inf
+    if fixed and changes.last_start:
         return math.inf
     phi, theta, gain = (getattr(noise, f)[:, None] for f in ("phi", "theta", "gain"))
     _a, ss, sc, cc = design(phi, theta, gain, length)
@@ -366,6 +395,25 @@ def detectable_step(changes: SeriesChanges, after: int, floor: float = 0.0) -> f
     info = float(ss[0, k - 1] - sc[0, k - 1] ** 2 / cc[0, 0])
     se = changes.scale * float(noise.sigma[0]) / math.sqrt(max(info, 1e-12))
     phi, white, known = float(noise.phi[0]), float(noise.white[0]), bool(noise.pooled[0])
-    critical = pool.critical(changes.level, phi, white, length, known)
-    reach = max(math.log1p(floor), critical * se) + float(special.ndtri(POWER)) * se
-    return math.expm1(reach)
+    if fixed:
+        critical = pool.critical_fixed(changes.level, phi, white, known)
+    else:
+        critical = pool.critical(changes.level, phi, white, length, known)
+    least = math.log1p(floor) + float(special.ndtri(power)) * se  # past the floor, with power
+    if not changes.ranked:  # t grows with the step: the step over its standard error
+        return math.expm1(max(least, critical * se + float(special.ndtri(power)) * se))
+    delta = reach(pool, length, after, phi, white, known, changes.level, power, fixed)
+    return math.expm1(max(least, delta * changes.scale * score_sd(changes.nights)))
+
+
+def together_step(changes: SeriesChanges, after: int, floor: float = 0.0) -> float:
+    """The smallest step that a series of a group shows with POWER when every series of its
+    group takes it at once (`after` nights before the end): its group's series must show it and
+    the series itself at the group's night, each asked for sqrt(POWER) (both at 80 % would
+    make 64 % when independent; they are not: the group holds the series). inf outside a group
+    or where either cannot be seen."""
+    if changes.group is None:
+        return math.inf
+    power = math.sqrt(POWER)
+    group = detectable_step(changes.group, after, floor, power)
+    return max(group, detectable_step(changes, after, floor, power, fixed=True))

@@ -54,6 +54,8 @@ class Group:
     """The same mean of its rows' log values, each less its own mean (where it stepped)."""
     white: float
     """The launch-noise variance of `scores` (its rows' launch noise is their own)."""
+    scale: float
+    """Log units per unit of `scores` for a step every row takes alike."""
 
 
 def build_groups(
@@ -91,8 +93,9 @@ def build_groups(
         safe = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)[:, None]
         stacked = np.clip(own / safe, -CLIP, CLIP)
         noise = np.array([white[i] for i in members])
+        reach = float((weights / safe[:, 0]).sum())  # score units of a step of 1 in every row
         out.append(Group(tuple(members), weights @ stacked, weights @ own,
-                         float((weights**2 * noise).sum())))  # fmt: skip
+                         float((weights**2 * noise).sum()), 1.0 / reach))  # fmt: skip
     return out
 
 

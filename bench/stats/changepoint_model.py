@@ -235,9 +235,15 @@ def profile(y: np.ndarray, noise: Noise, trim: int = MIN_SIZE) -> tuple[np.ndarr
 def simulated(
     rng: np.random.Generator, phi: np.ndarray, share: np.ndarray, n: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Series of n nights with no change, one per phi (AR(1) drift of marginal variance
-    1 - share, started stationary, plus white launch noise of variance share), as normal scores
-    with their launch-noise variance in score units (normal_scores)."""
+    """Series of n nights with no change, one per phi (raw_series), as normal scores with their
+    launch-noise variance in score units (normal_scores)."""
+    scores, white, _scale = normal_scores(raw_series(rng, phi, share, n), share)
+    return scores, white
+
+
+def raw_series(rng: np.random.Generator, phi: np.ndarray, share: np.ndarray, n: int) -> np.ndarray:
+    """Series of n nights with no change, one per phi: AR(1) drift of marginal variance
+    1 - share, started stationary, plus white launch noise of variance share."""
     count = len(phi)
     e = rng.standard_normal((count, n)) * np.sqrt(1 - phi**2)[:, None]
     drift = np.empty((count, n))
@@ -247,8 +253,7 @@ def simulated(
     y = np.sqrt(1 - share)[:, None] * drift
     if share.any():
         y += np.sqrt(share)[:, None] * rng.standard_normal((count, n))
-    scores, white, _scale = normal_scores(y, share)
-    return scores, white
+    return y
 
 
 CALIBRATION_WORK = 2_000_000

@@ -193,6 +193,11 @@ class NullPool:
         window = np.full(len(np.asarray(t)), FIXED)
         return self.p_values(t, phi, white, window, known)
 
+    def critical_fixed(self, alpha: float, phi: float, white: float, known: bool = False) -> float:
+        """The |t| a step at a night given in advance must pass at level alpha."""
+        key = int(bin_of(np.array([phi]), white, known)[0])
+        return quantile(self.cell(key, FIXED), alpha)
+
     def critical(
         self, alpha: float, phi: float, white: float, window: int, known: bool = False
     ) -> float:

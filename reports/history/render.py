@@ -110,16 +110,24 @@ VERDICT_NOTE = (
 
 
 def state_counts(history: History) -> str:
-    """'1 regressed, 0 improved, 100 no change seen (would catch >= 9-41 % after 3 nights),
-    7 cannot tell'."""
+    """'1 regressed, 0 improved, 100 no change seen (would catch >= 9-41 % after 3 nights,
+    nothing in 60; a primitive's rows at once >= 4-12 %), 7 cannot tell'."""
     parts = []
     for state in STATES:
         chosen = [v for v in history.verdicts if v.state == state]
         text = f"{len(chosen)} {state}"
-        seen = [v.detectable for v in chosen if np.isfinite(v.detectable)]
+        seen = [v.detectable for v in chosen if np.isfinite(v.detectable) and v.detectable <= 9]
+        blind = len(chosen) - len(seen)
         if state == NO_CHANGE and seen:
             text += f" (would catch >= {min(seen) * 100:.0f}-{max(seen) * 100:.0f} % "
-            text += f"after {MIN_SIZE} nights)"
+            text += f"after {MIN_SIZE} nights" + (f", nothing in {blind}" if blind else "")
+            together = [v.together for v in chosen if np.isfinite(v.together) and v.together <= 9]
+            if together:
+                text += (f"; a primitive's rows at once >= {min(together) * 100:.0f}-"
+                         f"{max(together) * 100:.0f} %")  # fmt: skip
+            text += ")"
+        elif state == NO_CHANGE and chosen:
+            text += f" (would catch nothing after {MIN_SIZE} nights)"
         parts.append(text)
     return ", ".join(parts)
 

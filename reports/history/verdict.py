@@ -11,7 +11,7 @@ import numpy as np
 
 from distbench.reports.history.detect import Series
 from distbench.reports.history.load import RunInfo
-from distbench.stats.changepoint import MIN_SIZE, SeriesChanges, detectable_step
+from distbench.stats.changepoint import MIN_SIZE, SeriesChanges, detectable_step, together_step
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
 
 
@@ -60,6 +60,9 @@ class Verdict:
     the last change: 4 of 6', 'would catch >= 34 % after 3 nights, >= 15 % after 7'."""
     detectable: float
     """The smallest step it would catch MIN_SIZE nights after it (inf: none)."""
+    together: float = math.inf
+    """The same, where every row of its primitive takes the step at once: the smaller of that
+    and together_step (its own test may find it too); inf where neither can."""
 
     @property
     def text(self) -> str:
@@ -123,7 +126,13 @@ def verdict(
     reason = catch_text(detectable, MIN_SIZE)
     if recent > MIN_SIZE and recent <= since - MIN_SIZE:
         reason += ", " + catch_text(detectable_step(judged, recent, floor), recent)
-    return Verdict(*name, NO_CHANGE, reason + trend_text(series, recent, floor), detectable)
+    together = min(together_step(judged, MIN_SIZE, floor), detectable)  # either way finds it
+    if together < detectable:
+        reason += f"; every {series.primitive} row at once: " + catch_text(
+            together, MIN_SIZE
+        ).removeprefix("would catch ")
+    reason += trend_text(series, recent, floor)
+    return Verdict(*name, NO_CHANGE, reason, detectable, together)
 
 
 def trend_text(series: Series, recent: int, floor: float) -> str:

@@ -344,3 +344,23 @@ def test_a_primitives_rows_stepping_together_are_said_to() -> None:
                 assert said.reason.endswith("(its primitive's rows stepped with it)"), said
     assert found[True] >= 30 and found[True] >= found[False] + 10, found
     assert together >= 30
+
+
+def test_a_rows_verdict_says_what_its_primitive_together_would_show() -> None:
+    """A null history: every row's verdict gives what it would catch alone and, where it is
+    smaller, what it would when every row of its primitive takes the step at once (never larger
+    than alone: either way finds it); the group's series is judged as it is, not ranked
+    (SeriesChanges.ranked)."""
+    from distbench.reports.history.load import RunInfo
+    from distbench.reports.history.verdict import verdict
+
+    runs = [RunInfo(f"/r{i}", f"n{i}", f"2026-{i // 28 + 1:02d}-{i % 28 + 1:02d}", "abc", 4)
+            for i in range(NIGHTS)]  # fmt: skip
+    judged_series, judged = judge_history(as_series(box_history(41, own_sd=0.05)), NIGHTS, True)
+    said = [
+        verdict(s, j, runs, 7, 0.05) for s, j in zip(judged_series[:108], judged[:108], strict=True)
+    ]
+    assert all(v.together <= v.detectable for v in said)
+    for v, s in zip(said, judged_series, strict=False):
+        assert (f"every {s.primitive} row at once" in v.reason) == (v.together < v.detectable)
+    assert all(j.group is not None and not j.group.ranked and j.ranked for j in judged[:108])
