@@ -191,12 +191,15 @@ def speed(runs: int, rows: int, launches: int) -> None:
 
 def judge_speed(runs: int, rows: int) -> None:
     """CPU seconds of history's change points alone (reports/history/detect.py judge_history),
-    relative and absolute, on `rows` series of `runs` nights of 7 primitives (noise of sd 0.05
+    and of its verdicts' claims of what they would catch (3 and 7 nights after a step, and a
+    primitive's rows at once: simulated, distbench.stats.changepoint_reach), relative and
+    absolute, on `rows` series of `runs` nights of 7 primitives (noise of sd 0.05
     and a box of 0.03), the null pool warm; then with one primitive's series 20 % slower from
     night 0.6 x runs, where relative mode looks twice."""
     import numpy as np
 
     from distbench.reports.history.detect import Series, judge_history
+    from distbench.stats.changepoint import detectable_step, together_step
 
     rng = np.random.default_rng(0)
     primitives = [f"p{i % 7}" for i in range(rows)]
@@ -215,9 +218,16 @@ def judge_speed(runs: int, rows: int) -> None:
             logs[[p == "p0" for p in primitives], int(0.6 * runs) :] += math.log(1.2)
         for relative in (False, True, False, True):
             start = time.process_time()
-            judge_history(series(), runs, relative)
+            _judged_series, judged = judge_history(series(), runs, relative)
             mode = "relative" if relative else "absolute"
             print(f"{label}, {mode}: {time.process_time() - start:.2f} s CPU", flush=True)
+            start = time.process_time()
+            for one in judged:  # what each verdict says it would catch (simulated claims)
+                for after in (3, 7):
+                    detectable_step(one, after, 0.05)
+                together_step(one, 3, 0.05)
+            print(f"  ... its 'would catch' claims: {time.process_time() - start:.2f} s CPU",
+                  flush=True)  # fmt: skip
 
 
 def main() -> None:
