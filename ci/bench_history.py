@@ -199,7 +199,7 @@ def judge_speed(runs: int, rows: int) -> None:
     import numpy as np
 
     from distbench.reports.history.detect import Series, judge_history
-    from distbench.stats.changepoint import detectable_step, together_step
+    from distbench.stats.changepoint_reach import detectable_step, together_step
 
     rng = np.random.default_rng(0)
     primitives = [f"p{i % 7}" for i in range(rows)]

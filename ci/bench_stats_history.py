@@ -304,7 +304,8 @@ def claim_rows(rng: np.random.Generator, histories: int) -> list[dict]:
     measured beside it."""
     from dataclasses import replace
 
-    from distbench.stats.changepoint import detect_changes, detectable_step
+    from distbench.stats.changepoint import detect_changes
+    from distbench.stats.changepoint_reach import detectable_step
 
     rows: list[dict] = []
     for cases, after in ((CASES, 25), (CASES, 7), (1, 10), (1, 20)):

@@ -50,32 +50,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import special
 
 from distbench.stats.changepoint_group import build_groups, member_test
 from distbench.stats.changepoint_model import (
     FIELDS,
     MIN_SIZE,
     Noise,
-    design,
     estimate_noise,
     normal_scores,
     profile,
 )
 from distbench.stats.changepoint_null import NullPool, pool_for
 from distbench.stats.changepoint_pool import pooled_noise
-from distbench.stats.changepoint_reach import reach, score_sd
 from distbench.stats.family import bh_adjust
-from distbench.stats.shift import POWER
 
-__all__ = [
-    "MIN_SIZE",
-    "Found",
-    "SeriesChanges",
-    "detect_changes",
-    "detectable_step",
-    "together_step",
-]
+__all__ = ["MIN_SIZE", "Found", "SeriesChanges", "detect_changes"]
 
 
 @dataclass(frozen=True)
@@ -116,7 +105,7 @@ class SeriesChanges:
     """Log units per normal-score unit (changepoint_model.normal_scores)."""
     group: SeriesChanges | None = None
     """Its group's series, judged (changepoint_group): what a step of every series of the group
-    at once shows (detectable_step of it); None outside a group."""
+    at once shows (changepoint_reach.detectable_step of it); None outside a group."""
     ranked: bool = True
     """Judged on the normal scores of its ranks (every series given); False: as it is (a
     group's series), where a step's t grows with its size."""
@@ -371,49 +360,3 @@ def unknown_noise() -> Noise:
     """The noise of a series too short to estimate one: unknown (nan)."""
     nan = np.array([math.nan])
     return Noise(nan, nan, nan, nan, nan, np.array([False]))
-
-
-def detectable_step(
-    changes: SeriesChanges, after: int, floor: float = 0.0, power: float = POWER,
-    fixed: bool = False,
-) -> float:  # fmt: skip
-    """The smallest step (a share: 0.18 = 18 %) with `after` nights on its new level at the end
-    of the series that its last part would show with `power` (80 %) at the level it is tested
-    at, and past `floor`; inf when the last part is too short to test, the noise is unknown or
-    no step would (its ranks bound what a step shows: changepoint_reach simulates it). `fixed`:
-    tested at a night given in advance (a group's), which only a whole series is."""
-    length = changes.nights - changes.last_start
-    after = max(after, MIN_SIZE)
-    noise, pool = changes.noise, changes.pool
-    if pool is None or length < 2 * MIN_SIZE or after > length - MIN_SIZE:
-        return math.inf
-    if fixed and changes.last_start:
-        return math.inf
-    phi, theta, gain = (getattr(noise, f)[:, None] for f in ("phi", "theta", "gain"))
-    _a, ss, sc, cc = design(phi, theta, gain, length)
-    k = length - after
-    info = float(ss[0, k - 1] - sc[0, k - 1] ** 2 / cc[0, 0])
-    se = changes.scale * float(noise.sigma[0]) / math.sqrt(max(info, 1e-12))
-    phi, white, known = float(noise.phi[0]), float(noise.white[0]), bool(noise.pooled[0])
-    if fixed:
-        critical = pool.critical_fixed(changes.level, phi, white, known)
-    else:
-        critical = pool.critical(changes.level, phi, white, length, known)
-    least = math.log1p(floor) + float(special.ndtri(power)) * se  # past the floor, with power
-    if not changes.ranked:  # t grows with the step: the step over its standard error
-        return math.expm1(max(least, critical * se + float(special.ndtri(power)) * se))
-    delta = reach(pool, length, after, phi, white, known, changes.level, power, fixed)
-    return math.expm1(max(least, delta * changes.scale * score_sd(changes.nights)))
-
-
-def together_step(changes: SeriesChanges, after: int, floor: float = 0.0) -> float:
-    """The smallest step that a series of a group shows with POWER when every series of its
-    group takes it at once (`after` nights before the end): its group's series must show it and
-    the series itself at the group's night, each asked for sqrt(POWER) (both at 80 % would
-    make 64 % when independent; they are not: the group holds the series). inf outside a group
-    or where either cannot be seen."""
-    if changes.group is None:
-        return math.inf
-    power = math.sqrt(POWER)
-    group = detectable_step(changes.group, after, floor, power)
-    return max(group, detectable_step(changes, after, floor, power, fixed=True))

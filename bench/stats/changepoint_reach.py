@@ -1,7 +1,8 @@
 """What history's test of a series can see: the smallest step, at the end of a series, that its
-largest |t| passes at the level it is tested at, in POWER of series like it (changepoint.
-detectable_step calls it).
+test finds at the level it is tested at, in POWER of series like it.
 
+    share = detectable_step(judged, after=3, floor=0.05)     # 0.18: 18 %; inf: nothing
+    share = together_step(judged, after=3, floor=0.05)       # every row of its group at once
     delta = reach(pool, n=60, after=3, phi=0.45, share=0.0, pooled=True, level=0.00046, power=0.8)
 
 Why simulate: the test runs on the normal scores of a series' ranks (changepoint_model.
@@ -24,14 +25,17 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy import special
 
 from distbench.stats.changepoint_model import (
     DRAW_MAX,
     MIN_SIZE,
     best_split,
     calibration,
+    design,
     estimate_noise,
     normal_scores,
     profile,
@@ -39,6 +43,10 @@ from distbench.stats.changepoint_model import (
     refined,
 )
 from distbench.stats.changepoint_null import NullPool
+from distbench.stats.shift import POWER
+
+if TYPE_CHECKING:
+    from distbench.stats.changepoint import SeriesChanges
 
 DRAWS = 300
 """Series simulated per question: a power of 80 % is read within about +-2.3 points."""
@@ -129,6 +137,50 @@ def drifting_phi(fitted: float, n: int, launches: bool) -> float:
 def score_sd(n: int) -> float:
     """The sd of the normal scores of n ranks (Blom): the marginal sd of a series in score
     units, which reach's deltas are in."""
-    from scipy import special
-
     return float(np.sqrt(np.mean(special.ndtri((np.arange(1, n + 1) - 0.375) / (n + 0.25)) ** 2)))
+
+
+def detectable_step(
+    changes: SeriesChanges, after: int, floor: float = 0.0, power: float = POWER,
+    fixed: bool = False,
+) -> float:  # fmt: skip
+    """The smallest step (a share: 0.18 = 18 %) with `after` nights on its new level at the end
+    of the series that its last part would show with `power` (80 %) at the level it is tested
+    at, and past `floor`; inf when the last part is too short to test, the noise is unknown or
+    no step would (its ranks bound what a step shows: changepoint_reach simulates it). `fixed`:
+    tested at a night given in advance (a group's), which only a whole series is."""
+    length = changes.nights - changes.last_start
+    after = max(after, MIN_SIZE)
+    noise, pool = changes.noise, changes.pool
+    if pool is None or length < 2 * MIN_SIZE or after > length - MIN_SIZE:
+        return math.inf
+    if fixed and changes.last_start:
+        return math.inf
+    phi, theta, gain = (getattr(noise, f)[:, None] for f in ("phi", "theta", "gain"))
+    _a, ss, sc, cc = design(phi, theta, gain, length)
+    k = length - after
+    info = float(ss[0, k - 1] - sc[0, k - 1] ** 2 / cc[0, 0])
+    se = changes.scale * float(noise.sigma[0]) / math.sqrt(max(info, 1e-12))
+    phi, white, known = float(noise.phi[0]), float(noise.white[0]), bool(noise.pooled[0])
+    if fixed:
+        critical = pool.critical_fixed(changes.level, phi, white, known)
+    else:
+        critical = pool.critical(changes.level, phi, white, length, known)
+    least = math.log1p(floor) + float(special.ndtri(power)) * se  # past the floor, with power
+    if not changes.ranked:  # t grows with the step: the step over its standard error
+        return math.expm1(max(least, critical * se + float(special.ndtri(power)) * se))
+    delta = reach(pool, length, after, phi, white, known, changes.level, power, fixed)
+    return math.expm1(max(least, delta * changes.scale * score_sd(changes.nights)))
+
+
+def together_step(changes: SeriesChanges, after: int, floor: float = 0.0) -> float:
+    """The smallest step that a series of a group shows with POWER when every series of its
+    group takes it at once (`after` nights before the end): its group's series must show it and
+    the series itself at the group's night, each asked for sqrt(POWER) (both at 80 % would
+    make 64 % when independent; they are not: the group holds the series). inf outside a group
+    or where either cannot be seen."""
+    if changes.group is None:
+        return math.inf
+    power = math.sqrt(POWER)
+    group = detectable_step(changes.group, after, floor, power)
+    return max(group, detectable_step(changes, after, floor, power, fixed=True))

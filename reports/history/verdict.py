@@ -11,7 +11,8 @@ import numpy as np
 
 from distbench.reports.history.detect import Series
 from distbench.reports.history.load import RunInfo
-from distbench.stats.changepoint import MIN_SIZE, SeriesChanges, detectable_step, together_step
+from distbench.stats.changepoint import MIN_SIZE, SeriesChanges
+from distbench.stats.changepoint_reach import detectable_step, together_step
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
 
 

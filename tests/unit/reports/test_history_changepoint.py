@@ -15,8 +15,9 @@ import pytest
 from scipy import special
 
 from distbench.stats import changepoint_model as model
-from distbench.stats.changepoint import detect_changes, detectable_step
+from distbench.stats.changepoint import detect_changes
 from distbench.stats.changepoint_null import NullPool, quantile, survival
+from distbench.stats.changepoint_reach import detectable_step
 from tests.paths import ROOT
 
 NIGHT_SD = 0.10 / math.sqrt(2)  # ci/bench_stats_history.py: two launches of this box a night

@@ -11,9 +11,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from distbench.stats.changepoint import detect_changes, detectable_step
+from distbench.stats.changepoint import detect_changes
 from distbench.stats.changepoint_null import pool_for
-from distbench.stats.changepoint_reach import reach
+from distbench.stats.changepoint_reach import detectable_step, reach
 
 NIGHT_SD = 0.10 / math.sqrt(2)
 CASES, NIGHTS = 108, 60
