@@ -71,10 +71,11 @@ def qn_variance(phi: np.ndarray) -> float:
     of their pairwise distances, times 2.2219 and its small-sample factor, a normal variance.
     Why Qn and not the MAD it replaced: both ignore up to half of the series (the few whose step
     moved their phi, and on this box's recorded sessions the rows that drift their own way),
-    but the MAD is a third as efficient: from 108 series its estimate of the spread varies by
-    21 % (sd of MAD^2 / s^2), so 7 % of histories whose series share one phi were read as
-    disagreeing and judged each at its own phi (their steps mostly missed); Qn's varies by 15 %,
-    1.3 % of them (400 draws of 108 normal phi; tests/unit). A winsorised variance was as
+    but the MAD is less than half as efficient (37 % against 82 % at the normal): from 108
+    series its estimate of the spread varies by 21 % (sd of MAD^2 / s^2), so 7 % of histories
+    whose series share one phi were read as disagreeing and judged each at its own phi (their
+    steps mostly missed); Qn's varies by 15 %, 1.3 % of them (400 draws of 108 normal phi;
+    tests/unit). A winsorised variance was as
     efficient but not as robust: on the recorded sessions (2 launches a night) it refused to
     pool where the MAD and Qn pool, and 3 of 7 primitives 25 % slower were found in 5 % of their
     rows instead of 51 % (measured while building it). Qn by hand: scipy has none, and
