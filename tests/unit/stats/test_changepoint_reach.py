@@ -50,10 +50,10 @@ def found_at_claims(after: int, histories: int, straight: bool = False) -> tuple
 
 
 def test_a_rows_claimed_step_is_found_about_as_often_as_claimed() -> None:
-    """25 nights after: 79 % found (117 claims, 40 histories, when written); 20 histories here.
-    The straight-line claims 7 nights after (26 % when written) are found in none."""
+    """25 nights after: 91 % found (54 claims in the 20 histories here, when written; 80 %
+    claimed). The straight-line claims 7 nights after (24-26 %) are found in none."""
     claims, share = found_at_claims(25, 20)
-    assert claims >= 40 and share >= 0.65, (claims, share)
+    assert claims >= 40 and share >= 0.75, (claims, share)
     claims, share = found_at_claims(7, 4, straight=True)
     assert claims >= 10 and share <= 0.2, (claims, share)
 
