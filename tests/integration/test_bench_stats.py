@@ -69,6 +69,8 @@ def test_the_gate_benchmark_prints_every_part() -> None:
     assert len(recorded) == 2 and all("relative (the default)" in n for n in recorded), names
     assert any("found in the whole-run series" in n for n in names), names
     assert any(n.startswith("nights drawn as ci/bench_history.py writes them") for n in names)
+    claims = [n for n in names if n.startswith("claimed step")]  # history's 'would catch', checked
+    assert any("the simulated claim" in n for n in claims), names
     rate = re.compile(
         r"^\d+(\.\d+)?% \(\d+/\d+\)$|^\d+(\.\d+)?%$|^\d+(\.\d+)?(e[-+]\d+)?$|^\d+ rows$"
     )
