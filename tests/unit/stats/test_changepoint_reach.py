@@ -1,4 +1,4 @@
-"""What history says it would catch (distbench.stats.changepoint.detectable_step, simulated by
+"""What history says it would catch (distbench.stats.changepoint_reach.detectable_step, simulated by
 changepoint_reach): a row's claimed step, added to it alone, is found about as often as the
 claim's 80 % power says; the straight-line claim it replaced (the step over its standard error,
 which the test's ranks cannot follow) is shown to fail the same check; and where ranks cap what
