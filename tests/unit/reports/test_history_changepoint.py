@@ -18,6 +18,7 @@ from distbench.stats import changepoint_model as model
 from distbench.stats.changepoint import detect_changes
 from distbench.stats.changepoint_null import NullPool, quantile, survival
 from distbench.stats.changepoint_reach import detectable_step
+from tests.nights import ar1_nights
 from tests.paths import ROOT
 
 NIGHT_SD = 0.10 / math.sqrt(2)  # ci/bench_stats_history.py: two launches of this box a night
@@ -25,13 +26,7 @@ STEP = math.log(1.2)
 
 
 def ar1(seed: int, count: int, n: int = 60, phi: float = 0.5) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    e = rng.standard_normal((count, n)) * math.sqrt(1 - phi * phi)
-    x = np.empty((count, n))
-    x[:, 0] = rng.standard_normal(count)
-    for t in range(1, n):
-        x[:, t] = phi * x[:, t - 1] + e[:, t]
-    return x * NIGHT_SD
+    return ar1_nights(np.random.default_rng(seed), count, phi, n)
 
 
 def changes_in(series: np.ndarray, **kwargs: object) -> list[list[int]]:

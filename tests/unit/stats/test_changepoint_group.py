@@ -17,19 +17,10 @@ from distbench.stats.changepoint import detect_changes
 from distbench.stats.changepoint_group import GROUP_MIN, build_groups, member_weights
 from distbench.stats.changepoint_null import pool_for
 from distbench.stats.changepoint_pool import qn_variance
+from tests.nights import ar1_nights
 
-NIGHT_SD = 0.10 / math.sqrt(2)
 CASES = 108
 LABELS = [i // 12 for i in range(CASES)]  # 9 primitives of 12 rows
-
-
-def ar1(rng: np.random.Generator, count: int, phi: float = 0.5, n: int = 60) -> np.ndarray:
-    e = rng.standard_normal((count, n)) * math.sqrt(1 - phi * phi)
-    x = np.empty((count, n))
-    x[:, 0] = rng.standard_normal(count)
-    for t in range(1, n):
-        x[:, t] = phi * x[:, t - 1] + e[:, t]
-    return x * NIGHT_SD
 
 
 def hits(judged: list, rows: range, at: int = 40) -> int:
@@ -42,7 +33,7 @@ def test_a_primitives_rows_stepping_together_are_found_through_their_group() -> 
     found = {True: 0, False: 0}
     others = 0
     for seed in range(5):
-        y = ar1(np.random.default_rng(seed), CASES)
+        y = ar1_nights(np.random.default_rng(seed), CASES)
         y[:12] += math.log(1.15) * (np.arange(60) >= 40)
         for grouped in (True, False):
             judged = detect_changes(
@@ -62,7 +53,7 @@ def test_a_row_of_a_changed_group_that_did_not_step_is_not_called_changed() -> N
     found."""
     missed, called = 0, 0
     for seed in range(4):
-        y = ar1(np.random.default_rng(10 + seed), CASES)
+        y = ar1_nights(np.random.default_rng(10 + seed), CASES)
         y[:11] += math.log(1.25) * (np.arange(60) >= 40)
         judged = detect_changes(list(y), [0.0] * CASES, 0.05, 0.0, groups=LABELS)
         missed += 11 - hits(judged, range(11))
@@ -76,7 +67,9 @@ def test_null_histories_with_groups_show_few_false_change_points() -> None:
     rng = np.random.default_rng(21)
     fired = 0
     for _ in range(40):
-        judged = detect_changes(list(ar1(rng, CASES)), [0.0] * CASES, 0.05, 0.05, groups=LABELS)
+        judged = detect_changes(
+            list(ar1_nights(rng, CASES)), [0.0] * CASES, 0.05, 0.05, groups=LABELS
+        )
         fired += any(j.found for j in judged)
     assert fired <= 4
 
@@ -86,7 +79,7 @@ def test_the_fixed_night_null_is_calibrated_and_is_not_the_maximums() -> None:
     night's null is about 5 %; the same statistics read in the null of the largest |t| are
     almost never that small (the column a group's rows are read in matters)."""
     rng = np.random.default_rng(3)
-    scores, white, _scale = model.normal_scores(ar1(rng, 2_000), np.zeros(2_000))
+    scores, white, _scale = model.normal_scores(ar1_nights(rng, 2_000), np.zeros(2_000))
     noise = model.estimate_noise(scores, white)
     t, _effect = model.profile(scores, noise)
     at = np.abs(t[:, 39])

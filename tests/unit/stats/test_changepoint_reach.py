@@ -1,5 +1,5 @@
-"""What history says it would catch (distbench.stats.changepoint_reach.detectable_step, simulated by
-changepoint_reach): a row's claimed step, added to it alone, is found about as often as the
+"""What history says it would catch (distbench.stats.changepoint_reach: detectable_step,
+simulated): a row's claimed step, added to it alone, is found about as often as the
 claim's 80 % power says; the straight-line claim it replaced (the step over its standard error,
 which the test's ranks cannot follow) is shown to fail the same check; and where ranks cap what
 a step can show, the claim is that nothing is seen."""
@@ -14,18 +14,9 @@ import numpy as np
 from distbench.stats.changepoint import detect_changes
 from distbench.stats.changepoint_null import pool_for
 from distbench.stats.changepoint_reach import detectable_step, reach
+from tests.nights import ar1_nights
 
-NIGHT_SD = 0.10 / math.sqrt(2)
 CASES, NIGHTS = 108, 60
-
-
-def ar1(rng: np.random.Generator, count: int, phi: float = 0.5) -> np.ndarray:
-    e = rng.standard_normal((count, NIGHTS)) * math.sqrt(1 - phi * phi)
-    x = np.empty((count, NIGHTS))
-    x[:, 0] = rng.standard_normal(count)
-    for t in range(1, NIGHTS):
-        x[:, t] = phi * x[:, t - 1] + e[:, t]
-    return x * NIGHT_SD
 
 
 def found_at_claims(after: int, histories: int, straight: bool = False) -> tuple[int, float]:
@@ -35,7 +26,7 @@ def found_at_claims(after: int, histories: int, straight: bool = False) -> tuple
     rng = np.random.default_rng(21)
     found = []
     for _ in range(histories):
-        y = ar1(rng, CASES)
+        y = ar1_nights(rng, CASES)
         null = detect_changes(list(y), [0.0] * CASES, 0.05, 0.05)
         for row in range(3):
             judged = replace(null[row], ranked=False) if straight else null[row]
