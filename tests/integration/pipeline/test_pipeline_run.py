@@ -57,18 +57,32 @@ def test_pipelined_equals_single_process_at_w2_w3_m1_m4(pipeline_w23: CliRun) ->
 
 
 def test_measured_bubble_near_theory_on_a_balanced_model(tmp_path: Path) -> None:
-    """mlp of depth 5: 4 equal hidden layers (2 per stage) and a head of width x 10 weights."""
-    out = tmp_path / "run"
-    result = run_cli(
-        "pipeline", "--strategies", "sendrecv", "--world-sizes", "2", "--microbatches", "1,2",
-        "--depth", "5", "--width", "768", "--batch-size", "128", "--steps", "10", "--out", str(out),
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    found = rows(out)
-    assert len(found) == 2
-    for row in found:
-        theory, measured = float(row["bubble_theory"]), float(row["bubble_p50"])
-        assert theory - BUBBLE_BELOW <= measured <= theory + BUBBLE_ABOVE, row
+    """mlp of depth 5: 4 equal hidden layers (2 per stage) and a head of width x 10 weights.
+    Two stages overlap only while both have a core: on this 2-core box, a busy moment (CI's
+    Slurm daemons, another suite) serialises them, and M = 2 then measures M = 1's bubble (0.495
+    against 0.333 in a rehearsal of .ci/run with nothing else of ours running). So a run out of
+    the band is measured again, up to ATTEMPTS runs, as the nightly gate confirms a failure by a
+    re-run; a wrong bubble (a wrong M, a timer that counts the wrong thing) fails every run."""
+    seen = []
+    for attempt in range(ATTEMPTS):
+        out = tmp_path / f"run{attempt}"
+        result = run_cli(
+            "pipeline", "--strategies", "sendrecv", "--world-sizes", "2", "--microbatches",
+            "1,2", "--depth", "5", "--width", "768", "--batch-size", "128", "--steps", "10",
+            "--out", str(out),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        found = rows(out)
+        assert len(found) == 2
+        pairs = [(float(r["bubble_theory"]), float(r["bubble_p50"])) for r in found]
+        seen.append(pairs)
+        if all(t - BUBBLE_BELOW <= m <= t + BUBBLE_ABOVE for t, m in pairs):
+            return
+    pytest.fail(f"(theory, measured) per microbatch count, {ATTEMPTS} runs: {seen}")
+
+
+ATTEMPTS = 3
+"""Runs of the bubble test before it fails (its docstring)."""
 
 
 def lost_gradient_diffs(rank: int, world_size: int) -> dict[str, float]:
