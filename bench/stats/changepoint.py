@@ -34,8 +34,8 @@ nights (0 with one launch a night). The method, and why:
    selected alone whose step is there too is placed there: a mean of the group's series places a
    shared step better than one series does). A change of
    code moves a primitive's rows together far more often than one row: 10 of 108 series 20 %
-   slower from one night were found in 84 % without the groups (five seeds), about 90 % with
-   them (ci/bench_stats_history.py; docs/history.md).
+   slower from one night were found in 84 % without the groups and Qn's pooling (five seeds),
+   92 % with them (ci/bench_stats_history.py; docs/history.md).
 
 What it cannot see: a step in the last MIN_SIZE - 1 nights (it needs MIN_SIZE nights on its
 new level), a change inside a part shorter than 2 MIN_SIZE nights, a regression undone within a

@@ -2,17 +2,16 @@
 (a primitive's rows, the same nights) as one series more, and a row of a group found changed is
 tested again at the group's night (bench/stats/changepoint.py calls it).
 
-    built = build_groups(series, white, labels)     # one Group per label with GROUP_MIN rows
-    part = member_test(...)                         # a row tested at its group's night
+    built = build_groups(scores, white, scales, logs, labels)   # a Group per label of 3+ rows
+    at = member_test(scores, logs, noise, pool, split)          # a row at its group's night
 
 Why: a change of code slows a primitive's rows together (or a band of them) far more often than
 a row alone, and a row's own test pays for not knowing the night: its largest step over ~54
 nights, against Benjamini-Hochberg over the whole history. Where 10 of a history's 108 rows
 stepped 20 % at one night (AR(1) phi 0.5, 60 nights), their own tests found 84 % of them
-(ci/bench_stats_history.py). The group's series (its rows' mean, each row weighted by the
-inverse square of its typical change from night to night) holds the step with a fraction of a
-row's noise, and a row tested at a night given in advance is tested at one night, not its
-largest of ~54.
+(ci/bench_stats_history.py). The group's series (its rows' mean, each row in its own score
+units and weighted by member_weights) holds the step with a fraction of a row's noise, and a
+row tested at a night given in advance is tested at one night, not its largest of ~54.
 
 Error: the group series are members of their rows' Benjamini-Hochberg family, so a history in
 which nothing changed shows a change point through a group only when that family selects one,

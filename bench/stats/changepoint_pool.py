@@ -75,10 +75,10 @@ def qn_variance(phi: np.ndarray) -> float:
     series its estimate of the spread varies by 21 % (sd of MAD^2 / s^2), so 7 % of histories
     whose series share one phi were read as disagreeing and judged each at its own phi (their
     steps mostly missed); Qn's varies by 15 %, 1.3 % of them (400 draws of 108 normal phi;
-    tests/unit). A winsorised variance was as
-    efficient but not as robust: on the recorded sessions (2 launches a night) it refused to
-    pool where the MAD and Qn pool, and 3 of 7 primitives 25 % slower were found in 5 % of their
-    rows instead of 51 % (measured while building it). Qn by hand: scipy has none, and
+    tests/unit). A winsorised variance was as efficient but not as robust: on the recorded
+    sessions (2 launches a night) it refused to pool where the MAD and Qn pool, and 3 of 7
+    primitives 25 % slower were found in 5 % of their rows instead of 51 % (measured while
+    building it). Qn by hand: scipy has none, and
     statsmodels' is not worth its install for one quantile."""
     x = np.asarray(phi, float)
     n = len(x)

@@ -147,7 +147,7 @@ def detectable_step(
     """The smallest step (a share: 0.18 = 18 %) with `after` nights on its new level at the end
     of the series that its last part would show with `power` (80 %) at the level it is tested
     at, and past `floor`; inf when the last part is too short to test, the noise is unknown or
-    no step would (its ranks bound what a step shows: changepoint_reach simulates it). `fixed`:
+    no step would (its ranks bound what a step shows: `reach` simulates it). `fixed`:
     tested at a night given in advance (a group's), which only a whole series is."""
     length = changes.nights - changes.last_start
     after = max(after, MIN_SIZE)
@@ -162,12 +162,12 @@ def detectable_step(
     info = float(ss[0, k - 1] - sc[0, k - 1] ** 2 / cc[0, 0])
     se = changes.scale * float(noise.sigma[0]) / math.sqrt(max(info, 1e-12))
     phi, white, known = float(noise.phi[0]), float(noise.white[0]), bool(noise.pooled[0])
-    if fixed:
-        critical = pool.critical_fixed(changes.level, phi, white, known)
-    else:
-        critical = pool.critical(changes.level, phi, white, length, known)
     least = math.log1p(floor) + float(special.ndtri(power)) * se  # past the floor, with power
     if not changes.ranked:  # t grows with the step: the step over its standard error
+        if fixed:
+            critical = pool.critical_fixed(changes.level, phi, white, known)
+        else:
+            critical = pool.critical(changes.level, phi, white, length, known)
         return math.expm1(max(least, critical * se + float(special.ndtri(power)) * se))
     delta = reach(pool, length, after, phi, white, known, changes.level, power, fixed)
     return math.expm1(max(least, delta * changes.scale * score_sd(changes.nights)))

@@ -98,8 +98,13 @@ def describe_state(judged: Judged) -> str:
     return judged.state
 
 
+def sees(detectable: float) -> bool:
+    """Whether a detectable change is one to print (below 10x: a larger one says nothing)."""
+    return math.isfinite(detectable) and detectable <= 9
+
+
 def catch_text(detectable: float) -> str:
     """'would catch >= 18 %', or that it would catch nothing below 10x."""
-    if not math.isfinite(detectable) or detectable > 9:
+    if not sees(detectable):
         return "would catch nothing below 10x"
     return f"would catch >= {detectable * 100:.0f} %"

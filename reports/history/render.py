@@ -16,7 +16,7 @@ from distbench.reports.history.build import ChangePoint, History
 from distbench.reports.history.detect import ALPHA
 from distbench.reports.render import CSS, TableOut, format_number, html_table, markdown_table
 from distbench.stats.changepoint import MIN_SIZE
-from distbench.stats.verdict import NO_CHANGE, STATES
+from distbench.stats.verdict import NO_CHANGE, STATES, sees
 
 CSV_COLUMNS = (
     "run",
@@ -116,12 +116,12 @@ def state_counts(history: History) -> str:
     for state in STATES:
         chosen = [v for v in history.verdicts if v.state == state]
         text = f"{len(chosen)} {state}"
-        seen = [v.detectable for v in chosen if np.isfinite(v.detectable) and v.detectable <= 9]
+        seen = [v.detectable for v in chosen if sees(v.detectable)]
         blind = len(chosen) - len(seen)
         if state == NO_CHANGE and seen:
             text += f" (would catch >= {min(seen) * 100:.0f}-{max(seen) * 100:.0f} % "
             text += f"after {MIN_SIZE} nights" + (f", nothing in {blind}" if blind else "")
-            together = [v.together for v in chosen if np.isfinite(v.together) and v.together <= 9]
+            together = [v.together for v in chosen if sees(v.together)]
             if together:
                 text += (f"; a primitive's rows at once >= {min(together) * 100:.0f}-"
                          f"{max(together) * 100:.0f} %")  # fmt: skip

@@ -11,6 +11,7 @@ import numpy as np
 
 from distbench.reports.history.detect import Series
 from distbench.reports.history.load import RunInfo
+from distbench.stats import verdict as verdict_words
 from distbench.stats.changepoint import MIN_SIZE, SeriesChanges
 from distbench.stats.changepoint_reach import detectable_step, together_step
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, NO_CHANGE, REGRESSED
@@ -58,7 +59,8 @@ class Verdict:
     state: str
     reason: str
     """What it saw or why it cannot tell: 'since nightly-0041: +21 %', 'too few nights since
-    the last change: 4 of 6', 'would catch >= 34 % after 3 nights, >= 15 % after 7'."""
+    the last change: 4 of 6', 'would catch nothing below 10x after 3 nights, would catch >= 14 %
+    after 7 nights'."""
     detectable: float
     """The smallest step it would catch MIN_SIZE nights after it (inf: none)."""
     together: float = math.inf
@@ -153,6 +155,4 @@ def trend_text(series: Series, recent: int, floor: float) -> str:
 
 def catch_text(detectable: float, after: int) -> str:
     """'would catch >= 34 % after 3 nights' (distbench.stats.verdict.catch_text's words)."""
-    if not np.isfinite(detectable) or detectable > 9:
-        return f"would catch nothing below 10x after {after} nights"
-    return f"would catch >= {detectable * 100:.0f} % after {after} nights"
+    return f"{verdict_words.catch_text(detectable)} after {after} nights"
