@@ -31,12 +31,11 @@ from distbench.reports.history.detect import (
     codes_of,
     judge_history,
 )
+from distbench.reports.history.lines import drift_line, mode_line
 from distbench.reports.history.load import METRIC_BY_NAME, RunInfo, incomplete_reason
 from distbench.reports.history.verdict import ChangePoint, Verdict, change_point, verdict
-from distbench.stats.changepoint import MIN_SIZE, SeriesChanges
+from distbench.stats.changepoint import MIN_SIZE
 from distbench.stats.changepoint_null import NullPool, pool_for
-from distbench.stats.changepoint_pool import POOL_MIN
-from distbench.stats.common import MIN_RELATIVE
 from distbench.stats.verdict import CANNOT_TELL, REGRESSED
 
 EXIT_REGRESSION = 1
@@ -199,55 +198,6 @@ def judged_history(
     return History(
         runs, points, change_points, cuts, verdicts, recent, drift_line(cases), mode, wholes
     )
-
-
-def mode_line(series: list[Series], relative: bool) -> str:
-    """'relative: each case judged beyond the rest of its run ...; whole run (comm): ...', or
-    why a kind's cases are judged each on its own level."""
-    if not series:
-        return ""
-    if not relative:
-        return (
-            "absolute (--absolute): each case judged on its own level; a change of the box "
-            "moves every case"
-        )
-    wholes = sorted({s.case for s in series if s.whole_run})
-    own = sorted({s.kind for s in series if s.common is None and not s.whole_run})
-    parts = []
-    if wholes:
-        parts.append(
-            "relative: each case judged beyond the rest of its run (its level less the run's "
-            "common level that night, the median over the primitives); what moved every "
-            f"primitive alike is the series {', '.join(wholes)} (1 = the run's mean state), "
-            "judged at its own drift"
-        )
-    if own:
-        parts.append(
-            f"{', '.join(own)}: each case on its own level (fewer than {MIN_RELATIVE} "
-            "primitives, or most of its nights measured by fewer)"
-        )
-    return "; ".join(parts)
-
-
-def drift_line(judged: list[SeriesChanges]) -> str:
-    """'drift: 108 series share their history's AR(1) phi (0.45, fitted); 3 judged each at its
-    own phi (median 0.52): ...': which series were judged at their history's pooled phi
-    (distbench.stats.changepoint_pool) and which at their own."""
-    known = [j for j in judged if np.isfinite(j.noise.phi[0])]
-    pooled = sorted({f"{j.noise.phi[0]:.2f}" for j in known if j.noise.pooled[0]})
-    shared = sum(bool(j.noise.pooled[0]) for j in known)
-    own = [float(j.noise.phi[0]) for j in known if not j.noise.pooled[0]]
-    parts = []
-    if shared:
-        shown = ", ".join(pooled[:3]) + (", ..." if len(pooled) > 3 else "")
-        parts.append(f"{shared} series share their history's AR(1) phi ({shown}, fitted)")
-    if own:
-        parts.append(
-            f"{len(own)} judged each at its own phi (median {float(np.median(own)):.2f}): "
-            f"fewer than {POOL_MIN} series of one length, phi that differ, or one drift they "
-            "share"
-        )
-    return "drift: " + "; ".join(parts) if parts else ""
 
 
 def definition_segments(

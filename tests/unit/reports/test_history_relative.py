@@ -8,12 +8,16 @@ or the grid left out, and sees the check fail."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
+import sys
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from distbench.reports.history.build import mode_line
 from distbench.reports.history.detect import (
     Series,
     judge_history,
@@ -22,6 +26,7 @@ from distbench.reports.history.detect import (
     relative_series,
     whole_run_case,
 )
+from distbench.reports.history.lines import mode_line
 from distbench.stats.changepoint import detect_changes
 from distbench.stats.common import common_level
 
@@ -33,6 +38,20 @@ PRIMITIVES = ["send_recv"] * 36 + [
 ]
 """The shipped nightly matrix's 108 rows, by primitive."""
 STEP = math.log(1.2)
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_primitives_are_the_recorded_matrix_rows() -> None:
+    """This file's PRIMITIVES and ci/bench_stats_history.py's are the rows of the shipped
+    nightly matrix as recorded (tests/data/launches-nightly-cpu.json.gz): its groups stay the
+    matrix's when the matrix changes."""
+    with gzip.open(ROOT / "tests" / "data" / "launches-nightly-cpu.json.gz", "rt") as source:
+        recorded = Counter(case["primitive"] for case in json.load(source)["cases"])
+    sys.path.insert(0, str(ROOT / "ci"))
+    import bench_stats_history
+
+    assert Counter(PRIMITIVES) == recorded
+    assert bench_stats_history.PRIMITIVES == PRIMITIVES
 
 
 def ar1(rng: np.random.Generator, count: int, phi: float) -> np.ndarray:

@@ -153,7 +153,7 @@ def test_the_known_null_is_narrower_than_the_estimated_one() -> None:
 def test_history_says_which_series_shared_their_drift() -> None:
     """history's drift line: a history of 108 series that agree shares one phi; 5 series are
     too few and are judged each at its own."""
-    from distbench.reports.history.build import drift_line
+    from distbench.reports.history.lines import drift_line
 
     many = detect_changes(list(ar1(np.random.default_rng(1), np.full(CASES, 0.5))), [0.0] * CASES)
     few = detect_changes(list(ar1(np.random.default_rng(6), np.full(5, 0.5))), [0.0] * 5)
