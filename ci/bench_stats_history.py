@@ -186,6 +186,9 @@ def run(quick: bool, seed: int) -> list[dict]:
     rows += synthetic_rows(6 if quick else 16, seed)
     rows += recorded_rows()
     rows += claim_rows(np.random.default_rng([seed, 25]), max(reps // 25, 12))
+    from bench_history_where import run as where_run  # where a change point's step started
+
+    rows += where_run(quick, seed)
     return rows
 
 

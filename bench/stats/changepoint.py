@@ -62,6 +62,7 @@ from distbench.stats.changepoint_model import (
 )
 from distbench.stats.changepoint_null import NullPool, pool_for
 from distbench.stats.changepoint_pool import pooled_noise
+from distbench.stats.changepoint_where import night_range
 from distbench.stats.family import bh_adjust
 
 __all__ = ["MIN_SIZE", "Found", "SeriesChanges", "detect_changes"]
@@ -83,6 +84,9 @@ class Found:
     together: bool = False
     """Found at the night its group (its primitive's rows) stepped, tested at that night
     (changepoint_group); `p_value` is then that test's."""
+    nights: tuple[int, int] | None = None
+    """(first, last): the positions its step's first night may be at, 95 % (changepoint_where;
+    a row found with its group: the group's)."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,8 @@ class Part:
     p_value: float
     together: bool = False
     """Tested at its group's night (Found.together)."""
+    nights: tuple[int, int] | None = None
+    """Where its step may have started (Found.nights); None: not yet ranged."""
 
 
 def detect_changes(
@@ -220,6 +226,7 @@ def detect_changes(
             level_of[i] = alpha * (chosen if q_of[i] <= alpha else chosen + 1) / len(tested)
     selected = [i for i in sorted(whole) if q_of[i] <= alpha]
     found: dict[int, list[Found]] = {i: [] for i in range(len(series))}
+    launch_noise = [*white, *(g.log_white for g in built)]  # where a step may have started
     white = [*white, *(0.0 for _ in built)]  # a group's logs are placed as drift alone
     placing = placers(series, white, selected)
     queue = place([whole[i] for i in selected], series, placing)
@@ -227,8 +234,10 @@ def detect_changes(
     queue = [p for p in queue if p.series not in group_of]
     alone_at = {p.series: j for j, p in enumerate(queue)}
     for part in at_nights:  # its rows tested at the group's night
+        nights = located(part, series, launch_noise)
+        span = (part.start, part.end)
         found[part.series].append(
-            Found(part.split, part.effect, part.t, part.p_value, (part.start, part.end))
+            Found(part.split, part.effect, part.t, part.p_value, span, nights=nights)
         )
         for i in group_of[part.series].members:
             if i not in null_of:
@@ -237,7 +246,8 @@ def detect_changes(
                               part.split)  # fmt: skip
             if one is None or one.p_value > level_of[i]:
                 continue
-            at_night = Part(i, 0, lengths[i], part.split, one.effect, one.t, one.p_value, True)
+            at_night = Part(i, 0, lengths[i], part.split, one.effect, one.t, one.p_value, True,
+                            nights)  # fmt: skip
             if i in alone_at:  # selected alone: placed at the group's night (its mean places it)
                 j = alone_at[i]
                 queue[j] = replace(at_night, t=queue[j].t, p_value=queue[j].p_value)
@@ -250,8 +260,9 @@ def detect_changes(
             if abs(math.expm1(part.effect)) < floor:
                 continue
             span = (part.start, part.end)
+            nights = part.nights or located(part, series, launch_noise)
             found[part.series].append(
-                Found(part.split, part.effect, part.t, part.p_value, span, part.together)
+                Found(part.split, part.effect, part.t, part.p_value, span, part.together, nights)
             )
             children += [(part.series, part.start, part.split), (part.series, part.split, part.end)]
         found_parts = search(children, series, scored, noises, null_of)
@@ -270,6 +281,14 @@ def detect_changes(
         for member in g.members:
             judged[member] = replace(judged[member], group=judged[i])
     return judged[:given]
+
+
+def located(part: Part, series: Sequence[np.ndarray], white: Sequence[float]) -> tuple[int, int]:
+    """Where the step of a changed part may have started (changepoint_where), as positions in
+    its series."""
+    logs = np.asarray(series[part.series], float)[part.start : part.end]
+    first, last = night_range(logs, float(white[part.series]), part.split - part.start)
+    return first + part.start, last + part.start
 
 
 def test_parts(

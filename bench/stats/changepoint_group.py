@@ -53,6 +53,9 @@ class Group:
     """The same mean of its rows' log values, each less its own mean (where it stepped)."""
     white: float
     """The launch-noise variance of `scores` (its rows' launch noise is their own)."""
+    log_white: float
+    """The same of `logs`, in log units: where its step may have started is simulated with it
+    (changepoint_where)."""
     scale: float
     """Log units per unit of `scores` for a step every row takes alike."""
 
@@ -93,8 +96,9 @@ def build_groups(
         stacked = np.clip(own / safe, -CLIP, CLIP)
         noise = np.array([white[i] for i in members])
         reach = float((weights / safe[:, 0]).sum())  # score units of a step of 1 in every row
+        log_noise = float((weights**2 * noise * safe[:, 0] ** 2).sum())
         out.append(Group(tuple(members), weights @ stacked, weights @ own,
-                         float((weights**2 * noise).sum()), 1.0 / reach))  # fmt: skip
+                         float((weights**2 * noise).sum()), log_noise, 1.0 / reach))  # fmt: skip
     return out
 
 

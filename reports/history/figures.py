@@ -1,7 +1,8 @@
 """One trend panel per case, as inline SVG: its judged series night by night, the night's launches
-as a band (lowest to highest), change points as red (regressed) or green (improved) lines, a cut
-in the column's definition as a grey dashed line, runs labelled by date and git revision (the
-axis names the first, the last and each change point's run).
+as a band (lowest to highest), change points as red (regressed) or green (improved) lines (the
+runs their step may have started in, 95 %, shaded in their colour), a cut in the column's
+definition as a grey dashed line, runs labelled by date and git revision (the axis names the
+first, the last and each change point's run).
 
 Why SVG by hand rather than matplotlib, which draws report's figures: a matplotlib panel took
 0.58 s to save on this box, so 500 cases would take 5 minutes; these take milliseconds, and the
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import html
 import itertools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,10 +48,12 @@ TENTHS = '<g transform="scale(0.1)">'
 def chart(
     points: dict[str, np.ndarray], metric: str, runs: int, labels: list[str],
     marks: list[tuple[int, str]], unit: str | None = None,
+    spans: Sequence[tuple[int, int, str]] = (),
 ) -> str:  # fmt: skip
     """One series as an <svg>: x = run position, y = value (linear, the band's range). `points`:
     its nights' value, low, high, run and segment, as arrays; `unit`: the axis' unit (default:
-    the metric's)."""
+    the metric's); `spans`: (first, last, colour) of each change point's 95 % range of runs,
+    shaded where it is more than one run."""
     plot_w, plot_h = WIDTH - LEFT - 10, HEIGHT - TOP - BOTTOM
     step = plot_w / max(runs - 1, 1)
     value = points["value"]
@@ -72,6 +76,13 @@ def chart(
         f'<text x="2" y="{TOP + plot_h / 2 + 4}" font-size="10" font-weight="600">'
         f"{html.escape(metric)} ({html.escape(unit or METRIC_BY_NAME[metric].unit)})</text>",
     ]
+    for first, last, color in spans:
+        if last > first:
+            left = LEFT + step * (first - 0.5)
+            parts.append(
+                f'<rect x="{left:.1f}" y="{TOP}" width="{step * (last - first):.1f}" '
+                f'height="{plot_h}" fill="{color}" fill-opacity="0.12"/>'
+            )
     cuts = points["run"][1:][np.diff(points["segment"]) > 0].tolist()
     lines = [(int(c), CUT, "4,3") for c in cuts] + [(p, color, "") for p, color in marks]
     for position, color, dash in lines:
@@ -95,16 +106,19 @@ def panels(history: History) -> list[str]:
     its common level night by night, 1 = the run's mean state)."""
     labels = [run.label for run in history.runs]
     marks: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    spans: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
     for cp in history.change_points:
         color = REGRESSION if cp.state == REGRESSED else IMPROVEMENT
         marks.setdefault((cp.case, cp.metric), []).append((cp.position, color))
+        spans.setdefault((cp.case, cp.metric), []).append((*cp.span, color))
     out = []
     for whole in history.wholes:
         nan = np.full(len(whole.values), np.nan)
         points = dict(value=whole.values, low=nan, high=nan, run=whole.runs.astype(float),
                       segment=np.zeros(len(whole.values)))  # fmt: skip
         mark = marks.get((whole.case, whole.metric), [])
-        svg = chart(points, whole.metric, len(labels), labels, mark, WHOLE_UNIT)
+        span = spans.get((whole.case, whole.metric), [])
+        svg = chart(points, whole.metric, len(labels), labels, mark, WHOLE_UNIT, span)
         caption = f"{whole.case}: what moved every primitive alike"
         out.append(f"<figure>{svg}<figcaption>{html.escape(caption)}</figcaption></figure>")
     frame = history.points
@@ -117,7 +131,8 @@ def panels(history: History) -> list[str]:
     for start, end in itertools.pairwise(starts):
         case, metric = str(case_names[cases[start]]), str(metric_names[metrics[start]])
         points = {c: values[start:end] for c, values in columns.items()}
-        svg = chart(points, metric, len(labels), labels, marks.get((case, metric), []))
+        svg = chart(points, metric, len(labels), labels, marks.get((case, metric), []),
+                    spans=spans.get((case, metric), []))  # fmt: skip
         out.append(f"<figure>{svg}<figcaption>{html.escape(case)}</figcaption></figure>")
     return out
 

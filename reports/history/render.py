@@ -39,13 +39,16 @@ high its lowest and highest launch; change_point: regressed / improved at the fi
 level, else empty; segment: the part of the series since the last definition change."""
 HEADER = (
     "run", "date", "revision", "case", "metric", "before", "after", "change", "state", "p",
-    "nights",
+    "nights", "95 % from",
 )  # fmt: skip
 NUMERIC = ("before", "after", "change", "p", "nights")
 SMALLEST_P = 1e-6
 """p-values below this print as '<1e-6': the simulated null's tail is a fitted model there."""
 SHOWN = 20
-"""Cases listed in the terminal by state (regressed, improved, cannot tell); the files list all."""
+"""Lines of verdicts in the terminal by state (regressed, improved, cannot tell); the files list
+every case."""
+SAME = 4
+"""Cases of one state and one detail that the terminal prints as one line (verdict_lines)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ def cells(cp: ChangePoint) -> list[str]:
         cp.state,
         ("<1e-6" if cp.p_value < SMALLEST_P else f"{cp.p_value:.2g}") + "*" * cp.together,
         f"{cp.nights_before}+{cp.nights_after}",
+        cp.span_text,
     ]
 
 
@@ -86,7 +90,9 @@ CHANGE_NOTE = (
     "a series changed when "
     f"its Benjamini-Hochberg q over the history's series is <= {ALPHA}, and each further "
     "change point in it needs p <= that level x (series changed) / (series); nights: "
-    "before+after."
+    "before+after; 95 % from: the runs before and after it (-3..+2) that its step's first night "
+    "may be at: steps of its size simulated in its fitted noise are placed within them 95 % of "
+    "the time (0: that run alone)."
 )
 
 
@@ -156,17 +162,37 @@ def summary_line(history: History) -> str:
 def render_terminal(history: History, files: HistoryFiles) -> str:
     lines = [f"history: {summary_line(history)}"]
     lines += [f"history: {line}" for line in (history.mode, history.drift) if line]
-    listed = [v for v in verdict_table(history).frame.itertuples() if v.state != NO_CHANGE]
-    for row in listed[:SHOWN]:
-        lines.append(f"  {row.state}: {row.case} ({row.detail})")
+    listed = verdict_lines(
+        [v for v in verdict_table(history).frame.itertuples() if v.state != NO_CHANGE],
+        files.markdown.name,
+    )
+    lines += [line for line, _count in listed[:SHOWN]]
     if len(listed) > SHOWN:
-        lines.append(f"  ... and {len(listed) - SHOWN} more in {files.markdown.name}")
+        rest = sum(count for _line, count in listed[SHOWN:])
+        lines.append(f"  ... and {rest} more in {files.markdown.name}")
     if history.change_points:
         rows = [cells(cp) for cp in history.change_points]
         lines += ["", *tables.render_rows(HEADER, rows, NUMERIC)]
     lines += [f"note: {line}" for line in cut_lines(history)]
     lines.append(f"history: {files.html}, {files.markdown.name} and {files.csv.name}")
     return "\n".join(lines)
+
+
+def verdict_lines(rows: list, markdown: str) -> list[tuple[str, int]]:
+    """The terminal's verdicts (rows of verdict_table, but no change seen), each with the cases
+    it stands for: a case a line, except that SAME or more cases of one state and one detail
+    are one line ('cannot tell: 109 cases (too few nights: 2 of 6), listed in history.md')."""
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        by_reason.setdefault((row.state, row.detail), []).append(row.case)
+    out = []
+    for (state, detail), cases in by_reason.items():
+        if len(cases) >= SAME:
+            out.append((f"  {state}: {len(cases)} cases ({detail}), listed in {markdown}",
+                        len(cases)))  # fmt: skip
+        else:
+            out += [(f"  {state}: {case} ({detail})", 1) for case in cases]
+    return out
 
 
 def csv_frame(history: History) -> pd.DataFrame:

@@ -42,6 +42,15 @@ class ChangePoint:
     nights_after: int
     together: bool = False
     """Found where its primitive's rows stepped together (distbench.stats.changepoint_group)."""
+    span: tuple[int, int] = (-1, -1)
+    """Positions of the first and last run its step's first night may be at, 95 %
+    (distbench.stats.changepoint_where; a row found with its group: the group's)."""
+
+    @property
+    def span_text(self) -> str:
+        """'-3..+2': the span in runs before and after its run; '0' where it is that run."""
+        first, last = (p - self.position for p in self.span)
+        return "0" if first == last == 0 else f"{first:+d}..{last:+d}"
 
     @property
     def state(self) -> str:
@@ -58,9 +67,9 @@ class Verdict:
     metric: str
     state: str
     reason: str
-    """What it saw or why it cannot tell: 'since nightly-0041: +21 %', 'too few nights since
-    the last change: 4 of 6', 'would catch nothing below 10x after 3 nights, would catch >= 14 %
-    after 7 nights'."""
+    """What it saw or why it cannot tell: 'since nightly-0041: +21 %', 'too few nights: 4 of
+    6' (since the series' start; 'too few nights since the last change' after one), 'would
+    catch nothing below 10x after 3 nights, would catch >= 14 % after 7 nights'."""
     detectable: float
     """The smallest step it would catch MIN_SIZE nights after it (inf: none)."""
     together: float = math.inf
@@ -82,6 +91,7 @@ def change_point(
     before, after = logs[bounds[at - 1] : index], logs[index : bounds[at + 1]]
     found = next(f for f in judged.found if f.index == index)
     position = int(series.runs[index])
+    first, last = found.nights or (index, index)
     return ChangePoint(
         case=series.case,
         kind=series.kind,
@@ -96,6 +106,7 @@ def change_point(
         nights_before=len(before),
         nights_after=len(after),
         together=found.together,
+        span=(int(series.runs[first]), int(series.runs[last])),
     )
 
 
@@ -116,7 +127,7 @@ def verdict(
         if hits:
             position, _f = hits[-1]
             cp = change_point(series, judged, _f.index, runs)
-            reason = f"from {runs[position].name}: {cp.change * 100:+.0f} %"
+            reason = f"from {runs[position].name}{span_words(cp, runs)}: {cp.change * 100:+.0f} %"
             reason += " (its primitive's rows stepped with it)" if cp.together else ""
             return Verdict(*name, state, reason, detectable)
     if int(series.runs[-1]) != len(runs) - 1:
@@ -124,7 +135,8 @@ def verdict(
         return Verdict(*name, CANNOT_TELL, reason, detectable)
     since = len(series.values) - judged.last_start
     if since < 2 * MIN_SIZE:
-        reason = f"too few nights since the last change: {since} of {2 * MIN_SIZE}"
+        after = " since the last change" if judged.found else ""
+        reason = f"too few nights{after}: {since} of {2 * MIN_SIZE}"
         return Verdict(*name, CANNOT_TELL, reason + trend_text(series, recent, floor), detectable)
     reason = catch_text(detectable, MIN_SIZE)
     if recent > MIN_SIZE and recent <= since - MIN_SIZE:
@@ -136,6 +148,15 @@ def verdict(
         ).removeprefix("would catch ")
     reason += trend_text(series, recent, floor)
     return Verdict(*name, NO_CHANGE, reason, detectable, together)
+
+
+def span_words(cp: ChangePoint, runs: list[RunInfo]) -> str:
+    """' (95 %: nightly-0037 to nightly-0042)': the runs its step may have started in, where
+    that is more than its own run; else ''."""
+    first, last = cp.span
+    if first == last:
+        return ""
+    return f" (95 %: {runs[first].name} to {runs[last].name})"
 
 
 def trend_text(series: Series, recent: int, floor: float) -> str:

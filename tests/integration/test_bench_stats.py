@@ -71,6 +71,8 @@ def test_the_gate_benchmark_prints_every_part() -> None:
     assert any(n.startswith("nights drawn as ci/bench_history.py writes them") for n in names)
     claims = [n for n in names if n.startswith("claimed step")]  # history's 'would catch', checked
     assert any("the simulated claim" in n for n in claims), names
+    ranges = [n for n in names if "the range holds the step's night" in n]  # changepoint_where
+    assert len(ranges) >= 8 and any(n.startswith("recorded sessions") for n in ranges), names
     rate = re.compile(
         r"^\d+(\.\d+)?% \(\d+/\d+\)$|^\d+(\.\d+)?%$|^\d+(\.\d+)?(e[-+]\d+)?$|^\d+ rows$"
     )

@@ -42,6 +42,7 @@ def test_a_20_percent_step_is_found_at_its_night_and_fails_the_gate(
     )
     assert code == 1, text
     assert "history: FAIL" in text and "regressed" in text
+    assert "95 % from" in text  # each change point's range of runs (changepoint_where)
     assert "history: absolute (--absolute): each case judged on its own level" in text
     points = read_csv(out)
     cases = resolvable(points)
@@ -201,7 +202,7 @@ def test_frozen_v1_runs_load_and_a_changed_meaning_cuts_the_series(
     # two nights cannot show a change: every case says so, none passes
     assert "0 no change seen, 92 cannot tell" in text  # 91 cases and the whole run (comm)
     assert "ddp: each case on its own level (fewer than 4 primitives" in text
-    assert "(too few nights since the last change: 2 of 6)" in text
+    assert "too few nights: 2 of 6" in text
 
     # DDP step times changed meaning in v2 (timed windows, not a per-step maximum)
     upgraded_copy(DATA / "cluster-a" / "ddp", tmp_path / "new", "2027-01-01T00:00:00Z")

@@ -167,7 +167,7 @@ def test_three_nights_the_last_two_twice_slower_cannot_tell(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """0.2.0 printed 'pass' here. Now the case's verdict is cannot tell (too few nights since
-    the last change), never no change seen; a verdict that ignores the count says no change."""
+    its start), never no change seen; a verdict that ignores the count says no change."""
     from distbench.reports.history import verdict as history_verdict
     from distbench.reports.history.detect import Series, judge_series
     from distbench.reports.history.load import RunInfo
@@ -179,7 +179,7 @@ def test_three_nights_the_last_two_twice_slower_cannot_tell(
     seen = history_verdict.verdict(series, judged, runs, 7, 0.05)
     assert (seen.state, seen.reason) == (
         "cannot tell",
-        "too few nights since the last change: 3 of 6",
+        "too few nights: 3 of 6",
     )
     monkeypatch.setattr(history_verdict, "MIN_SIZE", 1)
     assert history_verdict.verdict(series, judged, runs, 7, 0.05).state == "no change seen"
@@ -240,3 +240,43 @@ def test_average_ranks_are_scipys() -> None:
         assert np.array_equal(model.average_ranks(tied), stats.rankdata(tied, axis=1))
         plain = rng.standard_normal(shape)
         assert np.array_equal(model.average_ranks(plain), stats.rankdata(plain, axis=1))
+
+
+def test_a_change_point_names_the_runs_its_step_may_have_started_in() -> None:
+    """A 20 % step at night 40 in AR(1) drift: the change point's 95 % range of runs (its step
+    simulated in its fitted noise, distbench.stats.changepoint_where) holds run 40, the change
+    table prints it as runs before and after its own, and the verdict names the range's runs."""
+    from distbench.reports.history import verdict as history_verdict
+    from distbench.reports.history.detect import Series, judge_series
+    from distbench.reports.history.load import RunInfo
+
+    runs = [RunInfo(f"/r{i}", f"nightly-{i:04d}", "2026-01-01", "abc", 4) for i in range(60)]
+    logs = ar1(5, 1)[0] + STEP * (np.arange(60) >= 40)
+    series = Series("all_reduce 1M", "comm", "time_us_min", 0, np.arange(60), np.exp(logs), 0.0)
+    judged = judge_series([series])[0]
+    (found,) = [f for f in judged.found if abs(f.index - 40) <= 5]
+    cp = history_verdict.change_point(series, judged, found.index, runs)
+    first, last = cp.span
+    assert first <= 40 <= last and first < last, cp.span  # this series' range is wide
+    assert cp.span_text == f"{first - cp.position:+d}..{last - cp.position:+d}"
+    seen = history_verdict.verdict(series, judged, runs, 25, 0.05)
+    assert seen.state == "regressed"
+    assert f"(95 %: nightly-{first:04d} to nightly-{last:04d})" in seen.reason, seen.reason
+
+
+def test_many_cases_of_one_verdict_are_one_terminal_line() -> None:
+    """history's terminal lists a case a line, but 4 or more cases of one state and one detail
+    (two nights: every case cannot tell) are one line, counted in the '... and N more'."""
+    from types import SimpleNamespace
+
+    from distbench.reports.history.render import verdict_lines
+
+    rows = [SimpleNamespace(state="cannot tell", case=f"case {i}", detail="too few nights: 2 of 6")
+            for i in range(109)]  # fmt: skip
+    rows.append(SimpleNamespace(state="regressed", case="all_reduce 1M", detail="from n-3: +20 %"))
+    lines = verdict_lines(rows, "history.md")
+    assert lines == [
+        ("  cannot tell: 109 cases (too few nights: 2 of 6), listed in history.md", 109),
+        ("  regressed: all_reduce 1M (from n-3: +20 %)", 1),
+    ]
+    assert len(verdict_lines(rows[:3], "history.md")) == 3  # fewer than 4: a case a line
