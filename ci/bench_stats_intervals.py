@@ -15,6 +15,12 @@ matrix, 12 trials per row). Named noise is added on top:
   (5 % x Student t3), or AR(1) drift between consecutive trials (phi 0.5, 5 %). The truth is the
   median of the population drawn from (every op of every trial x every shift), found from
   TRUTH_TRIALS draws.
+- sequential against interleaved trials (tests/data/interval-trials-order.json.gz: pairs of
+  latency launches recorded one after the other, `--order sequential` and `--order interleaved`,
+  on the quiet box and beside one or two processes bursting busy and idle): the same interval in
+  the recorded order of each row's trials (runs of ~5), which keeps the box's drift from trial
+  to trial. Interleaved, a row's consecutive trials are a round apart, and the drift between
+  them is weaker (order_rows).
 - --precision P: trials are added one at a time from --trials 5 up to --max-trials 50 until
   stats/stopping.py's precision_met, the rule comm/precision.py runs (99 % interval within +-P
   at 3 consecutive looks, one every 2 trials from the 10th), says converged; the figure is the
@@ -30,6 +36,7 @@ matrix, 12 trials per row). Named noise is added on top:
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import sys
@@ -47,6 +54,8 @@ from distbench.stats.stopping import precision_met, record_width
 ROOT = Path(__file__).resolve().parent.parent
 TRIALS_FIXTURE = ROOT / "tests" / "data" / "interval-trials.json"
 GATE_FIXTURE = ROOT / "tests" / "data" / "gate-launches.json"
+ORDER_FIXTURE = ROOT / "tests" / "data" / "interval-trials-order.json.gz"
+RECORDED_ORDER = "recorded order (runs of ~5 consecutive trials)"
 TRUTH_TRIALS = 4000
 """Trials drawn (with their shifts) to find a population's median."""
 PRECISION = 0.10
@@ -154,6 +163,41 @@ def interval_coverage(
     return rows
 
 
+def order_pools() -> dict[tuple[str, str], list[list[np.ndarray]]]:
+    """The pairs' rows (each a launch's size: its trials of ops) by (load, order)."""
+    with gzip.open(ORDER_FIXTURE, "rt") as source:
+        entries = json.load(source)["latency"]
+    pools: dict[tuple[str, str], list[list[np.ndarray]]] = {}
+    for entry in entries:
+        trials = [np.array(t) for t in entry["trials"]]
+        pools.setdefault((entry["load"], entry["order"]), []).append(trials)
+    return pools
+
+
+def order_rows(reps: int, counts: list[int], rng: np.random.Generator) -> list[dict[str, object]]:
+    """The latency p50 interval in the recorded order of each row's trials (runs of ~5), rows of
+    sequential launches against rows of the interleaved launch recorded beside each, per load
+    (module docstring)."""
+    rows = []
+    for (load, order), pools in order_pools().items():
+        truths = [truth_of(pool, no_shift, rng) for pool in pools]
+        for count in counts:
+            hits = n = 0
+            for _ in range(reps):
+                which = int(rng.integers(len(pools)))
+                drawn = draw(pools[which], no_shift, rng, count, BLOCKS[RECORDED_ORDER])
+                low, high = trial_interval(drawn, count)
+                if not math.isnan(low):
+                    n += 1
+                    hits += low <= truths[which] <= high
+            name = f"latency p50 interval, {count} trials, {RECORDED_ORDER}, --order {order}"
+            name += f", {load}"
+            note = f"{reps} rows of {len(pools)} recorded (2026-12-05), "
+            note += f"{n / reps:.0%} with an interval"
+            rows.append(coverage_row(name, hits, n, note))
+    return rows
+
+
 def precision_rows(
     pools: list[list[np.ndarray]], reps: int, rng: np.random.Generator, noises: list[str]
 ) -> list[dict[str, object]]:
@@ -250,6 +294,7 @@ def run(quick: bool, seed: int) -> list[dict[str, object]]:
     latency, throughput = latency_pools(), throughput_pools()
     counts = [12] if quick else [5, 12, 30]
     rows = interval_coverage("latency", latency, counts, reps, rng)
+    rows += order_rows(reps, [12] if quick else [12, 30], np.random.default_rng([seed, 16]))
     rows += interval_coverage("throughput", throughput, [12] if quick else [6, 12], reps, rng)
     noises = list(NOISES)[:1] if quick else list(NOISES)
     rows += precision_rows(latency, 60 if quick else 1000, rng, noises)

@@ -172,7 +172,8 @@ class CommArgs:
         choice(
             "sequential: each measurement's trials back to back; interleaved: every measurement "
             "of a launch warmed up, then trial t of each in round t (rows land after the last "
-            "round; load bursts hit every row alike).",
+            "round; load bursts hit every row alike, and on a drifting machine a latency row's "
+            "95 % interval holds only interleaved).",
             TRIAL_ORDERS,
             "order",
         ),

@@ -59,6 +59,7 @@ def test_the_gate_benchmark_prints_every_part() -> None:
     assert any("claiming <= 25 %" in n for n in names)  # detectable_change's calibration
     assert any(n.startswith("compare 95 % interval") for n in names)
     assert any("p50 interval" in n for n in names) and any("--precision" in n for n in names)
+    assert any("--order interleaved" in n for n in names), names  # sequential against interleaved
     assert any(n.startswith("fit ") for n in names)
     for phi in ("iid", "AR(1) phi 0.5", "AR(1) phi 0.8"):
         assert f"false change points per 100 null series, {phi}" in rows, names
