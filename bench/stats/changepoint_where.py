@@ -1,5 +1,5 @@
 """Where a change point's step may have started: the nights a 95 % range of a step like it holds,
-for a bisect (bench/stats/changepoint.py gives each change point its range).
+for a bisect (bench/stats/changepoint_parts.py located gives each change point its range).
 
     first, last = night_range(logs, white, split)   # positions in logs; first <= split <= last
 

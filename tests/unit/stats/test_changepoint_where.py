@@ -53,7 +53,7 @@ def test_a_range_of_the_night_alone_misses(
     """The same check, the range replaced (on the test's side) by the change point's night alone:
     fails (151 of 182, 83 %, when written)."""
     monkeypatch.setattr(
-        "distbench.stats.changepoint.night_range", lambda logs, white, split: (split, split)
+        "distbench.stats.changepoint_parts.night_range", lambda logs, white, split: (split, split)
     )
     share, _found = coverage(stepped)
     assert share < 0.90, share
