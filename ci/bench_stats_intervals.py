@@ -80,9 +80,9 @@ NOISES: dict[str, Shift] = {
     "recorded trials": no_shift,
     "+ heavy-tailed trial shifts (t3, 5 %)": lambda rng, count: 0.05 * rng.standard_t(3, count),
     "+ AR(1) drift between trials (phi 0.5, 5 %)": ar1,
-    "recorded order (runs of ~5 consecutive trials)": no_shift,
+    RECORDED_ORDER: no_shift,
 }
-BLOCKS = {"recorded order (runs of ~5 consecutive trials)": 5.0}
+BLOCKS = {RECORDED_ORDER: 5.0}
 """Noises that draw runs of consecutive recorded trials (a stationary bootstrap, mean run
 length 5), keeping how the box drifted from trial to trial (lag-1 correlation of trial medians
 about 0.5 in the latency launches); the others draw trials one by one."""
@@ -141,6 +141,22 @@ def throughput_pools() -> list[list[np.ndarray]]:
     return pools
 
 
+def held(
+    pools: list[list[np.ndarray]], truths: list[float], shift: Shift, run: float, count: int,
+    reps: int, rng: np.random.Generator,
+) -> tuple[int, int]:  # fmt: skip
+    """(held, with an interval): `reps` rows of `count` trials, each drawn from a random pool
+    (draw: in runs of mean length `run`), whose p50 interval holds that pool's truth."""
+    hits = n = 0
+    for _ in range(reps):
+        which = int(rng.integers(len(pools)))
+        low, high = trial_interval(draw(pools[which], shift, rng, count, run), count)
+        if not math.isnan(low):
+            n += 1
+            hits += low <= truths[which] <= high
+    return hits, n
+
+
 def interval_coverage(
     kind: str, pools: list[list[np.ndarray]], counts: list[int], reps: int, rng: np.random.Generator
 ) -> list[dict[str, object]]:
@@ -148,14 +164,7 @@ def interval_coverage(
     for noise, shift in NOISES.items():
         truths = [truth_of(pool, shift, rng) for pool in pools]
         for count in counts:
-            hits = n = 0
-            for _ in range(reps):
-                which = int(rng.integers(len(pools)))
-                drawn = draw(pools[which], shift, rng, count, BLOCKS.get(noise, 1.0))
-                low, high = trial_interval(drawn, count)
-                if not math.isnan(low):
-                    n += 1
-                    hits += low <= truths[which] <= high
+            hits, n = held(pools, truths, shift, BLOCKS.get(noise, 1.0), count, reps, rng)
             note = f"{reps} rows, {n / reps:.0%} with an interval"
             rows.append(
                 coverage_row(f"{kind} p50 interval, {count} trials, {noise}", hits, n, note)
@@ -182,14 +191,7 @@ def order_rows(reps: int, counts: list[int], rng: np.random.Generator) -> list[d
     for (load, order), pools in order_pools().items():
         truths = [truth_of(pool, no_shift, rng) for pool in pools]
         for count in counts:
-            hits = n = 0
-            for _ in range(reps):
-                which = int(rng.integers(len(pools)))
-                drawn = draw(pools[which], no_shift, rng, count, BLOCKS[RECORDED_ORDER])
-                low, high = trial_interval(drawn, count)
-                if not math.isnan(low):
-                    n += 1
-                    hits += low <= truths[which] <= high
+            hits, n = held(pools, truths, no_shift, BLOCKS[RECORDED_ORDER], count, reps, rng)
             name = f"latency p50 interval, {count} trials, {RECORDED_ORDER}, --order {order}"
             name += f", {load}"
             note = f"{reps} rows of {len(pools)} recorded (2026-12-05), "
