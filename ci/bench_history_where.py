@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,19 +43,28 @@ from bench_stats_history import (
     white_of,
 )
 
+if TYPE_CHECKING:
+    from distbench.stats.changepoint import Found, SeriesChanges
+
 TARGET = "0.92-0.98; above where it is one night"
 """A range is whole nights: where a step is plain, one night holds it nearly always, and a
 range cannot be narrower (coverage then above 98 % is not a wide range)."""
 
 
+def near(judged: SeriesChanges, at: int) -> list[Found]:
+    """A series' regressed change points within 2 NEAR nights of `at`: its step's, found."""
+    return [f for f in judged.found if f.effect > 0 and abs(f.index - at) <= 2 * NEAR]
+
+
 def covered(judged: list, at: int, rows: np.ndarray | None = None) -> tuple[list[bool], list[int]]:
-    """Of the series (SeriesChanges; `rows`: only these) with a regressed change point within
-    2 NEAR nights of `at`: whether the range of the nearest holds it, and its width in nights."""
-    hits, widths = [], []
+    """Of the series (SeriesChanges; `rows`: only these) whose step was found (near): whether
+    the range of the change point nearest `at` holds it, and its width in nights."""
+    hits: list[bool] = []
+    widths: list[int] = []
     for i, j in enumerate(judged):
         if rows is not None and not rows[i]:
             continue
-        slower = [f for f in j.found if f.effect > 0 and abs(f.index - at) <= 2 * NEAR]
+        slower = near(j, at)
         if not slower:
             continue
         f = min(slower, key=lambda f: abs(f.index - at))
@@ -83,14 +93,19 @@ def alone(logs: np.ndarray, white: np.ndarray | None = None) -> list:
     return detect_changes(list(logs), white.tolist(), 0.05, 0.05, families=families)
 
 
-def history(logs: np.ndarray, relative: bool) -> list:
-    """One history of the matrix's 108 rows judged as `distbench history` judges it."""
+def history(
+    logs: np.ndarray, relative: bool, white: np.ndarray | None = None,
+    primitives: list[str] = PRIMITIVES,
+) -> list:  # fmt: skip
+    """One history (rows x nights of log values; each row's launch noise, default 0, and
+    primitive, default the matrix's 108 rows') judged as `distbench history` judges it."""
     from distbench.reports.history.detect import Series, judge_history
 
     nights = np.arange(logs.shape[1])
+    white = np.zeros(len(logs)) if white is None else white
     series = [
-        Series(f"row {i}", "comm", "time_us_min", 0, nights, np.exp(y), 0.0, p)
-        for i, (y, p) in enumerate(zip(logs, PRIMITIVES, strict=True))
+        Series(f"row {i}", "comm", "time_us_min", 0, nights, np.exp(y), float(w), p)
+        for i, (y, w, p) in enumerate(zip(logs, white, primitives, strict=True))
     ]
     return judge_history(series, logs.shape[1], relative)[1][: len(series)]
 
@@ -117,7 +132,8 @@ def where_rows(rng: np.random.Generator, reps: int) -> list[dict]:
     out += rows_of("real launches of this box resampled, 2 a night", *covered(judged, 40), reps)
     histories = max(reps // 50, 2)
     ours = np.array([p == "all_reduce" for p in PRIMITIVES])
-    hits, widths = [], []
+    hits: list[bool] = []
+    widths: list[int] = []
     for _ in range(histories):
         logs = drift(rng, CASES, NIGHTS, 0.5) * NIGHT_SD
         logs += np.where(ours[:, None], STEP * (nights >= 40), 0.0)
@@ -134,23 +150,17 @@ def recorded_rows() -> list[dict]:
     """This box's recorded sessions (2 launches a night), the rows of one primitive 25 % slower
     from RECORDED_AFTER nights before the end, judged relative (the default). The rows found
     with their group share its range: the sessions' ranges are counted too."""
-    from distbench.reports.history.detect import Series, judge_history
-
-    hits, widths, count, ranges = [], [], 0, set()
+    hits: list[bool] = []
+    widths: list[int] = []
+    count, ranges = 0, set()
     for g, y, w, primitive in recorded_histories(2):
         at = y.shape[1] - RECORDED_AFTER
         rows = np.array([p == sorted(set(primitive))[0] for p in primitive])
         logs = y + np.where(rows[:, None], math.log(1.25) * (np.arange(y.shape[1]) >= at), 0.0)
-        nights = np.arange(logs.shape[1])
-        series = [
-            Series(f"row {i}", "comm", "time_us_min", 0, nights, np.exp(v), float(wi), p)
-            for i, (v, wi, p) in enumerate(zip(logs, w, primitive, strict=True))
-        ]
-        judged = judge_history(series, logs.shape[1], True)[1][: len(series)]
+        judged = history(logs, True, w, primitive)
         more = covered(judged, at, rows)
         hits, widths, count = hits + more[0], widths + more[1], count + int(rows.sum())
-        ranges |= {(g, f.nights, at) for i, j in enumerate(judged) if rows[i] for f in j.found
-                   if f.effect > 0 and abs(f.index - at) <= 2 * NEAR}  # fmt: skip
+        ranges |= {(g, f.nights, at) for i, j in enumerate(judged) if rows[i] for f in near(j, at)}
     held = sum(first <= at <= last for _g, (first, last), at in ranges)
     name = (f"recorded sessions of this box (2 launches a night), one primitive's rows 25 % "
             f"slower {RECORDED_AFTER} nights before the end, relative")  # fmt: skip
