@@ -22,10 +22,14 @@ matrix, 12 trials per row). Named noise is added on top:
   to trial. Interleaved, a row's consecutive trials are a round apart, and the drift between
   them is weaker (order_rows).
 - --precision P: trials are added one at a time from --trials 5 up to --max-trials 50 until
-  stats/stopping.py's precision_met, the rule comm/precision.py runs (99 % interval within +-P
-  at 3 consecutive looks, one every 2 trials from the 10th), says converged; the figure is the
-  share of rows declared converged whose p50 misses the truth by more than P (a converged row
-  promises +-P at 95 %), and the note says how often their printed 95 % interval held the truth.
+  stats/stopping.py's `converged`, the rule comm/precision.py runs, says converged (latency: the
+  95 % confidence sequence within +-P; one sample a trial: the 99 % interval within +-P at 3
+  consecutive looks, one every 2 trials from the 10th). Two figures: the share of rows declared
+  converged whose p50 misses the truth by more than P (a converged row promises +-P at 95 %), and
+  the share of every row whose printed 95 % interval, where the rule stopped it, held the truth
+  (at least 92 %: after a stop chosen by looking, an interval valid at any stop holds more than
+  its level at most stops). On the recorded latency and throughput launches, with the noises
+  above, and on the sequential latency launches of 2026-12-05 in their recorded order.
 - the fit: each size's p50 from a random launch's resampled trials over the sizes' median across
   launches (their real scatter), on the model's curve through those medians, so that alpha and beta
   have a true value; a quiet box's scatter is the same in log terms x 1/4. The printed intervals
@@ -46,10 +50,9 @@ from pathlib import Path
 
 import numpy as np
 
-from distbench.stats import Stats
+from distbench.stats import Stats, stopping
 from distbench.stats.fit import fit_latency_bandwidth
-from distbench.stats.intervals import PRECISION_CONFIDENCE, trial_interval
-from distbench.stats.stopping import precision_met, record_width
+from distbench.stats.intervals import trial_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIALS_FIXTURE = ROOT / "tests" / "data" / "interval-trials.json"
@@ -201,38 +204,56 @@ def order_rows(reps: int, counts: list[int], rng: np.random.Generator) -> list[d
 
 
 def precision_rows(
-    pools: list[list[np.ndarray]], reps: int, rng: np.random.Generator, noises: list[str]
-) -> list[dict[str, object]]:
+    kind: str, pools: list[list[np.ndarray]], reps: int, rng: np.random.Generator,
+    noises: list[str],
+) -> list[dict[str, object]]:  # fmt: skip
+    """--precision PRECISION on rows drawn from `pools` under each noise, decided by the product's
+    own rule (stopping.converged) and printing the product's own interval: two rows a noise, the
+    converged rows off the truth by more than PRECISION, and the rows whose printed 95 % interval
+    held the truth (every row, converged or not: each stopped where the rule chose)."""
     rows = []
     for noise in noises:
         shift = NOISES[noise]
         truths = [truth_of(pool, shift, rng) for pool in pools]
-        converged = missed = held = 0
+        converged = missed = held = held_converged = 0
         used = []  # trials each converged row took
         for _ in range(reps):
             which = int(rng.integers(len(pools)))
+            truth = truths[which]
             samples = draw(pools[which], shift, rng, MAX_TRIALS, BLOCKS.get(noise, 1.0))
             per = len(samples) // MAX_TRIALS
-            widths: list[float] = []  # the half-width after each trial, as decide() keeps them
+            widths: list[float] = []  # the one-sample rule's half-widths, as decide() keeps them
             for count in range(5, MAX_TRIALS + 1):
-                taken = samples[: count * per]
-                stats = Stats(tuple(taken), count)
-                record_width(widths, count, stats.ci_half_width(PRECISION_CONFIDENCE))
-                if precision_met(widths, PRECISION):
-                    p50 = stats.p50
-                    converged += 1
-                    used.append(count)
-                    missed += abs(p50 - truths[which]) > PRECISION * truths[which]
-                    low, high = trial_interval(taken, count)  # the row's 95 % interval
-                    held += low <= truths[which] <= high
+                stats = Stats(tuple(samples[: count * per]), count, looked=True)
+                if reached := stopping.converged(stats, widths, PRECISION):
                     break
-        name = f"--precision {PRECISION:.0%} (latency): converged, off the truth by more, {noise}"
+            low, high = stats.p50_ci()  # the row's printed 95 % interval where it stopped
+            inside = bool(low <= truth <= high)
+            held += inside
+            if reached:
+                converged += 1
+                used.append(count)
+                missed += abs(stats.p50 - truth) > PRECISION * truth
+                held_converged += inside
+        name = f"--precision {PRECISION:.0%} ({kind}): "
         median = f"{np.median(used):.0f}" if used else "-"
-        note = (
-            f"{converged} of {reps} converged (median {median} trials); their interval held the"
-            f" truth in {held}"
-        )
-        rows.append(row(name, missed, converged, "<= 5 %", missed <= 0.05 * converged, note))
+        note = f"{converged} of {reps} converged (median {median} trials)"
+        rows.append(row(name + f"converged, off the truth by more, {noise}", missed, converged,
+                        "<= 5 %", missed <= 0.05 * converged, note))  # fmt: skip
+        rows.append(row(name + f"every row's printed 95 % interval held the truth, {noise}",
+                        held, reps, ">= 92 %", held >= 0.92 * reps,
+                        note + f"; the converged rows' held it in {held_converged}"))  # fmt: skip
+    return rows
+
+
+def order_precision_rows(reps: int, rng: np.random.Generator) -> list[dict[str, object]]:
+    """precision_rows on the sequential latency launches of 2026-12-05 (order_pools), in their
+    recorded order: held out from every choice of the rule."""
+    rows = []
+    for (load, order), pools in order_pools().items():
+        if order == "sequential":  # --precision adds trials one measurement at a time
+            rows += precision_rows(f"latency, 2026-12-05, {load}", pools, reps, rng,
+                                   [RECORDED_ORDER])  # fmt: skip
     return rows
 
 
@@ -299,7 +320,9 @@ def run(quick: bool, seed: int) -> list[dict[str, object]]:
     rows += order_rows(reps, [12] if quick else [12, 30], np.random.default_rng([seed, 16]))
     rows += interval_coverage("throughput", throughput, [12] if quick else [6, 12], reps, rng)
     noises = list(NOISES)[:1] if quick else list(NOISES)
-    rows += precision_rows(latency, 60 if quick else 1000, rng, noises)
+    rows += precision_rows("latency", latency, 60 if quick else 1000, rng, noises)
+    rows += precision_rows("throughput", throughput, 60 if quick else 1000, rng, noises)
+    rows += order_precision_rows(60 if quick else 1000, np.random.default_rng([seed, 17]))
     rows += fit_rows(200 if quick else 2000, rng, quick)
     return rows
 

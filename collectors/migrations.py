@@ -117,14 +117,16 @@ MIGRATIONS: tuple[Migration, ...] = (
                 ("comm", column): "the p50's 95 % interval over trials, not samples: latency "
                 "rows Woodruff's interval with the trial as the unit and a long-run variance of "
                 "the trials in their order (v3: every op counted as independent, which covered "
-                "41-56 %), throughput rows the order-statistic "
+                "41-56 %), or with --precision its 95 % confidence sequence over trials (valid "
+                "at the trial --precision stopped at), throughput rows the order-statistic "
                 "interval interpolated to 95 % (v3: the binomial one, 96-99 % at 6-12 trials)"
                 for column in ("ci_low_us", "ci_high_us")
             },
-            ("comm", "converged"): "--precision met by the 99 % interval over trials at 3 "
-            "looks in a row, one every 2 trials from the 10th (v3: the "
-            "95 % one, over ops in latency mode: converged after the first trials 89-100 % of "
-            "the time)",
+            ("comm", "converged"): "--precision met: latency rows by the 95 % confidence "
+            "sequence over trials at any trial from the 7th, rows of one sample a trial by the "
+            "99 % interval over trials at 3 looks in a row, one every 2 trials from the 10th "
+            "(v3: the 95 % one, over ops in latency mode: converged after the first trials "
+            "89-100 % of the time)",
             ("samples", "rank"): "samples.csv holds the rank -1 rows only (the per-sample "
             "max over ranks, the input of every statistic); each rank's own samples go to "
             "rank-samples/*.parquet with --rank-samples node|all (v3: every rank's rows too, "

@@ -105,17 +105,21 @@ class ResultRow:
     sample a trial (throughput), the order-statistic interval of a median interpolated to 95 %,
     from 6 trials; several (latency: `iters` ops a trial), Woodruff's interval over the trials,
     its variance a long-run one over the trials in their order (a drifting box makes consecutive
-    trials alike), from 2 trials when they agree well enough; empty otherwise (v3: the binomial
-    interval over every sample, ops of one trial counted as independent; empty before v3)."""
+    trials alike), from 2 trials when they agree well enough, and with --precision the p50's
+    95 % confidence sequence over the trials (valid at the trial --precision stopped at), from
+    7 trials; empty otherwise (v3: the binomial interval over every sample, ops of one trial
+    counted as independent; empty before v3)."""
     ci_high_us: float = float("nan")
     """High end of that interval (v4 as ci_low_us; v3: the binomial interval; empty before)."""
     trials_run: int = 0
     """Trials run: `trials`, or as many as --precision took (v3; empty before: `trials`)."""
     converged: str = ""
-    """With --precision: true when the p50's 99 % interval over trials came within +-precision
-    of it at 3 looks in a row, one every 2 trials from the 10th (v4; the row prints the 95 %
-    one, narrower still), false when --max-trials or --budget ended the measurement first; empty
-    without --precision (v3: the 95 % interval, over ops in latency mode)."""
+    """With --precision: true when the p50 came within +-precision (v4): in latency mode (several
+    ops a trial) when its 95 % confidence sequence over trials did, at any trial from the 7th
+    (the row prints it); with one sample a trial when its 99 % interval over trials did at 3
+    looks in a row, one every 2 trials from the 10th (the row prints the 95 % one, narrower
+    still); false when --max-trials or --budget ended the measurement first; empty without
+    --precision (v3: the 95 % interval, over ops in latency mode)."""
     nccl_algo: str = ""
     """The algorithm NCCL chose (RING, TREE, NVLS, COLLNET_DIRECT ...), from its TUNING log with
     --nccl-trace (whose logging stays on in the timed loop); empty on gloo, without it, or

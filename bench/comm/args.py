@@ -31,7 +31,7 @@ from distbench.parse import (
     parse_size,
 )
 from distbench.primitives.facts import FACTS
-from distbench.stats.stopping import FIRST_STOP
+from distbench.stats.stopping import first_stop
 
 AUTO = "auto"
 MAX_PRECISION_PERCENT = 50.0
@@ -143,9 +143,10 @@ class CommArgs:
     precision: Annotated[
         float | None,
         text(
-            "Add trials until the p50's 99% interval over trials is within +-P of it at 3 looks "
-            "in a row (one every 2 trials from the 10th), e.g. 2%; or until --max-trials or "
-            "--budget (column converged says which).",
+            "Add trials until the p50 is known within +-P, e.g. 2%: latency mode, its 95% "
+            "confidence sequence over trials (valid at any stop; the row prints it); one sample "
+            "a trial, its 99% interval at 3 looks in a row (every 2 trials from the 10th); or "
+            "until --max-trials or --budget (column converged says which).",
             parse_precision,
         ),
     ] = None
@@ -274,11 +275,13 @@ def trial_settings(args: CommArgs) -> dict[str, Any]:
         for flag, value in (("--max-trials", args.max_trials), ("--budget", args.budget)):
             if value is not None:
                 raise UsageError(f"{flag} applies with --precision: add e.g. --precision 2%")
-    if args.precision is not None and args.max_trials is not None and args.max_trials < FIRST_STOP:
+    # latency trials of several ops converge on their sequence from 7 trials; one sample from 14
+    earliest = first_stop(args.mode == ("latency",) and args.iters != 1)
+    if args.precision is not None and args.max_trials is not None and args.max_trials < earliest:
         raise UsageError(
             f"--max-trials {args.max_trials} ends every measurement before --precision can be "
-            f"met: a row can converge after {FIRST_STOP} trials at the earliest; give --max-trials "
-            f"{FIRST_STOP} or more, or leave it out (50)"
+            f"met: a row can converge after {earliest} trials at the earliest; give --max-trials "
+            f"{earliest} or more, or leave it out (50)"
         )
     if args.precision is not None and args.order == "interleaved":
         raise UsageError(

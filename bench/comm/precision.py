@@ -16,16 +16,18 @@ goes on. Then iters = ops x trial_time / probe time. So a trial holds about --tr
 time: exactly the trial in throughput mode; in latency mode each op also waits for its barrier,
 which the trial adds. The probes run after the warm-up and are not samples.
 
---precision P: after the first --trials trials, one trial at a time until the 99 % confidence
-interval of the p50 is within +-P of the p50 at CONFIRM_LOOKS consecutive looks (after trial
-MIN_TRIALS, then every LOOK_EVERY: 10, 12, 14 ...), or --max-trials trials have run, or --budget
-seconds have passed since the first timed trial. The interval is the row's own kind (ci_low_us,
-ci_high_us hold its 95 % one): over trials, not ops (stats/intervals.py), so in latency mode a
-trial of 20 ops counts once. Stopping at the first narrow interval picks trials that happened to
-agree (optional stopping); two guards keep a converged row's p50 within +-P of the truth at
-95 %: the look is at 99 %, not 95 % (stats/intervals.py PRECISION_CONFIDENCE), and one narrow
-look is not enough (stats/stopping.py precision_met). Rank 0 decides on the max-over-ranks
-samples and broadcasts (stop, converged).
+--precision P: after the first --trials trials, one trial at a time until the p50 is known within
++-P, or --max-trials trials have run, or --budget seconds have passed since the first timed
+trial. Known within +-P (stats/stopping.py converged): with several samples a trial (latency
+mode), when the p50's 95 % confidence sequence over trials is within +-P at any trial (it holds
+at every trial at once, so it holds at a stop chosen by looking; the row prints it as ci_low_us,
+ci_high_us); with one sample a trial, when the 99 % interval is within +-P at CONFIRM_LOOKS
+consecutive looks (after trial MIN_TRIALS, then every LOOK_EVERY: 10, 12, 14 ...), the row
+printing its 95 % one. Over trials, not ops (stats/intervals.py), so in latency mode a trial of
+20 ops counts once. Stopping at the first narrow interval picks trials that happened to agree
+(optional stopping): the sequence is valid at any stop, and the one-sample rule's two guards (the
+look at 99 %, three looks) keep a converged row's p50 within +-P of the truth at 95 %. Rank 0
+decides on the max-over-ranks samples and broadcasts (stop, converged).
 """
 
 from __future__ import annotations
@@ -41,8 +43,7 @@ from distbench.comm.spec import CommSpec
 from distbench.primitives.base import Context
 from distbench.ranks import max_over_ranks, reduce_device
 from distbench.stats import Stats
-from distbench.stats.intervals import PRECISION_CONFIDENCE
-from distbench.stats.stopping import precision_met, record_width
+from distbench.stats.stopping import converged as precision_reached
 
 Trial = Callable[[Context, Callable[[], None], int], list[float]]
 """timing.TRIALS' functions: (ctx, op, iters) -> this rank's samples of one trial (us)."""
@@ -97,13 +98,12 @@ def decide(
     widths: list[float],
 ) -> tuple[bool, bool]:
     """(stop, converged): rank 0's decision on its samples, clock and limits, broadcast so that
-    every rank takes it. Rank 0 keeps the half-width after each trial in `widths` (inf for the
-    first batch's earlier trials, whose interval was not taken)."""
+    every rank takes it. Rank 0 keeps the one-sample rule's half-width after each trial in
+    `widths` (stopping.converged)."""
     flags = [0.0, 0.0]
     if ctx.rank == 0:
-        width = Stats(tuple(max_us), trials_run).ci_half_width(PRECISION_CONFIDENCE)
-        record_width(widths, trials_run, width)
-        converged = precision_met(widths, spec.precision)
+        samples = Stats(tuple(max_us), trials_run, looked=True)
+        converged = precision_reached(samples, widths, spec.precision)
         spent = time.perf_counter() - began >= spec.budget_s
         flags = [float(converged or spent or trials_run >= spec.max_trials), float(converged)]
     tensor = torch.tensor(flags, dtype=torch.float64, device=reduce_device(ctx))  # [stop, conv]

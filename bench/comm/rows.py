@@ -50,8 +50,9 @@ def build_row(
     speed is no network's). In throughput mode p95/p99 are empty (stats.py says why)."""
     workload: CommSpec = spec.workload
     prim = get_primitive(primitive)
-    stats = Stats(tuple(result.trials.max_us), result.trials.trials_run)
     converged = result.trials.converged
+    # --precision looked at the interval while adding trials: a latency row's is its sequence
+    stats = Stats(tuple(result.trials.max_us), result.trials.trials_run, converged is not None)
     case = result.case  # alltoallv: its own bytes for algbw, busbw factor and byte columns
     factor = prim.busbw_factor(ctx.world_size) if case.busbw_factor is None else case.busbw_factor
     moves = ctx.world_size > 1

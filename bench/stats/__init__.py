@@ -7,6 +7,8 @@ side (--precision) and the reports both use it. Its modules follow the data:
 - samples:    one measurement's samples -> the row's figures (p50, mean, ..., the p50's interval)
 - intervals:  the p50's interval with the trial as the unit, and t quantiles (pure Python: the
               rank side's --precision imports it without numpy or scipy)
+- sequence:   the p50's confidence sequence over trials, valid at whatever trial --precision
+              stops (pure Python, as intervals); stopping: --precision's rule
 - fit:        a line's p50s over size -> latency alpha and bandwidth beta, with intervals
 - decompose:  a matrix of pair times -> each unit's own value (distbench pairs)
 - components: one row's launches -> its launch-level variance, within- and between-launch parts,

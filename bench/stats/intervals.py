@@ -56,15 +56,16 @@ from statistics import NormalDist
 CONFIDENCE = 0.95
 """Coverage of the p50's confidence interval (ci_low_us, ci_high_us)."""
 PRECISION_CONFIDENCE = 0.99
-"""--precision stops when the p50's interval at this level is within +-P at three looks in a
-row (stats/stopping.py precision_met). Looking after every trial and stopping at the first
-narrow interval picks the trials that happened to agree: deciding on the 95 % interval itself,
-16.5 % of the rows declared converged at +-10 % were further than 10 % from the truth
-(ci/bench_stats_intervals.py, recorded latency trials); deciding at 99 %, 4-10 % with
-exchangeable trials (7.7 +- 1.5 % over 3,000 rows), and 45-47 % of the few rows that converge
-while the box drifts between trials; with three looks in a row 0.8-1.9 % and 34 %
-(docs/measurement.md#coverage-of-the-printed-intervals). The printed 95 % interval of a converged
-row is within +-P too."""
+"""--precision's look for rows of one sample a trial (throughput mode): it stops when the p50's
+interval at this level is within +-P at three looks in a row (stats/stopping.py precision_met).
+Looking after every trial and stopping at the first narrow interval picks the trials that happened
+to agree: deciding on the 95 % interval itself, 16.5 % of the rows declared converged at +-10 %
+were further than 10 % from the truth (ci/bench_stats_intervals.py, recorded latency trials);
+deciding at 99 %, 4-10 % with exchangeable trials (7.7 +- 1.5 % over 3,000 rows), and 45-47 % of
+the few rows that converge while the box drifts between trials; with three looks in a row
+0.8-1.9 % and 34 % (docs/measurement.md#coverage-of-the-printed-intervals). The printed 95 %
+interval of a converged row is within +-P too. Latency rows (several samples a trial) stop on
+their confidence sequence instead (sequence.py), which a stop chosen by looking cannot fool."""
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:

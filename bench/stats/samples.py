@@ -11,7 +11,10 @@ p95/p99 are nearly the maximum trial mean, not a tail of anything, so those rows
 The confidence interval of the p50 takes the trial as the unit (intervals.py says why and how):
 the interpolated order-statistic interval of a median when each trial is one sample (throughput
 mode), Woodruff's clustered interval when a trial holds several (latency mode: `iters` ops each).
-Samples are in trial-major order; `Stats.trials` says how many trials they split into.
+Samples are in trial-major order; `Stats.trials` says how many trials they split into. Where the
+trials were added while looking at the interval (--precision) and a trial holds several samples,
+the interval is the confidence sequence instead (sequence.py): it holds at the stop the looking
+chose.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from distbench.stats.intervals import (
     percentile,
     trial_interval,
 )
+from distbench.stats.sequence import sequence_interval
 
 __all__ = ["CONFIDENCE", "Stats", "algbw_gbps", "median_ci_ranks", "percentile", "row_figures"]
 
@@ -38,6 +42,9 @@ class Stats:
     trials: int = 0
     """How many trials the samples (trial-major, equal runs) came from; 0: one trial per sample
     (throughput mode, or single-op latency trials). Only the p50's interval reads it."""
+    looked: bool = False
+    """Whether the trials were added until the interval looked narrow enough (--precision): with
+    several samples a trial the p50's interval is then the confidence sequence (sequence.py)."""
 
     def __post_init__(self) -> None:
         if not self.samples_us:
@@ -58,9 +65,18 @@ class Stats:
     def p50(self) -> float:
         return percentile(self.sorted, 50)
 
+    @property
+    def clustered(self) -> bool:
+        """Whether a trial holds several samples (latency mode's `iters` ops)."""
+        return self.trials > 0 and self.n > self.trials
+
     def p50_ci(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
         """The confidence interval of the p50 over trials (module docstring); (nan, nan) with
         too few trials for one."""
+        if self.looked and self.clustered:
+            per = self.n // self.trials
+            runs = [self.samples_us[i * per : (i + 1) * per] for i in range(self.trials)]
+            return sequence_interval(runs, confidence)
         return trial_interval(self.samples_us, self.trials or self.n, confidence)
 
     def ci_half_width(self, confidence: float = CONFIDENCE) -> float:

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from distbench.collectors.rank_samples import read_rank_samples
+from distbench.stats import Stats
+from distbench.stats.stopping import SEQUENCE_FIRST
 from tests.conftest import run_cli
 
 
@@ -45,6 +47,35 @@ def test_loose_precision_converges(tmp_path: Path) -> None:
         assert low <= p50 <= high
         assert max(p50 - low, high - p50) <= 0.5 * p50
     assert "did not reach --precision" not in result.stdout
+
+
+@pytest.mark.slow
+def test_latency_precision_prints_its_confidence_sequence(tmp_path: Path) -> None:
+    """Latency mode stops on the p50's confidence sequence over trials and prints it: recomputed
+    from samples.csv's slowest-rank ops, trial by trial, the row's ci_low_us and ci_high_us are
+    its ends, and the row stopped at the first trial at which it came within +-P."""
+    out = tmp_path / "run"
+    result = run_cli(
+        "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K",
+        "--mode", "latency", "--iters", "10", "--warmup", "2", "--trials", "3",
+        "--precision", "50%", "--max-trials", "200", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    [row] = read_csv(out / "results.csv")
+    assert row["converged"] == "true"
+    runs = int(row["trials_run"])
+    ops = sorted(
+        (int(s["trial"]), int(s["iter"]), float(s["time_us"]))
+        for s in read_csv(out / "samples.csv")
+        if s["measurement"] == row["measurement"] and s["rank"] == "-1"
+    )
+    values = tuple(value for _, _, value in ops)
+    assert len(values) == 10 * runs and runs >= SEQUENCE_FIRST
+    low, high = Stats(values, runs, looked=True).p50_ci()
+    assert float(row["ci_low_us"]) == pytest.approx(low, rel=1e-5)
+    assert float(row["ci_high_us"]) == pytest.approx(high, rel=1e-5)
+    widths = [Stats(values[: 10 * n], n, looked=True).ci_half_width() for n in range(3, runs + 1)]
+    assert widths[-1] <= 0.5 and all(w > 0.5 for w in widths[:-1])
 
 
 @pytest.mark.slow

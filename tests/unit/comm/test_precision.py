@@ -23,13 +23,14 @@ from distbench.comm.spec import CommSpec
 from distbench.comm.table import render_table
 from distbench.parse import UsageError
 from distbench.primitives.base import Context
-from distbench.stats import Stats, median_ci_ranks
+from distbench.stats import Stats, median_ci_ranks, stopping
 from distbench.stats.intervals import PRECISION_CONFIDENCE, median_interval
 from distbench.stats.stopping import (
     CONFIRM_LOOKS,
     FIRST_STOP,
     LOOK_EVERY,
     MIN_TRIALS,
+    SEQUENCE_FIRST,
     precision_met,
 )
 from distbench.timing import trial_throughput
@@ -91,8 +92,8 @@ def shifted_trials(seed: int) -> Trial:
 def test_precision_counts_trials_not_ops() -> None:
     """--precision 5 % in latency mode, trials 10 % apart: 0.2.0 counted the 100 ops of the first
     5 trials as independent and stopped there, converged, at +-1-3 %, although 5 trial levels
-    pin the p50 down to about +-10 %. Now trials are added until the interval over trials is
-    within 5 %, and `converged` is what the row's own interval says."""
+    pin the p50 down to about +-10 %. Now trials are added until the confidence sequence over
+    trials is within 5 %, and `converged` is what the row's own interval says."""
     ctx = Context(0, 1, torch.device("cpu"), "gloo", global_ranks=(0,))
     spec = CommSpec(
         primitives=("all_reduce",), sizes=(1024,), modes=("latency",), iters=20, trials=5,
@@ -107,15 +108,15 @@ def test_precision_counts_trials_not_ops() -> None:
         dist.destroy_process_group()
     for run in runs:
         assert run.converged and len(run.max_us) == 20 * run.trials_run
-        assert Stats(tuple(run.max_us), run.trials_run).ci_half_width() <= 0.05
+        assert Stats(tuple(run.max_us), run.trials_run, looked=True).ci_half_width() <= 0.05
         assert Stats(tuple(run.max_us[:100]), 5).ci_half_width() > 0.05  # not after 5 trials
         assert Stats(tuple(run.max_us[:100])).ci_half_width() <= 0.05  # as 0.2.0 read it
     assert min(run.trials_run for run in runs) >= 10
 
 
 def steady_trials(seed: int) -> Trial:
-    """A test-side latency trial whose level barely moves (1 % from trial to trial, ops 1 %
-    apart): the 99 % interval over trials is within +-10 % from the first 5 trials on."""
+    """A test-side trial of `iters` samples whose level barely moves (1 % from trial to trial,
+    samples 1 % apart): every interval over trials is within +-10 % as soon as it exists."""
     rng = random.Random(seed)
 
     def trial(ctx: Context, run: Callable[[], None], iters: int) -> list[float]:
@@ -125,45 +126,60 @@ def steady_trials(seed: int) -> Trial:
     return trial
 
 
-def precision_runs(max_trials: int) -> list[Trials]:
-    """run_trials at --trials 5 --precision 10 % on steady trials, one rank of a real gloo group."""
+def precision_runs(max_trials: int, iters: int = 1) -> list[Trials]:
+    """run_trials at --trials 5 --precision 10 % on steady trials of `iters` samples (1: one
+    sample a trial, as throughput mode; 20: latency mode's ops), one rank of a real gloo group."""
     ctx = Context(0, 1, torch.device("cpu"), "gloo", global_ranks=(0,))
     spec = CommSpec(
-        primitives=("all_reduce",), sizes=(1024,), modes=("latency",), iters=20, trials=5,
-        precision=0.10, max_trials=max_trials, budget_s=60.0,
+        primitives=("all_reduce",), sizes=(1024,), iters=iters, trials=5, precision=0.10,
+        max_trials=max_trials, budget_s=60.0,
     )  # fmt: skip
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     try:
-        return [run_trials(ctx, lambda: None, steady_trials(s), 20, spec, 1) for s in range(3)]
+        return [run_trials(ctx, lambda: None, steady_trials(s), iters, spec, 1) for s in range(3)]
     finally:
         dist.destroy_process_group()
 
 
-def test_precision_needs_consecutive_looks_from_min_trials() -> None:
-    """The stopping rule (#25 item 8): stopping at the first narrow interval picks trials that
+def test_one_sample_a_trial_needs_consecutive_looks_from_min_trials() -> None:
+    """The one-sample rule (#25 item 8): stopping at the first narrow interval picks trials that
     happened to agree (7.7 % of rows converged at +-10 % were further from the truth;
     docs/measurement.md), so `converged` needs CONFIRM_LOOKS narrow looks in a row, from
-    MIN_TRIALS on. Trials that agree from the start stop at FIRST_STOP or soon after (the 99 %
-    interval exists from about 10 of these trials on), converged, later than the first narrow
-    look at which stop-at-first-look stopped."""
+    MIN_TRIALS on. Trials that agree from the start stop at FIRST_STOP or soon after, converged,
+    later than the first narrow look at which stop-at-first-look stopped."""
     runs = precision_runs(max_trials=50)
     for run in runs:
         width = {
-            n: Stats(tuple(run.max_us[: 20 * n]), n).ci_half_width(PRECISION_CONFIDENCE)
+            n: Stats(tuple(run.max_us[:n])).ci_half_width(PRECISION_CONFIDENCE)
             for n in range(5, run.trials_run + 1)
         }
         assert min(n for n, w in width.items() if w <= 0.10) < run.trials_run
         assert run.converged and run.trials_run >= FIRST_STOP
         assert (run.trials_run - MIN_TRIALS) % LOOK_EVERY == 0
         assert all(width[run.trials_run - LOOK_EVERY * i] <= 0.10 for i in range(CONFIRM_LOOKS))
-        assert len(run.max_us) == 20 * run.trials_run
+        assert len(run.max_us) == run.trials_run
     assert min(run.trials_run for run in runs) == FIRST_STOP
 
 
-def test_precision_before_the_first_stop_cannot_converge() -> None:
-    """--max-trials under FIRST_STOP ends every measurement unconverged, however narrow."""
-    for run in precision_runs(max_trials=FIRST_STOP - 1):
-        assert (run.trials_run, run.converged) == (FIRST_STOP - 1, False)
+def test_latency_stops_at_the_first_trial_its_sequence_is_narrow_enough() -> None:
+    """Several samples a trial: the confidence sequence holds at every trial at once, so the
+    measurement stops at the first trial (from SEQUENCE_FIRST on) at which it is within +-P, and
+    that is the interval the row prints."""
+    for run in precision_runs(max_trials=50, iters=20):
+        width = {
+            n: Stats(tuple(run.max_us[: 20 * n]), n, looked=True).ci_half_width()
+            for n in range(5, run.trials_run + 1)
+        }
+        assert run.converged and run.trials_run >= SEQUENCE_FIRST
+        assert min(n for n, w in width.items() if w <= 0.10) == run.trials_run
+        assert len(run.max_us) == 20 * run.trials_run
+
+
+@pytest.mark.parametrize(("iters", "first"), [(1, FIRST_STOP), (20, SEQUENCE_FIRST)])
+def test_precision_before_the_first_stop_cannot_converge(iters: int, first: int) -> None:
+    """--max-trials under the first possible stop ends every measurement unconverged."""
+    for run in precision_runs(max_trials=first - 1, iters=iters):
+        assert (run.trials_run, run.converged) == (first - 1, False)
 
 
 NARROW, WIDE, NONE = 0.05, 0.2, math.inf
@@ -196,7 +212,7 @@ def test_the_simulation_runs_the_products_rule() -> None:
         import bench_stats_intervals
     finally:
         sys.path.pop(0)
-    assert bench_stats_intervals.precision_met is precision_met
+    assert bench_stats_intervals.stopping is stopping
 
 
 # ---- the options' parsers and bad input --------------------------------------------------------
@@ -226,6 +242,10 @@ BAD = [
     (
         ["--precision", "2%", "--max-trials", "13"],
         "--max-trials 13 ends every measurement before --precision can be met",
+    ),
+    (
+        ["--mode", "latency", "--precision", "2%", "--max-trials", "6"],
+        "before --precision can be met: a row can converge after 7 trials at the earliest",
     ),
     (["--precision", "2%", "--budget", "-1"], "--budget -1 must be positive"),
     (["--precision", "2%", "--budget", "soon"], "--budget 'soon' is not a duration"),
