@@ -76,8 +76,27 @@ def say(text: str) -> None:
 def table(rows: list[dict[str, object]]) -> str:
     header = ["name", "value", "interval", "blocks", "target", "ok", "note"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(r.get(h, "")) for h in header) + " |" for r in rows]
+    lines += ["| " + " | ".join(cells(r)[h] for h in header) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def cells(row: dict[str, object]) -> dict[str, str]:
+    """A row's cells as the reader needs them, whichever part made it: the gate's rates come
+    formatted; the other parts give a float value with its Monte Carlo error (mc_error) and a
+    bool or None for ok. A coverage or precision figure (it has an `interval`) is a share, in %;
+    history's figures are shares, counts per 100 series or nights, shown to 3 digits."""
+    value, error, ok = row.get("value", ""), row.get("mc_error"), row.get("ok")
+    interval = str(row.get("interval") or "")
+    if isinstance(value, float):
+        value = f"{value:.1%}" if interval else f"{value:.3g}"
+        if not interval and isinstance(error, float) and math.isfinite(error):
+            interval = f"+-{error:.2g} (MC)"
+    verdict = {True: "yes", False: "NO", None: ""}.get(ok, str(ok))  # type: ignore[call-overload]
+    return {
+        "name": str(row.get("name", "")), "value": str(value), "interval": interval,
+        "blocks": str(row.get("blocks", "")), "target": str(row.get("target", "")),
+        "ok": verdict, "note": str(row.get("note", "")),
+    }  # fmt: skip
 
 
 def gate_section(

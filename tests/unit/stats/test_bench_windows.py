@@ -12,7 +12,7 @@ import pytest
 from tests.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "ci"))
-from bench_stats import baseline_nights, main
+from bench_stats import baseline_nights, main, table
 from stats_data import Values
 from stats_gate import fixed_baselines
 
@@ -53,3 +53,21 @@ def test_a_window_no_group_holds_is_refused(capsys: pytest.CaptureFixture[str]) 
     err = capsys.readouterr().err
     assert "no baseline window of 14 nights of 3 launches" in err
     assert "g1: 12, g2: 10, g3: 10" in err and "--join-baselines" in err
+
+
+def test_every_parts_rows_print_as_figures() -> None:
+    """The table of `python ci/bench_stats.py` holds the gate's rates (already formatted) beside
+    history's and the intervals' rows, whose value is a float with its Monte Carlo error: those
+    print as 0.871 +-0.011 and 94.8 %, not 0.8713333333333334, and ok as yes, NO or nothing."""
+    history = {"name": "h", "value": 0.8713333333333334, "mc_error": 0.0106, "target": ">= 0.90",
+               "ok": np.False_}  # fmt: skip
+    interval = {"name": "i", "value": 0.9484, "mc_error": 0.006, "target": "95 % +- 3",
+                "ok": True, "interval": "+-0.6% (MC)", "note": "2000 rows"}  # fmt: skip
+    untargeted = {"name": "u", "value": 4.0, "mc_error": float("nan"), "target": "", "ok": None}
+    gate = {"name": "g", "value": "2.5% (2/80)", "interval": "[0.3%, 8.7%]", "ok": ""}
+    assert table([history, interval, untargeted, gate]).splitlines()[2:] == [
+        "| h | 0.871 | +-0.011 (MC) |  | >= 0.90 | NO |  |",
+        "| i | 94.8% | +-0.6% (MC) |  | 95 % +- 3 | yes | 2000 rows |",
+        "| u | 4 |  |  |  |  |  |",
+        "| g | 2.5% (2/80) | [0.3%, 8.7%] |  |  |  |  |",
+    ]
