@@ -151,10 +151,15 @@ def notes(group: Sequence[Row]) -> list[str]:
     lines = []
     wide = sum(1 for row in group if spread_share(row) > WIDE_SPREAD)
     if wide:
+        # --precision added the trials already, and refuses --order interleaved
+        advice = (
+            "ci_pct says how far --precision pinned it down; a quieter machine spreads less"
+            if any(row.get("converged") for row in group)
+            else "add --trials, use --order interleaved, or a quieter machine"
+        )
         lines.append(
             f"# ! {wide} of {len(group)} rows spread wide (over {WIDE_SPREAD * 100:.0f} % of the "
-            "p50): a p50 this unsteady can differ between runs by as much; add --trials, use "
-            "--order interleaved, or a quieter machine"
+            f"p50): a p50 this unsteady can differ between runs by as much; {advice}"
         )
     bound = sum(1 for row in group if row.get("dispatch_bound") == "true")
     if bound:  # comm/dispatch.py

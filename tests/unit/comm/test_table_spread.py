@@ -41,3 +41,14 @@ def test_the_table_labels_the_spread_and_flags_a_wide_one() -> None:
         "between runs by as much; add --trials, use --order interleaved, or a quieter machine"
     )
     assert "!" not in render_table([row("1000", "950", "1100")]).split("spread=")[1]
+
+
+def test_with_precision_the_wide_spread_note_does_not_advise_what_it_refuses() -> None:
+    """--precision added trials already and refuses --order interleaved: its note points at
+    ci_pct, what the added trials reached, instead."""
+    rows = [{**row("1173", "1100", "3282"), "converged": c} for c in ("true", "false")]
+    note = render_table(rows).splitlines()[-2]
+    assert note.startswith("# ! 2 of 2 rows spread wide")
+    assert note.endswith("ci_pct says how far --precision pinned it down; a quieter machine "
+                         "spreads less")  # fmt: skip
+    assert "--order interleaved" not in render_table(rows)
