@@ -223,13 +223,18 @@ def trial_interval(
 ) -> tuple[float, float]:
     """The p50's interval with the trial as the unit: `samples` in trial-major order, `trials`
     equal runs of them (one sample each: median_interval; several: the clustered interval)."""
+    runs = trial_runs(samples, trials)
+    if len(runs[0]) == 1:
+        return median_interval(sorted(samples), confidence)
+    return clustered_median_interval(runs, confidence)
+
+
+def trial_runs(samples: Sequence[float], trials: int) -> list[Sequence[float]]:
+    """`samples` in trial-major order as `trials` equal runs, one a trial."""
     if trials <= 0 or len(samples) % trials:
         raise ValueError(f"{len(samples)} samples do not split into {trials} equal trials")
     per_trial = len(samples) // trials
-    if per_trial == 1:
-        return median_interval(sorted(samples), confidence)
-    chunks = [samples[i * per_trial : (i + 1) * per_trial] for i in range(trials)]
-    return clustered_median_interval(chunks, confidence)
+    return [samples[i * per_trial : (i + 1) * per_trial] for i in range(trials)]
 
 
 @lru_cache(maxsize=4096)

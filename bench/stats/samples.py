@@ -28,6 +28,7 @@ from distbench.stats.intervals import (
     median_ci_ranks,
     percentile,
     trial_interval,
+    trial_runs,
 )
 from distbench.stats.sequence import sequence_interval
 
@@ -74,9 +75,7 @@ class Stats:
         """The confidence interval of the p50 over trials (module docstring); (nan, nan) with
         too few trials for one."""
         if self.looked and self.clustered:
-            per = self.n // self.trials
-            runs = [self.samples_us[i * per : (i + 1) * per] for i in range(self.trials)]
-            return sequence_interval(runs, confidence)
+            return sequence_interval(trial_runs(self.samples_us, self.trials), confidence)
         return trial_interval(self.samples_us, self.trials or self.n, confidence)
 
     def ci_half_width(self, confidence: float = CONFIDENCE) -> float:
