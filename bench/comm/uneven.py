@@ -105,9 +105,10 @@ def fit_comm(primitives: Sequence[str], options: dict[str, Any], comm: Any, back
 
 def refuse_in_place(primitives: Sequence[str], options: dict[str, Any], backend: str) -> None:
     """In-place all_to_all is refused, in one line. gloo's all_to_all_single with one buffer for
-    input and output delivers wrong data (it sends from the buffer it is receiving into); NCCL's
-    is a group of send/recv pairs with no order between the send reading a chunk and the receive
-    writing it, so --check may fail now and then at large sizes (issue #30)."""
+    input and output delivers wrong data in about half its calls (it sends from the buffer it is
+    receiving into, a race); NCCL's is a group of send/recv pairs with no order between the send
+    reading a chunk and the receive writing it, so --check may fail now and then at large sizes
+    (issue #30)."""
     if "all_to_all" not in primitives or "in" not in options.get("placements", []):
         return
     if backend == "gloo":

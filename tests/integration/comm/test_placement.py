@@ -49,14 +49,20 @@ def test_in_place_runs_check_and_rows_say_so(tmp_path: Path) -> None:
     assert "| placement |" in page and "| in |" in page  # the two lines are named apart
 
 
-def all_to_all_in_place_wrong(rank: int, world_size: int) -> tuple[int, int]:
+CALLS = 10  # a race: one in-place call on one rank lost data in about half of 90 tries
+
+
+def all_to_all_in_place_wrong(rank: int, world_size: int) -> tuple[list[int], list[int]]:
     ctx = Context(rank, world_size, torch.device("cpu"), "gloo", None, (0, 1, 2))
     request = CaseRequest(3 * 1024, torch.float32, options={"placements": ["out", "in"]})
     out, inside = PRIMITIVES["all_to_all"].build_cases(ctx, request)
-    return out.check(), inside.check()
+    return [out.check() for _ in range(CALLS)], [inside.check() for _ in range(CALLS)]
 
 
 def test_gloo_all_to_all_in_place_is_wrong_so_the_cli_refuses_it(tmp_path: Path) -> None:
+    """gloo's in-place all_to_all_single sends from the buffer it receives into: whether a chunk
+    is overwritten before it leaves is a race, so one call can come out right (it did, once, in
+    CI). Out of place is right on every call; in place is wrong on some of 3 ranks x 10."""
     results = run_on_gloo_ranks(all_to_all_in_place_wrong, 3, tmp_path / "store", timeout=120)
-    assert sum(out for out, _ in results) == 0
-    assert sum(inside for _, inside in results) > 0  # torch 2.13's gloo: data overwritten
+    assert all(wrong == 0 for out, _ in results for wrong in out)
+    assert sum(wrong > 0 for _, inside in results for wrong in inside) > 0
