@@ -183,9 +183,14 @@ def render_table(rows: Sequence[Row]) -> str:
     blocks = []
     for (primitive, *_, env), group in groups.items():
         columns = [*COLUMNS, *extra_columns(primitive, group)]
-        names = "".join(column.name.rjust(column.width) for column in columns)
+        cells = [[column.cell(row) for column in columns] for row in group]
+        widths = [  # a cell wider than its column widens it: one space always parts two cells
+            max([column.width, len(column.name) + 1, *(len(r[i]) + 1 for r in cells)])
+            for i, column in enumerate(columns)
+        ]
+        names = "".join(column.name.rjust(w) for column, w in zip(columns, widths, strict=True))
         lines = [title(primitive, group, env), "#" + names[1:]]
-        for row in group:
-            lines.append("".join(column.cell(row).rjust(column.width) for column in columns))
+        for row_cells in cells:
+            lines.append("".join(c.rjust(w) for c, w in zip(row_cells, widths, strict=True)))
         blocks.append("\n".join([*lines, *notes(group)]))
     return "\n\n".join(blocks)

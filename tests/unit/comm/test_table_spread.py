@@ -52,3 +52,19 @@ def test_with_precision_the_wide_spread_note_does_not_advise_what_it_refuses() -
     assert note.endswith("ci_pct says how far --precision pinned it down; a quieter machine "
                          "spreads less")  # fmt: skip
     assert "--order interleaved" not in render_table(rows)
+
+
+def test_cells_wider_than_their_column_stay_apart() -> None:
+    """A new user's sendrecv 8-byte row printed `96%!0.0000053140.000005314`: bandwidths keep 4
+    significant digits as plain decimals, wider than their column. Every cell is parted from
+    the next by a space, and the header stays over its column."""
+    slow = row("1505.47", "1000", "2450")
+    slow["algbw_GBps"] = slow["busbw_GBps"] = "0.000005314"
+    text = render_table([row("1000", "950", "1100"), slow])
+    lines = text.splitlines()
+    columns, steady, small = lines[1], lines[2], lines[3]
+    assert small.split()[5:9] == ["1505.47", "96%!", "0.000005314", "0.000005314"]
+    assert len(small) == len(steady) == len(columns)  # one width per column, every row
+    for name in ("algbw_GBps", "busbw_GBps"):  # right-aligned over its cells
+        end = columns.index(name) + len(name)
+        assert small[:end].endswith("0.000005314") and not small[end - 12].strip()
