@@ -65,6 +65,9 @@ MIN_SPLIT_SIZES = 4
 """Distinct sizes needed to fit latency and bandwidth on separate sizes (two each)."""
 MIN_DF = 1
 """Residual degrees of freedom each fit needs for an interval (a variance needs a residual)."""
+INTERVAL_SIZES = 3 * (2 + MIN_DF)
+"""The fewest sizes that give alpha and beta an interval: each end's fit takes a third of the
+sizes and needs 2 + MIN_DF of them (9)."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from distbench.reports.report.figures.drawing import Build, draw, later
 from distbench.reports.report.fit import MAX_REL_RMS
 from distbench.reports.report.shown import Panel, of_dtype
 from distbench.reports.report.uncertainty import with_interval
+from distbench.stats.fit import INTERVAL_SIZES
 
 HTML_ROW_LIMIT = 5000
 """The full results table in report.html stops here (report.md never lists every row)."""
@@ -79,11 +80,12 @@ CASE_NAMES = {
 
 
 def size_range(fits: pd.DataFrame, which: str) -> pd.Series:
-    """'1K-16K' (with an en dash): the sizes behind a fit's alpha or beta, or 'all (intercept)'
-    when the fit was not split."""
+    """'1K-16K' (with an en dash): the sizes behind a fit's alpha or beta; when the fit was not
+    split, 'all (intercept)' for alpha and 'all (slope)' for beta: one fit over every size."""
     low, high = fits[f"{which}_from_bytes"], fits[f"{which}_to_bytes"]
     text = [f"{format_size(int(a))}–{format_size(int(b))}" for a, b in zip(low, high, strict=True)]
-    return pd.Series(text, index=fits.index, dtype=object).where(fits["split"], "all (intercept)")
+    whole = "all (intercept)" if which == "alpha" else "all (slope)"
+    return pd.Series(text, index=fits.index, dtype=object).where(fits["split"], whole)
 
 
 NO_FIT = "no fit (noise)"  # instead of the numbers of a fit below fit.MAX_REL_RMS
@@ -153,9 +155,12 @@ def fit_section(figures: list[FigureOut], fit: TableOut) -> Section:
         "too, of the two numbers at every size: rel. RMS the typical miss, rel. max the "
         "worst (large where protocols switch between the two ends). A line whose rel. RMS "
         f"is above {MAX_REL_RMS:.0%} shows '{NO_FIT}': its times are noise to this model, "
-        "and it is left out of the figure. [low, high]: 95 % intervals from a residual "
-        "bootstrap (the fitted times times resampled log residuals, refitted); none for a line "
-        "of two sizes, which passes through both.",
+        "and it is left out of the figure. A line of two sizes passes through both unless "
+        "α ≥ 0 or β > 0 holds it off them (a larger size timed faster): it describes those two "
+        "sizes, and tests nothing. [low, high]: 95 % intervals of weighted least squares, "
+        "each end's from its own fit's residuals and t quantile; none below "
+        f"{INTERVAL_SIZES} sizes, where an end's fit leaves no residual to estimate its "
+        "scatter.",
         figures=figures,
         tables=[titled(fit, "Latency-bandwidth fit")],
     )
@@ -222,7 +227,10 @@ def section_collectives(
         "fig-fit.png",
         "p50 times (points) and the fitted t = α + size / β (dashed) of every line",
         notes,
-        "model fit: no line has two or more sizes",
+        f"model fit: every line's fit is noise (rel. RMS above {MAX_REL_RMS:.0%}), so none is "
+        "drawn; the table gives each line's figures"
+        if not fits.empty
+        else "model fit: no line has two or more sizes",
     )
     fit = display(
         fit_cells(fits),

@@ -185,3 +185,22 @@ def test_a_fit_through_noise_is_marked() -> None:
     swinging = [t * f for t, f in zip(clean, (1, 3, 0.4, 2.5, 1, 3, 0.4, 2.5, 1), strict=True)]
     noisy = fit_latency_bandwidth(LADDER, swinging)
     assert noisy.noise and noisy.rel_rms > MAX_REL_RMS
+
+
+def test_the_report_names_what_each_fit_came_from_and_why_no_figure() -> None:
+    """A new user's report of `--sizes 1M,64M` showed a two-size fit as `all (intercept)` under
+    "β from sizes" (β is a slope) and closed with "no line has two or more sizes" beside it; its
+    prose promised bootstrap intervals that the core replaced with weighted least squares."""
+    from distbench.reports.render import TableOut
+    from distbench.reports.report.sections.collectives import fit_section, size_range
+    from distbench.stats.fit import INTERVAL_SIZES
+
+    fits = pd.DataFrame(
+        {"split": [False, True], "alpha_from_bytes": [1024, 1024], "alpha_to_bytes": [2048, 4096],
+         "beta_from_bytes": [1024, 2**20], "beta_to_bytes": [2048, 2**22]}
+    )  # fmt: skip
+    assert size_range(fits, "alpha").tolist() == ["all (intercept)", "1K\u20134K"]
+    assert size_range(fits, "beta").tolist() == ["all (slope)", "1M\u20134M"]
+    assert INTERVAL_SIZES == 9
+    text = fit_section([], TableOut("", pd.DataFrame())).text
+    assert "bootstrap" not in text and "none below 9 sizes" in text
