@@ -53,6 +53,16 @@ def display(frame: pd.DataFrame, names: dict[str, str], numeric: tuple[str, ...]
     return TableOut("", frame, numeric=tuple(names[c] for c in numeric if names[c] in shown))
 
 
+def checked_text(rows: pd.DataFrame) -> pd.DataFrame:
+    """`wrong` as a reader takes it: -1 (the schema's "not checked": no --check) reads "not
+    checked", as the terminal's N/A, not as a count."""
+    if "wrong" not in rows.columns:
+        return rows
+    wrong = pd.to_numeric(rows["wrong"], errors="coerce")
+    text = wrong.map(lambda n: "not checked" if n < 0 or n != n else str(int(n)))
+    return rows.assign(wrong=text)
+
+
 def titled(table: TableOut, title: str, **extra: Any) -> TableOut:
     return TableOut(title, table.frame, numeric=table.numeric, **extra)
 
@@ -247,10 +257,9 @@ def section_collectives(
         },
         ("alpha_us", "beta_GBps", "busbw_beta_GBps", "rel_rms", "rel_max"),  # text kept as is
     )
+    every = loaded.comm.sort_values(["source", "primitive", "world_size", "mode", "size_bytes"])
     all_rows = display(
-        loaded.comm.sort_values(["source", "primitive", "world_size", "mode", "size_bytes"]).head(
-            HTML_ROW_LIMIT
-        ),
+        checked_text(every.head(HTML_ROW_LIMIT)),
         {
             **CASE_NAMES,
             "size_bytes": "size B",

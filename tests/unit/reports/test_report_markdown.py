@@ -25,3 +25,11 @@ def test_a_section_of_text_alone_is_in_the_markdown() -> None:
     # a section whose only tables are HTML-only, or with nothing at all, stays out as before
     titles = [line[3:] for line in markdown.splitlines() if line.startswith("## ")]
     assert titles == ["What differs"]
+
+
+def test_every_row_table_says_not_checked_instead_of_minus_one() -> None:
+    from distbench.reports.report.sections.collectives import checked_text
+
+    rows = pd.DataFrame({"wrong": [-1, 0, 3], "primitive": ["a", "b", "c"]})
+    assert checked_text(rows)["wrong"].tolist() == ["not checked", "0", "3"]
+    assert checked_text(rows.drop(columns="wrong")).columns.tolist() == ["primitive"]
