@@ -23,6 +23,8 @@ LEFT_IN, RIGHT_IN = 1.0, 0.25
 TOP_IN, TITLE_IN = 0.8, 0.1
 """Room for the figure's title and the first row's panel titles; the title's distance from the
 top."""
+TITLE_MIN_PT, CHAR_EM = 6.0, 0.6
+"""The smallest title (points) a long one shrinks to; a character's width in ems (title_size)."""
 BOTTOM_IN = 0.65
 """Room for the last row's x tick labels and x label, above the legend."""
 W_GAP_IN, H_GAP_IN = 1.0, 0.95
@@ -34,7 +36,7 @@ def fixed_grid(fig: Figure, rows: int, cols: int, title: str, legend_in: float =
     fixed distance from the top: a fraction of a tall figure's height would reach its panels);
     `legend_in`: the height a figure legend below the panels takes (shared_legend's return)."""
     width, height = fig.get_size_inches()
-    fig.suptitle(title, y=1 - TITLE_IN / height, va="top")
+    fig.suptitle(title, y=1 - TITLE_IN / height, va="top", fontsize=title_size(title, width))
     panel_w = (width - LEFT_IN - RIGHT_IN - (cols - 1) * W_GAP_IN) / cols
     panel_h = (height - TOP_IN - BOTTOM_IN - legend_in - (rows - 1) * H_GAP_IN) / rows
     fig.subplots_adjust(
@@ -45,6 +47,14 @@ def fixed_grid(fig: Figure, rows: int, cols: int, title: str, legend_in: float =
         wspace=W_GAP_IN / panel_w,
         hspace=H_GAP_IN / panel_h,
     )
+
+
+def title_size(title: str, width_in: float) -> float:
+    """The title's font size (points): matplotlib's "large" (12), smaller where a long title (a
+    run directory's name in it) would leave a narrow figure, down to TITLE_MIN_PT; a character
+    is taken as CHAR_EM of the size wide (DejaVu Sans averages about 0.55)."""
+    room = (width_in - 2 * RIGHT_IN) * 72.0 / (CHAR_EM * max(len(title), 1))
+    return max(TITLE_MIN_PT, min(12.0, room))
 
 
 def log_y(ax: Axes, values: Iterable[float]) -> None:

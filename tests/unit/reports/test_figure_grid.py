@@ -103,3 +103,14 @@ def crowded_figures() -> dict[str, Figure | None]:
 )
 def test_log_labels_keep_one_form_per_range(value: float, text: str) -> None:
     assert tick_text(value) == text
+
+
+def test_a_long_baseline_name_keeps_the_title_inside_a_one_panel_figure() -> None:
+    """A new user's report of two runs printed fig-compare.png's title as `mpared:
+    20261205T102753Z-all_reduce p50 time / this run's p50 time (> 1`: a run directory's name
+    made it wider than a one-panel figure. The title shrinks to fit; the check is the crowded
+    figures' own (inside the figure, overlapping nothing)."""
+    rows = ratio_rows()
+    one = rows[(rows["primitive"] == "all_reduce") & (rows["mode"] == "throughput")]
+    figure = fc.plot_ratios(one, "20261205T102753Z-all_reduce")
+    assert figure is not None and collisions(figure) == []
