@@ -32,7 +32,10 @@ from distbench.reports.load import Loaded
 
 SOURCES = ("auto", "label", "argument", "host", "run")
 """The --by choices."""
-NO_LABEL = "(none)"
+NO_LABEL = "unlabelled"
+"""The source of runs without a --label (by label), or without a host (by host): it reads as a
+name in the headline ("unlabelled and before-upgrade are one launch each")."""
+NO_HOST = "unknown host"
 
 
 def argument_names(paths: list[str]) -> list[str]:
@@ -79,7 +82,7 @@ def source_of(rows: pd.DataFrame, by: str, arguments: list[str]) -> pd.Series:
         return rows["run"].astype(str)
     if by == "argument":
         return rows["argument"].map(lambda i: arguments[int(i)]).astype(str)
-    return rows[by].where(rows[by] != "", NO_LABEL).astype(str)
+    return rows[by].where(rows[by] != "", NO_LABEL if by == "label" else NO_HOST).astype(str)
 
 
 def merged_labels(rows: pd.DataFrame, by: str) -> list[str]:

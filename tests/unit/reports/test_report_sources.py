@@ -1,0 +1,19 @@
+"""How a report names its sources (reports/report/sources.py): a run without a --label is in
+the source "unlabelled", as a headline reads it ("unlabelled and before-upgrade are one launch
+each"); a new user's report said "(none) and before-upgrade ..."."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from distbench.reports.report.sources import NO_HOST, NO_LABEL, source_of
+
+
+def test_runs_without_a_label_or_host_get_a_name_a_sentence_can_hold() -> None:
+    rows = pd.DataFrame(
+        {"label": ["", "before-upgrade", ""], "host": ["n1", "", "n2"], "run": ["a", "b", "c"]}
+    )
+    assert source_of(rows, "label", []).tolist() == ["unlabelled", "before-upgrade", "unlabelled"]
+    assert source_of(rows, "host", []).tolist() == ["n1", "unknown host", "n2"]
+    assert source_of(rows, "run", []).tolist() == ["a", "b", "c"]
+    assert (NO_LABEL, NO_HOST) == ("unlabelled", "unknown host")
