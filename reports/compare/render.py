@@ -158,6 +158,21 @@ def unmatched_lines(comparison: Comparison) -> list[str]:
     return [f"{n} {outcome}: {reason}" for (outcome, reason), n in groups.items()]
 
 
+def columns_line(comparison: Comparison) -> str:
+    """How the rows' cells read: the values' unit, the change's direction (in time terms, so a
+    bandwidth that rose reads negative), and why an interval that leaves out 0 can sit beside
+    q = 1 (the interval is the row's alone, q is adjusted over every hypothesis tested)."""
+    metric = comparison.metric
+    change = "beyond run" if comparison.outcome.relative else "change"
+    flipped = " (a bandwidth or rate that rose reads negative)" if metric.higher_is_better else ""
+    return (
+        f"columns: baseline and current in {metric.unit} ({metric.name}); {change} in time "
+        f"terms, + slower{flipped}; interval: its 95 % for the row alone; q: Benjamini-Hochberg "
+        f"over all {comparison.outcome.family_size} hypotheses, so an interval that leaves out 0 "
+        "can sit beside q = 1"
+    )
+
+
 def render_text(comparison: Comparison) -> str:
     out = [headline(comparison), *verdict_lines(comparison)]
     if (line := missing_line(comparison)) is not None:
@@ -172,6 +187,7 @@ def render_text(comparison: Comparison) -> str:
         if regressed[1]:
             out += ["", "regressed rows:", *render_rows(*regressed, NUMBER_COLUMNS)]
     out += ["", *context(comparison), "", f"all rows ({len(comparison.outcome.rows)}):"]
+    out += [f"  {columns_line(comparison)}"]
     out += render_rows(*row_table(comparison), NUMBER_COLUMNS)
     notes = [*unmatched_lines(comparison), *comparison.notes]
     if notes:
@@ -198,6 +214,7 @@ def render_markdown(comparison: Comparison) -> str:
     out += [f"- {s}" for s in seen_lines(comparison)]
     out += ["", *(f"- {line}" for line in context(comparison))]
     out += ["", f"<details><summary>All {len(comparison.outcome.rows)} rows</summary>", ""]
+    out += [columns_line(comparison)[:1].upper() + columns_line(comparison)[1:], ""]
     out += [*md_table(*row_table(comparison)), "", "</details>"]
     notes = [*unmatched_lines(comparison), *comparison.notes]
     if notes:

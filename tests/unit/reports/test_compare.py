@@ -657,3 +657,23 @@ def test_a_night_whose_primitives_moved_each_its_own_way_cannot_tell_and_exits_5
     lines = out.splitlines()
     whole = next(i for i, x in enumerate(lines) if "the whole run (every primitive alike): " in x)
     assert lines[whole + 1].strip() == SEVERAL  # what it cannot see per primitive, said below it
+
+
+def test_the_row_table_says_how_its_cells_read(tmp_path: Path) -> None:
+    """A new user read `0.0005714 0.002728 -79.1 %` (busbw rose 4.8x) and an interval that left
+    out 0 beside q = 1 as contradictions: a line over the table names the values' unit, the
+    change's direction in time terms, and that the interval is the row's own while q is
+    adjusted over every hypothesis."""
+    rng = random.Random(12)
+    a = launch(tmp_path / "a", levels("all_reduce"), rng)
+    b = launch(tmp_path / "b", levels("all_reduce", scale=0.5), rng)
+    for metric, unit, flipped in (("time_us_p50", "us", False), ("busbw_GBps", "GB/s", True)):
+        comparison = judge(a, b, metric=metric)
+        lines = render_text_lines(comparison)
+        legend = lines[lines.index(f"all rows ({len(comparison.outcome.rows)}):") + 1]
+        assert legend.startswith(f"  columns: baseline and current in {unit} ({metric})")
+        assert ("a bandwidth or rate that rose reads negative" in legend) is flipped
+        assert f"over all {comparison.outcome.family_size} hypotheses" in legend
+        base, cur = comparison.values[0]
+        assert (cur > base) is flipped  # busbw rose where the time fell
+        assert comparison.outcome.rows[0].change < 0  # both read as faster: time terms
