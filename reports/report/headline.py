@@ -90,8 +90,10 @@ def noise_sentence(verdict: SourceVerdict, baseline: str) -> str:
     learning = f" ({outcome.learning})" if outcome.learning else ""
     return (
         f"{verdict.source} ({launches} launches, {outcome.nights[1]} night(s)) is judged against "
-        f"{baseline} ({base_launches} launches, {base_nights} night(s)) launch by launch, with "
-        f"{assumed}{learning}."
+        f"{baseline} ({base_launches} launches, {base_nights} night(s)) launch by launch on "
+        f"each row's {verdict.comparison.metric.name} (`distbench compare`'s default; a gate "
+        f"run with another --metric, as ci/nightly.sh's time_us_min, can call other rows), "
+        f"with {assumed}{learning}."
     )
 
 

@@ -124,6 +124,8 @@ def test_a_real_25_percent_slowdown_with_several_launches_a_side_is_called_slowe
     lead = files.markdown.read_text(encoding="utf-8").split("\n\n")[1]
     assert "Against nightly, tonight is regressed (slower) for all_reduce" in lead, lead
     assert "the spread between launches of nightly's baseline window (6 nights" in lead
+    # the metric it judged, as the nightly gate judges another (a new user saw them disagree)
+    assert "launch by launch on each row's time_us_p50 (`distbench compare`'s default" in lead
 
 
 def test_report_equals_compare_on_launches_nights_and_windows(
