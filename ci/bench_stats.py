@@ -10,7 +10,8 @@ box, move together.
 
     python ci/bench_stats.py            # the tables (about 10 min on 2 cores)
     python ci/bench_stats.py --quick    # a smoke of every part (CI: tests/integration)
-    python ci/bench_stats.py --spread   # the default between-launch spread (stats/defaults.py)
+    python ci/bench_stats.py --spread --tune g0,g1   # the default spread (stats/defaults.py)
+    python ci/bench_stats.py --spread --fixture tests/data/gate-launches-ddp.json   # DDP's
     python ci/bench_stats.py --only gate --per-night 3 --window 14 --join-baselines  # nightly.sh
     #   --launches 3 against --keep 14: windows across groups (none holds 42 launches)
     python ci/bench_stats.py --record g1=DIR g2=DIR --export tests/data/launches-nightly-cpu.json.gz
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # its siblings, howeve
 from stats_coverage import NOISES, coverage
 from stats_data import (
     Values,
+    excess_variances,
     export,
     launch_values,
     load_fixture,
@@ -57,6 +59,7 @@ from stats_gate import (
     replay_fixed,
 )
 
+from distbench.stats.components import fit_prior
 from distbench.stats.engine import Drift, Settings, size_band
 from distbench.stats.family import primitive_of
 
@@ -160,25 +163,32 @@ def coverage_section(
 
 
 def spread_table(values: Values, keys: list[dict[str, str]], groups: tuple[str, ...]) -> str:
-    """The between-launch sd (beyond each launch's within part) per size band, median over rows,
-    from launches of the same group (so drift between groups is not counted)."""
+    """The between-launch sd (beyond each launch's within part) per size band, from launches of
+    the same group (so drift between groups is not counted): its median and percentiles over
+    rows, and the scaled inverse chi-square prior fitted to the rows' variances (limma's, as the
+    core fits a window's rows: components.fit_prior), s0 and d0, which stats/defaults.py states.
+    A row whose spread does not exceed its within part (an excess <= 0) has no variance to fit:
+    the fit leaves it out, which errs wide."""
     lines = []
     bands = np.array([size_band(k) for k in keys])
     for band in ("small", "mid", "large", "none"):
         cols = bands == band
         if not cols.any():
             continue
-        excess = []
-        for group in groups:
-            members = [i for i, g in enumerate(values.groups) if g == group]
-            if len(members) < 3:
-                continue
-            total = values.y[np.ix_(members, np.flatnonzero(cols))].var(axis=0, ddof=1)
-            within = np.nanmean(values.within[np.ix_(members, np.flatnonzero(cols))], axis=0)
-            excess.append(np.sqrt(np.maximum(total - within, 0.0)))
-        found = np.concatenate(excess)
-        lines.append(f"{band}: median {np.median(found):.3f}, p75 {np.quantile(found, 0.75):.3f}, "
-                     f"p90 {np.quantile(found, 0.9):.3f} over {len(found)} row-groups")  # fmt: skip
+        variances, dfs = excess_variances(values, np.flatnonzero(cols).tolist(), groups)
+        found = np.sqrt(np.maximum(variances, 0.0))
+        prior = fit_prior(variances.tolist(), dfs, "spread")
+        fitted = (
+            f"; fitted s0 {math.sqrt(prior.variance):.3f}, d0 {prior.df:.2f} "
+            f"({int((variances <= 0).sum())} rows with no excess left out)"
+            if prior
+            else "; no fit"
+        )
+        median, p75, p90 = np.quantile(found, [0.5, 0.75, 0.9])
+        lines.append(
+            f"{band}: median {median:.3f}, p75 {p75:.3f}, p90 {p90:.3f} over {len(found)} "
+            f"row-groups{fitted}"
+        )
     return "\n".join(lines)
 
 
@@ -246,10 +256,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"wrote {args.export}: {len(recorded.launches)} launches, {len(recorded.keys)} rows"
             )
         return 0
-    recorded = load_fixture(args.fixture)
+    legacy = args.fixture.suffix == ".json"  # 0.2.0's exports: one group, "legacy"
+    recorded = load_legacy(args.fixture, "legacy") if legacy else load_fixture(args.fixture)
     values = launch_values(recorded, args.metric)
     if args.spread:
-        print(spread_table(values, recorded.keys, tuple(args.tune.split(","))))
+        groups = ("legacy",) if legacy else tuple(args.tune.split(","))
+        print(spread_table(values, recorded.keys, groups))
         return 0
     held_groups = [g for g in args.held_out.split(",") if g in recorded.groups]
     held = {g: nights_of(values, g, args.per_night) for g in held_groups}

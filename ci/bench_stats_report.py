@@ -18,6 +18,15 @@ recorded within one hour: one group, nothing held out).
     python ci/bench_stats_report.py            # 1,000 replications per figure
     python ci/bench_stats_report.py --legacy   # 0.2.0's launches
     python ci/bench_stats_report.py --quick    # 40
+    python ci/bench_stats_report.py --held-out g5 --fitted-default g0,g1,g2,g3,g4,g7,g8,g9,g10,g11
+
+`--fitted-default GROUPS` asks what the stated default spread (the 90th percentile of the rows'
+spreads, with 4 degrees of freedom: distbench.stats.defaults) would become if it were calibrated
+instead: the scaled inverse chi-square prior fitted to the rows' spreads inside GROUPS (s0, d0,
+limma's fit, as the core fits a window's rows), a launch value's default variance s0^2 + its own
+within part with the Satterthwaite degrees of freedom of that sum (the within part taken as
+known; at most 30). `--held-out` names the groups the launches are drawn from (never one of
+GROUPS). docs/gate.md#the-default-spread gives what it showed.
 """
 
 from __future__ import annotations
@@ -32,10 +41,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its siblings, however it is loaded
 from stats_coverage import NOISES, Coverage
-from stats_data import launch_values, load_fixture, load_legacy, nights_of
+from stats_data import Values, excess_variances, launch_values, load_fixture, load_legacy, nights_of
 from stats_gate import Gate, Judge
 
-from distbench.stats.engine import Outcome, Settings
+from distbench.stats.components import Prior, fit_prior
+from distbench.stats.engine import Outcome, Settings, size_band
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "data" / "launches-nightly-cpu.json.gz"
@@ -77,6 +87,27 @@ def draw(
     return [nights[i] for i in picks[:window]], nights[picks[window]]
 
 
+def fitted_defaults(values: Values, keys: list[dict[str, str]], groups: list[str]) -> list[Prior]:
+    """Each row's default prior, calibrated on GROUPS (the module docstring): per size band (a
+    band without rows of its own, mid's)."""
+    bands = [size_band(k) for k in keys]
+    fitted: dict[str, Prior] = {}
+    for band in sorted(set(bands)):
+        columns = [i for i, b in enumerate(bands) if b == band]
+        variances, dfs = excess_variances(values, columns, groups)
+        prior = fit_prior(variances.tolist(), dfs, f"fitted on {','.join(groups)}")
+        if prior is not None:
+            fitted[band] = prior
+    within = np.nanmean(values.within, axis=0)
+    priors = []
+    for band, w in zip(bands, within.tolist(), strict=True):
+        between = fitted.get(band, fitted["mid"])
+        total = between.variance + (w if math.isfinite(w) else 0.0)
+        df = min(30.0, between.df * total**2 / between.variance**2)
+        priors.append(Prior(total, df, between.source))
+    return priors
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -87,21 +118,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--legacy", action="store_true", help="0.2.0's 13 launches (one group)")
+    parser.add_argument("--held-out", default=",".join(HELD_OUT), help="the groups judged")
+    parser.add_argument(
+        "--fitted-default",
+        default="",
+        metavar="GROUPS",
+        help="judge with a default spread calibrated on these groups instead",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     recorded = load_legacy(LEGACY, "legacy") if args.legacy else load_fixture(args.fixture)
     values = launch_values(recorded, METRIC)
-    held = ["legacy"] if args.legacy else [g for g in HELD_OUT if g in recorded.groups]
+    held = (
+        ["legacy"] if args.legacy else [g for g in args.held_out.split(",") if g in recorded.groups]
+    )
+    fit_on = [g for g in args.fitted_default.split(",") if g]
+    if set(fit_on) & set(held):
+        parser.error("--fitted-default's groups must not be judged (--held-out)")
     launches = [i for i, g in enumerate(values.groups) if g in held]
     nights = [n for g in held for n in nights_of(values, g, 2)]
     gate = Gate(metric=METRIC, settings=Settings(relative=False))  # the report's raw speedups
     judge = Judge(values, recorded.keys, gate)
+    if fit_on:
+        judge.defaults = fitted_defaults(values, recorded.keys, fit_on)
     reps = 40 if args.quick else args.reps
     print(
         f"report's raw speedup intervals, A/A: {len(launches)} launches "
         f"({', '.join(held)}{': not held out' if args.legacy else ', held out'}), "
         f"{len(nights)} nights; {len(recorded.keys)} rows; {reps} "
-        f"replications per figure; metric {METRIC}\n"
+        f"replications per figure; metric {METRIC}; default spread: "
+        f"{'fitted on ' + ','.join(fit_on) if fit_on else 'stated (distbench.stats.defaults)'}\n"
     )
     print("| scenario | noise | rows: coverage | bands: coverage |")
     print("|---|---|---:|---:|")

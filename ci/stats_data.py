@@ -199,3 +199,21 @@ def side(
         f"night{n}:{values.names[night[0]]}" for n, night in enumerate(nights) for _i in night
     ]
     return SideMatrix(names, night_names, values.y[rows] if y is None else y, values.within[rows])
+
+
+def excess_variances(
+    values: Values, columns: Sequence[int], groups: Sequence[str]
+) -> tuple[np.ndarray, list[int]]:
+    """Each (row, group)'s launch-to-launch variance of y beyond its launches' mean within part,
+    from the launches of one recording group (drift between groups is not counted), and its
+    degrees of freedom (the group's launches - 1). Groups of fewer than 3 launches are skipped."""
+    found, dfs = [], []
+    for group in groups:
+        members = [i for i, g in enumerate(values.groups) if g == group]
+        if len(members) < 3:
+            continue
+        total = values.y[np.ix_(members, list(columns))].var(axis=0, ddof=1)
+        within = np.nanmean(values.within[np.ix_(members, list(columns))], axis=0)
+        found.append(total - within)
+        dfs += [len(members) - 1] * len(total)
+    return (np.concatenate(found) if found else np.array([])), dfs
