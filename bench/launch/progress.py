@@ -12,8 +12,9 @@ announce_measurements). Three ways to show it:
   silent for minutes.
 - `quiet` (--quiet): no progress at all; the tables still go to stdout.
 
-The ETA is the mean time of the measurements this invocation finished, times those left: a guess
-that runs low when later sizes are larger, and says so with its `~`.
+The ETA (launch/eta.py) fits the seconds of the measurements this invocation finished to their
+sizes and sums that over the sizes still planned (a comm run); elsewhere it is their mean time
+times those left. A guess, and it says so with its `~`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from distbench.collectors.schema import RESULTS_CSV, progress_path
+from distbench.launch.eta import Eta
 from distbench.parse import format_size
 
 RUNNING_NOTE_S = 2.0
@@ -67,6 +69,16 @@ def part_of(measurement: str, primitive: str) -> tuple[str, str]:
     """The table a measurement belongs to: its launch's world size (with a sweep's backend tag)
     and its primitive; a DDP row's primitive is `ddp`."""
     return measurement.rsplit("/i", 1)[0], primitive
+
+
+def row_size(row: dict[str, str]) -> int | None:
+    """The size a results.csv row was asked for (requested_bytes, else size_bytes); None
+    without one (DDP, init)."""
+    for column in ("requested_bytes", "size_bytes"):
+        text = row.get(column, "")
+        if text and text.replace(".", "", 1).isdigit():
+            return int(float(text))
+    return None
 
 
 @dataclass(frozen=True)
@@ -134,11 +146,17 @@ class RunProgress:
     """Progress of one run (every launch of it), polled by the launch loop."""
 
     def __init__(
-        self, run_dir: Path, render: Render, total: int, kept: Sequence[dict[str, str]], mode: Mode
-    ) -> None:
+        self, run_dir: Path, render: Render, total: int, kept: Sequence[dict[str, str]], mode: Mode,
+        planned: Sequence[int] = (),
+    ) -> None:  # fmt: skip
+        """`planned`: the size (bytes asked for) of every measurement of the run, where known."""
         self.run_dir, self.render, self.total, self.mode = run_dir, render, total, mode
         self.ended = {row.get("measurement", "") for row in kept}
         self.done = len(self.ended)
+        self.eta = Eta(planned)
+        for row in kept:  # a resumed run's rows: their sizes are not to come
+            self.eta.take(row_size(row))
+        self.began: dict[str, float] = {}  # measurement -> unix time it began
         self.launch_left = 0  # measurements the current launch has still to finish
         self.first_begin = 0.0  # unix time this invocation's first measurement began
         self.new = 0
@@ -185,11 +203,11 @@ class RunProgress:
         """`0:12 elapsed, ETA ~0:30`: the ETA from the mean time per measurement since the
         first one began (the ranks' start-up is not a measurement's)."""
         elapsed = time.monotonic() - self.start
-        if self.new == 0 or not self.first_begin:
+        left = self.eta.seconds_left(max(0, self.total - self.done))
+        if self.new == 0 or not self.first_begin or left is None:
             return f"{format_clock(elapsed)} elapsed"
-        each = max(0.0, time.time() - self.first_begin) / self.new
-        left = each * max(0, self.total - self.done)
-        return f"{format_clock(elapsed)} elapsed, ETA ~{format_clock(left)}"
+        seconds, floor = left
+        return f"{format_clock(elapsed)} elapsed, ETA {'>= ' * floor}~{format_clock(seconds)}"
 
     def start_launch(self, world_size: int, measured: Sequence[int], remaining: int) -> None:
         self.launch_left = remaining
@@ -215,6 +233,7 @@ class RunProgress:
         begins = [begin for begin in map(parse_begin, lines) if begin is not None]
         for begin in begins:
             self.seen[begin.measurement] = describe(begin.measurement, begin.what)
+            self.began[begin.measurement] = begin.unix_s
             self.first_begin = self.first_begin or begin.unix_s
         for row in self.rows.read():
             self.finished(row)
@@ -251,6 +270,8 @@ class RunProgress:
         measurement = row.get("measurement", "")
         self.ended.add(measurement)
         self.done, self.new = self.done + 1, self.new + 1
+        began = self.began.get(measurement, self.first_begin or time.time())
+        self.eta.finished(row_size(row), time.time() - began)
         if self.running is not None and self.running.measurement == measurement:
             self.running = None
         what = self.seen.get(measurement) or f"{row.get('primitive', '')} ({measurement})"

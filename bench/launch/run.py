@@ -185,7 +185,8 @@ def execute(
     render = render_nccl_table if table == "nccl-tests" else WORKLOADS[spec.kind].render
     kept = read_rows(run_dir / RESULTS_CSV)
     total = sum(planned_rows(part) for part in (spec, *more))
-    progress = RunProgress(run_dir, render, total, kept, choose_mode(quiet, console))
+    planned = [size for part in (spec, *more) for size in planned_sizes(part)]
+    progress = RunProgress(run_dir, render, total, kept, choose_mode(quiet, console), planned)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     status, code = "completed", EXIT_OK
     try:
@@ -230,6 +231,18 @@ def planned_rows(spec: RunSpec) -> int:
         for planned in plan_launches(spec.launch, spec.kind)
         for size in planned.measured
     )
+
+
+def planned_sizes(spec: RunSpec) -> list[int]:
+    """The size asked for of every measurement planned_rows counts (the ETA's plan): a workload
+    with sizes measures each as often (comm: cases x apis x dtypes x modes); none without."""
+    sizes = tuple(getattr(spec.workload, "sizes", ()) or ())
+    if not sizes:
+        return []
+    rows = planned_rows(spec)
+    if rows % len(sizes):
+        return []
+    return [int(size) for size in sizes for _ in range(rows // len(sizes))]
 
 
 def record_launch(

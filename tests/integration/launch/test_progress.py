@@ -144,5 +144,6 @@ def test_a_terminal_gets_a_live_bar_naming_the_running_measurement(tmp_path: Pat
     assert any("starting 2 ranks" in frame for frame in bar), text
     running = [f for f in bar if "all_reduce float32 throughput size=16M world_size=2" in f]
     assert running, text
-    assert any(re.search(r"1/2 \d+:\d\d elapsed, ETA ~\d+:\d\d", f) for f in running), text
+    # 1K done, 16M to come: the mean of 1K's time is only a floor, and says so
+    assert any(re.search(r"1/2 \d+:\d\d elapsed, ETA >= ~\d+:\d\d", f) for f in running), text
     assert "# all_reduce" in text and "16M" in text  # the table, printed above the bar
