@@ -111,12 +111,13 @@ def resolve_runs(run_dirs: tuple[str, ...], pattern: str | None) -> list[Path]:
         paths = [Path(p) for p in matched]
     else:
         paths = [Path(p) for p in run_dirs]
+    for path in paths:  # a path that is not there first: it is what is wrong with one path
+        if not path.is_dir():
+            raise UsageError(f"{path} is not a run directory (it does not exist or is a file)")
     if len(paths) < 2:
         raise UsageError("history needs at least two runs: give RUN_DIR... or --glob PATTERN")
     unique: dict[Path, Path] = {}
     for path in paths:
-        if not path.is_dir():
-            raise UsageError(f"{path} is not a run directory (it does not exist or is a file)")
         unique.setdefault(path.resolve(), path)
     return list(unique.values())
 

@@ -85,6 +85,7 @@ def upgraded_copy(source: Path, target: Path, started: str) -> None:
         ([], "at least two runs"),
         (["RUN"], "at least two runs"),
         (["RUN", "/nonexistent"], "/nonexistent is not a run directory"),
+        (["/nonexistent"], "/nonexistent is not a run directory"),  # not "at least two runs"
         (["RUN", "EMPTY"], "holds no results.csv"),
         (["RUN", "RUN2", "--glob", "x*"], "not both (the shell expands an unquoted pattern"),
         (["--glob", "no-such-results/nightly-*"], "matches no directory under /"),
@@ -108,6 +109,6 @@ def test_bad_input_is_one_line_and_exit_2(
         full += ["--out", str(tmp_path / "h")]
     if "--cache" not in full:
         full += ["--cache", "off"]
-    if argv[:1] != ["RUN"] and "--glob" not in argv and argv[:1] != []:
+    if argv[:1] not in (["RUN"], ["/nonexistent"]) and "--glob" not in argv and argv[:1] != []:
         full[1:1] = [str(DATA / "cluster-a"), str(DATA / "cluster-b")]
     assert says in usage_error_line(full, capsys)
