@@ -67,8 +67,14 @@ class ResultRow:
     count: int
     """Elements in size_bytes."""
     root: str
+    """broadcast, reduce, gather: the root's rank in the row's group (--root; one row per root
+    with --root all); empty for the others."""
     src: str
+    """send_recv: the group rank that sends first (pingpong and window: one rank; multipair: the
+    senders, e.g. `0-1`; ring: `all`); empty for collectives."""
     dst: str
+    """send_recv: the group rank that receives and answers (ring: `next`, each rank's right-hand
+    neighbour; multipair: the receivers); empty for collectives."""
     pattern: str
     """How the primitive was driven, e.g. `ring`, `pingpong`, `window=64`; empty otherwise."""
     mode: str
@@ -78,24 +84,39 @@ class ResultRow:
     back-to-back ops, as nccl-tests), cuda_event+dispatch (around one isolated op, its host
     dispatch included: CUDA latency mode) or cuda_event+graph (--cuda-graph: nccl-tests -G)."""
     iters: int
+    """Ops per trial: --iters, or as many as fill --trial-time with --iters auto (throughput mode
+    times them back to back, latency mode one at a time)."""
     warmup: int
     trials: int
+    """Timed trials asked for (--trials); with --precision the first ones, and trials_run says
+    how many ran."""
     samples: int
     """Samples behind the statistics (trials in throughput mode, trials x iters in latency mode)."""
     time_us_p50: float
+    """The median of the row's samples (samples.csv, rank -1), µs. A sample is the slowest rank's
+    time: in throughput mode one trial's time per op (its `iters` back-to-back ops, one drain,
+    divided by iters), in latency mode one op's. Linear interpolation between closest ranks."""
     time_us_mean: float
+    """The mean of the same samples, µs."""
     time_us_min: float
+    """The fastest of the same samples, µs (the nightly gate's metric: what other work on a shared
+    box disturbs least)."""
     time_us_max: float
+    """The slowest of the same samples, µs."""
     time_us_p95: float
     """Latency mode only; empty in throughput mode, where a sample is a mean of `iters` ops."""
     time_us_p99: float
     """Latency mode only, as time_us_p95."""
     time_us_std: float
+    """The samples' standard deviation (n - 1), µs; 0 with one sample."""
     algbw_GBps: float
     """size_bytes / time_us_p50, GB/s = 1e9 bytes/s; empty at world size 1 (nothing moves)."""
     busbw_GBps: float
     """algbw_GBps x busbw_factor (nccl-tests' convention); empty at world size 1."""
     busbw_factor: float
+    """busbw_GBps / algbw_GBps at this world size n: nccl-tests' factor for the primitive, e.g.
+    all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all(v), gather (n-1)/n; broadcast,
+    reduce and send_recv 1."""
     wrong: int
     """Wrong elements found by --check; -1 when not checked."""
     hosts: str = ""
@@ -188,9 +209,12 @@ class SampleRow:
     rank: int
     """Global rank, or -1 for the maximum over ranks (the sample the statistics use)."""
     trial: int
+    """The trial, from 0 in the order they ran (with --order interleaved, round by round)."""
     iter: int
     """Iteration within the trial in latency mode; -1 in throughput mode (one sample per trial)."""
     time_us: float
+    """This sample's time, µs: one trial's time per op (throughput mode) or one op's (latency
+    mode), on `rank`; at rank -1 the slowest rank's, which the row's statistics are taken over."""
     loss: float = float("nan")
     """Training loss at this step (DDP rows); empty for communication samples."""
     run_id: str = ""

@@ -1,6 +1,11 @@
 """mkdocs hook: the column reference in docs/schema.md, generated from collectors/.
 
     python docs/hooks/columns.py            # print the generated Markdown
+    python docs/hooks/columns.py --write    # write it into docs/schema.md (tests check it is)
+
+The tables are written into docs/schema.md between PLACEHOLDER and END, so that the page reads
+whole where Markdown is read without the site (a clone, GitHub); the hook writes them afresh
+into every build, and tests/unit/test_docs.py fails when the page's copy is stale.
 
 Each row dataclass in ROW_FILES (results.csv of every command, samples.csv, ranks.csv) gives
 one table: every column in file order, with its type and the docstring under its field. A column
@@ -20,7 +25,10 @@ from typing import Any
 
 SCHEMA_SOURCE = Path(__file__).resolve().parents[2] / "collectors" / "schema.py"
 PLACEHOLDER = "<!-- columns -->"
-"""Where docs/schema.md gets the generated tables."""
+"""Where docs/schema.md's generated tables begin ..."""
+END = "<!-- /columns -->"
+"""... and end."""
+PAGE = Path(__file__).resolve().parents[1] / "schema.md"
 
 ROW_FILES = (
     ("ResultRow", "results.csv: communication rows"),
@@ -169,10 +177,13 @@ def render_reference(columns: dict[str, list[Column]]) -> str:
 
 
 def render_page(markdown: str, source: str) -> str:
-    """docs/schema.md with the placeholder replaced by the generated tables."""
-    if markdown.count(PLACEHOLDER) != 1:
-        raise ValueError(f"docs/schema.md must hold {PLACEHOLDER} exactly once")
-    return markdown.replace(PLACEHOLDER, render_reference(read_columns(source)))
+    """docs/schema.md with the tables between PLACEHOLDER and END generated afresh."""
+    if markdown.count(PLACEHOLDER) != 1 or markdown.count(END) > 1:
+        raise ValueError(f"docs/schema.md must hold {PLACEHOLDER} (then {END}) exactly once")
+    head, rest = markdown.split(PLACEHOLDER)
+    tail = rest.split(END, 1)[1] if END in rest else rest
+    tables = render_reference(read_columns(source))
+    return f"{head}{PLACEHOLDER}\n\n{tables.strip()}\n\n{END}{tail}"
 
 
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
@@ -189,4 +200,7 @@ def on_config(config: Any, **kwargs: Any) -> Any:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(render_reference(read_columns(SCHEMA_SOURCE.read_text())))
+    if sys.argv[1:] == ["--write"]:
+        PAGE.write_text(render_page(PAGE.read_text(), SCHEMA_SOURCE.read_text()))
+    else:
+        sys.stdout.write(render_reference(read_columns(SCHEMA_SOURCE.read_text())))
