@@ -33,7 +33,8 @@ def mode_line(series: list[Series], relative: bool) -> str:
         parts.append(
             "relative: each case judged beyond the rest of its run (its level less the run's "
             "common level that night, the median over the primitives); what moved every "
-            f"primitive alike is the series {', '.join(wholes)} (1 = the run's mean state), "
+            f"primitive alike is the series {', '.join(wholes)} (a ratio: 1 = its mean over these "
+            "nights), "
             "judged at its own drift"
         )
     if own:

@@ -95,8 +95,21 @@ def incomplete_reason(path: Path, manifests: bool = True) -> str | None:
     return None
 
 
+QUIET_VALUES = {
+    "nnodes": "1",
+    "api": "c10d",
+    "placement": "out",
+    "graph": "false",
+    "buffers": "regular",
+}
+"""Key columns left out of a case's name at these values (every row's unless an option changed
+it); another value is named with its column: api=functional, graph=true. A new user read
+`all_reduce n=2 gloo cpu nnodes=1 float32 sum throughput c10d out false regular 1K`."""
+
+
 def case_label(kind: str, values: dict[str, Any], requested: object = None) -> str:
-    """'all_reduce gloo cpu n=2 float32 sum throughput 1M': the match key, the empty cells out,
+    """'all_reduce n=2 gloo cpu float32 sum throughput 1M': the match key, the empty cells and
+    QUIET_VALUES out,
     and the size as asked (`requested`: requested_bytes; 64K, not the 65520 an all_gather at 3
     ranks measures)."""
     if kind == "ddp":
@@ -109,7 +122,10 @@ def case_label(kind: str, values: dict[str, Any], requested: object = None) -> s
         value = values[column]
         if column in ("world_size", "size_bytes") or value in ("", None):
             continue
-        parts.append(f"{column}={value}" if column in ("root", "src", "dst", "nnodes") else value)
+        if str(value) == QUIET_VALUES.get(column):
+            continue  # the default every row has: it tells no case apart, and reads as noise
+        named = column in ("root", "src", "dst", "nnodes", *QUIET_VALUES)
+        parts.append(f"{column}={value}" if named else str(value))
     return " ".join([*parts, format_size(asked_size(int(values["size_bytes"]), requested))])
 
 

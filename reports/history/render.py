@@ -85,7 +85,7 @@ def verdict_table(history: History) -> TableOut:
         [[v.case, v.metric, v.state, v.reason] for v in rows],
         columns=["case", "metric", "state", "detail"],
     )
-    return TableOut(f"Verdicts over the last {history.recent} runs", frame, VERDICT_NOTE)
+    return TableOut(f"Verdicts over the last {recent_runs(history)}", frame, VERDICT_NOTE)
 
 
 VERDICT_NOTE = (
@@ -131,12 +131,21 @@ def cut_lines(history: History) -> list[str]:
     ]
 
 
+def recent_runs(history: History) -> str:
+    """'7 runs', or '2 runs (of the 7 a verdict looks back over)' while fewer have run
+    (--fail-on-regression N sets how many; else RECENT)."""
+    shown = min(history.recent, len(history.runs))
+    if shown < history.recent:
+        return f"{shown} runs (of the {history.recent} a verdict looks back over)"
+    return f"{shown} runs"
+
+
 def summary_line(history: History) -> str:
     first, last = history.runs[0].label, history.runs[-1].label
     return (
         f"{len(history.runs)} runs ({first} .. {last}), {len(history.verdicts)} cases, "
-        f"{len(history.change_points)} change point(s); over the last {history.recent} runs: "
-        f"{state_counts(history)}"
+        f"{len(history.change_points)} change point(s); over the last "
+        f"{recent_runs(history)}: {state_counts(history)}"
     )
 
 

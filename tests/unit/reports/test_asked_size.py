@@ -50,3 +50,23 @@ def test_the_reports_largest_size_is_the_size_asked_for() -> None:
     both["source"] = pd.Categorical(both["source"], categories=["a", "b"])
     summary = ratio_summary(comm_ratios(both))
     assert list(summary["largest"]) == ["64K"], summary
+
+
+def test_a_case_name_leaves_out_the_defaults_every_row_has() -> None:
+    """A new user read `all_reduce n=2 gloo cpu nnodes=1 float32 sum throughput c10d out false
+    regular 1K`: the defaults (one node, c10d, out of place, no graph, regular buffers) name no
+    case apart; another value is named with its column."""
+    from distbench.reports.history.load import case_label
+
+    values = {c: "" for c in COMM_MATCH_KEY}
+    values.update(
+        primitive="all_reduce", world_size="2", backend="gloo", device="cpu", nnodes="1",
+        dtype="float32", op="sum", mode="throughput", api="c10d", placement="out",
+        graph="false", buffers="regular", size_bytes="1024",
+    )  # fmt: skip
+    assert case_label("comm", values) == "all_reduce n=2 gloo cpu float32 sum throughput 1K"
+    values.update(nnodes="2", api="functional", placement="in", graph="true", buffers="symmetric")
+    assert case_label("comm", values) == (
+        "all_reduce n=2 gloo cpu nnodes=2 float32 sum throughput api=functional placement=in "
+        "graph=true buffers=symmetric 1K"
+    )
