@@ -11,12 +11,13 @@ launches on the other side of the change are left out of that row.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from distbench.collectors.migrations import changed_meaning
+from distbench.parse import asked_size, format_size
 from distbench.reports.compare.checks import Metric, Thresholds
 from distbench.reports.compare.sides import Side
 from distbench.reports.runs import Row
@@ -77,6 +78,9 @@ class Comparison:
     relative contrast for its raw speedups' intervals (reports/report/verdicts.py)."""
     fallback: Prior | None = None
     """The prior of rows without a default of their own (judge_family's fallback)."""
+    sizes: list[str] = field(default_factory=list)
+    """Per judged row: its size as asked for (`64K`, where 3 ranks measure 65520 bytes), as
+    report and history name it; the key keeps the measured size_bytes."""
 
     def regressions(self) -> list[Judged]:
         return [j for j in (*self.outcome.rows, *self.outcome.bands) if j.state == REGRESSED]
@@ -135,6 +139,14 @@ def with_within(
     ]  # fmt: skip
 
 
+def asked_text(values: Mapping[str, object]) -> str:
+    """A row's size as asked for (parse.asked_size), `64K`; '' for a row without a size."""
+    size = str(values.get("size_bytes", ""))
+    if not size.isdigit():
+        return ""
+    return format_size(asked_size(int(size), values.get("requested_bytes")))
+
+
 def side_rows(side: Side) -> dict[Key, list[tuple[str, str, Row]]]:
     """key -> (launch, night, row) for every launch of the side that holds the row."""
     found: dict[Key, list[tuple[str, str, Row]]] = {}
@@ -167,6 +179,7 @@ def compare_sides(
     inputs: list[RowInput] = []
     values: list[tuple[float, float]] = []
     columns: list[str] = []
+    sizes: list[str] = []
     unmatched: list[Unmatched] = []
     pending: list[tuple[Key, Row, str, int, list[tuple[LaunchValue, tuple[float, ...]]], int]] = []
     for seed, (key, found) in enumerate(base_rows.items()):
@@ -248,6 +261,7 @@ def compare_sides(
         inputs.append(RowInput(dict(key), tuple(on_base), tuple(on_cur), floor, default))
         values.append((base_value, geometric(on_cur, metric)))
         columns.append(column)
+        sizes.append(asked_text(sample.values))
     for key, found in cur_rows.items():
         if key not in base_rows:
             sample = found[-1][2]
@@ -278,4 +292,5 @@ def compare_sides(
         allow_missing,
         inputs,
         fallback,
+        sizes,
     )

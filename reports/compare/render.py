@@ -126,6 +126,8 @@ def row_table(comparison: Comparison, only: str | None = None) -> tuple[list[str
         if only is not None and judged.state != only:
             continue
         key = dict(judged.hypothesis.band)
+        if comparison.sizes and comparison.sizes[number - 1]:
+            key["size_bytes"] = comparison.sizes[number - 1]  # as asked: 1K, not 1008 at 3 ranks
         q = judged.q_slower if judged.change >= 0 else judged.q_faster
         lines.append([
             str(number), *(cell(n, key.get(n, "")) for n in shown),

@@ -677,3 +677,32 @@ def test_the_row_table_says_how_its_cells_read(tmp_path: Path) -> None:
         base, cur = comparison.values[0]
         assert (cur > base) is flipped  # busbw rose where the time fell
         assert comparison.outcome.rows[0].change < 0  # both read as faster: time terms
+
+
+def test_the_row_table_names_sizes_as_asked(tmp_path: Path) -> None:
+    """A new user's nightly table showed `1K 64K 1M` at world size 2 and `1008 65520 1048560`
+    at 3 (whole elements per rank): the table names each size as asked, as report and history
+    do; the key (and the JSON) keep the measured bytes."""
+    rng = random.Random(13)
+    table = {
+        ("all_gather", 1008): 50.0,
+        ("all_gather", 65520): 60.0,
+        ("all_gather", 1008 * 2): 70.0,
+    }
+    asked = {1008: 1024, 65520: 65536, 2016: 2016}  # 2016 asked as such: its own size
+    runs = []
+    for name in ("a", "b"):
+        rows = []
+        for index, ((primitive, size), level) in enumerate(sorted(table.items())):
+            times = [level * math.exp(rng.gauss(0.0, 0.01)) for _ in range(8)]
+            row = comm_row(size, times, index, primitive=primitive, requested_bytes=asked[size])
+            rows.append((row, times))
+        runs.append(write_run(tmp_path / name, rows))
+    comparison = judge(*runs)
+    assert comparison.sizes == ["1K", "2016", "64K"]
+    lines = render_text_lines(comparison)
+    body = lines[lines.index("all rows (3):") + 4 :][:3]  # under the legend, header and rule
+    assert [line.split()[2] for line in body] == ["1K", "2016", "64K"]
+    assert [dict(j.hypothesis.band)["size_bytes"] for j in comparison.outcome.rows] == [
+        "1008", "2016", "65520",
+    ]  # fmt: skip
