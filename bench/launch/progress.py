@@ -214,7 +214,8 @@ class RunProgress:
         self.events = FileTail(progress_path(self.run_dir, world_size), from_end=True)
         sizes = ", ".join(str(size) for size in measured)
         text = (
-            f"starting {world_size} ranks (world size{'s' * (len(measured) > 1)} {sizes}): "
+            f"starting {world_size} rank{'s' * (world_size != 1)} (world size"
+            f"{'s' * (len(measured) > 1)} {sizes}): "
             f"{remaining} of {self.total} measurements to go"
         )
         self.show(text)

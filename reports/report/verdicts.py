@@ -114,8 +114,18 @@ def report_verdicts(loaded: Loaded, notes: list[str]) -> dict[str, SourceVerdict
         notes.append(f"runs compared: no verdicts, compare cannot read a side: {error}")
         return {}
     for verdict in verdicts.values():
-        notes += [n for n in verdict.comparison.notes if n not in notes]
+        notes += [n for n in verdict.comparison.notes if n not in notes and not said(n, notes)]
     return verdicts
+
+
+def said(note: str, notes: list[str]) -> bool:
+    """Whether compare's `PATH: one night of N launches (...)` is said already, by the report's
+    own `PATH: N launches drawn as one run (...)` (launch_frames.py): one line a night."""
+    path, _, rest = note.partition(": one night of ")
+    count = rest.split(" ", 1)[0]
+    return bool(rest) and any(
+        n.startswith(f"{path}: {count} launches drawn as one run") for n in notes
+    )
 
 
 def judge_sources(sides: dict[str, Side]) -> dict[str, SourceVerdict]:

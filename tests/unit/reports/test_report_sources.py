@@ -17,3 +17,15 @@ def test_runs_without_a_label_or_host_get_a_name_a_sentence_can_hold() -> None:
     assert source_of(rows, "host", []).tolist() == ["n1", "unknown host", "n2"]
     assert source_of(rows, "run", []).tolist() == ["a", "b", "c"]
     assert (NO_LABEL, NO_HOST) == ("unlabelled", "unknown host")
+
+
+def test_a_night_of_launches_is_said_once_in_the_notes() -> None:
+    """compare's `PATH: one night of 3 launches (...)` repeated the report's own `PATH: 3
+    launches drawn as one run (...)` under "What could not be shown"."""
+    from distbench.reports.report.verdicts import said
+
+    own = ["results/n1: 3 launches drawn as one run (launch-1, launch-2, launch-3): in the figures"]
+    assert said("results/n1: one night of 3 launches (launch-1, launch-2, launch-3)", own)
+    assert not said("results/n2: one night of 3 launches (launch-1, launch-2, launch-3)", own)
+    assert not said("results/n1: one night of 2 launches (launch-1, launch-2)", own)
+    assert not said("results/n1: something else", own)
