@@ -133,12 +133,18 @@ while [[ $# -gt 0 ]]; do
         --run-dir) need_value "$@"; RUN_DIR=$2; shift 2 ;;
         --baseline) need_value "$@"; BASELINE=$2; shift 2 ;;
         --store) need_value "$@"; STORE=$2; shift 2 ;;
-        --metric|--threshold|--thresholds|--alpha|--min-nights|--min-samples)
+        --min-samples|--fdr|--no-fdr|--any-size|--adjacent|--noise-test|--no-noise-test)
+            # 0.2.0's trial-level options: refused now, not after the night's sweeps
+            say "error: $1 was removed in 0.3: compare no longer tests trials across launches" \
+                "(the launch is the unit); drop it, and see --min-nights and --threshold" \
+                "(docs/gate.md)"
+            exit 2 ;;
+        --metric|--threshold|--thresholds|--alpha|--min-nights)
             need_value "$@"
             [[ $1 == --thresholds || $1 == --threshold ]] && THRESHOLDS_GIVEN=1
             [[ $1 == --metric || ($1 == --threshold && $2 == *:*) ]] && METRIC_GIVEN=1
             COMPARE_ARGS+=("$1" "$2"); shift 2 ;;
-        --allow-missing|--relative|--absolute|--no-fdr|--fdr|--any-size|--adjacent)
+        --allow-missing|--relative|--absolute)
             COMPARE_ARGS+=("$1"); shift ;;
         --update-baseline) UPDATE=1; shift ;;
         --bootstrap) BOOTSTRAP=1; shift ;;

@@ -87,9 +87,8 @@ class DdpArgs(ModelArgs):
     strategies: Annotated[
         tuple[str, ...],
         strategies_option(
-            "Comma list or 'all': ddp, ddp-nocomm, ddp-nooverlap, ddp-bf16, ddp-fp16, grad-avg, "
-            "grad-avg-flat, param-avg, fsdp, fsdp-reshard-false; dp (nn.DataParallel, named "
-            "only: 2+ GPUs, --world-sizes 1).",
+            f"Comma list or 'all': {', '.join(STRATEGIES)}; dp (nn.DataParallel, named only: "
+            "2+ GPUs, --world-sizes 1).",
             STRATEGIES,
             (*STRATEGIES, *ONE_PROCESS),
         ),
