@@ -111,7 +111,7 @@ def ddp(ddp: DdpArgs, launch: LaunchArgs) -> None:
     \b
     Examples:
       distbench ddp --backend gloo --world-sizes 1,2
-      distbench ddp --strategies ddp,ddp-nocomm,grad-avg --bucket-mb 1,5,25 --params 10M
+      distbench ddp --strategies ddp,ddp-nocomm,local,grad-avg --bucket-mb 1,5,25 --params 10M
       distbench ddp --backend nccl --model transformer --width 512 --depth 6 --steps 50
     """
 

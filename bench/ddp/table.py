@@ -17,10 +17,11 @@ HEADER = (
     "comm_MB",
     "busbw_GBps",
     "comm_share",
+    "vs",
     "comm_hidden",
     "max_param_diff",
 )
-TEXT_COLUMNS = ("strategy",)
+TEXT_COLUMNS = ("strategy", "vs")
 """Left-aligned; every other column holds a number."""
 
 
@@ -36,6 +37,7 @@ def row_cells(row: dict[str, str]) -> list[str]:
         format_number(int(mb) / 1e6 if mb else None, ".3f"),
         format_number(row["comm_busbw_GBps"], BANDWIDTH_DIGITS),
         format_number(row["comm_share"], ".3f"),
+        row.get("comm_baseline") or "-",
         format_number(row["comm_hidden_share"], ".3f"),
         format_number(row["max_param_diff"], ".3g"),
     ]
@@ -59,7 +61,9 @@ def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
             f"# ddp  model={model} params={int(params)}  batch={first['batch_size']}/rank  "
             f"backend={backend}  device={device}  world_size={world_size}  "
             f"timer={first['timer']}  step=mean of the slowest rank's windows of "
-            f"{first['window_steps']} steps"
+            f"{first['window_steps']} step{'s' * (first['window_steps'] != '1')}  "
+            "comm_MB, busbw_GBps, comm_share: against the row's own step without communication "
+            "(vs: its comm_baseline)"
         )
         header += f"\n# env: {env}" if env else ""
         cells = [row_cells(row) for row in group]

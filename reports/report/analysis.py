@@ -7,6 +7,7 @@ comparison."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import numpy as np
@@ -173,20 +174,71 @@ def ddp_split(ddp: pd.DataFrame) -> pd.DataFrame:
     rows = rows.assign(
         panel=ddp_lines(rows) + " · " + rows["world_size"].astype(str) + " ranks",
         comm_baseline=comm_baselines(rows),
+        bar=strategy_variants(rows),
     )
     config = [*DDP_CONFIG, "panel"]
     mean = "step_time_us_mean"
     by_strategy = rows.groupby([*config, "strategy"], observed=True, dropna=False)[mean].median()
     compute = by_strategy.rename("compute_us").reset_index()
     compute = compute.rename(columns={"strategy": COMM_BASELINE})
-    step = rows.groupby([*config, "strategy", COMM_BASELINE], observed=True, dropna=False)[mean]
+    keys = [*config, "bar", "strategy", COMM_BASELINE]
+    step = rows.groupby(keys, observed=True, dropna=False)[mean]
     split = step.median().reset_index().merge(compute, on=[*config, COMM_BASELINE])
     if split.empty:
         return pd.DataFrame()
     split["compute_ms"] = split["compute_us"] / 1e3
     split["comm_ms"] = (split[mean] - split["compute_us"]).clip(lower=0) / 1e3
     split["source"] = split["source"].astype(str)
-    return split.sort_values(["panel", "strategy"]).reset_index(drop=True)
+    split["strategy"] = split["bar"]  # one bar per setting: ddp bucket_mb=1, ... bucket_mb=25
+    split = split.drop(columns="bar")
+    return split.sort_values(["panel", "strategy"], key=natural).reset_index(drop=True)
+
+
+def natural(values: pd.Series) -> pd.Series:
+    """A sort key that reads the numbers in a label as numbers: bucket_mb=5 before =25."""
+    return values.astype(str).map(
+        lambda text: tuple(
+            (0, float(part), "") if part[:1].isdigit() else (1, 0.0, part)
+            for part in re.split(r"(\d+(?:\.\d+)?)", text)
+            if part
+        )
+    )
+
+
+def missing_baselines(ddp: pd.DataFrame) -> list[str]:
+    """The strategies the split cannot draw, and why: their comm_baseline was not run beside them
+    (grad-avg without `local`), one line per strategy and missing baseline."""
+    rows = ddp[ddp["world_size"] > 1]
+    if rows.empty:
+        return []
+    rows = rows.assign(comm_baseline=comm_baselines(rows))
+    ran = set(rows["strategy"].astype(str))
+    lacking = rows[~rows[COMM_BASELINE].isin(ran)]
+    named = zip(lacking["strategy"].astype(str), lacking[COMM_BASELINE].astype(str), strict=True)
+    pairs = sorted(set(named))
+    return [
+        f"DDP strategies split: {strategy} has no bar: its comm_baseline, {baseline}, did not run "
+        f"beside it (add {baseline} to --strategies); its comm_share and comm_busbw are empty too"
+        for strategy, baseline in pairs
+    ]
+
+
+VARIANT_COLUMNS = ("bucket_mb", "gradient_as_bucket_view", "static_graph", "avg_every")
+"""A strategy's own settings (DDP_STRATEGY_COLUMNS less strategy): rows of one strategy that
+differ in one are different bars and lines (a --bucket-mb 1,5,25 sweep is three)."""
+
+
+def strategy_variants(ddp: pd.DataFrame) -> pd.Series:
+    """Each row's strategy, with the settings its strategy's rows differ in: 'ddp bucket_mb=5'
+    where the run swept --bucket-mb, plain 'grad-avg' where nothing varied."""
+    label = ddp["strategy"].astype(str)
+    for column in VARIANT_COLUMNS:
+        if column not in ddp:
+            continue
+        values = ddp[column].astype(str)
+        varies = values.groupby(ddp["strategy"], observed=True).transform("nunique") > 1
+        label = label.where(~varies, label + f" {column}=" + values)
+    return label
 
 
 def summary_table(lines: pd.DataFrame) -> pd.DataFrame:

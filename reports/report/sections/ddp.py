@@ -41,7 +41,7 @@ def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
     if ddp.empty:
         return []
     figures = figure_out(
-        fd.plot_ddp_scaling(ddp.assign(line=an.ddp_lines(ddp))),
+        fd.plot_ddp_scaling(ddp.assign(line=an.ddp_lines(ddp), strategy=an.strategy_variants(ddp))),
         "fig-ddp-scaling.png",
         "samples/s of the whole job and scaling efficiency (n-rank throughput / n × 1-rank)",
         notes,
@@ -51,15 +51,17 @@ def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
         fd.plot_ddp_split(an.ddp_split(ddp)),
         "fig-ddp-strategies.png",
         "mean step time = compute (the mean step of the row's comm_baseline, its own step without "
-        "communication: ddp-nocomm for DDP's strategies, local for grad-avg, param-avg and fsdp) "
+        "communication: ddp-nocomm for DDP's strategies, local for the manual strategies and FSDP) "
         "+ communication (the rest)",
         notes,
         "DDP strategies split: no row of a strategy's comm_baseline (ddp-nocomm, local) at two or "
         "more ranks to take compute from",
     )
+    notes += [note for note in an.missing_baselines(ddp) if note not in notes]
     table = display(
         ddp.sort_values(["source", "world_size", "strategy"]).assign(
             step_ms=ddp["step_time_us_p50"] / 1e3,
+            step_mean_ms=ddp["step_time_us_mean"] / 1e3,
             step_p95_ms=ddp["step_time_us_p95"] / 1e3,
             **sharding_columns(ddp),
         ),
@@ -70,16 +72,19 @@ def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
             "batch_size": "batch/rank",
             "bucket_mb": "bucket MB",
             "step_ms": "step p50 ms",
+            "step_mean_ms": "step mean ms",
             "step_p95_ms": "step p95 ms",
             "samples_per_s": "samples/s",
             "scaling_efficiency": "scaling eff.",
             "comm_share": "comm share",
+            "comm_baseline": "vs (comm baseline)",
             "comm_hidden_share": "comm hidden share",
             "max_param_diff": "max param diff",
             **SHARDING_NAMES,
         },
         (
             "step_ms",
+            "step_mean_ms",
             "step_p95_ms",
             "samples_per_s",
             "scaling_efficiency",
@@ -93,7 +98,11 @@ def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
         Section(
             "DDP training steps",
             "grad-avg, grad-avg-flat and param-avg (K = 1, plain SGD) must match ddp to float "
-            "rounding: see max param diff.",
+            "rounding: see max param diff. samples/s, scaling and the strategies' bars use the "
+            "mean step (a periodic strategy's p50 may be a step that sends nothing). comm share "
+            "is the share of the mean step beyond the row's own step without communication, "
+            "named under vs: ddp-nocomm for DDP's strategies, local for the manual ones and "
+            "FSDP, so two rows' shares compare only where they name the same baseline.",
             figures=figures,
             tables=[titled(table, "DDP strategies")],
         )

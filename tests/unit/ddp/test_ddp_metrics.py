@@ -232,6 +232,7 @@ def test_render_table() -> None:
         samples_per_s="28444.5",
         comm_bytes_per_step="799784",
         comm_share="0.6931",
+        comm_baseline="ddp-nocomm",
         comm_hidden_share="0.4182",
         max_param_diff="0.0",
     )
@@ -241,7 +242,12 @@ def test_render_table() -> None:
     assert text.splitlines()[1].split()[-2:] == ["comm_hidden", "max_param_diff"]
     assert set(text.splitlines()[2]) == {"-"}  # the rule under the header
     cells = text.splitlines()[3].split()  # the step column is the mean, not the p50
-    assert cells == ["ddp", "25", "2250.0", "28444.5", "-", "0.800", "-", "0.693", "0.418", "0"]
+    assert cells == [
+        "ddp", "25", "2250.0", "28444.5", "-", "0.800", "-", "0.693", "ddp-nocomm", "0.418", "0",
+    ]  # fmt: skip
+    assert "comm_share: against the row's own step without communication (vs:" in text
+    one = render_ddp_table([{**row, "window_steps": "1"}])
+    assert "windows of 1 step  " in one
 
 
 def test_render_table_shows_peak_memory_where_measured() -> None:

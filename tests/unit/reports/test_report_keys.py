@@ -217,6 +217,33 @@ def test_ddp_split_figure_names_each_bar_s_baseline_when_they_differ() -> None:
     assert "compute (baseline mean)" in [t.get_text() for t in figure.legends[0].get_texts()]
 
 
+def test_ddp_split_draws_a_bar_per_bucket_size_and_names_a_missing_baseline() -> None:
+    """A new user's `--strategies ddp,ddp-nocomm,grad-avg --bucket-mb 1,5,25` (the docs' "find
+    your bucket size") drew one ddp bar, the median of the three bucket sizes, and no grad-avg bar
+    with nothing to say why (its baseline, local, was not run)."""
+    config = {c: "x" for c in an.DDP_CONFIG if c not in ("source", "world_size", "nnodes")}
+    means = {("ddp", "1"): 1800.0, ("ddp", "5"): 1500.0, ("ddp", "25"): 1300.0}
+    means |= {("ddp-nocomm", "25"): 1000.0, ("grad-avg", ""): 1400.0}
+    rows = [
+        {**config, "source": "run", "world_size": 2, "nnodes": 1, "strategy": strategy,
+         "bucket_mb": bucket, "step_time_us_mean": mean, "step_time_us_p50": mean,
+         "comm_baseline": COMM_BASELINE[strategy]}
+        for (strategy, bucket), mean in means.items()
+    ]  # fmt: skip
+    ddp = pd.DataFrame(rows)
+    ddp["source"] = pd.Categorical(ddp["source"])
+    split = an.ddp_split(ddp)
+    assert split["strategy"].tolist() == [
+        "ddp bucket_mb=1", "ddp bucket_mb=5", "ddp bucket_mb=25", "ddp-nocomm",
+    ]  # fmt: skip
+    assert split["comm_ms"].tolist() == pytest.approx([0.8, 0.5, 0.3, 0.0])
+    assert an.missing_baselines(ddp) == [
+        "DDP strategies split: grad-avg has no bar: its comm_baseline, local, did not run beside "
+        "it (add local to --strategies); its comm_share and comm_busbw are empty too"
+    ]
+    assert an.missing_baselines(split_rows(with_column=True)) == []
+
+
 def test_compare_and_report_agree_on_which_ddp_rows_are_one_case(tmp_path: Path) -> None:
     """One match key (schema.DDP_MATCH_KEY) in both: a repeated DDP case is one row, the later one,
     in compare and in report; rows that differ in any key column stay apart in both."""
