@@ -79,6 +79,10 @@ class Run:
     rows: dict[tuple[tuple[str, str], ...], Row] = field(default_factory=dict)
     duplicates: int = 0
     """Rows whose key appeared earlier (in a run that started earlier, or earlier in its file)."""
+    read: dict[str, int] = field(default_factory=dict)
+    """Rows read per kind (comm, ddp, ...), repeats included."""
+    repeats: dict[str, int] = field(default_factory=dict)
+    """`duplicates` per kind."""
     duplicate_runs: tuple[str, ...] = ()
     """The run directories that held repeated rows, by start time (the last one's rows win)."""
     schema_version: int = SCHEMA_VERSION
@@ -181,8 +185,10 @@ def load_run(path: Path) -> Run:
         cells = [[str(v) for v in frame.iloc[:, i].tolist()] for i in range(len(names))]
         for values in (dict(zip(names, row, strict=True)) for row in zip(*cells, strict=True)):
             key = (("kind", kind), *((c, values[c]) for c in key_columns))
+            run.read[kind] = run.read.get(kind, 0) + 1
             if key in run.rows:
                 run.duplicates += 1
+                run.repeats[kind] = run.repeats.get(kind, 0) + 1
                 repeated |= {holders[key], run_dir}
             found, unit = units.get(values.get("measurement", ""), ((), "no samples"))
             run.rows[key] = Row(key, kind, values, found, unit, versions[run_dir], name)

@@ -44,7 +44,7 @@ def load_export_run(path: Path) -> ExportRun:
     run = load_run(Path(path))
     comm = [row for row in run.rows.values() if row.kind == "comm"]
     notes = []
-    others = len(run.rows) - len(comm)
+    others = sum(count for kind, count in run.read.items() if kind != "comm")  # repeats too
     kinds = sorted({row.kind for row in run.rows.values() if row.kind != "comm"})
     if others:
         notes.append(
@@ -55,9 +55,10 @@ def load_export_run(path: Path) -> ExportRun:
             f"{path} holds no communication row to export (only {'/'.join(kinds) or 'no'} rows): "
             "give the run of a primitive or sweep"
         )
-    if run.duplicates:
+    if run.repeats.get("comm"):  # the exports hold communication rows only
         notes.append(
-            f"{run.duplicates} repeated case(s): each exported from the run that started last"
+            f"{run.repeats['comm']} repeated communication case(s): each exported from the run "
+            "that started last"
         )
     manifests = [m for m in find_run_dirs(Path(path), "").manifests.values() if m]
     starts = [t for m in manifests if (t := utc_time(m.get("started_utc")))]

@@ -443,3 +443,22 @@ def test_the_docs_page_names_every_null_and_every_format() -> None:
     assert not missing, f"docs/exports.md does not say how these are filled: {missing}"
     assert all(f"--format {fmt}" in page for fmt in FORMATS)
     assert "time_us_mean" in page
+
+
+def test_the_notes_count_rows_left_out_and_repeated_communication_cases(tmp_path: Path) -> None:
+    """A new user's folder of two ddp runs (22 + 11 rows) and one all_reduce run printed `22 ddp
+    row(s) left out` (33 were) and `11 repeated case(s)` (the repeats were ddp rows, not
+    exported)."""
+    folder = tmp_path / "mix"
+    for name in ("ddp-1", "ddp-2"):
+        shutil.copytree(DATA / "cluster-a" / "ddp", folder / name)
+    shutil.copytree(DATA / "cluster-a" / "allreduce", folder / "comm")
+    ddp_rows = len(pd.read_csv(DATA / "cluster-a" / "ddp" / "results.csv"))
+    notes = load_export_run(folder).notes
+    assert notes == [f"{2 * ddp_rows} ddp row(s) left out: the exports hold communication rows"]
+    shutil.copytree(DATA / "cluster-a" / "allreduce", folder / "comm-again")
+    comm_rows = len(pd.read_csv(DATA / "cluster-a" / "allreduce" / "results.csv"))
+    again = load_export_run(folder).notes
+    assert again[1] == (
+        f"{comm_rows} repeated communication case(s): each exported from the run that started last"
+    )
