@@ -194,7 +194,8 @@ def parse_modes(text: str) -> list[str]:
     if text.strip().lower() == "both":
         return list(MODES)
     items = parse_list(text, "modes", example="throughput,latency")
-    return list(dict.fromkeys(parse_choice(item, MODES, "mode") for item in items))
+    chosen = [parse_choice(item, (*MODES, "both"), "mode") for item in items]  # both: every one
+    return list(dict.fromkeys(m for c in chosen for m in (MODES if c == "both" else (c,))))
 
 
 def parse_label(text: str) -> str:

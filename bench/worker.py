@@ -128,7 +128,10 @@ def main(argv: list[str] | None = None) -> None:
         try:
             spec, writer = share_done(spec, rank)
             if spec.launch.done:
-                log(f"resuming: {len(spec.launch.done)} measurements already in results.csv")
+                log(
+                    f"{len(spec.launch.done)} measurements already in results.csv (earlier "
+                    "launches of this run, or the run being resumed): not measured again"
+                )
             if rank != 0 and local_rank == 0 and spec.launch.nnodes > 1:
                 log(f"results are written by global rank 0 on {writer}, not on this node")
             runner = WORKLOADS[spec.kind].load_runner()

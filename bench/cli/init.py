@@ -15,6 +15,7 @@ from distbench.options.opt import with_groups
 def init(init: InitArgs, launch: LaunchArgs) -> None:
     """Time a fresh process group's start-up per init method: init_process_group, the first
     collective, --new-groups K subgroups, destroy_process_group (slowest rank, --trials times).
+    An init run is not resumed (--resume refuses it: a run takes about a minute; run it again).
 
     \b
     Examples:

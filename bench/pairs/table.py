@@ -42,7 +42,7 @@ def render_standings(rows: Sequence[dict[str, str]]) -> str:
             row["mode"],
             row["env"],
             format_number(row["busbw_GBps"], 4),
-            f"{float(row['robust_z']):.1f}",
+            f"{float(row['robust_z']) + 0.0:.1f}",  # + 0.0: -0.0 reads 0.0
             "OUTLIER" if row["outlier"] == "true" else "",
         ]
         for row in rows
@@ -51,4 +51,9 @@ def render_standings(rows: Sequence[dict[str, str]]) -> str:
     column = "rank" if level == "rank" else "node"
     flagged = sorted({row[column] for row in rows if row["outlier"] == "true"}, key=int)
     verdict = f"outliers ({level}s): {', '.join(flagged) if flagged else 'none'}"
+    if len({row[column] for row in rows}) == 2:
+        verdict += (
+            f" (2 {level}s make one pair: which end of a slow pair is slow cannot be told; "
+            "3 or more can)"
+        )
     return "\n".join([*table, verdict])

@@ -68,7 +68,7 @@ def titled(table: TableOut, title: str, **extra: Any) -> TableOut:
 
 
 CASE_NAMES = {
-    "source": "run",
+    "source": "source",
     "primitive": "primitive",
     "strategy": "strategy",
     "backend": "backend",

@@ -23,7 +23,10 @@ def init_rows(comm: pd.DataFrame) -> pd.DataFrame:
     rows["method"], rows["phase"] = split[0], split[1]
     rows["series"] = rows["method"] + rows["run"].map(lambda r: f" ({r})")
     rows["p50_ms"] = rows["time_us_p50"] / 1e3
-    return rows.sort_values(["phase", "method", "run", "world_size"])
+    order = {phase: i for i, phase in enumerate(PHASE_ORDER)}  # as they happen, not by name
+    rows["phase_order"] = rows["phase"].map(lambda p: order.get(p, len(order)))
+    ordered = rows.sort_values(["phase_order", "method", "run", "world_size"])
+    return ordered.drop(columns="phase_order")
 
 
 def plot_startup(rows: pd.DataFrame) -> Figure | None:

@@ -97,7 +97,7 @@ OVERLAP = RowsSection(
     "Communication while computing (overlap)",
     "efficiency = (compute + comm - both) / min(compute, comm): 1 when the shorter is wholly "
     "hidden, 0 when serialised, below 0 when running them together is slower than one after "
-    "the other (on CPU gloo's threads and the matmul compete for the cores). the slowdowns "
+    "the other (on CPU gloo's threads and the matmul compete for the cores). The slowdowns "
     "are each one's time inside `both` over its time alone. OSU % is OSU's "
     "non-blocking overlap figure on the same times (docs/overlap.md).",
     overlap_rows,

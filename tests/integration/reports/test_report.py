@@ -168,7 +168,8 @@ def test_markdown_has_the_key_tables(frozen_report: Path) -> None:
         "**algbw GB/s: cluster-a · 3 ranks · 1M float32**",
     ):
         assert title in text
-    assert "| run | primitive | backend | device | ranks | nodes | mode |" in text
+    # the source (a cluster, a host), not a run id: the column says which
+    assert "| source | primitive | backend | device | ranks | nodes | mode |" in text
     assert "| α µs | α from sizes | β GB/s | β from sizes |" in text
     # the 3-rank all-pairs matrix: 3 rows of src, '—' on the diagonal
     block = text.split("**algbw GB/s: cluster-a · 3 ranks · 1M float32**")[1].split("\n\n")[1]

@@ -179,3 +179,21 @@ def test_the_trials_noise_keeps_a_healthy_rank_whose_pairs_were_slowed_by_the_bo
     for variance, flagged in ((math.nan, [0, 2]), (0.04, [2])):
         pairs = [(a, b, 1e3 / t, variance) for (a, b), t in time_us.items()]
         assert [s.unit for s in standings(pairs, 3.5) if s.outlier] == flagged
+
+
+def test_two_ranks_are_one_pair_and_the_table_says_so() -> None:
+    """A new user's 2-rank pairs printed robust_z -0.0 and nothing to say that one pair cannot
+    tell which end is slow."""
+    from distbench.pairs.table import render_standings
+
+    base = {"host": "h", "node": "0", "size_bytes": "65536", "mode": "throughput", "env": "",
+            "busbw_GBps": "1.5", "outlier": "false", "level": "rank"}  # fmt: skip
+    two = [{**base, "rank": "0", "robust_z": "-0.0"}, {**base, "rank": "1", "robust_z": "0.0"}]
+    text = render_standings(two)
+    assert "-0.0" not in text
+    assert text.splitlines()[-1] == (
+        "outliers (ranks): none (2 ranks make one pair: which end of a slow pair is slow cannot "
+        "be told; 3 or more can)"
+    )
+    three = [*two, {**base, "rank": "2", "robust_z": "0.5"}]
+    assert render_standings(three).splitlines()[-1] == "outliers (ranks): none"

@@ -29,3 +29,19 @@ def test_a_night_of_launches_is_said_once_in_the_notes() -> None:
     assert not said("results/n2: one night of 3 launches (launch-1, launch-2, launch-3)", own)
     assert not said("results/n1: one night of 2 launches (launch-1, launch-2)", own)
     assert not said("results/n1: something else", own)
+
+
+def test_the_start_up_table_lists_phases_in_the_order_they_happen() -> None:
+    """A new user's Start-up table read destroy, first_collective, init (by name)."""
+    from distbench.reports.report.sections.init import init_rows
+
+    phases = ["destroy_process_group", "first_collective", "init_process_group", "new_groups"]
+    comm = pd.DataFrame(
+        {
+            "primitive": "init", "pattern": [f"tcp:{p}" for p in phases], "run": "r",
+            "world_size": 2, "time_us_p50": 1000.0,
+        }
+    )  # fmt: skip
+    assert init_rows(comm)["phase"].tolist() == [
+        "init_process_group", "first_collective", "new_groups", "destroy_process_group",
+    ]  # fmt: skip
