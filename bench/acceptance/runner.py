@@ -217,7 +217,9 @@ def run_acceptance(choice: Acceptance, launch: LaunchArgs, stages: Stages) -> in
         say(f"took longer than --budget {choice.budget_min:g} min: the plan's estimate is a model")
     failed = [n for n in verdict.nodes if not n.passed]
     summary = f"FAIL ({len(failed)} of {len(verdict.nodes)} nodes)" if failed else "PASS"
-    say(f"{summary}; verdict: {out / VERDICT_JSON}; took {elapsed / 60:.1f} min")
+    report = body["runs"].get("report")
+    shown = f"; figures and tables: {out / report}" if report else ""
+    say(f"{summary}; verdict: {out / VERDICT_JSON}{shown}; took {elapsed / 60:.1f} min")
     return EXIT_NODE_FAILS if failed else EXIT_PASS
 
 

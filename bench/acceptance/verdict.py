@@ -214,7 +214,10 @@ def judge(
         not_seen.append("pairs: two units share their one pair, neither can be named slow")
     else:
         unit = "nodes" if "node" in levels else "ranks"
-        not_seen.append(f"pairs: more than half of the {unit} slow cannot be named")
+        not_seen.append(
+            f"pairs: should more than half of the {unit} be slow, they cannot be named (a "
+            "unit is judged against the others)"
+        )
     if len(hosts) < 2:
         not_seen.append("node facts: one node, nothing to compare with")
     by_pairs = pairs_reasons(standings)

@@ -5,6 +5,7 @@ acceptance/runner.py's."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated
@@ -21,15 +22,21 @@ from distbench.options.opt import flag, text, with_groups
 from distbench.pairs.args import PairsArgs, build_pairs_spec
 from distbench.parse import UsageError, parse_size
 
+BUDGET_UNITS = {"": 1.0, "m": 1.0, "min": 1.0, "s": 1 / 60, "h": 60.0}
+"""--budget's units, in minutes (a bare number is minutes; the primitives' per-measurement
+--budget reads a bare number as seconds, and both take a unit)."""
+
 
 def parse_budget(value: str) -> float:
-    """Minutes, a positive number."""
-    try:
-        minutes = float(value)
-    except ValueError:
-        minutes = math.nan
+    """Minutes, a positive number: 30, 30m, 30min, 90s or 1h."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-z]*)\s*", value.lower())
+    unit = match.group(2) if match else "?"
+    minutes = float(match.group(1)) * BUDGET_UNITS[unit] if match and unit in BUDGET_UNITS else 0
     if not math.isfinite(minutes) or minutes <= 0:
-        raise UsageError(f"--budget '{value}' is not a positive number of minutes, e.g. 30")
+        raise UsageError(
+            f"--budget '{value}' is not a positive time for the whole run: minutes (30, 30m), "
+            "or 90s, 1h"
+        )
     return minutes
 
 
@@ -52,8 +59,8 @@ class AcceptanceArgs:
     budget: Annotated[
         float | None,
         text(
-            "Minutes for the whole run: sizes and trials are cut to fit (each cut named) "
-            "[default: no cut].",
+            "Time for the whole run, e.g. 30 (minutes), 30m, 90s, 1h: sizes and trials are cut "
+            "to fit (each cut named) [default: no cut].",
             parse_budget,
         ),
     ] = None

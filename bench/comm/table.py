@@ -155,6 +155,8 @@ def notes(group: Sequence[Row]) -> list[str]:
         advice = (
             "ci_pct says how far --precision pinned it down; a quieter machine spreads less"
             if any(row.get("converged") for row in group)
+            else "add --trials, or a quieter machine"
+            if all(row.get("trial_order") == "interleaved" for row in group)
             else "add --trials, use --order interleaved, or a quieter machine"
         )
         lines.append(
@@ -174,6 +176,12 @@ def notes(group: Sequence[Row]) -> list[str]:
             f"# {short} of {len(group)} rows did not reach --precision: --max-trials or "
             "--budget ended them first (converged=false; ci_pct is what they reached)"
         )
+        if any(row.get("converged") == "false" and row.get("mode") != "latency" for row in group):
+            lines.append(
+                "# ci_pct is the p50's 95 % interval; a row of one sample a trial (throughput) "
+                "converges when its 99 % one stays within --precision at 3 looks in a row, so "
+                "a ci_pct inside --precision can still read converged=false"
+            )
     return lines
 
 

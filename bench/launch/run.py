@@ -219,7 +219,10 @@ def execute(
         write_manifest(run_dir, manifest)
     for line in node_warnings(manifest):  # one node with another driver, a slower link ...
         print(line, file=sys.stderr, flush=True)
-    print(f"run directory: {run_dir}  ({RESULTS_CSV}, samples.csv, {MANIFEST_JSON}, logs/)")
+    if (run_dir / RESULTS_CSV).exists():
+        print(f"run directory: {run_dir}  ({RESULTS_CSV}, samples.csv, {MANIFEST_JSON}, logs/)")
+    else:  # a node without global rank 0: the rows are the writer's
+        print(f"run directory: {run_dir}  ({MANIFEST_JSON}, logs/; the rows are on rank 0's node)")
     return code
 
 
@@ -282,6 +285,7 @@ def launch_problem(
             "of the node that did (its host is in this node's logs)",
             markup=False,
             highlight=False,
+            soft_wrap=True,  # one line, however narrow the terminal
         )
     wrong = [row for row in rows if int(row.get("wrong", "-1") or -1) > 0]
     if wrong:

@@ -164,7 +164,8 @@ def test_quick_plan_and_budget_cuts() -> None:
     ("args", "message"),
     [
         (["--world-sizes", "2"], "--world-sizes does not apply to acceptance"),
-        (["--budget", "0"], "--budget '0' is not a positive number of minutes"),
+        (["--budget", "0"], "--budget '0' is not a positive time for the whole run"),
+        (["--budget", "10q"], "minutes (30, 30m), or 90s, 1h"),
         (["--budget", "0.2"], "cannot hold the smallest acceptance plan"),
         (["--reference-share", "1.5"], "--reference-share '1.5' is not a share"),
         (["--reference", "no-such.toml"], "--reference no-such.toml: cannot read it"),
@@ -219,3 +220,11 @@ def test_an_interrupted_launch_is_exit_130(tmp_path: Path) -> None:
     launch = LaunchArgs(backend="gloo", out=str(tmp_path / "acc"), quiet=True)
     assert run_acceptance(CHOICE, launch, fake_stages(130)) == 130
     assert not (tmp_path / "acc" / "acceptance.json").exists()
+
+
+def test_the_budget_takes_a_unit_as_the_primitives_budget_does() -> None:
+    """A new user's `--budget 30m` was refused ('not a positive number of minutes'), where the
+    primitives' --budget takes 10s; a bare number stays minutes here."""
+    from distbench.cli.acceptance import parse_budget
+
+    assert [parse_budget(v) for v in ("30", "30m", "30min", "90s", "1h")] == [30, 30, 30, 1.5, 60]

@@ -47,7 +47,8 @@ def test_with_precision_the_wide_spread_note_does_not_advise_what_it_refuses() -
     """--precision added trials already and refuses --order interleaved: its note points at
     ci_pct, what the added trials reached, instead."""
     rows = [{**row("1173", "1100", "3282"), "converged": c} for c in ("true", "false")]
-    note = render_table(rows).splitlines()[-2]
+    lines = render_table(rows).splitlines()
+    note = next(line for line in lines if line.startswith("# ! "))
     assert note.startswith("# ! 2 of 2 rows spread wide")
     assert note.endswith("ci_pct says how far --precision pinned it down; a quieter machine "
                          "spreads less")  # fmt: skip
@@ -68,3 +69,16 @@ def test_cells_wider_than_their_column_stay_apart() -> None:
     for name in ("algbw_GBps", "busbw_GBps"):  # right-aligned over its cells
         end = columns.index(name) + len(name)
         assert small[:end].endswith("0.000005314") and not small[end - 12].strip()
+
+
+def test_notes_say_which_interval_ci_pct_is_and_advise_only_what_is_not_in_use() -> None:
+    """A new user read a throughput row at `+-5.6  false` under --precision 10% as a
+    contradiction (ci_pct is the 95 % interval; convergence is on the 99 % one at 3 looks), and
+    was advised --order interleaved on a table measured with it."""
+    rows = [{**row("1000", "950", "1100"), "converged": "false"}]
+    assert render_table(rows).splitlines()[-1].startswith("# ci_pct is the p50's 95 % interval;")
+    latency = [{**rows[0], "mode": "latency", "time_us_p95": "1100"}]
+    assert "99 %" not in render_table(latency)  # latency prints the interval it stops on
+    wide = [{**row("1173", "1100", "3282"), "trial_order": "interleaved"}]
+    note = render_table(wide).splitlines()[-1]
+    assert note.endswith("add --trials, or a quieter machine"), note
