@@ -34,16 +34,20 @@ from distbench.stats.arrays import (
 from distbench.stats.box import box_changed, split, unjudged
 from distbench.stats.common import MIN_RELATIVE, common_level
 from distbench.stats.components import LaunchValue, Prior, fit_prior
+from distbench.stats.defaults import DEFAULT_DF
 from distbench.stats.family import Hypothesis, build_family, primitive_of
 from distbench.stats.matrices import SideMatrix, membership, night_index
 from distbench.stats.nested import summarize
 from distbench.stats.verdict import Judged
 
-BAND_PRIOR_DF = 2.0
+BAND_PRIOR_DF = DEFAULT_DF
 """While the baseline learns, a band's members' variances (as if perfectly correlated, the
-widest a mean of them can be) enter as a prior worth this many launches; once it has learnt, a
-band's own launches alone say how far its mean scatters (no prior: the members' correlation is
-what the band's launches measure)."""
+widest a mean of them can be) enter as a prior worth as many launches as its members' default
+priors (defaults.DEFAULT_DF), so a band's interval is never wider than its widest row's; once it
+has learnt, a band's own launches alone say how far its mean scatters (no prior: the members'
+correlation is what the band's launches measure). 2 before 2026-12-05: a new user's report gave
+every size of all_gather together [0.008x, 141x] beside rows of [0.06x, 25x]; bands of one
+launch a side covered 100 % either way (99.8-100 % at 4, ci/bench_stats_report.py)."""
 MIN_PRIOR_ROWS = 3
 """Rows a prior is fitted from (components.fit_prior): fewer, and the group borrows from its
 whole kind, then falls back to the default."""
