@@ -70,6 +70,9 @@ def log_y(ax: Axes, values: Iterable[float]) -> None:
         low, high = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
         steps = (1.0, 2.0, 5.0) if high - low <= 2 else (1.0,)
         ticks = [m * 10.0**k for k in range(low, high + 1) for m in steps]
+        inside = [t for t in ticks if min(positive) <= t <= max(positive)]
+        if len(inside) < 2:  # values within one step (110-190 us): label their own ends too
+            ticks = sorted({*ticks, *(float(f"{v:.2g}") for v in (min(positive), max(positive)))})
         ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: tick_text(v)))

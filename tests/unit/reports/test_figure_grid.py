@@ -114,3 +114,21 @@ def test_a_long_baseline_name_keeps_the_title_inside_a_one_panel_figure() -> Non
     one = rows[(rows["primitive"] == "all_reduce") & (rows["mode"] == "throughput")]
     figure = fc.plot_ratios(one, "20261205T102753Z-all_reduce")
     assert figure is not None and collisions(figure) == []
+
+
+def test_a_log_axis_within_one_step_still_has_labels() -> None:
+    """A new user's fit figure drew a send_recv panel with no y label at all: its times lay
+    between two 1-2-5 ticks (110-190 us, ticks at 100 and 200)."""
+    from matplotlib.figure import Figure as Plain
+
+    from distbench.reports.report.figures.grid import log_y
+
+    figure = Plain()
+    ax = figure.subplots()
+    values = [110.0, 150.0, 190.0]
+    ax.plot([1, 2, 3], values)
+    log_y(ax, values)
+    FigureCanvasAgg(figure).draw()
+    low, high = ax.get_ylim()
+    shown = [t for t in ax.get_yticks() if low <= t <= high]
+    assert len(shown) >= 2, (ax.get_ylim(), ax.get_yticks())
