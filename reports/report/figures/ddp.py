@@ -69,8 +69,9 @@ def plot_ddp_scaling(ddp: pd.DataFrame) -> Figure | None:
 
 def plot_ddp_split(split: pd.DataFrame) -> Figure | None:
     """Stacked bars per strategy: compute (the mean step of its comm_baseline, e.g. ddp-nocomm)
-    + communication (the rest), in ms; one panel per configuration and world size (`panel`).
-    Where strategies of a panel subtract different baselines, each bar names its own.
+    + communication (the rest), in ms; one panel per configuration and world size (`panel`), all
+    on one y scale (two clusters' bars compare by height). Where strategies of a panel subtract
+    different baselines, each bar names its own.
 
     `split`: panel, strategy, comm_baseline, compute_ms, comm_ms (one row per bar), from
     analysis.ddp_split.
@@ -85,7 +86,7 @@ def plot_ddp_split(split: pd.DataFrame) -> Figure | None:
     compute = f"compute ({baselines[0]} mean)" if len(baselines) == 1 else "compute (baseline mean)"
     with sns.axes_style(STYLE):
         fig = new_figure(rows, cols)
-        axes = list(fig.subplots(rows, cols, squeeze=False).flat)
+        axes = list(fig.subplots(rows, cols, squeeze=False, sharey=True).flat)  # one scale
         for ax, (title, panel) in zip(axes, panels, strict=False):
             x = np.arange(len(panel))
             ax.bar(x, panel["compute_ms"], color=colors[0], label=compute)
