@@ -35,9 +35,24 @@ QUIET_DEFAULTS = {"placement": "out", "graph": "false", "buffers": "regular"}
 """Case columns shown only where a row differs from this value (every row before v3's)."""
 
 
+FOLDED = ("backend", "device", "nnodes", "dtype", "op", "mode")
+"""Case columns that, holding one value in every row of a table of several, leave the table for
+its note (`every row: gloo, cpu, 1 node(s), float32`): a report's wide tables scrolled sideways
+and hid the verdict at their right edge behind columns that told no row apart."""
+
+
 def display(frame: pd.DataFrame, names: dict[str, str], numeric: tuple[str, ...] = ()) -> TableOut:
-    """Rename and format a frame for display; columns that are empty everywhere are dropped."""
+    """Rename and format a frame for display; columns that are empty everywhere are dropped, and
+    FOLDED columns with one value in every row go into the table's note."""
     frame = frame[[c for c in names if c in frame.columns]].copy()
+    folded = []
+    if len(frame) > 1:
+        for column in (c for c in FOLDED if c in frame.columns):
+            values = frame[column].astype(str)
+            if values.nunique() == 1 and values.iloc[0] not in ("", "nan"):
+                label = SERIES_WORDS.get(column, "{}").format(values.iloc[0])
+                folded.append(label)
+                frame = frame.drop(columns=column)
     for column in list(frame.columns):
         values = frame[column]
         quiet = "" if not pd.api.types.is_numeric_dtype(values) else None
@@ -50,7 +65,12 @@ def display(frame: pd.DataFrame, names: dict[str, str], numeric: tuple[str, ...]
             frame[column] = values.astype(str)
     shown = [names[c] for c in frame.columns]
     frame.columns = pd.Index(shown)
-    return TableOut("", frame, numeric=tuple(names[c] for c in numeric if names[c] in shown))
+    note = f"every row: {', '.join(folded)}" if folded else ""
+    return TableOut("", frame, note, tuple(names[c] for c in numeric if names[c] in shown))
+
+
+SERIES_WORDS = {"nnodes": "{} node(s)", "op": "op {}"}
+"""How a folded column's value reads in the note (the others: the value alone)."""
 
 
 def checked_text(rows: pd.DataFrame) -> pd.DataFrame:
@@ -63,8 +83,10 @@ def checked_text(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(wrong=text)
 
 
-def titled(table: TableOut, title: str, **extra: Any) -> TableOut:
-    return TableOut(title, table.frame, numeric=table.numeric, **extra)
+def titled(table: TableOut, title: str, note: str = "", **extra: Any) -> TableOut:
+    """The table under `title`; `note` after the columns display() folded (its own note)."""
+    both = " ".join(part for part in (table.note + "." if table.note else "", note) if part)
+    return TableOut(title, table.frame, both, numeric=table.numeric, **extra)
 
 
 CASE_NAMES = {
