@@ -85,7 +85,7 @@ def test_one_rank_moves_nothing_and_throughput_has_no_tails(tmp_path: Path) -> N
     assert report.returncode == 0, report.stderr
     text = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     key = text.split("**Key results**")[1].split("\n\n")[1].splitlines()
-    one_rank = [line for line in key if "| cpu | 1 | 1 |" in line]
+    one_rank = [line for line in key if "| all_reduce | 1 |" in line]  # cpu, 1 node: the note
     assert len(one_rank) == 2 and all(line.endswith("| — | — |") for line in one_rank)
     for metric in ("time_us_p95", "busbw_GBps"):
         compare = run_in_process("compare", str(run), str(run), "--metric", metric)
