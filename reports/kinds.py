@@ -23,6 +23,19 @@ OWN_SECTION_PRIMITIVES = ("init", "rpc", "overlap")
 """Primitives of communication rows that are not collectives (`distbench init`, `distbench rpc`):
 each has its own report section, and none joins the collectives' tables, fit or scaling."""
 
+CASE_DEFAULTS: dict[str, str] = {
+    "nnodes": "1",
+    **{
+        f.name: str(f.default)
+        for f in fields(ResultRow)
+        if f.name in ("api", "placement", "graph", "buffers")
+    },
+}
+"""The value every communication case has in these key columns unless an option changed it (one
+node, c10d, out of place, no CUDA graph, regular buffers; the schema's defaults): a name or a
+table leaves a column out at this value (history's case names, export's names, report's
+tables, each the columns it does not name otherwise)."""
+
 WINDOWED = ("ddp", "pipeline")
 """Kinds whose samples are windows of training steps (independent units, one per window)."""
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from distbench.parse import UsageError
 from distbench.reports.compare.words import row_name
+from distbench.reports.kinds import CASE_DEFAULTS
 from distbench.reports.runs import Row, find_run_dirs, load_run
 
-DEFAULTS = {"nnodes": "1", "graph": "false", "buffers": "regular"}
+DEFAULTS = {c: CASE_DEFAULTS[c] for c in ("nnodes", "graph", "buffers")}
 """Case columns that compare's row name leaves out; a name adds them when they differ from these."""
 
 

@@ -27,6 +27,7 @@ from distbench.collectors.rundir import MANIFEST_JSON, NIGHT_STATE
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
 from distbench.parse import asked_size, format_size
 from distbench.reports.compare.sides import launch_dirs
+from distbench.reports.kinds import CASE_DEFAULTS
 from distbench.reports.load import read_results
 from distbench.reports.runs import find_run_dirs
 
@@ -95,13 +96,7 @@ def incomplete_reason(path: Path, manifests: bool = True) -> str | None:
     return None
 
 
-QUIET_VALUES = {
-    "nnodes": "1",
-    "api": "c10d",
-    "placement": "out",
-    "graph": "false",
-    "buffers": "regular",
-}
+QUIET_VALUES = CASE_DEFAULTS
 """Key columns left out of a case's name at these values (every row's unless an option changed
 it); another value is named with its column: api=functional, graph=true. A new user read
 `all_reduce n=2 gloo cpu nnodes=1 float32 sum throughput c10d out false regular 1K`."""

@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from distbench.parse import format_size
+from distbench.reports.kinds import CASE_DEFAULTS
 from distbench.reports.load import Loaded
 from distbench.reports.render import FigureOut, Section, TableOut, format_number
 from distbench.reports.report import analysis as an
@@ -31,7 +32,7 @@ HTML_ROW_LIMIT = 5000
 """The full results table in report.html stops here (report.md never lists every row)."""
 
 
-QUIET_DEFAULTS = {"placement": "out", "graph": "false", "buffers": "regular"}
+QUIET_DEFAULTS = {c: CASE_DEFAULTS[c] for c in ("placement", "graph", "buffers")}
 """Case columns shown only where a row differs from this value (every row before v3's)."""
 
 
@@ -50,7 +51,7 @@ def display(frame: pd.DataFrame, names: dict[str, str], numeric: tuple[str, ...]
         for column in (c for c in FOLDED if c in frame.columns):
             values = frame[column].astype(str)
             if values.nunique() == 1 and values.iloc[0] not in ("", "nan"):
-                label = SERIES_WORDS.get(column, "{}").format(values.iloc[0])
+                label = an.SERIES_LABELS.get(column, "{}").format(values.iloc[0])
                 folded.append(label)
                 frame = frame.drop(columns=column)
     for column in list(frame.columns):
@@ -67,10 +68,6 @@ def display(frame: pd.DataFrame, names: dict[str, str], numeric: tuple[str, ...]
     frame.columns = pd.Index(shown)
     note = f"every row: {', '.join(folded)}" if folded else ""
     return TableOut("", frame, note, tuple(names[c] for c in numeric if names[c] in shown))
-
-
-SERIES_WORDS = {"nnodes": "{} node(s)", "op": "op {}"}
-"""How a folded column's value reads in the note (the others: the value alone)."""
 
 
 def checked_text(rows: pd.DataFrame) -> pd.DataFrame:
