@@ -216,7 +216,8 @@ def render_markdown(comparison: Comparison) -> str:
     out += [f"- {s}" for s in seen_lines(comparison)]
     out += ["", *(f"- {line}" for line in context(comparison))]
     out += ["", f"<details><summary>All {len(comparison.outcome.rows)} rows</summary>", ""]
-    out += [columns_line(comparison)[:1].upper() + columns_line(comparison)[1:], ""]
+    legend = columns_line(comparison)
+    out += [legend[:1].upper() + legend[1:], ""]
     out += [*md_table(*row_table(comparison)), "", "</details>"]
     notes = [*unmatched_lines(comparison), *comparison.notes]
     if notes:
