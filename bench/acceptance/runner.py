@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from distbench.acceptance.plan import Plan, base_plan, describe, fit_budget
 from distbench.acceptance.verdict import Verdict, judge
@@ -29,6 +29,9 @@ from distbench.collectors.sink import read_rows
 from distbench.launch.run import EXIT_INTERRUPTED, default_run_dir
 from distbench.options.launch import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
 from distbench.parse import UsageError
+
+if TYPE_CHECKING:
+    from distbench.reports.render import Section
 
 EXIT_PASS, EXIT_NODE_FAILS, EXIT_BENCHMARK_FAILED = 0, 1, 3
 VERDICT_JSON = "acceptance.json"
@@ -111,18 +114,44 @@ def write_verdict(out: Path, body: dict[str, Any]) -> Path:
     return path
 
 
-def make_report(out: Path, pairs_dir: Path, sweep_dir: Path, reference: str | None) -> str | None:
-    """distbench report on both runs; a report that fails loses no verdict (written before)."""
+def make_report(
+    out: Path, pairs_dir: Path, sweep_dir: Path, reference: str | None, verdict: Verdict
+) -> str | None:
+    """distbench report on both runs, the verdict its first section; a report that fails loses
+    no verdict (acceptance.json is written before)."""
     from distbench.reports.report.page.build import build_report
 
     try:
         runs = [str(pairs_dir), str(sweep_dir)]
-        files = build_report(runs, str(out / "report"), "auto", reference)
+        opening = verdict_section(verdict)
+        files = build_report(runs, str(out / "report"), "auto", reference, opening)
     except (UsageError, OSError, ValueError) as error:
         print(f"acceptance: warning: the report failed: {error}", file=sys.stderr, flush=True)
         return None
     html = Path(files.html).resolve()
     return str(html.relative_to(out.resolve())) if html.is_relative_to(out.resolve()) else str(html)
+
+
+def verdict_section(verdict: Verdict) -> Section:
+    """The report's first section: the verdict as the terminal prints it, a row a node."""
+    import pandas as pd
+
+    from distbench.reports.render import Section, TableOut
+
+    nodes = pd.DataFrame(
+        {
+            "node": [n.node for n in verdict.nodes],
+            "host": [n.host for n in verdict.nodes],
+            "verdict": ["PASS" if n.passed else "FAIL" for n in verdict.nodes],
+            "reasons": ["; ".join(n.reasons) or "—" for n in verdict.nodes],
+        }
+    )
+    text = (
+        f"{verdict.summary}. Checked: {'; '.join(verdict.checked)}. "
+        f"Not seen: {'; '.join(verdict.not_seen) or 'nothing'}."
+    )
+    table = TableOut("Each node", nodes.astype(str), numeric=("node",), wrap=True)
+    return Section("Acceptance verdict", text, tables=[table])
 
 
 def run_acceptance(choice: Acceptance, launch: LaunchArgs, stages: Stages) -> int:
@@ -204,7 +233,7 @@ def run_acceptance(choice: Acceptance, launch: LaunchArgs, stages: Stages) -> in
         manifest.get("nodes") or {},
     )
     finish(out, body, verdict, elapsed, choice)
-    body["runs"]["report"] = make_report(out, pairs_dir, sweep_dir, choice.reference)
+    body["runs"]["report"] = make_report(out, pairs_dir, sweep_dir, choice.reference, verdict)
     elapsed = time.monotonic() - started
     body["elapsed_s"] = round(elapsed, 1)
     body["budget"]["over"] = choice.budget_min is not None and elapsed > choice.budget_min * 60
@@ -215,12 +244,10 @@ def run_acceptance(choice: Acceptance, launch: LaunchArgs, stages: Stages) -> in
         say(f"not seen: {gap}")
     if body["budget"]["over"]:
         say(f"took longer than --budget {choice.budget_min:g} min: the plan's estimate is a model")
-    failed = [n for n in verdict.nodes if not n.passed]
-    summary = f"FAIL ({len(failed)} of {len(verdict.nodes)} nodes)" if failed else "PASS"
     report = body["runs"].get("report")
     shown = f"; figures and tables: {out / report}" if report else ""
-    say(f"{summary}; verdict: {out / VERDICT_JSON}{shown}; took {elapsed / 60:.1f} min")
-    return EXIT_NODE_FAILS if failed else EXIT_PASS
+    say(f"{verdict.summary}; verdict: {out / VERDICT_JSON}{shown}; took {elapsed / 60:.1f} min")
+    return EXIT_PASS if verdict.passed else EXIT_NODE_FAILS
 
 
 def finish(

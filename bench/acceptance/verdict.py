@@ -69,6 +69,12 @@ class Verdict:
     def passed(self) -> bool:
         return all(n.passed for n in self.nodes)
 
+    @property
+    def summary(self) -> str:
+        """PASS, or FAIL with how many nodes failed."""
+        failed = sum(not n.passed for n in self.nodes)
+        return f"FAIL ({failed} of {len(self.nodes)} nodes)" if failed else "PASS"
+
     def as_json(self) -> dict[str, Any]:
         return {
             "passed": self.passed,

@@ -121,20 +121,29 @@ def section_what_ran(loaded: Loaded) -> Section:
 
 
 def build_report(
-    paths: list[str], out: str | None = None, by: str = "auto", reference: str | None = None
+    paths: list[str],
+    out: str | None = None,
+    by: str = "auto",
+    reference: str | None = None,
+    opening: Section | None = None,
 ) -> ReportFiles:
-    """Load the runs, draw and tabulate, write OUT/report.html, OUT/report.md and the PNGs."""
+    """Load the runs, draw and tabulate, write OUT/report.html, OUT/report.md and the PNGs.
+    `opening`: a section of the caller's put first (acceptance's verdict)."""
     if by not in SOURCES:
         raise UsageError(f"unknown --by '{by}': choose one of {', '.join(SOURCES)}")
     target = Path(out) if out else default_out(paths)
     check_out(target)  # refused before minutes of drawing, not after
     references = read_references(Path(reference)) if reference else None  # before drawing
     with drawing_session():  # a child still drawing when the report fails is stopped
-        return write_report(paths, target, by, references)
+        return write_report(paths, target, by, references, opening)
 
 
 def write_report(
-    paths: list[str], target: Path, by: str, references: list[Reference] | None
+    paths: list[str],
+    target: Path,
+    by: str,
+    references: list[Reference] | None,
+    opening: Section | None = None,
 ) -> ReportFiles:
     """build_report's work once its arguments are checked."""
     loaded = load_runs([Path(p) for p in paths])
@@ -151,7 +160,7 @@ def write_report(
     collective_notes: list[str] = []  # made first, so its figures draw while compare judges
     collectives = section_collectives(loaded, lines, collective_notes, dtypes)
     headline, compared = section_compare(loaded, notes, dtypes)
-    sections = [section_what_ran(loaded), *compared]
+    sections = [*([opening] if opening else []), section_what_ran(loaded), *compared]
     sections += section_differs(loaded, notes)  # next to the comparison (#12 §3)
     sections += section_reference(lines, references, notes)  # is my number OK? (#12 §5)
     sections += collectives

@@ -70,7 +70,9 @@ def test_healthy_cluster_passes_and_each_reason_bites_on_its_rows(tmp_path: Path
     assert [n["passed"] for n in verdict["nodes"]] == [True, True]
     assert any("1 rows covered" in c for c in verdict["checked"])  # the 64K all_reduce row
     assert (out / verdict["runs"]["report"]).is_file()
-    assert "What differs" in (out / "report" / "report.md").read_text()
+    report = (out / "report" / "report.md").read_text()
+    assert "What differs" in report
+    assert "## Acceptance verdict" in report and "PASS. Checked: pairs" in report
 
     # Each reason re-judged on this run's own rows, one input corrupted at a time.
     manifest = read_manifest(out / "sweep")
@@ -122,3 +124,7 @@ def test_a_slowed_node_fails_by_name(tmp_path: Path) -> None:
     assert [n["passed"] for n in verdict["nodes"]] == [True, False]
     named = [r for r in verdict["nodes"][1]["reasons"] if r.startswith("pairs: rank")]
     assert {r.split()[2] for r in named} <= {"2", "3"} and named  # node 1's ranks, only them
+    report = (tmp_path / "n0" / "report" / "report.md").read_text()
+    assert "FAIL (1 of 2 nodes). Checked:" in report  # the verdict opens the report too
+    html = (tmp_path / "n0" / "report" / "report.html").read_text()
+    assert html.index("Acceptance verdict") < html.index("What ran")
