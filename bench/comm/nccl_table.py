@@ -37,6 +37,15 @@ from distbench.parse import NCCL_DTYPE_NAMES
 from distbench.tables import format_number, group_rows
 
 Row = dict[str, str]
+PER_RANK_COUNT = {"all_gather", "reduce_scatter", "all_to_all", "gather"}
+"""Primitives whose nccl-tests `count` is one rank's elements (their getCollByteCount's
+paramcount is count/nranks); distbench's `count` is the elements of size_bytes, the whole buffer."""
+
+
+def nccl_count(primitive: str, count: int, world_size: int) -> int:
+    """The `count` nccl-tests prints for a row of `count` elements (distbench's column)."""
+    return count // world_size if primitive in PER_RANK_COUNT else count
+
 
 GROUP = ("primitive", "backend", "device", "world_size", "nnodes", "timer", "mode", "api")
 CASE = ("pattern", "src", "dst")
@@ -116,7 +125,9 @@ def build_lines(group: Sequence[Row]) -> list[Line]:
     """Rows paired by (size, count, dtype, op, root): out-of-place and in-place side by side."""
     lines: list[Line] = []
     for row in group:
-        key = tuple(row.get(name, "") for name in ("size_bytes", "count", "dtype", "op", "root"))
+        primitive, world_size = row.get("primitive", ""), int(row.get("world_size") or 1)
+        count = str(nccl_count(primitive, int(row.get("count") or 0), world_size))
+        key = (row.get("size_bytes", ""), count, *(row.get(k, "") for k in ("dtype", "op", "root")))
         placement = "in" if row.get("placement") == "in" else "out"
         line = next((x for x in lines if x.key == key and placement not in x.rows), None)
         if line is None:

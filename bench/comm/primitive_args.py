@@ -24,7 +24,14 @@ from distbench.parse import (
     parse_int,
     parse_list,
 )
-from distbench.primitives.facts import COMMANDS, DEFAULT_PATTERNS, FACTS, PATTERNS, ROOTED
+from distbench.primitives.facts import (
+    COMMANDS,
+    DEFAULT_PATTERNS,
+    FACTS,
+    PATTERNS,
+    ROOTED,
+    emulation_notes,
+)
 
 MAX_WINDOW = 1024
 
@@ -285,12 +292,6 @@ def build_workload(
     note = check_counts(primitives, workload.sizes, workload.dtypes, launch.world_sizes)
     if note:
         print(note, file=sys.stderr)
-    emulated = FACTS["reduce_scatter"].emulated
-    if "reduce_scatter" in primitives and launch.backend in emulated:
-        print(
-            f"note: {launch.backend} has no reduce-scatter: torch runs reduce_scatter_tensor there "
-            "as an all_reduce of the whole input plus a copy, so those rows (pattern "
-            f"{emulated[launch.backend]}) time that, not a reduce-scatter",
-            file=sys.stderr,
-        )
+    for line in emulation_notes(primitives, launch.backend):
+        print(line, file=sys.stderr)
     return workload

@@ -47,6 +47,21 @@ def flat_params(model: nn.Module) -> torch.Tensor:
     return torch.cat([fsdp.full_param(p).reshape(-1) for p in model.parameters()]).clone()
 
 
+def settle_memory(spec: DdpSpec, ctx: Context, batches: list[Batch]) -> None:
+    """One untimed local step of a throw-away model, before the first strategy's peak_mem_bytes
+    baseline. A process's first forward and backward make allocations that it keeps (autograd's
+    worker threads, the math libraries' workspaces, ~85 MB on CPU); without this step they
+    landed in whichever strategy ran first (ddp 97 MB against ddp-nooverlap's 4 MB, the same
+    model). No communication: nothing here waits for another rank."""
+    model = build_model(spec, ctx.device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=spec.lr)
+    x, y = batches[0]
+    nn.functional.cross_entropy(model(x), y).backward()
+    optimizer.step()
+    del model, optimizer
+    gc.collect()
+
+
 def measure(
     run: StrategyRun,
     measurement: str,
@@ -112,6 +127,7 @@ def run_ddp(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
     one_rank = one_rank_rates(run_dir, spec.env_label) if writer else {}
     with rank0_sinks(spec, ctx, DdpRow) as sinks:
         batches = build_batches(workload, ctx.global_ranks[ctx.rank], ctx.device)
+        settle_memory(workload, ctx, batches)
         params = sum(p.numel() for p in build_model(workload, torch.device("cpu")).parameters())
         # Rows refer to the baselines (run first): hold them back until the last baseline is
         # measured.

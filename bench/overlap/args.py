@@ -3,6 +3,7 @@ OverlapSpec built from them. Torch-free (the CLI process)."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -10,7 +11,7 @@ from distbench.options.launch import ResolvedLaunch, same_named
 from distbench.options.opt import ITERS_OPTION, MODE_OPTION, flag, integer, text
 from distbench.overlap.spec import MAX_COMPUTE, OVERLAP_PRIMITIVES, OverlapSpec
 from distbench.parse import UsageError, parse_int, parse_list, parse_sizes
-from distbench.primitives.facts import COMMANDS
+from distbench.primitives.facts import COMMANDS, emulation_notes
 
 DEFAULT_SIZES = {"gloo": (1 << 20,), "nccl": (64 << 20,)}
 """One size unless --sizes says otherwise."""
@@ -119,6 +120,8 @@ def build_overlap_spec(args: OverlapArgs, launch: ResolvedLaunch) -> OverlapSpec
         )
     if launch.device == "cuda" and any(args.compute_threads):
         raise UsageError("--compute-threads sets the CPU's matmul threads: leave it out on CUDA")
+    for line in emulation_notes(args.primitives, launch.backend):
+        print(line, file=sys.stderr)
     return OverlapSpec(
         sizes=args.sizes or DEFAULT_SIZES.get(launch.backend, DEFAULT_SIZES["gloo"]),
         modes=args.mode,

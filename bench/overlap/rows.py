@@ -15,6 +15,7 @@ from distbench.groups import Placement
 from distbench.overlap.metrics import overlap_figures
 from distbench.overlap.spec import OverlapSpec
 from distbench.pairs.rows import sample_rows
+from distbench.primitives.facts import emulated_pattern
 from distbench.rows import result_columns
 from distbench.spec import RunSpec
 from distbench.stats import Stats
@@ -47,6 +48,15 @@ def p50(values: Sequence[float]) -> float:
     return Stats(tuple(values)).p50 if values else math.nan
 
 
+def pattern(case: Case, backend: str) -> str:
+    """The collective, the matmul and its threads; and what the backend runs in place of the
+    collective where it has no such op (gloo's reduce_scatter: `:via_all_reduce`)."""
+    emulated = emulated_pattern(case.collective, backend)
+    return f"{case.collective}:matmul={case.compute_n}:threads={case.threads}" + (
+        f":{emulated}" if emulated else ""
+    )
+
+
 def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> OverlapRow:
     """The case's row: time_us_* of the slowest rank's `both` samples, the phases' p50s and
     what they come to (metrics.py)."""
@@ -75,7 +85,7 @@ def overlap_row(spec: RunSpec, placement: Placement, host: str, case: Case) -> O
         root="0" if case.collective == "broadcast" else "",
         src="",
         dst="",
-        pattern=f"{case.collective}:matmul={case.compute_n}:threads={case.threads}",
+        pattern=pattern(case, spec.launch.backend),
         wrong=case.wrong,
         collective=case.collective,
         compute_n=case.compute_n,

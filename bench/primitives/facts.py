@@ -8,7 +8,7 @@ of issuing it) and a line in registry.py."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -283,3 +283,23 @@ def with_flag(flag: str) -> tuple[str, ...]:
     """The primitives whose facts set `flag` (functional, graph, overlap, symmetric ...), in
     FACTS' order."""
     return tuple(name for name, facts in FACTS.items() if getattr(facts, flag))
+
+
+def emulated_pattern(primitive: str, backend: str) -> str:
+    """What `backend` runs in place of `primitive` where it has no such op (a row's pattern:
+    gloo's reduce_scatter is `via_all_reduce`); '' where it runs the op itself."""
+    facts = FACTS.get(primitive)
+    return facts.emulated.get(backend, "") if facts else ""
+
+
+def emulation_notes(primitives: Sequence[str], backend: str) -> list[str]:
+    """A note for each primitive that `backend` runs as another op: those rows time that op."""
+    notes = []
+    for name in primitives:
+        if pattern := emulated_pattern(name, backend):
+            notes.append(
+                f"note: {backend} has no {name.replace('_', '-')}: torch runs "
+                f"{name}_tensor there as an all_reduce of the whole input plus a copy, so those "
+                f"rows (pattern {pattern}) time that, not a {name.replace('_', '-')}"
+            )
+    return notes

@@ -16,6 +16,7 @@ import itertools
 import json
 from typing import Any
 
+from distbench.comm.nccl_table import nccl_count
 from distbench.parse import NCCL_DTYPE_NAMES
 from distbench.reports.export.rows import ExportRun, case_name, number
 from distbench.reports.runs import Row
@@ -29,10 +30,6 @@ TIME_COLUMN = "time_us_mean"
 """The row's column in `time`: the mean over trials of a trial's mean per op (throughput: `iters`
 ops back to back; latency: isolated ops), of the slowest rank. nccl-tests' is the mean per op of
 one timed loop, averaged over the ranks: both are means per op, distbench's of the slowest rank."""
-
-PER_RANK_COUNT = {"all_gather", "reduce_scatter", "all_to_all", "gather"}
-"""Primitives whose nccl-tests `count` is one rank's elements (their getCollByteCount's
-paramcount is count/nranks); distbench's `count` is the elements of size_bytes, the whole buffer."""
 
 
 def render_nccl_tests(run: ExportRun) -> str:
@@ -91,9 +88,7 @@ def result(by_placement: dict[str, Row]) -> dict[str, Any]:
     row = by_placement.get("out") or by_placement["in"]
     values = row.values
     count = int(number(row, "count") or 0)
-    world_size = int(number(row, "world_size") or 1)
-    if values.get("primitive") in PER_RANK_COUNT:
-        count //= world_size
+    count = nccl_count(values.get("primitive", ""), count, int(number(row, "world_size") or 1))
     return {
         "size": int(number(row, "size_bytes") or 0),
         "count": count,

@@ -277,3 +277,18 @@ def test_sweep_config_takes_table_and_dtype_all(tmp_path: Path) -> None:
     refuse_mixed_options(SweepArgs(config="x"), CommArgs(table="nccl-tests"), PrimitiveArgs())
     with pytest.raises(UsageError, match="--dtype cannot be combined with --config"):
         refuse_mixed_options(SweepArgs(config="x"), parse_args(["-d", "all"]), PrimitiveArgs())
+
+
+def test_gather_type_counts_are_one_ranks_as_nccl_tests_prints_them() -> None:
+    """As the nccl-tests JSON export writes them (tests/unit/reports/test_export.py)."""
+    rows = [r for r in read_rows("allgather") if r["mode"] == "throughput"]
+    for world in ("2", "3"):
+        group = [r for r in rows if r["world_size"] == world]
+        lines = [m for m in map(ROW_RE.match, render_nccl_table(group).splitlines()) if m]
+        # nccl-tests' count of all_gather is one rank's elements: 1K of float32 at 2 ranks, 128
+        assert [int(m.group("count")) for m in lines] == [
+            int(r["count"]) // int(world) for r in group
+        ]
+    reduce_rows = [{**r, "primitive": "all_reduce"} for r in rows if r["world_size"] == "2"]
+    lines = [m for m in map(ROW_RE.match, render_nccl_table(reduce_rows).splitlines()) if m]
+    assert [int(m.group("count")) for m in lines] == [int(r["count"]) for r in reduce_rows]
