@@ -53,6 +53,15 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def usable_cpus() -> int | None:
+    """The logical CPUs this process may run on (its affinity: taskset, a cgroup's cpuset, a
+    Slurm allocation), which cpu_cores does not see; None where the platform cannot say."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -164,7 +173,8 @@ def build_manifest(run_id: str, command: list[str], spec: dict[str, Any]) -> dic
         "host": socket.gethostname(),
         "platform": platform.platform(),
         "cpu_model": cpu_model(),
-        "cpu_cores": os.cpu_count(),
+        "cpu_cores": os.cpu_count(),  # logical CPUs (hardware threads), as the OS counts them
+        "cpu_usable": usable_cpus(),
         "memory_bytes": memory_bytes(),
         "load_avg_start": load_average(),
         "load_avg_end": None,

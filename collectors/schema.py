@@ -269,9 +269,10 @@ class DdpRow(TrainingRow):
     comm_bytes_per_step: int
     """Bytes each rank reduces per step, after compression (param-avg: / K; fsdp*: AG + RS)."""
     comm_busbw_GBps: float
-    """all_reduce busbw, GB/s (1e9 B/s), of comm_bytes_per_step in (step mean - comm_baseline's
-    mean): an upper bound where communication overlaps. Empty at world size 1 (v4: the
-    strategy's own baseline; v3 subtracted ddp-nocomm's from every strategy)."""
+    """Bus bandwidth, GB/s (1e9 B/s), of comm_bytes_per_step in (step mean - comm_baseline's
+    mean), by nccl-tests' factor: all_reduce's 2(n-1)/n; fsdp*, all_gather's and
+    reduce_scatter's (n-1)/n. An upper bound where communication overlaps. Empty at world size 1
+    (v4: the strategy's own baseline; v3 subtracted ddp-nocomm's from every strategy)."""
     comm_share: float
     """(step mean - comm_baseline's mean) / step mean: exposed communication share; empty at 1
     rank (v4: the strategy's own baseline, as comm_busbw_GBps)."""

@@ -58,10 +58,11 @@ def comm_hidden_share(
 
 
 def comm_busbw_gbps(comm_bytes: int, step_us: float, nocomm_us: float, world_size: int) -> float:
-    """nccl-tests' all_reduce busbw of comm_bytes moved in (step - ddp-nocomm): algbw x
-    2(n-1)/n, GB/s = 1e9 B/s. Where communication overlaps compute, the exposed time is shorter
-    than the communication, so this is an upper bound on the real bus bandwidth. NaN at one rank,
-    where nothing crosses a wire."""
+    """nccl-tests' all_reduce busbw of comm_bytes moved in (step - its no-communication
+    baseline, `nocomm_us`): algbw x 2(n-1)/n, GB/s = 1e9 B/s (rows.comm_columns halves it for
+    FSDP's all_gather and reduce_scatter, whose factor is (n-1)/n). Where communication
+    overlaps compute, the exposed time is shorter than the communication, so this is an upper
+    bound on the real bus bandwidth. NaN at one rank, where nothing crosses a wire."""
     exposed_us = step_us - nocomm_us
     if world_size < 2 or comm_bytes <= 0 or not exposed_us > 0:
         return NAN

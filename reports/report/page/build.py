@@ -83,7 +83,7 @@ def manifest_fields(run: RunData) -> dict[str, str]:
         "started (UTC)": str(m.get("started_utc") or ""),
         "host": str(m.get("host") or ", ".join(sorted(set(run.rows.get("host", []))))),
         "platform": str(m.get("platform") or ""),
-        "CPU": f"{m.get('cpu_model', '')} × {m.get('cpu_cores', '?')} cores" if m else "",
+        "CPU": cpu_text(m) if m else "",
         "memory": f"{memory / 2**30:.1f} GiB" if isinstance(memory, int | float) else "",
         "GPUs": f"{len(gpus)} × {', '.join(sorted(set(gpus)))}" if gpus else ("none" if m else ""),
         "python": str(m.get("python") or ""),
@@ -110,6 +110,14 @@ def manifests_table(runs: list[RunData]) -> TableOut:
     )
     note = "Marked rows differ between runs." if differs else ""
     return TableOut("Runs and what they ran on", frame, note=note, highlight=differs, wrap=True)
+
+
+def cpu_text(manifest: dict) -> str:
+    """The CPU model and its logical CPUs (hardware threads), and how many the run could use
+    where its affinity allowed fewer (v4's cpu_usable)."""
+    logical, usable = manifest.get("cpu_cores", "?"), manifest.get("cpu_usable")
+    text = f"{manifest.get('cpu_model', '')} × {logical} logical CPUs"
+    return text + (f" ({usable} usable)" if usable is not None and usable != logical else "")
 
 
 def section_what_ran(loaded: Loaded) -> Section:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import datetime
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,7 @@ def test_allreduce_gloo_check(allreduce_2rank: CliRun) -> None:
     assert manifest["run_id"] == "run"
     assert manifest["torch"].startswith("2.")
     assert manifest["cpu_cores"] >= 1 and manifest["memory_bytes"] > 0
+    assert manifest["cpu_usable"] == len(os.sched_getaffinity(0))  # taskset narrows it
     assert len(manifest["load_avg_start"]) == len(manifest["load_avg_end"]) == 3  # Linux
     assert len(manifest["cpu_times_start"]) == 8 and 0 <= manifest["cpu_steal_share"] < 1
     assert manifest["launches"][0]["returncode"] == 0

@@ -37,3 +37,12 @@ def test_the_runs_table_marks_a_worker_variable_not_torchrun_s_port() -> None:
     algo = manifests_table([run("a", NCCL_ALGO="Ring"), run("b", NCCL_ALGO="Tree")])
     fields = list(algo.frame[""])
     assert [fields[i] for i in algo.highlight] == ["worker environment"]
+
+
+def test_the_runs_table_names_logical_cpus_and_the_usable_ones_where_fewer() -> None:
+    from distbench.reports.report.page.build import cpu_text
+
+    model = {"cpu_model": "EPYC", "cpu_cores": 2}
+    assert cpu_text(model) == "EPYC \u00d7 2 logical CPUs"  # before v4: no cpu_usable
+    assert cpu_text({**model, "cpu_usable": 2}) == "EPYC \u00d7 2 logical CPUs"
+    assert cpu_text({**model, "cpu_usable": 1}) == "EPYC \u00d7 2 logical CPUs (1 usable)"
