@@ -37,6 +37,16 @@ def sharding_columns(ddp: pd.DataFrame) -> dict[str, pd.Series]:
     return out
 
 
+def with_period(ddp: pd.DataFrame) -> pd.Series:
+    """Each row's strategy, param-avg's with its period as the terminal prints it: 'param-avg
+    K=2' (a max param diff that K = 1 would not have is then no failure)."""
+    strategy = ddp["strategy"].astype(str)
+    if "avg_every" not in ddp:
+        return strategy
+    period = pd.to_numeric(ddp["avg_every"], errors="coerce")
+    return strategy.where(period.isna(), strategy + " K=" + period.astype("Int64").astype(str))
+
+
 def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
     if ddp.empty:
         return []
@@ -60,6 +70,7 @@ def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
     notes += [note for note in an.missing_baselines(ddp) if note not in notes]
     table = display(
         ddp.sort_values(["source", "world_size", "strategy"]).assign(
+            strategy=with_period(ddp),
             step_ms=ddp["step_time_us_p50"] / 1e3,
             step_mean_ms=ddp["step_time_us_mean"] / 1e3,
             step_p95_ms=ddp["step_time_us_p95"] / 1e3,
@@ -97,12 +108,13 @@ def section_ddp(ddp: pd.DataFrame, notes: list[str]) -> list[Section]:
     return [
         Section(
             "DDP training steps",
-            "grad-avg, grad-avg-flat and param-avg (K = 1, plain SGD) must match ddp to float "
-            "rounding: see max param diff. samples/s, scaling and the strategies' bars use the "
-            "mean step (a periodic strategy's p50 may be a step that sends nothing). comm share "
-            "is the share of the mean step beyond the row's own step without communication, "
-            "named under vs: ddp-nocomm for DDP's strategies, local for the manual ones and "
-            "FSDP, so two rows' shares compare only where they name the same baseline.",
+            "grad-avg, grad-avg-flat and param-avg at K = 1 (plain SGD) must match ddp to float "
+            "rounding: see max param diff (param-avg K=2 or more averages the parameters every K "
+            "steps, so it drifts from ddp by design). samples/s, scaling and the strategies' bars "
+            "use the mean step (a periodic strategy's p50 may be a step that sends nothing). comm "
+            "share is the share of the mean step beyond the row's own step without communication, "
+            "named under vs: ddp-nocomm for DDP's strategies, local for the manual ones and FSDP, "
+            "so two rows' shares compare only where they name the same baseline.",
             figures=figures,
             tables=[titled(table, "DDP strategies")],
         )

@@ -98,7 +98,10 @@ OVERLAP = RowsSection(
     "efficiency = (compute + comm - both) / min(compute, comm): 1 when the shorter is wholly "
     "hidden, 0 when serialised, below 0 when running them together is slower than one after "
     "the other (on CPU gloo's threads and the matmul compete for the cores). The slowdowns "
-    "are each one's time inside `both` over its time alone. OSU % is OSU's "
+    "are each one's time inside `both` over its time alone, each by one clock: compute over "
+    "`compute µs`; the collective from issue to completion inside `both` over the same span "
+    "alone (t_comm_completion_us, not `comm µs`, which adds the wait's return: waking the "
+    "waiting thread). OSU % is OSU's "
     "non-blocking overlap figure on the same times (docs/overlap.md).",
     overlap_rows,
     "fig-overlap.png",

@@ -46,3 +46,13 @@ def test_the_runs_table_names_logical_cpus_and_the_usable_ones_where_fewer() -> 
     assert cpu_text(model) == "EPYC \u00d7 2 logical CPUs"  # before v4: no cpu_usable
     assert cpu_text({**model, "cpu_usable": 2}) == "EPYC \u00d7 2 logical CPUs"
     assert cpu_text({**model, "cpu_usable": 1}) == "EPYC \u00d7 2 logical CPUs (1 usable)"
+
+
+def test_the_ddp_table_names_param_avg_with_its_period() -> None:
+    """A param-avg row at K = 2 drifts from ddp by design: its strategy says K, as the
+    terminal's table does, so its max param diff does not read as a failure."""
+    from distbench.reports.report.sections.ddp import with_period
+
+    rows = pd.DataFrame({"strategy": ["ddp", "param-avg", "param-avg"], "avg_every": ["", 2, 1]})
+    assert list(with_period(rows)) == ["ddp", "param-avg K=2", "param-avg K=1"]
+    assert list(with_period(rows.drop(columns="avg_every"))) == ["ddp", "param-avg", "param-avg"]
