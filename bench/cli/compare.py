@@ -64,10 +64,18 @@ def baseline_save(
     force: Annotated[
         bool, typer.Option("--force", help="Replace the whole window by this night.")
     ] = False,
-    keep: Annotated[str, typer.Option(help="Nights the window keeps (the newest).")] = "14",
+    keep: Annotated[
+        str | None,
+        typer.Option(
+            help="Nights the window keeps, the newest by when they ran [default: the window's "
+            "own; 14 for a new one].",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Append a night (a run, or a night's launch-N folders) to the named baseline window, which
-    keeps the last --keep nights. Refuses a night that did not complete or was resumed.
+    keeps the last --keep nights by when they ran. Refuses a night that did not complete or was
+    resumed; a night it holds already changes nothing.
 
     \b
     Example:

@@ -23,7 +23,6 @@ from distbench.reports.compare.options import CompareOptions
 from distbench.reports.compare.render import RENDERERS
 from distbench.reports.compare.sides import load_side
 from distbench.reports.compare.window import (
-    DEFAULT_KEEP,
     delete_baseline,
     list_baselines,
     parse_keep,
@@ -106,9 +105,10 @@ def no_rows_message(comparison: Comparison) -> str:
 
 
 def run_baseline_save(
-    run_dir: str, name: str, store: str | None, force: bool, keep: str = str(DEFAULT_KEEP)
+    run_dir: str, name: str, store: str | None, force: bool, keep: str | None = None
 ) -> str:
-    target, what = save_night(Path(run_dir), name, resolve_store(store), parse_keep(keep), force)
+    nights = parse_keep(keep) if keep is not None else None
+    target, what = save_night(Path(run_dir), name, resolve_store(store), nights, force)
     return f"saved {run_dir} into baseline '{target.name}' in {target.parent}: {what}"
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from distbench.collectors.migrations import changed_meaning
 from distbench.parse import asked_size, format_size
 from distbench.reports.compare.checks import Metric, Thresholds
-from distbench.reports.compare.sides import Side
+from distbench.reports.compare.sides import Side, set_apart
 from distbench.reports.runs import Row
 from distbench.stats.components import LaunchValue, Prior, seeded_within_variances
 from distbench.stats.defaults import default_prior, statistic_family
@@ -174,6 +174,7 @@ def compare_sides(
     allow_missing: bool = False,
 ) -> Comparison:  # fmt: skip
     """Every row of both sides matched and judged (module docstring)."""
+    baseline = set_apart(baseline, current)  # a night is not judged against itself
     base_rows, cur_rows = side_rows(baseline), side_rows(current)
     newest = set(baseline.last.rows) if baseline.launches else set()
     inputs: list[RowInput] = []

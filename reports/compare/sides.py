@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +103,35 @@ def load_side(path: Path) -> Side:
             f"({', '.join(launch.name.split('/')[-1] for launch in launches)})"
         )
     return side
+
+
+def launch_identity(run: Run) -> tuple[str, str, str] | None:
+    """A launch as (run id, start, host), from its manifest (a nightly names its launches
+    launch-1 ... every night); None without a start."""
+    manifest = run.manifest or {}
+    if not manifest.get("started_utc"):
+        return None
+    return str(manifest.get("run_id")), str(manifest["started_utc"]), str(manifest.get("host"))
+
+
+def set_apart(baseline: Side, current: Side) -> Side:
+    """The baseline without the nights that hold any of the current side's launches, with a note:
+    a night judged against a window that holds it (a CI step retried after --update-baseline
+    saved it) is judged partly against itself and looks unchanged. A baseline that is the same
+    launches as the current side is kept, and said to be so."""
+    mine = {i for launch in current.launches if (i := launch_identity(launch.run))}
+    if not mine:
+        return baseline
+    held = {launch.night for launch in baseline.launches if launch_identity(launch.run) in mine}
+    if not held:
+        return baseline
+    if not baseline.window or set(baseline.nights) == held:
+        note = f"{baseline.path} and {current.path} hold the same launches: a run against itself"
+        return replace(baseline, notes=[*baseline.notes, note])
+    kept = [launch for launch in baseline.launches if launch.night not in held]
+    nights = [night for night in baseline.nights if night not in held]
+    note = (
+        f"{current.path} is night {', '.join(sorted(held))} of baseline {baseline.path.name}: "
+        f"judged against its other {len(nights)} night(s)"
+    )
+    return replace(baseline, launches=kept, nights=nights, notes=[*baseline.notes, note])

@@ -12,9 +12,11 @@ directory). A baseline is `STORE/NAME/`:
                                manifest.json and spec.json, in launch-N folders for a night of
                                several launches, a sweep's subdirectories kept
 
-`save` appends a night and keeps the last `keep` (default 14) nights; `--force` replaces the
-whole window by this night. A night that did not complete (cut, failed) or was resumed is refused:
-it is not a draw of the noise the window learns. A baseline saved before windows existed
+`save` adds a night and keeps the newest `keep` by when they ran (the window's own keep, 14 for a
+new one); a night it holds already changes nothing, and a folder holding launches it has (a
+night's launch-1 after the night) is refused; `--force` replaces the whole window by this night.
+A night that did not complete (cut, failed) or was resumed is refused: it is not a draw of the
+noise the window learns. A baseline saved before windows existed
 (results.csv at STORE/NAME) reads as a window of one night and becomes one on its next save.
 """
 
@@ -73,7 +75,8 @@ def refuse_unfinished(run_dir: Path) -> None:
         if status != "completed":
             raise UsageError(
                 f"{where} is {status}, not completed: a cut or failed night does not enter a "
-                "baseline window (finish it with --resume, or save a complete night)"
+                "baseline window (finish it: ci/nightly.sh --resume NIGHT for a night, the "
+                "command's --resume for a run; or save a complete night)"
             )
         if manifest.get("resumes"):
             raise UsageError(
@@ -147,47 +150,101 @@ def upgrade_single(target: Path) -> None:
     write_info(target, {"name": target.name, "keep": DEFAULT_KEEP, "nights": [entry]})
 
 
+def launch_ids(folder: Path) -> set[tuple[str, str, str]]:
+    """Each launch of a night as (run id, start, host), from its manifest: a nightly's launches
+    are named launch-1 ... every night, so the id alone names no launch. A manifest without a
+    start (none that distbench writes) names none."""
+    manifests = (read_manifest(results.parent) or {} for results in find_results(folder))
+    return {
+        (str(m.get("run_id")), str(m["started_utc"]), str(m.get("host")))
+        for m in manifests
+        if m.get("started_utc")
+    }
+
+
+def started(folder: Path) -> str:
+    """When a night's first launch started (UTC ISO text, which sorts by time); '' unknown."""
+    manifests = (read_manifest(results.parent) or {} for results in find_results(folder))
+    return min((str(m["started_utc"]) for m in manifests if m.get("started_utc")), default="")
+
+
+def check_store(store: Path) -> None:
+    if store.exists() and not store.is_dir():
+        raise UsageError(
+            f"baseline store {store} is a file, not a folder: give --store a folder (it is made "
+            "if missing)"
+        )
+
+
 def save_night(
-    run_dir: Path, name: str, store: Path, keep: int = DEFAULT_KEEP, force: bool = False
+    run_dir: Path, name: str, store: Path, keep: int | None = None, force: bool = False
 ) -> tuple[Path, str]:
     """Append the night at `run_dir` to the window STORE/NAME (module docstring); the window's
-    path and what happened, in words."""
+    path and what happened, in words. `keep`: None keeps the window's own (DEFAULT_KEEP for a new
+    one). The nights are kept in the order they ran; a night already in the window changes
+    nothing (a retried CI step saves it again)."""
     name, run_dir = parse_name(name), Path(run_dir)
+    check_store(store)
     if window_nights(run_dir) is not None:
         raise UsageError(f"{run_dir} is a baseline window itself: save a night's run directory")
     load_run(run_dir)  # refuses a missing, empty or foreign-schema run before anything is copied
     refuse_unfinished(run_dir)
     target = store / name
-    if force and target.exists():
-        shutil.rmtree(target)
-    target.mkdir(parents=True, exist_ok=True)
     try:
+        if force and target.exists():
+            shutil.rmtree(target)
+        target.mkdir(parents=True, exist_ok=True)
         upgrade_single(target)
         (target / NIGHTS_DIR).mkdir(exist_ok=True)
         info = read_info(target) or {"name": name, "nights": []}
+        keep = keep or int(info.get("keep", DEFAULT_KEEP))
         night = run_dir.resolve().name
         if any(entry["night"] == night for entry in info["nights"]):
+            count = len(info["nights"])
+            return target, f"night '{night}' is in it already, nothing changed ({count} nights)"
+        refuse_launches_saved(run_dir, target, info)
+        entry = {"night": night, "source": str(run_dir.resolve()), "saved_utc": utc_now()}
+        entry["started_utc"] = started(run_dir)
+        nights = sorted([*info["nights"], entry], key=lambda e: night_time(target, e))
+        if len(nights) > keep and nights[0] is entry:
             raise UsageError(
-                f"night '{night}' is already in baseline '{name}': each night enters once "
-                "(--force replaces the whole window by this night)"
+                f"{run_dir} ran before every night of baseline '{name}', which keeps its newest "
+                f"{keep}: it would be dropped at once (give --keep {len(nights)} to keep it)"
             )
         staging = target / f".{night}.saving"
         shutil.rmtree(staging, ignore_errors=True)
         copy_night(run_dir, staging)
         staging.rename(target / NIGHTS_DIR / night)  # never visible half-copied
-        info["nights"].append(
-            {"night": night, "source": str(run_dir.resolve()), "saved_utc": utc_now()}
-        )
-        dropped = info["nights"][:-keep]
-        info["nights"], info["keep"] = info["nights"][-keep:], keep
+        dropped = nights[:-keep]
+        info["nights"], info["keep"] = nights[-keep:], keep
         write_info(target, info)
-        for entry in dropped:
-            shutil.rmtree(target / NIGHTS_DIR / entry["night"], ignore_errors=True)
+        for old in dropped:
+            shutil.rmtree(target / NIGHTS_DIR / old["night"], ignore_errors=True)
     except OSError as error:
         raise UsageError(f"cannot save baseline '{name}' in {store}: {error}") from None
     count = len(info["nights"])
     gone = f"; dropped the oldest {len(dropped)}" if dropped else ""
     return target, f"{count} of {keep} nights kept{gone}"
+
+
+def night_time(target: Path, entry: dict) -> str:
+    """When a window's night ran (its entry's, else its saved launches'), else when it was saved:
+    the window's order."""
+    when = entry.get("started_utc") or started(target / NIGHTS_DIR / str(entry["night"]))
+    saved = str(entry.get("saved_utc", ""))
+    return str(when or (saved if saved != "?" else ""))  # unknown: the oldest
+
+
+def refuse_launches_saved(run_dir: Path, target: Path, info: dict) -> None:
+    """A folder whose launches a night of the window holds already (a night's launch-1 saved
+    after the night) would count the same launches twice in the window's noise."""
+    mine = launch_ids(run_dir)
+    for entry in info["nights"]:
+        if mine & launch_ids(target / NIGHTS_DIR / str(entry["night"])):
+            raise UsageError(
+                f"{run_dir} holds launches that baseline '{target.name}' has already, in night "
+                f"'{entry['night']}': each launch enters a window once"
+            )
 
 
 def delete_baseline(name: str, store: Path) -> Path:
@@ -196,7 +253,7 @@ def delete_baseline(name: str, store: Path) -> Path:
     if not target.is_dir():
         known = ", ".join(b.name for b in list_baselines(store)) or "none"
         raise UsageError(f"no baseline '{name}' in {store} (baselines: {known})")
-    if not (target / WINDOW_JSON).exists() and not find_results(target):
+    if not is_baseline(target):
         raise UsageError(
             f"{target} does not look like a baseline (no {WINDOW_JSON}, no {RESULTS_CSV}): "
             "not deleting it"
@@ -238,13 +295,19 @@ def read_baseline(path: Path) -> Baseline:
     )  # fmt: skip
 
 
+def is_baseline(path: Path) -> bool:
+    """A window, or a baseline of the single-run layout: what delete_baseline would remove."""
+    return path.is_dir() and ((path / WINDOW_JSON).exists() or bool(find_results(path)))
+
+
 def list_baselines(store: Path) -> list[Baseline]:
+    check_store(store)
     if not store.is_dir():
         return []
     return [
         read_baseline(path)
         for path in sorted(store.iterdir())
-        if path.is_dir() and not path.name.startswith(".")
+        if not path.name.startswith(".") and is_baseline(path)
     ]
 
 

@@ -426,6 +426,13 @@ def test_baseline_save_list_and_compare_by_name(
     assert code == 2 and "not allowed" in err
     code, _, err = cli(["baseline", "save", str(a), "--name", "y", "--keep", "0"], capsys)
     assert code == 2 and "--keep '0'" in err
+    (tmp_path / "store" / "junk").mkdir()  # a folder that is no baseline is not listed
+    code, out, _ = cli(["baseline", "list"], capsys)
+    assert code == 0 and "junk" not in out
+    (tmp_path / "afile").write_text("")
+    for command in (["list"], ["save", str(a), "--name", "z"]):
+        code, _, err = cli(["baseline", *command, "--store", str(tmp_path / "afile")], capsys)
+        assert code == 2 and "is a file, not a folder" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize(
