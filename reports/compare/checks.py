@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from distbench.parse import UsageError, format_size, missing_file_hint, parse_size
+from distbench.primitives.facts import COMMANDS, FACTS
+from distbench.reports.kinds import OWN_SECTION_PRIMITIVES, WINDOWED
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,23 @@ class Thresholds:
 RULE_KEYS = ("threshold", *TEXT_KEYS, "world_size")
 
 
+RULE_PRIMITIVES = (*FACTS, *WINDOWED, *OWN_SECTION_PRIMITIVES)
+"""The primitive column's values (results.csv): torch's names, and the workloads'."""
+
+
+def rule_primitive(name: str | None, where: str) -> str | None:
+    """A rule's primitive as results.csv spells it: a command's name (allreduce, as sweep files
+    and the command line spell it) is torch's (all_reduce); any other name matches no row."""
+    if name is None or name in RULE_PRIMITIVES:
+        return name
+    if name in COMMANDS:
+        return COMMANDS[name]
+    raise UsageError(
+        f"{where}: primitive '{name}' is no primitive's name: use one of "
+        f"{', '.join(RULE_PRIMITIVES)} (a command's name such as allreduce works too)"
+    )
+
+
 def _rule(table: Any, where: str) -> Rule:
     if not isinstance(table, dict):
         raise UsageError(f'{where} is not a table: write [[rules]] with threshold = "5%"')
@@ -242,7 +261,7 @@ def _rule(table: Any, where: str) -> Rule:
         raise UsageError(f"{where}: world_size '{world_size}' is not a whole number, e.g. 8")
     return Rule(
         threshold=parse_threshold(str(table["threshold"])),
-        primitive=text("primitive"),
+        primitive=rule_primitive(text("primitive"), where),
         backend=text("backend"),
         mode=text("mode"),
         dtype=text("dtype"),

@@ -216,6 +216,18 @@ def test_thresholds_file_first_match_wins(tmp_path: Path) -> None:
     assert thresholds.for_row(ddp) == Threshold(4, True)  # a size band never matches DDP rows
 
 
+def test_a_rule_takes_a_commands_name_and_refuses_a_name_no_row_has(tmp_path: Path) -> None:
+    """A rule spelled as sweep files and the command line spell primitives (allreduce) matched
+    no row (results.csv says all_reduce), silently."""
+    path = tmp_path / "t.toml"
+    path.write_text('[[rules]]\nprimitive = "allreduce"\nthreshold = "20%"\n')
+    thresholds = read_rules(path).thresholds(Threshold(5, True))
+    assert thresholds.for_row({"primitive": "all_reduce"}) == Threshold(20, True)
+    path.write_text('[[rules]]\nprimitive = "allreduse"\nthreshold = "20%"\n')
+    with pytest.raises(UsageError, match="primitive 'allreduse' is no primitive's name"):
+        read_rules(path)
+
+
 @pytest.mark.parametrize(
     "text",
     ['threshold = "5%"\n[[rules]]\nprimitive = "x"\n', "[[rules]]\nprimitive = 'x'\n", "= bad"],
