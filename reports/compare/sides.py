@@ -102,7 +102,23 @@ def load_side(path: Path) -> Side:
             f"{path}: one night of {len(launches)} launches "
             f"({', '.join(launch.name.split('/')[-1] for launch in launches)})"
         )
+    side.notes += unfinished(path, launches)
     return side
+
+
+def unfinished(path: Path, launches: list[Launch]) -> list[str]:
+    """A note for each launch that did not complete (cut, failed): its finished rows are judged,
+    and rows it never reached count as missing."""
+    notes = []
+    for launch in launches:
+        status = (launch.run.manifest or {}).get("status", "completed")
+        if status != "completed":
+            where = path / launch.name.split("/", 1)[1] if "/" in launch.name else path
+            notes.append(
+                f"{where} is {status}, not completed: its finished rows are judged, the rest "
+                "are missing"
+            )
+    return notes
 
 
 def launch_identity(run: Run) -> tuple[str, str, str] | None:

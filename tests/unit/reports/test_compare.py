@@ -338,6 +338,14 @@ def test_a_cut_or_resumed_night_never_enters_the_window(tmp_path: Path) -> None:
     assert not (tmp_path / "store" / "w" / "nights").exists() or not list(
         (tmp_path / "store" / "w" / "nights").iterdir()
     )
+    # compare judges such a night, and says it was cut
+    partial = night(tmp_path / "partial", levels("all_reduce"), rng)
+    second = partial / "launch-2" / MANIFEST_JSON
+    second.write_text(json.dumps({**json.loads(second.read_text()), "status": "interrupted"}))
+    notes = judge(tmp_path / "resumed", partial).notes
+    assert f"{partial / 'launch-2'} is interrupted, not completed: its finished rows" in " ".join(
+        notes
+    )
 
 
 def test_a_baseline_of_the_single_run_layout_is_a_window_of_one_night(tmp_path: Path) -> None:
