@@ -11,6 +11,7 @@ from typing import Any
 from distbench.parse import format_size
 from distbench.reports.compare.judge import ONLY_BASELINE, Comparison
 from distbench.reports.compare.machine import machine_lines
+from distbench.reports.compare.measured import settings_lines
 from distbench.reports.compare.words import (
     band_name,
     family_line,
@@ -143,6 +144,7 @@ def context(comparison: Comparison) -> list[str]:
         f"baseline: {comparison.baseline.path}",
         f"current:  {comparison.current.path}",
         *machine_lines(comparison),
+        *settings_lines(comparison),
         f"metric {comparison.metric.name}; threshold floor {comparison.thresholds.default} "
         "(a change must pass it as well as the noise)",
         noise_line(comparison),

@@ -733,3 +733,26 @@ def test_the_row_table_names_sizes_as_asked(tmp_path: Path) -> None:
     assert [dict(j.hypothesis.band)["size_bytes"] for j in comparison.outcome.rows] == [
         "1008", "2016", "65520",
     ]  # fmt: skip
+
+
+def test_sides_measured_with_other_settings_are_said_to_be(tmp_path: Path) -> None:
+    """A row's min over 40 trials is not its min over 12: compare says how the sides differ."""
+    from distbench.reports.compare.measured import settings_lines
+
+    rng = random.Random(21)
+
+    def measured(path: Path, trials: int, iters: int) -> Path:
+        run = launch(path, levels("all_reduce"), rng)
+        manifest = json.loads((run / MANIFEST_JSON).read_text())
+        spec = {"workload": {"trials": trials, "iters": iters, "warmup": 2}}
+        (run / MANIFEST_JSON).write_text(json.dumps({**manifest, "spec": spec}))
+        return run
+
+    alike = judge(measured(tmp_path / "a", 12, 5), measured(tmp_path / "b", 12, 5))
+    assert settings_lines(alike) == []
+    other = judge(tmp_path / "a", measured(tmp_path / "c", 40, 20))
+    assert settings_lines(other) == [
+        "measured differently: trials 12 -> 40, iterations a trial 5 -> 20 (a row's number "
+        "depends on them: compare like with like)"
+    ]
+    assert settings_lines(other)[0] in "\n".join(render_text_lines(other))
