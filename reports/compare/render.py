@@ -26,7 +26,14 @@ from distbench.reports.compare.words import (
     split_line,
     verdict_line,
 )
-from distbench.stats.verdict import IMPROVED, REGRESSED, STATES, Judged, describe_state
+from distbench.stats.verdict import (
+    CANNOT_TELL,
+    IMPROVED,
+    REGRESSED,
+    STATES,
+    Judged,
+    describe_state,
+)
 from distbench.tables import format_number, render_rows
 
 JSON_VERSION = 2
@@ -58,7 +65,13 @@ def counts(comparison: Comparison) -> str:
 
 
 def headline(comparison: Comparison) -> str:
-    return f"distbench compare: {comparison.status()} ({counts(comparison)})"
+    """'distbench compare: STATUS (counts)'; a pass in which no row could be judged says so (a
+    young window, one launch a side): the gate passes what it cannot see."""
+    line = f"distbench compare: {comparison.status()} ({counts(comparison)})"
+    rows = comparison.outcome.rows
+    if comparison.status() == "pass" and rows and all(j.state == CANNOT_TELL for j in rows):
+        line += ": nothing judged yet, no row could be told from the noise"
+    return line
 
 
 def verdict_lines(comparison: Comparison) -> list[str]:

@@ -254,6 +254,10 @@ def test_one_launch_a_side_cannot_tell_a_small_change_and_says_what_it_could_see
     assert {j.reason for j in comparison.outcome.rows} == {"learning the noise: 1 of 5 nights"}
     assert all(j.detectable > 0.2 for j in comparison.outcome.rows)  # 20 % was out of sight
     assert comparison.exit_code == 0
+    assert render_text_lines(comparison)[0] == (  # a pass that saw nothing says so
+        "distbench compare: pass (3 cannot tell): nothing judged yet, no row could be told from "
+        "the noise"
+    )
 
 
 def test_one_launch_a_side_calls_a_change_far_past_the_default_spread(tmp_path: Path) -> None:
