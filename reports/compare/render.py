@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from distbench.parse import format_size
@@ -244,6 +245,22 @@ def clean(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+WHOLE_NUMBERS = frozenset(
+    ("world_size", "nnodes", "size_bytes", "size_from", "size_to", "root", "src", "dst",
+     "batch_size", "params", "avg_every", "window")
+)  # fmt: skip
+"""Key columns whose cells are whole numbers: JSON numbers in the rows, bands and unmatched rows
+(results.csv holds text; jq's numeric filters want numbers)."""
+
+
+def typed(key: Any) -> dict[str, Any]:
+    """A row's or band's key cells, whole numbers as numbers (an empty cell stays '')."""
+    return {
+        name: int(value) if name in WHOLE_NUMBERS and re.fullmatch(r"-?\d+", value) else value
+        for name, value in dict(key).items()
+    }
+
+
 def judged_json(comparison: Comparison, judged: Judged) -> dict[str, Any]:
     low, high = judged.interval()
     shift = judged.shift
@@ -269,14 +286,14 @@ def judged_json(comparison: Comparison, judged: Judged) -> dict[str, Any]:
 def render_json(comparison: Comparison) -> str:
     outcome = comparison.outcome
     rows = [
-        {**dict(j.hypothesis.band), "column": column, "baseline": clean(base),
+        {**typed(j.hypothesis.band), "column": column, "baseline": clean(base),
          "current": clean(cur), **judged_json(comparison, j)}
         for j, (base, cur), column in zip(
             outcome.rows, comparison.values, comparison.columns, strict=True
         )
     ]  # fmt: skip
     bands = [
-        {"primitive": j.hypothesis.primitive.split(":", 1)[-1], "band": dict(j.hypothesis.band),
+        {"primitive": j.hypothesis.primitive.split(":", 1)[-1], "band": typed(j.hypothesis.band),
          "rows": list(j.hypothesis.members), **judged_json(comparison, j)}
         for j in outcome.bands
     ]  # fmt: skip
@@ -302,7 +319,7 @@ def render_json(comparison: Comparison) -> str:
         "bands": bands,
         "unmatched": [
             {
-                **u.key,
+                **typed(u.key),
                 "column": u.column,
                 "value": clean(u.value),
                 "outcome": u.outcome,

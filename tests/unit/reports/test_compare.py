@@ -417,7 +417,7 @@ def test_compare_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixture
         body["metric"] == "busbw_GBps" and body["learning"] == "learning the noise: 1 of 5 nights"
     )
     row = body["rows"][0]
-    assert row["state"] == REGRESSED and row["size_bytes"] == "1024"
+    assert row["state"] == REGRESSED and row["size_bytes"] == 1024  # a JSON number
     assert row["detectable_change"] > 0 and row["launches_baseline"] == 1
     assert body["summary"][REGRESSED] == 3
 
