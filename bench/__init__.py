@@ -1,3 +1,3 @@
 """distbench: benchmarks for PyTorch's communication primitives on torchrun process groups."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"
