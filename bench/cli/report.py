@@ -32,6 +32,14 @@ ReportBy = Annotated[
 ]
 
 
+ReportMetric = Annotated[
+    str,
+    typer.Option(
+        "--metric",
+        help="The time runs are compared and judged on: p50, mean, min, max, p95 or p99 (as "
+        "distbench compare --metric; ci/nightly.sh's gate judges min).",
+    ),
+]
 ReportReference = Annotated[
     str | None,
     typer.Option(
@@ -48,6 +56,7 @@ def report(
     out: ReportOut = None,
     by: ReportBy = "auto",
     reference: ReportReference = None,
+    metric: ReportMetric = "p50",
 ) -> None:
     """Figures and tables from run directories: report.html (one self-contained page), report.md
     and PNGs; several runs (labels, hosts, clusters) are compared side by side.
@@ -57,10 +66,11 @@ def report(
       distbench report results/RUN
       distbench report results/cluster-a results/cluster-b
       distbench report results/RUN --reference expected.toml
+      distbench report nightly-a nightly-b --metric min
     """
     from distbench.reports.report.page.build import build_report
 
-    files = build_report(run_dirs, out, by, reference)
+    files = build_report(run_dirs, out, by, reference, metric=metric)
     print(
         f"report: {files.html} and {files.markdown.name}, {len(files.figures)} figures "
         f"({files.rows} rows)"

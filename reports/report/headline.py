@@ -91,10 +91,19 @@ def noise_sentence(verdict: SourceVerdict, baseline: str) -> str:
     return (
         f"{verdict.source} ({launches} launches, {outcome.nights[1]} night(s)) is judged against "
         f"{baseline} ({base_launches} launches, {base_nights} night(s)) launch by launch on "
-        f"each row's {verdict.comparison.metric.name} (`distbench compare`'s default; a gate "
-        f"run with another --metric, as ci/nightly.sh's time_us_min, can call other rows), "
+        f"each row's {verdict.comparison.metric.name} ({metric_origin(verdict)}), "
         f"with {assumed}{learning}."
     )
+
+
+def metric_origin(verdict: SourceVerdict) -> str:
+    """Where the judged metric comes from, and what a gate on another one would do."""
+    if verdict.comparison.metric.name == COMPARE.chosen_metric.name:
+        return (
+            "`distbench compare`'s default; a gate run with another --metric, as ci/nightly.sh's "
+            "time_us_min, can call other rows: report --metric judges that one"
+        )
+    return "report --metric, as a gate run with that --metric judges it"
 
 
 def called_sentence(verdict: SourceVerdict, baseline: str, rows: pd.DataFrame) -> str:

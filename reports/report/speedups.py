@@ -2,7 +2,8 @@
 summary per case. Each row keeps the run and measurement of both sides (`run`, `measurement`,
 `run_base`, `measurement_base`); reports/report/verdicts.py adds each row's verdict.
 
-speedup = baseline p50 time / this source's p50 time: above 1 is faster.
+speedup = baseline time / this source's time, by report --metric (p50 unless said): above 1
+is faster.
 """
 
 from __future__ import annotations
@@ -42,9 +43,10 @@ def matched_rows(frame: pd.DataFrame, key: list[str], column: str) -> pd.DataFra
     return matched
 
 
-def comm_ratios(lines: pd.DataFrame) -> pd.DataFrame:
-    """Speedup of every source over the baseline (first) source, per matched measurement."""
-    matched = matched_rows(lines, list(COMM_MATCH_KEY), "time_us_p50")
+def comm_ratios(lines: pd.DataFrame, column: str = "time_us_p50") -> pd.DataFrame:
+    """Speedup of every source over the baseline (first) source, per matched measurement, on
+    `column` (a time: report --metric)."""
+    matched = matched_rows(lines, list(COMM_MATCH_KEY), column)
     if matched.empty:
         return matched
     matched["series"] = series_names(matched, with_source=True)
@@ -52,9 +54,9 @@ def comm_ratios(lines: pd.DataFrame) -> pd.DataFrame:
     return matched
 
 
-def ddp_ratios(ddp: pd.DataFrame) -> pd.DataFrame:
+def ddp_ratios(ddp: pd.DataFrame, column: str = "step_time_us_p50") -> pd.DataFrame:
     """Step-time speedup of every source over the baseline, per matched DDP configuration."""
-    matched = matched_rows(ddp, list(DDP_MATCH_KEY), "step_time_us_p50")
+    matched = matched_rows(ddp, list(DDP_MATCH_KEY), column)
     if len(matched):
         matched["source"] = matched["source"].astype(str)
     return matched

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from distbench.parse import UsageError
+from distbench.reports.compare.checks import Metric
 from distbench.reports.compare.judge import Comparison, Unmatched, compare_sides
 from distbench.reports.compare.options import CompareOptions
 from distbench.reports.compare.sides import Side
@@ -105,11 +106,13 @@ class SourceVerdict:
         return len(self.comparison.baseline.launches), len(self.comparison.current.launches)
 
 
-def report_verdicts(loaded: Loaded, notes: list[str]) -> dict[str, SourceVerdict]:
-    """judge_sources of the report's sources (reports/report/sides.py); a side compare cannot
-    read leaves the comparison without verdicts and says why in `notes`."""
+def report_verdicts(
+    loaded: Loaded, notes: list[str], metric: Metric = COMPARE.chosen_metric
+) -> dict[str, SourceVerdict]:
+    """judge_sources of the report's sources (reports/report/sides.py) on `metric`; a side
+    compare cannot read leaves the comparison without verdicts and says why in `notes`."""
     try:
-        verdicts = judge_sources(source_sides(loaded))
+        verdicts = judge_sources(source_sides(loaded), metric)
     except UsageError as error:
         notes.append(f"runs compared: no verdicts, compare cannot read a side: {error}")
         return {}
@@ -128,13 +131,16 @@ def said(note: str, notes: list[str]) -> bool:
     )
 
 
-def judge_sources(sides: dict[str, Side]) -> dict[str, SourceVerdict]:
-    """Every source but the first judged against the first (module docstring)."""
+def judge_sources(
+    sides: dict[str, Side], metric: Metric = COMPARE.chosen_metric
+) -> dict[str, SourceVerdict]:
+    """Every source but the first judged against the first (module docstring), on `metric`
+    (compare's default, time_us_p50, unless report --metric says another time)."""
     names = list(sides)
     if len(names) < 2:
         return {}
     baseline = sides[names[0]]
-    metric, thresholds, settings = COMPARE.chosen_metric, COMPARE.thresholds, COMPARE.settings()
+    thresholds, settings = COMPARE.thresholds, COMPARE.settings()
     verdicts = {}
     for name in names[1:]:
         comparison = compare_sides(baseline, sides[name], metric, thresholds, settings)
@@ -189,13 +195,18 @@ VERDICT_COLUMNS = (
 )  # fmt: skip
 
 
-def annotate(ratios: pd.DataFrame, kind: str, verdicts: dict[str, SourceVerdict]) -> pd.DataFrame:
+def annotate(
+    ratios: pd.DataFrame,
+    kind: str,
+    verdicts: dict[str, SourceVerdict],
+    metric: Metric = COMPARE.chosen_metric,
+) -> pd.DataFrame:
     """`ratios` (one row per source and matched case) with its comparison's verdict (module
     docstring); `{column}_base`, `{column}` and `speedup` become the geometric means over each
     side's launches that compare judged. A row compare did not judge keeps its values and gets
     compare's reason (`not compared: ...`)."""
     frame = ratios.reset_index(drop=True).copy()
-    column = "step_time_us_p50" if kind != "comm" else "time_us_p50"
+    column = str(metric.column(kind))
     records: list[dict[str, Any]] = []
     for source, key in zip(frame["source"].astype(str), row_keys(frame, kind), strict=True):
         verdict = verdicts.get(source)

@@ -20,6 +20,7 @@ import pandas as pd
 from distbench import __version__
 from distbench.collectors.manifest import utc_now
 from distbench.parse import UsageError
+from distbench.reports.compare.checks import Metric, parse_metric
 from distbench.reports.kinds import OWN_SECTION_PRIMITIVES
 from distbench.reports.load import Loaded, RunData, load_runs
 from distbench.reports.outputs import check_out, default_out, prepare_out, record_outputs
@@ -50,6 +51,7 @@ from distbench.reports.report.sections.reference import section_reference
 from distbench.reports.report.sections.rpc import RPC
 from distbench.reports.report.shown import figure_dtypes, left_out
 from distbench.reports.report.sources import SOURCES, assign_sources
+from distbench.reports.report.verdicts import COMPARE
 
 COMPARED_FIELDS = {"host", "platform", "CPU", "memory", "GPUs", "python", "torch", "CUDA", "NCCL"}
 COMPARED_FIELDS |= {"distbench", "environment", "worker environment"}
@@ -128,22 +130,37 @@ def section_what_ran(loaded: Loaded) -> Section:
     )
 
 
+def report_metric(text: str) -> Metric:
+    """--metric: a time compare takes (time_us_p50, p50, min ...); a bandwidth or a rate is
+    refused (the report's speedups are time ratios)."""
+    metric = parse_metric(text)
+    if metric.higher_is_better:
+        raise UsageError(
+            f"report --metric '{text}' is not a time: give p50 (the default), mean, min, max, p95 "
+            "or p99 (the report's speedups are ratios of times)"
+        )
+    return metric
+
+
 def build_report(
     paths: list[str],
     out: str | None = None,
     by: str = "auto",
     reference: str | None = None,
     opening: Section | None = None,
+    metric: str = "time_us_p50",
 ) -> ReportFiles:
     """Load the runs, draw and tabulate, write OUT/report.html, OUT/report.md and the PNGs.
-    `opening`: a section of the caller's put first (acceptance's verdict)."""
+    `opening`: a section of the caller's put first (acceptance's verdict). `metric`: the time
+    the runs are compared and judged on (--metric: p50, mean, min ...)."""
     if by not in SOURCES:
         raise UsageError(f"unknown --by '{by}': choose one of {', '.join(SOURCES)}")
+    judged = report_metric(metric)
     target = Path(out) if out else default_out(paths)
     check_out(target)  # refused before minutes of drawing, not after
     references = read_references(Path(reference)) if reference else None  # before drawing
     with drawing_session():  # a child still drawing when the report fails is stopped
-        return write_report(paths, target, by, references, opening)
+        return write_report(paths, target, by, references, opening, judged)
 
 
 def write_report(
@@ -152,6 +169,7 @@ def write_report(
     by: str,
     references: list[Reference] | None,
     opening: Section | None = None,
+    metric: Metric = COMPARE.chosen_metric,
 ) -> ReportFiles:
     """build_report's work once its arguments are checked."""
     loaded = load_runs([Path(p) for p in paths])
@@ -167,7 +185,7 @@ def write_report(
     dtypes = figure_dtypes(lines)  # a crowded panel's one dtype (shown.py)
     collective_notes: list[str] = []  # made first, so its figures draw while compare judges
     collectives = section_collectives(loaded, lines, collective_notes, dtypes)
-    headline, compared = section_compare(loaded, notes, dtypes)
+    headline, compared = section_compare(loaded, notes, dtypes, metric)
     sections = [*([opening] if opening else []), section_what_ran(loaded), *compared]
     sections += section_differs(loaded, notes)  # next to the comparison (#12 §3)
     sections += section_reference(lines, references, notes)  # is my number OK? (#12 §5)

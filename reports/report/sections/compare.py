@@ -10,6 +10,7 @@ import pandas as pd
 
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
 from distbench.parse import format_size
+from distbench.reports.compare.checks import Metric
 from distbench.reports.keydiff import explain_no_common_rows, key_differences
 from distbench.reports.load import Loaded
 from distbench.reports.render import FigureOut, Section, TableOut
@@ -22,11 +23,16 @@ from distbench.reports.report.sections.collectives import CASE_NAMES, display, f
 from distbench.reports.report.shown import Panel, of_dtype
 from distbench.reports.report.sources import argument_names
 from distbench.reports.report.uncertainty import with_interval
-from distbench.reports.report.verdicts import SourceVerdict, annotate, report_verdicts
+from distbench.reports.report.verdicts import (
+    COMPARE,
+    SourceVerdict,
+    annotate,
+    report_verdicts,
+)
 from distbench.reports.report.versions import drop_changed_meaning
 
 HOW = (
-    "Each p50 is the geometric mean over its side's launches. verdict: what `distbench compare "
+    "Each time is the geometric mean over its side's launches. verdict: what `distbench compare "
     "BASELINE OTHER` says of the row with its defaults (5 % threshold; Benjamini-Hochberg over "
     "rows and bands): regressed (slower), improved (faster), no change seen (with the smallest "
     "slowdown it would have caught), or cannot tell (with why). [low, high]: the 95 % interval "
@@ -79,8 +85,9 @@ def summary_table(
     return titled(table, f"Speedup over {baseline}", note=note)
 
 
-def per_size_table(ratios: pd.DataFrame, baseline: str) -> TableOut:
+def per_size_table(ratios: pd.DataFrame, baseline: str, metric: Metric) -> TableOut:
     ordered = ratios.sort_values(["source", "primitive", "world_size", "mode", "size_bytes"])
+    column, stat = str(metric.comm_column), statistic(metric)
     shown = ordered.assign(
         size=ordered["size_bytes"].map(format_size),
         speedup=with_interval(ordered["speedup"], ordered["low"], ordered["high"]),
@@ -91,19 +98,20 @@ def per_size_table(ratios: pd.DataFrame, baseline: str) -> TableOut:
         {
             **CASE_NAMES,
             "size": "size",
-            "time_us_p50_base": f"{baseline} p50 µs",
-            "time_us_p50": "p50 µs",
+            f"{column}_base": f"{baseline} {stat} µs",
+            column: f"{stat} µs",
             "speedup": "speedup [95 %]",
             "beyond": BEYOND,
             "verdict": "verdict",
         },
-        ("time_us_p50_base", "time_us_p50", "speedup", "beyond"),
+        (f"{column}_base", column, "speedup", "beyond"),
     )
     return titled(table, "Speedup per size", markdown=False, collapsed=True)
 
 
-def ddp_table(judged: pd.DataFrame, baseline: str) -> TableOut:
+def ddp_table(judged: pd.DataFrame, baseline: str, metric: Metric) -> TableOut:
     ordered = judged.sort_values(["source", "world_size", "strategy"])
+    column, stat = str(metric.ddp_column), statistic(metric)
     shown = ordered.assign(
         speedup=with_interval(ordered["speedup"], ordered["low"], ordered["high"]),
         beyond=beyond_cells(ordered),
@@ -113,13 +121,13 @@ def ddp_table(judged: pd.DataFrame, baseline: str) -> TableOut:
         {
             **{k: v for k, v in CASE_NAMES.items() if k != "primitive"},  # always ddp
             "model": "model",
-            "step_time_us_p50_base": f"{baseline} step p50 µs",
-            "step_time_us_p50": "step p50 µs",
+            f"{column}_base": f"{baseline} step {stat} µs",
+            column: f"step {stat} µs",
             "speedup": "speedup [95 %]",
             "beyond": BEYOND,
             "verdict": "verdict",
         },
-        ("step_time_us_p50_base", "step_time_us_p50", "speedup", "beyond"),
+        (f"{column}_base", column, "speedup", "beyond"),
     )
     return titled(table, f"DDP step-time speedup over {baseline}")
 
@@ -153,12 +161,21 @@ def unmatched_sentences(loaded: Loaded) -> list[str]:
     return sentences
 
 
+def statistic(metric: Metric) -> str:
+    """The time's statistic as the tables name it: p50, min, mean ..."""
+    return metric.name.removeprefix("time_us_")
+
+
 def section_compare(
-    loaded: Loaded, notes: list[str], dtypes: dict[Panel, str] | None = None
+    loaded: Loaded,
+    notes: list[str],
+    dtypes: dict[Panel, str] | None = None,
+    metric: Metric = COMPARE.chosen_metric,
 ) -> tuple[list[str], list[Section]]:
     """(the headline, the "Runs compared" section): both empty with a single source, but for
     the sentences that say why a run given was compared with nothing (unmatched_sentences).
-    `dtypes`: the crowded panels' one dtype in fig-compare (shown.figure_dtypes)."""
+    `dtypes`: the crowded panels' one dtype in fig-compare (shown.figure_dtypes). `metric`: the
+    time compared and judged (report --metric; compare's default, the p50)."""
     comm, ddp = loaded.comm, loaded.ddp
     sources = [str(s) for s in (comm if len(comm) else ddp)["source"].cat.categories]
     unmatched = unmatched_sentences(loaded)
@@ -166,45 +183,50 @@ def section_compare(
     if len(sources) < 2:
         return unmatched, []
     baseline = sources[0]
-    ratios = sp.comm_ratios(comm) if len(comm) else pd.DataFrame()
-    ratios, changed = drop_changed_meaning(ratios, "comm", "time_us_p50")
+    column, ddp_column, stat = str(metric.comm_column), str(metric.ddp_column), statistic(metric)
+    ratios = sp.comm_ratios(comm, column) if len(comm) else pd.DataFrame()
+    ratios, changed = drop_changed_meaning(ratios, "comm", column)
     notes += changed
     tables: list[TableOut] = []
     figures: list[FigureOut] = []
     judged = []
-    ddp_ratios = sp.ddp_ratios(ddp) if len(ddp) else pd.DataFrame()
-    ddp_ratios, changed = drop_changed_meaning(ddp_ratios, "ddp", "step_time_us_p50")
+    ddp_ratios = sp.ddp_ratios(ddp, ddp_column) if len(ddp) else pd.DataFrame()
+    ddp_ratios, changed = drop_changed_meaning(ddp_ratios, "ddp", ddp_column)
     notes += changed
-    verdicts = report_verdicts(loaded, notes) if len(ratios) or len(ddp_ratios) else {}
+    verdicts = report_verdicts(loaded, notes, metric) if len(ratios) or len(ddp_ratios) else {}
     if len(ratios):
-        ratios = annotate(ratios, "comm", verdicts)
+        ratios = annotate(ratios, "comm", verdicts, metric)
         judged.append(ratios)
         drawn = of_dtype(split_matrix_rows(ratios)[0], dtypes or {})
         figures = figure_out(
             later(not drawn.empty, plot_ratios, drawn, baseline),
             "fig-compare.png",
-            f"speedup = {baseline}'s p50 time / this run's p50 time (geometric means over each "
-            "side's launches), per matched size; band: 95 % interval, the launch as the unit; "
+            f"speedup = {baseline}'s {stat} time / this run's {stat} time (geometric means over "
+            "each side's launches), per matched size; band: 95 % interval, the launch as the unit; "
             "points: compare's verdict of the row",
             notes,
             "runs compared: nothing matched",
         )
-        tables += [summary_table(ratios, baseline, verdicts), per_size_table(ratios, baseline)]
+        tables += [
+            summary_table(ratios, baseline, verdicts),
+            per_size_table(ratios, baseline, metric),
+        ]
     elif len(comm):
         notes.append(
             f"runs compared: no measurement of {baseline} (same case and size) is in another run"
         )
     if len(ddp_ratios):
-        ddp_ratios = annotate(ddp_ratios, "ddp", verdicts)
+        ddp_ratios = annotate(ddp_ratios, "ddp", verdicts, metric)
         judged.append(ddp_ratios)
-        tables.append(ddp_table(ddp_ratios, baseline))
+        tables.append(ddp_table(ddp_ratios, baseline, metric))
     if not tables:
         return unmatched, []
     every = pd.concat([j[["source", "state", "detectable"]] for j in judged], ignore_index=True)
     return [write_headline(verdicts, baseline, every)], [
         Section(
             "Runs compared",
-            f"Baseline: {baseline}. speedup = baseline p50 time / p50 time: above 1 is faster. "
+            f"Baseline: {baseline}. speedup = baseline {stat} time / {stat} time: above 1 is "
+            "faster. "
             "Rows match on primitive, backend, device, world size, nodes, dtype, op, mode, "
             "root, src/dst, pattern and size (DDP: strategy and its configuration). " + HOW,
             figures=figures,

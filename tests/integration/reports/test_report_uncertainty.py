@@ -126,6 +126,12 @@ def test_a_real_25_percent_slowdown_with_several_launches_a_side_is_called_slowe
     assert "the spread between launches of nightly's baseline window (6 nights" in lead
     # the metric it judged, as the nightly gate judges another (a new user saw them disagree)
     assert "launch by launch on each row's time_us_p50 (`distbench compare`'s default" in lead
+    # report --metric min judges as the nightly gate does, and names it
+    files = build_report([str(store), str(tonight)], str(tmp_path / "min"), metric="min")
+    text = files.markdown.read_text(encoding="utf-8")
+    assert "on each row's time_us_min (report --metric, as a gate run" in text
+    assert "Against nightly, tonight is regressed (slower) for all_reduce" in text
+    assert "| nightly step min µs |" not in text and "baseline min time / min time" in text
 
 
 def test_report_equals_compare_on_launches_nights_and_windows(
@@ -133,6 +139,8 @@ def test_report_equals_compare_on_launches_nights_and_windows(
 ) -> None:
     store, tonight = slowdown
     common = assert_report_equals_compare(store, tonight)
+    assert {REGRESSED, NO_CHANGE} <= set(common["state"])
+    common = assert_report_equals_compare(store, tonight, "min")  # report --metric min
     assert {REGRESSED, NO_CHANGE} <= set(common["state"])
     one = tonight / "launch-1"  # a single launch against the window
     common = assert_report_equals_compare(store, one)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from distbench.reports.compare.checks import parse_metric
 from distbench.reports.compare.cli import run_compare
 from distbench.reports.compare.options import CompareOptions
 from distbench.reports.kinds import MATCH_KEYS
@@ -33,7 +34,7 @@ from distbench.reports.report.sources import assign_sources
 from distbench.reports.report.verdicts import annotate, report_verdicts
 
 
-def report_rows(paths: list[Path]) -> tuple[pd.DataFrame, dict]:
+def report_rows(paths: list[Path], metric: str = "time_us_p50") -> tuple[pd.DataFrame, dict]:
     """Every compared row of a report of `paths` with its verdict, as build_report makes them
     (sections/compare.py section_compare), and the verdicts per source."""
     loaded = load_runs(paths)
@@ -41,37 +42,45 @@ def report_rows(paths: list[Path]) -> tuple[pd.DataFrame, dict]:
     assign_sources(loaded)
     keep_one_row_per_case(loaded)
     notes: list[str] = []
-    verdicts = report_verdicts(loaded, notes)
+    judged = parse_metric(metric)
+    verdicts = report_verdicts(loaded, notes, judged)
     frames = []
     if len(loaded.comm):
-        frames.append(annotate(sp.comm_ratios(loaded.comm), "comm", verdicts).assign(kind="comm"))
+        ratios = sp.comm_ratios(loaded.comm, str(judged.comm_column))
+        frames.append(annotate(ratios, "comm", verdicts, judged).assign(kind="comm"))
     if len(loaded.ddp):
-        frames.append(annotate(sp.ddp_ratios(loaded.ddp), "ddp", verdicts).assign(kind="ddp"))
+        ratios = sp.ddp_ratios(loaded.ddp, str(judged.ddp_column))
+        frames.append(annotate(ratios, "ddp", verdicts, judged).assign(kind="ddp"))
     return pd.concat([f for f in frames if len(f)], ignore_index=True), verdicts
 
 
 def cell(value: object) -> str:
-    """A report cell as results.csv spells it."""
+    """A report cell (or compare's JSON key cell) as results.csv spells it."""
     if isinstance(value, float):
         return "" if math.isnan(value) else str(int(value)) if value.is_integer() else str(value)
     return str(value)
 
 
-def compare_states(base: Path, current: Path) -> dict[tuple[tuple[str, str], ...], str]:
-    """compare's state of every judged row, as `distbench compare BASE CURRENT --format json`
-    prints it with its defaults, by the row's key (kind and its match key)."""
-    _code, text = run_compare(str(base), str(current), CompareOptions(output_format="json"))
+def compare_states(
+    base: Path, current: Path, metric: str = "time_us_p50"
+) -> dict[tuple[tuple[str, str], ...], str]:
+    """compare's state of every judged row, as `distbench compare BASE CURRENT --format json
+    [--metric M]` prints it, by the row's key (kind and its match key, as text)."""
+    options = CompareOptions(output_format="json", metric=parse_metric(metric))
+    _code, text = run_compare(str(base), str(current), options)
     return {
-        tuple((c, row[c]) for c in ("kind", *MATCH_KEYS[row["kind"]])): row["state"]
+        tuple((c, cell(row[c])) for c in ("kind", *MATCH_KEYS[row["kind"]])): row["state"]
         for row in json.loads(text)["rows"]
     }
 
 
-def assert_report_equals_compare(base: Path, current: Path) -> pd.DataFrame:
+def assert_report_equals_compare(
+    base: Path, current: Path, metric: str = "time_us_p50"
+) -> pd.DataFrame:
     """Every row of the report that compare judged has compare's state (and there are such
-    rows; each report row found by its own cells)."""
-    rows, _verdicts = report_rows([base, current])
-    compared = compare_states(base, current)
+    rows; each report row found by its own cells), both on `metric`."""
+    rows, _verdicts = report_rows([base, current], metric)
+    compared = compare_states(base, current, metric)
     common = []
     for record in rows.to_dict(orient="records"):
         key = (
