@@ -70,16 +70,20 @@ PAIR_SIZE = {"gloo": "4M", "nccl": "64M"}
 QUICK_PAIR_SIZE = {"gloo": "64K", "nccl": "16M"}
 MIN_TRIALS = 3
 
-LAUNCH_S = {"gloo": 30.0, "nccl": 45.0}
-"""A launch's start (torch imported on every rank, rendezvous, group): measured 15-25 s for 4
-gloo ranks on the loaded 2-core box; more on a node that loads CUDA and NCCL."""
-LATENCY_S = {"gloo": 5e-3, "nccl": 1e-4}
+LAUNCH_S = {"gloo": 12.0, "nccl": 45.0}
+"""A launch's start (torch imported on every rank, rendezvous, group): 2-11 s for 2-4 gloo ranks
+on the 2-core box at load 2-7 (2026-12-05; 30 s was assumed before, which put every estimate
+2-9x over the run); more on a node that loads CUDA and NCCL, never measured yet."""
+LATENCY_S = {"gloo": 3e-3, "nccl": 1e-4}
 BANDWIDTH_Bps = {"gloo": 0.5e9, "nccl": 10e9}
-"""Assumed low on purpose: a plan that fits on a slow cluster fits on a fast one."""
+"""Assumed low on purpose, so that a plan that fits on a slow cluster fits on a fast one: gloo's
+ops took 0.15-0.8 ms at 1K-64K and a 4M message 4.35 ms (about 1 GB/s) on the loaded box."""
 ROW_S = 0.2
 """Per row: its barriers, --check, the flush of its rows."""
-REPORT_S = 40.0
-"""distbench report on the two runs (figures): 36 s on the loaded 2-core box."""
+REPORT_S = 8.0
+REPORT_ROW_S = 0.1
+"""distbench report on the two runs (figures) and the verdict: REPORT_S + REPORT_ROW_S a sweep row;
+3-15 s for 14-54 rows on the 2-core box (40 s flat was assumed before)."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,8 @@ class Plan:
     """What the budget cut, in order."""
 
     def estimate_s(self, nnodes: int) -> float:
-        return pairs_s(self, nnodes) + sweep_s(self) + REPORT_S
+        report_s = REPORT_S + REPORT_ROW_S * rows(self.matrix)
+        return pairs_s(self, nnodes) + sweep_s(self) + report_s
 
 
 def op_s(backend: str, nbytes: int) -> float:

@@ -24,7 +24,7 @@ from distbench.acceptance.plan import Plan, base_plan, describe, fit_budget
 from distbench.acceptance.verdict import Verdict, judge
 from distbench.collectors.manifest import read_manifest
 from distbench.collectors.rundir import node_dir
-from distbench.collectors.schema import RANKS_CSV, RESULTS_CSV
+from distbench.collectors.schema import MANIFEST_JSON, RANKS_CSV, RESULTS_CSV
 from distbench.collectors.sink import read_rows
 from distbench.launch.run import EXIT_INTERRUPTED, default_run_dir
 from distbench.options.launch import LaunchArgs, Machine, ResolvedLaunch, resolve_launch
@@ -91,12 +91,32 @@ def matrix_toml(matrix: dict[str, Any]) -> str:
     return head + "".join(f"{k} = {json.dumps(v)}\n" for k, v in matrix.items())
 
 
+def check_out(out: Path) -> None:
+    """--out must be a new or an acceptance directory: not a file, not another run's directory,
+    not one that holds a verdict already (runs are never overwritten)."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file: give a new directory for the acceptance run")
+    if (out / VERDICT_JSON).exists():
+        raise UsageError(f"--out {out} holds an acceptance verdict: give a new directory")
+    held = [name for name in (RESULTS_CSV, MANIFEST_JSON) if (out / name).exists()]
+    if held:
+        raise UsageError(
+            f"--out {out} holds another run ({held[0]}): give a new directory (runs are never "
+            "overwritten)"
+        )
+
+
 def write_matrix(plan: Plan, out: Path, node_rank: int) -> Path:
     """OUT/matrix.toml (node K: OUT/node<K>/)."""
     home = node_dir(out, node_rank) if node_rank > 0 else out
-    home.mkdir(parents=True, exist_ok=True)
-    path = home / "matrix.toml"
-    path.write_text(matrix_toml({"backends": [plan.backend], **plan.matrix}))
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        path = home / "matrix.toml"
+        path.write_text(matrix_toml({"backends": [plan.backend], **plan.matrix}))
+    except OSError as error:
+        raise UsageError(
+            f"cannot write the acceptance directory {home}: {error.strerror}"
+        ) from None
     return path
 
 
@@ -178,8 +198,7 @@ def run_acceptance(choice: Acceptance, launch: LaunchArgs, stages: Stages) -> in
         return 0
     default = default_run_dir(Path("results"), "acceptance", launch.label)
     out = Path(launch.out) if launch.out else default
-    if (out / VERDICT_JSON).exists():
-        raise UsageError(f"--out {out} holds an acceptance verdict: give a new directory")
+    check_out(out)
     started = time.monotonic()
     body: dict[str, Any] = {
         "version": VERDICT_VERSION,
@@ -206,13 +225,20 @@ def run_acceptance(choice: Acceptance, launch: LaunchArgs, stages: Stages) -> in
     if code == 0:
         code, sweep_dir = stages.sweep(matrix_path, launch, out)
     if code == EXIT_INTERRUPTED:
+        say(
+            f"interrupted: no verdict; what finished is kept under {out}; run acceptance again "
+            "with a new --out"
+        )
         return code
     writer = (pairs_dir / RESULTS_CSV).exists()
     manifest = read_manifest(sweep_dir) if sweep_dir is not None else None
     wrong = manifest is not None and manifest.get("status") == "wrong_results"
     if code != 0 and not wrong:
         stage = "pairs" if sweep_dir is None else "sweep"
-        say(f"FAIL: the {stage} run failed (exit {code}): no verdict; its logs say why")
+        say(
+            f"ERROR: the {stage} run failed (its exit code {code}): no verdict (exit "
+            f"{EXIT_BENCHMARK_FAILED}); its logs under {out} say why"
+        )
         if writer:
             body |= {"passed": False, "status": f"{stage} failed", "exit_code": 3}
             write_verdict(out, body)

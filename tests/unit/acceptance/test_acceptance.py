@@ -216,10 +216,43 @@ def test_a_failed_launch_is_exit_3_with_no_verdict(tmp_path: Path) -> None:
         run_acceptance(CHOICE, launch, fake_stages(0))  # no run overwrites another
 
 
-def test_an_interrupted_launch_is_exit_130(tmp_path: Path) -> None:
+def test_an_interrupted_launch_is_exit_130(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     launch = LaunchArgs(backend="gloo", out=str(tmp_path / "acc"), quiet=True)
     assert run_acceptance(CHOICE, launch, fake_stages(130)) == 130
     assert not (tmp_path / "acc" / "acceptance.json").exists()
+    last = capsys.readouterr().out.splitlines()[-1]  # acceptance's own word comes last
+    assert last.startswith("acceptance: interrupted: no verdict;") and "new --out" in last
+
+
+def test_a_failed_launch_says_error_not_fail(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """FAIL is a node's verdict (exit 1); a run that broke is exit 3 and says ERROR."""
+    launch = LaunchArgs(backend="gloo", out=str(tmp_path / "acc"), quiet=True)
+    assert run_acceptance(CHOICE, launch, fake_stages(1)) == 3
+    out = capsys.readouterr().out
+    assert "acceptance: ERROR: the pairs run failed (its exit code 1): no verdict (exit 3)" in out
+    assert "FAIL" not in out
+
+
+def test_out_must_be_a_new_or_acceptance_directory(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    for out, message in (
+        (tmp_path / "afile", "is a file: give a new directory"),
+        (tmp_path / "afile" / "x", "cannot write the acceptance directory"),
+    ):
+        launch = LaunchArgs(backend="gloo", out=str(out), quiet=True)
+        with pytest.raises(UsageError, match=message):
+            run_acceptance(CHOICE, launch, fake_stages(0))
+    other = tmp_path / "allreduce-run"
+    other.mkdir()
+    (other / "results.csv").write_text("run_id\n")
+    launch = LaunchArgs(backend="gloo", out=str(other), quiet=True)
+    with pytest.raises(UsageError, match="holds another run \\(results.csv\\)"):
+        run_acceptance(CHOICE, launch, fake_stages(0))
+    assert sorted(p.name for p in other.iterdir()) == ["results.csv"]  # nothing written
 
 
 def test_the_budget_takes_a_unit_as_the_primitives_budget_does() -> None:
