@@ -87,6 +87,11 @@ class Verdict:
         }
 
 
+def percent(share: float) -> str:
+    """A share as a percentage that never reads 0 % for a real one: 0.283 of 100 is 0.28 %."""
+    return f"{share:.0%}" if share >= 0.01 else f"{share * 100:.2g} %"
+
+
 def capped(reasons: list[str]) -> list[str]:
     if len(reasons) <= MAX_REASONS:
         return reasons
@@ -138,7 +143,7 @@ def reference_reasons(
                 pattern = f" {row['pattern']}" if row.get("pattern") else ""
                 below.append(
                     f"reference: {what}{pattern} busbw {busbw:.3g} GB/s is "
-                    f"{busbw / ref.busbw_GBps:.0%} of the expected {ref.busbw_GBps:.3g} GB/s "
+                    f"{percent(busbw / ref.busbw_GBps)} of the expected {ref.busbw_GBps:.3g} GB/s "
                     f"(below {share:.0%}; a whole-world row: which node cannot be told)"
                 )
     return below, covered

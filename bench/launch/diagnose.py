@@ -136,6 +136,9 @@ def position(log_text: str) -> str:
 
 RDZV_TIMEOUT = re.compile(r"RendezvousTimeoutError|waiting for clients|Timed out after")
 """torchrun's words when the other nodes never came (c10d, static)."""
+PORT_TAKEN = re.compile(r"EADDRINUSE.*?port: (\d+)|port: (\d+).*?EADDRINUSE")
+"""torchrun's words when node 0 cannot listen on the --rdzv-endpoint's port (another process, or
+a launch still leaving, holds it)."""
 PEER_LOST = re.compile(r"Connection (reset|closed) by peer")
 """gloo's words when the rank at the other end of a pair went away first."""
 
@@ -172,6 +175,13 @@ def describe_failure(run_dir: Path, world_size: int, returncode: int) -> str:
             "the nodes did not all join the rendezvous within --timeout: run the same command "
             "on every node with the same --nnodes, --rdzv-endpoint (reachable from every node) "
             f"and --rdzv-id; see {torchrun_log}"
+        )
+    taken = PORT_TAKEN.search(summary)
+    if not ranks and taken:
+        port = taken.group(1) or taken.group(2)
+        return (
+            f"port {port} of --rdzv-endpoint is taken on this host (address already in use): "
+            f"give another port, or wait for what holds it to end; see {torchrun_log}"
         )
     if not ranks:
         return (

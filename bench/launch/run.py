@@ -217,6 +217,10 @@ def execute(
         manifest["load_avg_end"] = load_average()
         manifest["cpu_steal_share"] = steal_share(manifest.get("cpu_times_start"), cpu_times())
         write_manifest(run_dir, manifest)
+    if status == "failed" and (run_dir / RESULTS_CSV).exists():  # a rank died: go on from here
+        kept = len({row.get("measurement") for row in read_rows(run_dir / RESULTS_CSV)})
+        print(f"{kept} of {total} measurements are kept", file=sys.stderr, flush=True)
+        print(rest_line(spec, run_dir), file=sys.stderr, flush=True)
     for line in node_warnings(manifest):  # one node with another driver, a slower link ...
         print(line, file=sys.stderr, flush=True)
     if (run_dir / RESULTS_CSV).exists():

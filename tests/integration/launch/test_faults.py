@@ -102,6 +102,9 @@ def test_killed_rank_is_named_with_its_size_and_log(tmp_path: Path) -> None:
     assert len(assert_rows_parse(out)) >= 2
     assert json.loads((out / "manifest.json").read_text())["status"] == "failed"
     assert processes_using(out) == []
+    # what goes on from here, as after Ctrl-C
+    assert f"to measure the rest: distbench allreduce --resume {out}" in err, err
+    assert re.search(r"\n\d+ of \d+ measurements are kept\n", err), err
 
 
 @pytest.mark.slow

@@ -96,6 +96,8 @@ def test_busbw_below_the_share_of_the_reference_fails_every_node() -> None:
     found = fails(judge(HOSTS, HEALTHY, [row(7.9)], REF, 0.8, FACTS).nodes)
     assert list(found) == [0, 1, 2, 3]
     assert "79% of the expected 10 GB/s (below 80%" in found[0][0]
+    tiny = fails(judge(HOSTS, HEALTHY, [row(0.0283)], REF, 0.8, FACTS).nodes)
+    assert "busbw 0.0283 GB/s is 0.28 % of the expected" in tiny[0][0]  # not "0%"
     assert judge(HOSTS, HEALTHY, [row(7.9)], REF, 0.7, FACTS).passed  # another share
     other_size = [row(1.0, size=1 << 10)]  # no reference covers it
     verdict = judge(HOSTS, HEALTHY, other_size, REF, 0.8, FACTS)
@@ -250,7 +252,7 @@ def test_out_must_be_a_new_or_acceptance_directory(tmp_path: Path) -> None:
     other.mkdir()
     (other / "results.csv").write_text("run_id\n")
     launch = LaunchArgs(backend="gloo", out=str(other), quiet=True)
-    with pytest.raises(UsageError, match="holds another run \\(results.csv\\)"):
+    with pytest.raises(UsageError, match=r"holds another run \(results\.csv\)"):
         run_acceptance(CHOICE, launch, fake_stages(0))
     assert sorted(p.name for p in other.iterdir()) == ["results.csv"]  # nothing written
 

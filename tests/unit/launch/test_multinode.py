@@ -141,3 +141,20 @@ def test_a_node_that_never_came_is_a_rendezvous_timeout(tmp_path: Path) -> None:
     assert describe_failure(tmp_path, 2, 1).startswith(
         "the nodes did not all join the rendezvous within --timeout"
     )
+
+
+def test_a_taken_rendezvous_port_is_one_line(tmp_path: Path) -> None:
+    """torchrun's own traceback (17 lines) was printed when node 0's port was held."""
+    from distbench.launch.diagnose import describe_failure
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "ws2-torchrun.log").write_text(
+        "    self._store = TCPStore(  # type: ignore[call-arg]\n"
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any "
+        "local network address. port: 29599, useIpv6: false, code: -98, name: EADDRINUSE, "
+        "message: address already in use\n"
+    )
+    text = describe_failure(tmp_path, 2, 1)
+    assert text.startswith("port 29599 of --rdzv-endpoint is taken on this host") and (
+        "\n" not in text
+    )
