@@ -44,7 +44,8 @@
 #   0    no regression, or a regression its re-run did not confirm
 #   1    at least one row regressed (distbench compare's verdict), and its re-run regressed too
 #        (with --no-confirm or --run-dir: no re-run)
-#   2    usage: bad option, missing config or baseline, nothing in common with the baseline
+#   2    usage: bad option, missing config or baseline, nothing in common with the baseline;
+#        compare's options (--metric, --threshold(s) ...) are checked before any sweep
 #   3    the benchmark itself failed (a rank died, --check found wrong results)
 #   4    rows of the baseline are missing tonight (a case was lost); --allow-missing passes them
 #   5    cannot tell: the box changed under the baseline window (most primitives moved at once,
@@ -269,6 +270,28 @@ if [[ ! -d "$BASELINE_DIR" && $BOOTSTRAP -eq 0 ]]; then
     fi
     exit 2
 fi
+
+# --- 1b. compare's options, checked before any sweep: the gate comes after the night's sweeps,
+# and a night whose gate refused its options would be complete (history counts it) but never gated.
+# compare alone knows its options (a metric's names, a thresholds file's rules and units): it
+# judges the baseline against itself with them, which prints nothing when they are good.
+check_compare_options() {
+    local refused rc
+    # shellcheck disable=SC2086  # DISTBENCH is a word list on purpose
+    refused=$($DISTBENCH compare "$BASELINE" "$BASELINE" --store "$STORE" "${COMPARE_ARGS[@]}" \
+        --no-github 2>&1 >/dev/null)
+    rc=$?
+    if [[ $rc -eq $EXIT_INTERRUPTED || $INTERRUPTED -eq 1 ]]; then
+        say "INTERRUPTED before anything was measured: nothing kept; run the night again"
+        exit "$EXIT_INTERRUPTED"
+    fi
+    if [[ $rc -eq 2 ]]; then
+        refused=$(tail -n 1 <<<"$refused")
+        say "error: the gate's options: ${refused#distbench: error: } (nothing swept)"
+        exit 2
+    fi
+}
+[[ -z "$RUN_DIR" && -d "$BASELINE_DIR" ]] && check_compare_options
 
 # --- 2. the sweeps (unless the run was made elsewhere, e.g. by srun on every node) ------------
 sweep() {  # K DIR: launch K of the night into DIR (a new sweep, or --resume of a cut one)
