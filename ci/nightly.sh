@@ -54,7 +54,8 @@
 #   130  interrupted (Ctrl-C, SIGTERM): the night is partial; --resume RUN finishes it
 #
 # Writes into the run directory: nightly.state, sweeps.log, compare.md, compare.json,
-# compare.txt, report/ (distbench report, tonight over the baseline). When $GITHUB_STEP_SUMMARY
+# compare.txt, report/ (distbench report, tonight over the baseline); a run gated again (--run-dir
+# after a CI retry) keeps the earlier gate's three as compare.earlier-K.*. When $GITHUB_STEP_SUMMARY
 # is set, compare itself appends its Markdown to it and annotates each regressed row or band
 # (distbench compare --github): one writer of the summary.
 # Environment: DISTBENCH (the command, default "distbench"; ci/slurm-nightly.sbatch gives one
@@ -106,7 +107,8 @@ Options:
                        passed to distbench compare (as are --allow-missing, --relative,
                        --absolute); --metric defaults to time_us_min (the fastest trial)
   --update-baseline    after a night that passed, was complete and was not resumed, add it to
-                       the baseline's window of recent nights (distbench baseline save)
+                       the baseline's window of recent nights (distbench baseline save); a
+                       night in the window already (a CI retry) is left as it is
   --bootstrap          when the baseline does not exist, save this run as it and exit 0
   --confirm            when tonight regresses, sweep the night again at once (into RUN-confirm)
                        and gate that too: exit 1 only when the re-run regresses as well (the
@@ -394,7 +396,17 @@ fi
 # --- 4. the gate: its verdict opens stdout; the same as Markdown and JSON beside the run ------
 # the job summary and annotations: compare writes them (--github), this script never does
 [[ -n "${GITHUB_STEP_SUMMARY:-}" ]] && COMPARE_ARGS+=(--github)
+keep_earlier_verdict() {  # OUT gated before (a CI retry of --run-dir): its verdict files kept
+    local k=1 ext
+    [[ -e $OUT/compare.md || -e $OUT/compare.json || -e $OUT/compare.txt ]] || return 0
+    while compgen -G "$OUT/compare.earlier-$k.*" >/dev/null; do k=$((k + 1)); done
+    for ext in md json txt; do
+        [[ ! -e $OUT/compare.$ext ]] || mv -f "$OUT/compare.$ext" "$OUT/compare.earlier-$k.$ext"
+    done
+    say "note: $OUT was gated before: its verdict kept as $OUT/compare.earlier-$k.{md,json,txt}"
+}
 gate() {  # the night OUT against the baseline; sets rc (compare's exit code)
+    keep_earlier_verdict
     # shellcheck disable=SC2086
     $DISTBENCH compare "$BASELINE" "$OUT" --store "$STORE" "${COMPARE_ARGS[@]}" \
         --save "$OUT/compare.md" --save "$OUT/compare.json" --save "$OUT/compare.txt"
@@ -447,6 +459,21 @@ confirm() {
 report "$BASELINE_DIR" "$OUT"
 
 # --- 6. optionally add the night to the baseline: only a clean one ---------------------------
+saved_already() {  # OUT is in the window: a night enters once, by its folder's name (as save keys
+    # it), and with the same results (a CI retry of this night); another run of that name: exit 2
+    local name stored results
+    name=$(basename "$(cd "$OUT" && pwd -P)")
+    stored=$BASELINE_DIR/nights/$name
+    [[ -d $stored ]] || return 1
+    while IFS= read -r results; do
+        if ! cmp -s "$results" "$stored/${results#"$OUT"/}"; then
+            say "error: baseline '$BASELINE' already holds a night named '$name' whose results" \
+                "are not $OUT's: a night enters once, by its folder's name; give this run a" \
+                "folder of its own name to add it"
+            exit 2
+        fi
+    done < <(find "$OUT" -name results.csv -not -path "$OUT/report/*")
+}
 if [[ $UPDATE -eq 1 ]]; then
     if [[ $BASELINE_DIR == "$BASELINE" ]]; then
         say "baseline not updated: --baseline $BASELINE is a run directory, not a name in the store"
@@ -461,6 +488,9 @@ if [[ $UPDATE -eq 1 ]]; then
     elif [[ $RESUMED -eq 1 ]] || ! clean_night "$OUT"; then
         say "baseline '$BASELINE' not updated: tonight was resumed or is incomplete" \
             "(a baseline takes only whole nights measured in one go)"
+    elif saved_already; then
+        say "baseline '$BASELINE' not updated: $OUT is in its window already (saved by an" \
+            "earlier run of this night): nothing to do"
     else
         SAVE=(baseline save "$OUT" --name "$BASELINE" --store "$STORE")
         # a store keeping a window of recent nights appends; one baseline per name is replaced

@@ -1,15 +1,19 @@
 """ci/nightly.sh in a new user's first week (a review's findings, each reproduced first): the
-gate's options are checked before any sweep. (The script's nights: tests/integration/
-test_nightly.py; its refusal of 0.2's options: test_nightly_args.py.)"""
+gate's options are checked before any sweep; a night gated and saved already (a CI retry of
+--run-dir RUN --update-baseline) is a no-op for the window and keeps its earlier verdict files.
+Real 2-rank gloo nights of the tiny matrix where a run is involved. (The script's nights:
+tests/integration/test_nightly.py; its refusal of 0.2's options: test_nightly_args.py.)"""
 
 from __future__ import annotations
 
+import csv
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.integration.test_nightly import TINY, nightly
+from tests.integration.test_nightly import TINY, nightly, window_nights
 from tests.paths import ROOT
 
 RUN = ROOT / "tests" / "data" / "cluster-a" / "allreduce"
@@ -64,3 +68,70 @@ def test_good_options_pass_the_check_to_the_sweep(tmp_path: Path) -> None:
     assert good.returncode == 2 and "the sweep refused its configuration" in good.stderr
     assert "the gate's options" not in good.stderr
     assert len((tmp_path / "sweeps.log").read_text().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def one_night(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real one-launch night of the tiny matrix, swept by nightly.sh (its own store)."""
+    root = tmp_path_factory.mktemp("week")
+    config = root / "tiny.toml"
+    config.write_text(TINY)
+    night = root / "night"
+    args = ["--config", str(config), "--launches", "1", "--out", str(night), "--bootstrap"]
+    first = nightly([*args, "--store", str(root / "store"), "--no-report"], root)
+    assert first.returncode == 0, first.stdout + first.stderr
+    return night
+
+
+@pytest.mark.slow
+def test_a_night_saved_already_is_a_no_op_and_its_earlier_verdict_is_kept(
+    tmp_path: Path, one_night: Path
+) -> None:
+    """A CI retry of `--run-dir RUN --update-baseline` after the night joined the window: exit 0
+    and one line, the window as it was (it failed with exit 2 and advised --force, which
+    replaces the whole window), and the first gate's compare.{md,json,txt} kept beside the new
+    ones (they were overwritten). Another run of the same folder name is refused, one line."""
+    store = tmp_path / "store"
+    bootstrap = ["--run-dir", str(one_night), "--store", str(store), "--no-report", "--bootstrap"]
+    assert nightly(bootstrap, tmp_path).returncode == 0
+    night = tmp_path / "results" / "nightly-2"
+    shutil.copytree(one_night, night)
+    update = ["--run-dir", str(night), "--store", str(store), "--no-report", "--update-baseline"]
+    first = nightly(update, tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert window_nights(store) == 2
+    verdict = {ext: (night / f"compare.{ext}").read_text() for ext in ("md", "json", "txt")}
+
+    retry = nightly(update, tmp_path)
+    assert retry.returncode == 0, retry.stdout + retry.stderr
+    assert window_nights(store) == 2
+    kept = f"{night}/compare.earlier-1.{{md,json,txt}}"
+    assert f"nightly.sh: note: {night} was gated before: its verdict kept as {kept}" in (
+        retry.stderr.splitlines()
+    ), retry.stderr
+    assert (
+        f"nightly.sh: baseline 'nightly' not updated: {night} is in its window already (saved "
+        "by an earlier run of this night): nothing to do" in retry.stderr.splitlines()
+    ), retry.stderr
+    assert "--force" not in retry.stderr
+    for ext, text in verdict.items():
+        assert (night / f"compare.earlier-1.{ext}").read_text() == text
+        assert (night / f"compare.{ext}").exists()
+
+    other = tmp_path / "elsewhere" / "nightly-2"  # another run, the same folder name
+    shutil.copytree(one_night, other)
+    results = other / "results.csv"
+    rows = list(csv.DictReader(results.open()))
+    rows[0]["time_us_min"] = str(float(rows[0]["time_us_min"]) * 1.01)
+    with results.open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    refused = nightly([*update[:1], str(other), *update[2:]], tmp_path)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.strip().splitlines()[-1] == (
+        "nightly.sh: error: baseline 'nightly' already holds a night named 'nightly-2' whose "
+        f"results are not {other}'s: a night enters once, by its folder's name; give this run a "
+        "folder of its own name to add it"
+    )
+    assert window_nights(store) == 2
