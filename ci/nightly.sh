@@ -55,9 +55,12 @@
 #
 # Writes into the run directory: nightly.state, sweeps.log, compare.md, compare.json,
 # compare.txt, report/ (distbench report, tonight over the baseline); a run gated again (--run-dir
-# after a CI retry) keeps the earlier gate's three as compare.earlier-K.*. When $GITHUB_STEP_SUMMARY
-# is set, compare itself appends its Markdown to it and annotates each regressed row or band
-# (distbench compare --github): one writer of the summary.
+# after a CI retry) keeps the earlier gate's three as compare.earlier-K.*. After a re-run, the
+# first gate's compare.md and compare.txt open with what the re-run decided.
+# In GitHub Actions (GITHUB_ACTIONS=true, or $GITHUB_STEP_SUMMARY set) compare itself appends its
+# Markdown to the job summary and annotates each regressed row or band (distbench compare
+# --github), for the night's verdict only: a first gate that a re-run judges again stays quiet,
+# and after a re-run nightly.sh adds the night's verdict below the re-run's summary, one line.
 # Environment: DISTBENCH (the command, default "distbench"; ci/slurm-nightly.sbatch gives one
 # that runs each sweep as an srun step on every node), SWEEP_ARGS (extra sweep flags, e.g.
 # "--backend nccl"), DISTBENCH_BASELINES (the baseline store, default ./baselines).
@@ -394,8 +397,11 @@ if [[ ! -d "$BASELINE_DIR" ]]; then
 fi
 
 # --- 4. the gate: its verdict opens stdout; the same as Markdown and JSON beside the run ------
-# the job summary and annotations: compare writes them (--github), this script never does
-[[ -n "${GITHUB_STEP_SUMMARY:-}" ]] && COMPARE_ARGS+=(--github)
+# The job summary and annotations: compare writes them (--github), for the night's verdict only.
+# A first gate that a re-run may judge again is quiet (--no-github): a regression the re-run does
+# not confirm would leave its annotations, and a second summary, contradicting the night's verdict.
+GITHUB=0
+[[ ${GITHUB_ACTIONS:-} == true || -n ${GITHUB_STEP_SUMMARY:-} ]] && GITHUB=1
 keep_earlier_verdict() {  # OUT gated before (a CI retry of --run-dir): its verdict files kept
     local k=1 ext
     [[ -e $OUT/compare.md || -e $OUT/compare.json || -e $OUT/compare.txt ]] || return 0
@@ -405,10 +411,12 @@ keep_earlier_verdict() {  # OUT gated before (a CI retry of --run-dir): its verd
     done
     say "note: $OUT was gated before: its verdict kept as $OUT/compare.earlier-$k.{md,json,txt}"
 }
-gate() {  # the night OUT against the baseline; sets rc (compare's exit code)
+gate() {  # PUBLISH: the night OUT against the baseline; sets rc (compare's exit code)
+    local github=(--no-github)
+    [[ $1 -eq 1 && $GITHUB -eq 1 ]] && github=(--github)
     keep_earlier_verdict
     # shellcheck disable=SC2086
-    $DISTBENCH compare "$BASELINE" "$OUT" --store "$STORE" "${COMPARE_ARGS[@]}" \
+    $DISTBENCH compare "$BASELINE" "$OUT" --store "$STORE" "${COMPARE_ARGS[@]}" "${github[@]}" \
         --save "$OUT/compare.md" --save "$OUT/compare.json" --save "$OUT/compare.txt"
     rc=$?
     [[ $INTERRUPTED -eq 1 || $rc -eq $EXIT_INTERRUPTED ]] && {
@@ -418,7 +426,15 @@ gate() {  # the night OUT against the baseline; sets rc (compare's exit code)
     }
     case $rc in 0 | 1 | 4 | 5) ;; *) say "error: distbench compare failed (exit $rc)"; exit 2 ;; esac
 }
-gate
+publish() {  # the quiet first gate's verdict is the night's after all: compare publishes it now
+    [[ $GITHUB -eq 1 ]] || return 0
+    # shellcheck disable=SC2086
+    $DISTBENCH compare "$BASELINE" "$OUT" --store "$STORE" "${COMPARE_ARGS[@]}" --github >/dev/null
+    [[ $? -eq $rc ]] || say "warning: the verdict did not reach GitHub's job summary (distbench" \
+        "compare --github failed): it is in $OUT/compare.md"
+}
+gate $((CONFIRM == 0))
+[[ $CONFIRM -eq 1 && $rc -ne 1 ]] && publish
 REGRESSED=$((rc == 1))
 case $rc in
     0) VERDICT="no regression against '$BASELINE'" ;;
@@ -430,28 +446,49 @@ esac
 
 # --- 4b. confirmation: a regressed night swept again at once, into RUN-confirm, and gated ----
 confirm() {
-    local night=$OUT resumed=$RESUMED again=${OUT%/}-confirm k=2 both
+    local night=$OUT resumed=$RESUMED again=${OUT%/}-confirm k=2 both head did decided
     while [[ -e "$again" ]]; do again=${OUT%/}-confirm-$k; k=$((k + 1)); done
     say "tonight regressed; confirming: the night again at once, into $again" \
         "(--no-confirm: fail at once)"
     OUT=$again RESUME="" RESUMED=0 CONFIRMS=$night
     sweep_night
-    gate
+    gate 1
     OUT=$night RESUMED=$resumed CONFIRMS=""
     both="see $night/compare.md and $again/compare.md"
     case $rc in
-        0) CONFIRMATION="$again passed"
+        0) CONFIRMATION="$again passed" head="regression NOT CONFIRMED" did="passed"
            VERDICT="regression NOT CONFIRMED against '$BASELINE': tonight regressed, its re-run"
            VERDICT+=" at once did not ($both)" ;;
-        1) CONFIRMATION="$again regressed"
+        1) CONFIRMATION="$again regressed" head="REGRESSION, confirmed" did="regressed too"
            VERDICT="REGRESSION against '$BASELINE', confirmed by a re-run at once: $both" ;;
         4) CONFIRMATION="$again lost cases"; rc=1
+           head="REGRESSION, not disproved" did="lost cases"
            VERDICT="REGRESSION against '$BASELINE', not disproved: its re-run lost cases ($both)" ;;
         5) CONFIRMATION="$again cannot tell"
+           head="CANNOT TELL" did="could not tell (the box changed)"
            VERDICT="CANNOT TELL against '$BASELINE': tonight regressed, and its re-run at once"
            VERDICT+=" could not tell: the box changed ($both)" ;;
     esac
     write_state complete
+    # the night's verdict files (the first gate's) and the job summary (the re-run's) say it
+    decided="$head against '$BASELINE' (exit $rc): this night regressed, and its re-run at"
+    decided+=" once ($again) $did"
+    prepend "$night/compare.md" "> **ci/nightly.sh, after the re-run: $decided.** Below: this" \
+        "night's own gate; the re-run's: $again/compare.md"
+    prepend "$night/compare.txt" "ci/nightly.sh, after the re-run: $decided. Below: this" \
+        "night's own gate; the re-run's: $again/compare.txt"
+    if [[ -n ${GITHUB_STEP_SUMMARY:-} ]]; then
+        decided="**ci/nightly.sh: $decided.** Above: the re-run's verdict; this night's own"
+        decided+=" gate: $night/compare.md"
+        printf '%s\n\n' "$decided" >>"$GITHUB_STEP_SUMMARY" ||
+            say "warning: cannot append the night's verdict to \$GITHUB_STEP_SUMMARY"
+    fi
+}
+prepend() {  # FILE WORDS...: the words, then a blank line, before FILE's text (when FILE exists)
+    local file=$1
+    shift
+    [[ -f $file ]] || return 0
+    { printf '%s\n\n' "$*" && cat "$file"; } >"$file.tmp" && mv -f "$file.tmp" "$file"
 }
 [[ $CONFIRM -eq 1 && $rc -eq 1 ]] && confirm
 
