@@ -72,6 +72,7 @@ CONFIG=$HERE/sweep-nightly-cpu.toml
 CONFIG_GIVEN=0
 THRESHOLDS_GIVEN=0
 METRIC_GIVEN=0
+GATE_METRIC=time_us_min  # the report of the night compares on it too, where it is a time
 BASELINE=nightly
 OUT=""
 RUN_DIR=""
@@ -149,6 +150,8 @@ while [[ $# -gt 0 ]]; do
             need_value "$@"
             [[ $1 == --thresholds || $1 == --threshold ]] && THRESHOLDS_GIVEN=1
             [[ $1 == --metric || ($1 == --threshold && $2 == *:*) ]] && METRIC_GIVEN=1
+            [[ $1 == --metric ]] && GATE_METRIC=$2
+            [[ $1 == --threshold && $2 == *:* ]] && GATE_METRIC=${2%:*}
             COMPARE_ARGS+=("$1" "$2"); shift 2 ;;
         --allow-missing|--relative|--absolute)
             COMPARE_ARGS+=("$1"); shift ;;
@@ -385,8 +388,13 @@ fi
 # --- 3. the bootstrap night: save tonight as the baseline, report it, nothing to compare ------
 report() {  # figures for people: a failure is a warning, never the gate's verdict
     [[ $REPORT -eq 1 ]] || return 0
+    local metric=()  # the gate's metric, so report and gate judge one number (a time only)
+    case $GATE_METRIC in
+        time_us_*|p50|median|mean|min|max|p95|p99) metric=(--metric "$GATE_METRIC") ;;
+    esac
     # shellcheck disable=SC2086
-    $DISTBENCH report "$@" --out "$OUT/report" || say "warning: distbench report failed"
+    $DISTBENCH report "$@" "${metric[@]}" --out "$OUT/report" ||
+        say "warning: distbench report failed"
 }
 if [[ ! -d "$BASELINE_DIR" ]]; then
     # shellcheck disable=SC2086

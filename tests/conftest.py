@@ -35,6 +35,23 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+def as_another_night(night: Path, hours: int = 1) -> Path:
+    """A copied night made another night's: every manifest's start moved `hours` later, as a
+    night measured later would have it (a baseline window holds a launch once, known by its run
+    id, start and host: reports/compare/window.py)."""
+    import json
+    from datetime import datetime
+
+    for path in night.rglob("manifest.json"):
+        manifest = json.loads(path.read_text())
+        if manifest.get("started_utc"):
+            start = datetime.fromisoformat(str(manifest["started_utc"]).replace("Z", "+00:00"))
+            later = start + timedelta(hours=hours)
+            manifest["started_utc"] = later.strftime("%Y-%m-%dT%H:%M:%SZ")
+            path.write_text(json.dumps(manifest))
+    return night
+
+
 def free_port() -> int:
     """A TCP port free now (a rendezvous endpoint for a test's own launches), outside the kernel's
     ephemeral range as the product draws its own: gloo's listeners cannot take it meanwhile."""

@@ -22,6 +22,7 @@ import pytest
 
 from distbench.collectors.rundir import NIGHT_STATE
 from distbench.collectors.sink import read_rows
+from tests.conftest import as_another_night
 from tests.paths import ROOT as REPO
 
 NIGHTLY = REPO / "ci" / "nightly.sh"
@@ -134,6 +135,8 @@ def test_a_night_from_another_directory_logs_the_verdict_first_and_last(
     lines = len(second.stdout.splitlines()) + len(second.stderr.splitlines())
     assert lines < 60, second.stdout + second.stderr
     assert (night / "report" / "report.md").exists() and (night / "compare.md").exists()
+    # the night's report compares on the gate's metric (time_us_min), as its compare.md does
+    assert "speedup = baseline min time / min time" in (night / "report" / "report.md").read_text()
 
 
 def slow_config(tmp_path: Path) -> Path:
@@ -245,7 +248,7 @@ def test_update_baseline_adds_only_whole_nights_that_passed(
     def night(name: str) -> Path:
         copy = tmp_path / name
         shutil.copytree(run, copy, ignore=shutil.ignore_patterns("compare.*", "report"))
-        return copy
+        return as_another_night(copy)
 
     clean = nightly(["--run-dir", str(night("clean")), *common], tmp_path)
     assert clean.returncode == 0, clean.stderr

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import as_another_night
 from tests.integration.test_nightly import (
     NIGHTLY,
     TINY,
@@ -106,6 +107,7 @@ def test_a_night_saved_already_is_a_no_op_and_its_earlier_verdict_is_kept(
     assert nightly(bootstrap, tmp_path).returncode == 0
     night = tmp_path / "results" / "nightly-2"
     shutil.copytree(one_night, night)
+    as_another_night(night)
     update = ["--run-dir", str(night), "--store", str(store), "--no-report", "--update-baseline"]
     first = nightly(update, tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr
