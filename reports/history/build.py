@@ -114,11 +114,20 @@ def resolve_runs(run_dirs: tuple[str, ...], pattern: str | None) -> list[Path]:
     for path in paths:  # a path that is not there first: it is what is wrong with one path
         if not path.is_dir():
             raise UsageError(f"{path} is not a run directory (it does not exist or is a file)")
-    if len(paths) < 2:
-        raise UsageError("history needs at least two runs: give RUN_DIR... or --glob PATTERN")
     unique: dict[Path, Path] = {}
     for path in paths:
         unique.setdefault(path.resolve(), path)
+    if len(unique) < 2:
+        if len(paths) > 1:
+            given = f"{paths[0]} was named {len(paths)} times, one run; "
+        elif pattern is not None:
+            given = f"--glob '{pattern}' matches one run directory, {paths[0]}; "
+        else:
+            given = f"{paths[0]} is one run; " if paths else ""
+        raise UsageError(
+            f"history needs at least two runs: {given}give RUN_DIR... (two nights or more) or "
+            "--glob PATTERN"
+        )
     return list(unique.values())
 
 
@@ -138,8 +147,8 @@ def skip_incomplete(
             skipped.append(f"{path} ({reason})")
     if len(kept) < 2:
         raise UsageError(
-            f"history needs at least two runs that completed; of {len(paths)}, "
-            f"{len(skipped)} did not: {'; '.join(skipped)}"
+            f"history needs at least two runs that completed; of the {len(paths)} given, "
+            f"{len(kept)} did: skipped {'; '.join(skipped)}"
         )
     return kept, skipped
 
@@ -227,16 +236,57 @@ def recent_regressions(history: History) -> list[Verdict]:
     return [v for v in history.verdicts if v.state == REGRESSED]
 
 
+OUT_FILES = ("history.html", "history.md", "history.csv")
+"""What history writes in --out (render.write_files)."""
+
+
+def check_out(out: Path) -> None:
+    """UsageError unless history can write its files in `out`: a folder, or one it can make
+    (its nearest existing parent a folder it may write in), whose files are not folders."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file: give a folder for the history files")
+    parent = out
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(
+            f"--out {out}: {parent} is a file, not a folder: give a folder for the history "
+            "files, e.g. --out history"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(
+            f"--out {out}: cannot write in {parent}: give a folder you can write to, e.g. "
+            "--out history"
+        )
+    for name in OUT_FILES:
+        if (out / name).is_dir():
+            raise UsageError(
+                f"--out {out}: {out / name} is a folder, where history writes its file {name}: "
+                "move it, or give another --out"
+            )
+
+
+def out_error(out: str, error: OSError) -> str:
+    """One line for a file of --out that could not be written."""
+    where = error.filename or out
+    return (
+        f"--out {out}: cannot write {where}: {error.strerror or error}: give a folder you can "
+        "write to, e.g. --out history"
+    )
+
+
 def run_history(args: HistoryArgs) -> tuple[int, str]:
     """(exit code, the terminal output); writes the files under args.out."""
     from distbench.reports.history.render import render_terminal, write_files
 
     paths = resolve_runs(args.run_dirs, args.glob)
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        raise UsageError(f"--out {args.out} is a file: give a folder for the history files")
+    check_out(Path(args.out))
     recent = args.fail_on_regression or RECENT
     history, skipped = build_history(paths, args.cache, args.min_change, recent, args.relative)
-    files = write_files(history, Path(args.out))
+    try:
+        files = write_files(history, Path(args.out))
+    except OSError as error:  # what check_out cannot foresee: a full disk, a file made since
+        raise UsageError(out_error(args.out, error)) from None
     text = render_terminal(history, files)
     if skipped:
         text += f"\nhistory: skipped {len(skipped)} run{'s' * (len(skipped) > 1)} that did not "
