@@ -73,27 +73,61 @@ class RunInfo:
 
 
 def incomplete_reason(path: Path, manifests: bool = True) -> str | None:
-    """Why `path` is not a whole night, or None: ci/nightly.sh marked it partial (NIGHT_STATE:
-    Ctrl-C, a crash; its --resume finishes it), or a manifest of it (the run's, or a launch's)
-    says the run did not complete (manifests=False: the night's state alone). Such a night's rows
-    are a part of it: history skips it."""
+    """Why `path` is not a whole night, or None. ci/nightly.sh marks a night partial in
+    NIGHT_STATE from its first launch (of several) until its last completes, and on Ctrl-C or a
+    failure; a run's manifest says `running` from its start until it ends (interrupted, failed,
+    completed). So a manifest still `running` is a night still running, or one killed before
+    it could say so (SIGKILL, a reboot): --resume is right only once nothing runs there. A
+    manifest that ended otherwise is a night cut short, which ci/nightly.sh --resume finishes.
+    manifests=False (a run the cache holds unchanged, complete when cached): the night's state
+    alone, unless it is partial. Such a night's rows are a part of it: history skips it."""
     state = path / NIGHT_STATE
+    partial = False
     if state.is_file():
         lines = state.read_text(encoding="utf-8", errors="replace").splitlines()
         values = dict(line.split("=", 1) for line in lines if "=" in line and line[0] != "#")
-        if values.get("status") != "complete":
-            return f"partial night: ci/nightly.sh --resume {path} finishes it"
-    if not manifests:
+        partial = values.get("status") != "complete"
+    if not manifests and not partial:
         return None
+    ended = unfinished(path)
+    running = [(where, host) for where, status, host in ended if status == "running"]
+    if running:
+        where, host = running[0]
+        on = f" on {host}" if host else ""
+        nightly = state.is_file()
+        finish = f"ci/nightly.sh --resume {path}" if nightly else "its command with --resume"
+        return (
+            f"status running{where}: still running, or killed before it could say so; let it "
+            f"finish, and only if no sweep runs there any more{on}, {finish} finishes it"
+        )
+    if ended:
+        where, status, _host = ended[0]
+        if partial:
+            return f"cut short, status {status}{where}: ci/nightly.sh --resume {path} finishes it"
+        return f"status {status}{where}"
+    if partial:
+        return (
+            f"partial night, every launch so far completed: ci/nightly.sh is between two "
+            f"launches, or was stopped there; if it is not running, ci/nightly.sh --resume {path} "
+            "finishes it"
+        )
+    return None
+
+
+def unfinished(path: Path) -> list[tuple[str, str, str]]:
+    """(where: '' or ' in launch-2', status, host) of each manifest of `path` (the run's, a
+    launch's) whose status is not completed."""
+    out = []
     for manifest in sorted([path / MANIFEST_JSON, *path.glob(f"*/{MANIFEST_JSON}")]):
         try:
-            status = json.loads(manifest.read_text(encoding="utf-8")).get("status")
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+            status = data.get("status")
         except (OSError, ValueError, AttributeError):
             continue  # missing or unreadable: the loader says what is wrong with it
         if status not in (None, "completed"):
             where = "" if manifest.parent == path else f" in {manifest.parent.name}"
-            return f"status {status}{where}"
-    return None
+            out.append((where, str(status), str(data.get("host") or "")))
+    return out
 
 
 QUIET_VALUES = CASE_DEFAULTS

@@ -94,7 +94,8 @@ def test_a_partial_night_is_skipped_and_named(
     text = capsys.readouterr().out
     assert code == 0, text
     assert "skipped 2 runs that did not complete" in text
-    assert f"{runs / 'nightly-0003'} (partial night: ci/nightly.sh --resume " in text
+    assert f"{runs / 'nightly-0003'} (partial night, every launch so far completed: " in text
+    assert f"if it is not running, ci/nightly.sh --resume {runs / 'nightly-0003'} finishes" in text
     assert f"{runs / 'nightly-0006'} (status interrupted)" in text
     kept = set(pd.read_csv(out / "history.csv", keep_default_na=False)["run"])
     assert kept == {f"nightly-{n:04d}" for n in (0, 1, 2, 4, 5, 7)}

@@ -7,6 +7,7 @@ test_history_review.py."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,36 @@ def test_bad_runs_and_outs_are_one_line_and_exit_2(
     for name, path in names.items():
         line = line.replace(path, name)
     assert says in line, line
+
+
+def test_a_night_still_running_is_not_told_to_resume(tmp_path: Path) -> None:
+    """ci/nightly.sh marks a night of several launches partial from its start; a launch's
+    manifest says running until it ends. Before, such a night read 'partial night:
+    ci/nightly.sh --resume RUN finishes it', a second sweep on a running night."""
+    from distbench.collectors.rundir import NIGHT_STATE
+    from distbench.reports.history.load import incomplete_reason
+
+    def night(name: str, state: str, statuses: list[str]) -> Path:
+        path = tmp_path / name
+        for k, status in enumerate(statuses, 1):
+            (path / f"launch-{k}").mkdir(parents=True)
+            manifest = {"status": status, "host": "node7"}
+            (path / f"launch-{k}" / "manifest.json").write_text(json.dumps(manifest))
+        (path / NIGHT_STATE).write_text(f"status={state}\nlaunches=3\nresumed=0\n")
+        return path
+
+    running = night("running", "partial", ["completed", "running"])
+    assert incomplete_reason(running) == (
+        "status running in launch-2: still running, or killed before it could say so; let it "
+        f"finish, and only if no sweep runs there any more on node7, ci/nightly.sh --resume "
+        f"{running} finishes it"
+    )
+    cut = night("cut", "partial", ["completed", "interrupted"])
+    assert incomplete_reason(cut) == (
+        f"cut short, status interrupted in launch-2: ci/nightly.sh --resume {cut} finishes it"
+    )
+    between = night("between", "partial", ["completed"])
+    assert "ci/nightly.sh is between two launches, or was stopped there" in str(
+        incomplete_reason(between)
+    )
+    assert incomplete_reason(night("done", "complete", ["completed"] * 3)) is None
