@@ -29,10 +29,13 @@ CSV_COLUMNS = (
     "launches",
     "segment",
     "change_point",
+    "verdict",
 )
 """history.csv: one line per point. value: the night's geometric mean over its launches, low and
 high its lowest and highest launch; change_point: regressed / improved at the first run of a new
-level, else empty; segment: the part of the series since the last definition change."""
+level, else empty; segment: the part of the series since the last definition change; verdict:
+its case's state over the verdicts' last runs (regressed, improved, no change seen, cannot
+tell), on each of its points."""
 
 
 def csv_frame(history: History) -> pd.DataFrame:
@@ -43,6 +46,11 @@ def csv_frame(history: History) -> pd.DataFrame:
         for key in zip(points["case"], points["metric"], points["run"], strict=True)
     ], dtype="category") if marks else ""  # fmt: skip
     position = points["run"].to_numpy()
+    states = {(v.case, v.metric): v.state for v in history.verdicts}
+    verdict = pd.Series(
+        [states.get(key, "") for key in zip(points["case"], points["metric"], strict=True)],
+        dtype="category",
+    )
 
     def per_run(values: list[str]) -> pd.Series:
         """Each point's run's value, as categories (a million strings, written in a second)."""
@@ -66,6 +74,7 @@ def csv_frame(history: History) -> pd.DataFrame:
             "launches": points["launches"],
             "segment": points["segment"],
             "change_point": marked,
+            "verdict": verdict,
         },
         columns=list(CSV_COLUMNS),
     )

@@ -5,7 +5,7 @@ per case from reports/history/figures.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -14,6 +14,7 @@ from distbench import tables
 from distbench.reports.history.build import ChangePoint, History
 from distbench.reports.history.detect import ALPHA
 from distbench.reports.history.points_csv import csv_frame, write_csv
+from distbench.reports.history.verdict import Verdict
 from distbench.reports.render import CSS, TableOut, format_number, html_table, markdown_table
 from distbench.stats.changepoint import MIN_SIZE
 from distbench.stats.verdict import NO_CHANGE, STATES, sees
@@ -92,31 +93,46 @@ VERDICT_NOTE = (
     f"A step is seen once it has {MIN_SIZE} nights on its new level; 'would catch' is the "
     "smallest step its last part would show with 80 % power at the level it is tested at. "
     f"cannot tell: fewer than {2 * MIN_SIZE} nights since the last change (or the series' "
-    "start), or not measured in the last run."
+    "start), nights too few for its test to show any step below 10x, or not measured in the "
+    "last run. 'before the last N runs': its last change point is older than the runs the "
+    "verdict is about."
 )
 
 
 def state_counts(history: History) -> str:
     """'1 regressed, 0 improved, 100 no change seen (would catch >= 9-41 % after 3 nights,
-    nothing in 60; a primitive's rows at once >= 4-12 %), 7 cannot tell'."""
+    nothing in 60; >= 5-20 % after 7 nights; a primitive's rows at once >= 4-12 %), 7 cannot
+    tell'. A case counted as no change seen would catch some step below 10x."""
     parts = []
     for state in STATES:
         chosen = [v for v in history.verdicts if v.state == state]
         text = f"{len(chosen)} {state}"
-        seen = [v.detectable for v in chosen if sees(v.detectable)]
-        blind = len(chosen) - len(seen)
-        if state == NO_CHANGE and seen:
-            text += f" (would catch >= {min(seen) * 100:.0f}-{max(seen) * 100:.0f} % "
-            text += f"after {MIN_SIZE} nights" + (f", nothing in {blind}" if blind else "")
-            together = [v.together for v in chosen if sees(v.together)]
-            if together:
-                text += (f"; a primitive's rows at once >= {min(together) * 100:.0f}-"
-                         f"{max(together) * 100:.0f} %")  # fmt: skip
-            text += ")"
-        elif state == NO_CHANGE and chosen:
-            text += f" (would catch nothing after {MIN_SIZE} nights)"
+        if state == NO_CHANGE and chosen:
+            text += f" ({catch_ranges(chosen, history.recent)})"
         parts.append(text)
     return ", ".join(parts)
+
+
+def catch_ranges(chosen: list[Verdict], recent: int) -> str:
+    """'would catch >= 9-41 % after 3 nights, nothing in 60; >= 5-20 % after 7 nights; a
+    primitive's rows at once >= 4-12 %': what the cases that saw no change would have caught."""
+
+    def span(values: list[float]) -> str:
+        return f">= {min(values) * 100:.0f}-{max(values) * 100:.0f} %"
+
+    seen = [v.detectable for v in chosen if sees(v.detectable)]
+    blind = len(chosen) - len(seen)
+    if seen:
+        words = [f"{span(seen)} after {MIN_SIZE} nights" + (f", nothing in {blind}" * bool(blind))]
+    else:
+        words = [f"nothing after {MIN_SIZE} nights"]
+    later = [v.later for v in chosen if sees(v.later)]
+    if later:
+        words.append(f"{span(later)} after {recent} nights")
+    together = [v.together for v in chosen if sees(v.together)]
+    if together:
+        words.append(f"a primitive's rows at once {span(together)}")
+    return "would catch " + "; ".join(words)
 
 
 def cut_lines(history: History) -> list[str]:
@@ -152,8 +168,13 @@ def summary_line(history: History) -> str:
 def render_terminal(history: History, files: HistoryFiles) -> str:
     lines = [f"history: {summary_line(history)}"]
     lines += [f"history: {line}" for line in (history.mode, history.drift) if line]
+    older = {v.case for v in history.verdicts if v.older}  # a change the table lists
     listed = verdict_lines(
-        [v for v in verdict_table(history).frame.itertuples() if v.state != NO_CHANGE],
+        [
+            v
+            for v in verdict_table(history).frame.itertuples()
+            if v.state != NO_CHANGE or v.case in older
+        ],
         files.markdown.name,
     )
     lines += [line for line, _count in listed[:SHOWN]]
@@ -169,7 +190,8 @@ def render_terminal(history: History, files: HistoryFiles) -> str:
 
 
 def verdict_lines(rows: list, markdown: str) -> list[tuple[str, int]]:
-    """The terminal's verdicts (rows of verdict_table, but no change seen), each with the cases
+    """The terminal's verdicts (rows of verdict_table, but no change seen unless its last change
+    point is older than the verdicts' runs: the change table lists it), each with the cases
     it stands for: a case a line, except that SAME or more cases of one state and one detail
     are one line ('cannot tell: 109 cases (too few nights: 2 of 6), listed in history.md')."""
     by_reason: dict[tuple[str, str], list[str]] = {}
@@ -201,8 +223,10 @@ def render_page(
     ]
     for table, empty in zip(tables_out, ("No change point.", "No case."), strict=True):
         parts += [
-            f"<section><h2>{html.escape(table.title)}</h2>",
-            html_table(table) if len(table.frame) else f"<p>{empty}</p>",
+            f"<section><h2>{html.escape(table.title)}</h2>",  # the heading; no caption too
+            html_table(replace(table, title="")).replace("<caption></caption>", "", 1)
+            if len(table.frame)
+            else f"<p>{empty}</p>",
             "</section>",
         ]
     if notes:

@@ -75,6 +75,11 @@ class Verdict:
     together: float = math.inf
     """The same, where every row of its primitive takes the step at once: the smaller of that
     and together_step (its own test may find it too); inf where neither can."""
+    later: float = math.inf
+    """The same, `recent` nights after the step (inf: nothing, or its part is too short to ask)."""
+    older: bool = False
+    """Whether its last change point is older than the runs its verdict looks back over (its
+    reason names it: the change table lists it, its state is of the last runs)."""
 
     @property
     def text(self) -> str:
@@ -114,9 +119,10 @@ def verdict(
     series: Series, judged: SeriesChanges, runs: list[RunInfo], recent: int, floor: float
 ) -> Verdict:
     """A case's state over the last `recent` runs: regressed or improved when one of its change
-    points starts there; cannot tell when it was not measured in the last run or its nights
-    since the last change are too few to show one; else no change seen, with what it would have
-    caught."""
+    points starts there; cannot tell when it was not measured in the last run, its nights since
+    the last change are too few to show one, or its test would show no step below 10x there
+    (`blind_text`); else no change seen, with what it would have caught. A change point older
+    than the last `recent` runs is named in the reason of a verdict that is not about it."""
     first_recent = len(runs) - recent
     found = [(int(series.runs[f.index]), f) for f in judged.found]
     seen = [(position, f) for position, f in found if position >= first_recent]
@@ -130,24 +136,57 @@ def verdict(
             reason = f"from {runs[position].name}{span_words(cp, runs)}: {cp.change * 100:+.0f} %"
             reason += " (its primitive's rows stepped with it)" if cp.together else ""
             return Verdict(*name, state, reason, detectable)
+    older = found[-1][1] if found and not seen else None
+    before = older_text(series, judged, runs, older.index, recent) if older else ""
     if int(series.runs[-1]) != len(runs) - 1:
         reason = f"not measured since {runs[int(series.runs[-1])].name}"
-        return Verdict(*name, CANNOT_TELL, reason, detectable)
+        return Verdict(*name, CANNOT_TELL, before + reason, detectable, older=bool(older))
     since = len(series.values) - judged.last_start
+    after = " since the last change" if judged.found else ""
     if since < 2 * MIN_SIZE:
-        after = " since the last change" if judged.found else ""
         reason = f"too few nights{after}: {since} of {2 * MIN_SIZE}"
-        return Verdict(*name, CANNOT_TELL, reason + trend_text(series, recent, floor), detectable)
-    reason = catch_text(detectable, MIN_SIZE)
-    if recent > MIN_SIZE and recent <= since - MIN_SIZE:
-        reason += ", " + catch_text(detectable_step(judged, recent, floor), recent)
+        reason = before + reason + trend_text(series, recent, floor)
+        return Verdict(*name, CANNOT_TELL, reason, detectable, older=bool(older))
+    asked = recent > MIN_SIZE and recent <= since - MIN_SIZE
+    later = detectable_step(judged, recent, floor) if asked else math.inf
     together = min(together_step(judged, MIN_SIZE, floor), detectable)  # either way finds it
+    if not any(verdict_words.sees(d) for d in (detectable, later, together)):
+        reason = before + blind_text(since, after, recent if asked else 0)
+        reason += trend_text(series, recent, floor)
+        return Verdict(*name, CANNOT_TELL, reason, detectable, older=bool(older))
+    reason = before + catch_text(detectable, MIN_SIZE)
+    if asked:
+        reason += ", " + catch_text(later, recent)
     if together < detectable:
         reason += f"; every {series.primitive} row at once: " + catch_text(
             together, MIN_SIZE
         ).removeprefix("would catch ")
     reason += trend_text(series, recent, floor)
-    return Verdict(*name, NO_CHANGE, reason, detectable, together)
+    return Verdict(*name, NO_CHANGE, reason, detectable, together, later, bool(older))
+
+
+def blind_text(nights: int, since: str, recent: int) -> str:
+    """Why a case whose test would see nothing cannot tell: '12 nights are too few to see any
+    step: would catch nothing below 10x after 3 nights, nor after 7'. Its test runs on ranks
+    and pays for the night it picks and for the history's family: in few nights even the
+    largest step's statistic stays below what it must pass (docs/history.md)."""
+    nor = f", nor after {recent}" if recent else ""
+    return (
+        f"{nights} nights{since} are too few to see any step: "
+        f"{verdict_words.catch_text(math.inf)} after {MIN_SIZE} nights{nor}"
+    )
+
+
+def older_text(
+    series: Series, judged: SeriesChanges, runs: list[RunInfo], index: int, recent: int
+) -> str:
+    """'before the last 7 runs: regressed +48 % from nightly-0010; ': a case's last change
+    point, older than the runs its verdict looks back over (the change table lists it)."""
+    cp = change_point(series, judged, index, runs)
+    return (
+        f"before the last {recent} runs: {cp.state} {cp.change * 100:+.0f} % from "
+        f"{cp.run.name}{span_words(cp, runs)}; "
+    )
 
 
 def span_words(cp: ChangePoint, runs: list[RunInfo]) -> str:
@@ -171,7 +210,8 @@ def trend_text(series: Series, recent: int, floor: float) -> str:
     moved = math.expm1(float(logs[-k:].mean() - logs[:k].mean()))
     if abs(moved) < floor:
         return ""
-    return f"; its level moved {moved * 100:+.0f} % from its first {k} nights to its last {k}"
+    first, last = ("night", "night") if k == 1 else (f"{k} nights", str(k))
+    return f"; its level moved {moved * 100:+.0f} % from its first {first} to its last {last}"
 
 
 def catch_text(detectable: float, after: int) -> str:

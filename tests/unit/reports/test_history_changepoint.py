@@ -167,7 +167,8 @@ def test_three_nights_the_last_two_twice_slower_cannot_tell(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """0.2.0 printed 'pass' here. Now the case's verdict is cannot tell (too few nights since
-    its start), never no change seen; a verdict that ignores the count says no change."""
+    its start), never no change seen; a verdict that ignores the count still cannot tell, since
+    no step of 3 nights would show (before that rule it said no change seen)."""
     from distbench.reports.history import verdict as history_verdict
     from distbench.reports.history.detect import Series, judge_series
     from distbench.reports.history.load import RunInfo
@@ -181,8 +182,10 @@ def test_three_nights_the_last_two_twice_slower_cannot_tell(
         "cannot tell",
         "too few nights: 3 of 6",
     )
-    monkeypatch.setattr(history_verdict, "MIN_SIZE", 1)
-    assert history_verdict.verdict(series, judged, runs, 7, 0.05).state == "no change seen"
+    monkeypatch.setattr(history_verdict, "MIN_SIZE", 1)  # the count ignored: still no pass,
+    blind = history_verdict.verdict(series, judged, runs, 7, 0.05)  # its test could see nothing
+    assert blind.state == "cannot tell", blind
+    assert blind.reason.startswith("3 nights are too few to see any step: "), blind.reason
 
 
 def test_p50_and_busbw_are_one_series(tmp_path: Path) -> None:

@@ -10,10 +10,85 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from distbench.reports.history.detect import Series, judge_series, whole_run_case
+from distbench.reports.history.load import RunInfo
 from tests.conftest import usage_error_line
 from tests.paths import DATA
+
+
+def nights(n: int) -> list[RunInfo]:
+    return [
+        RunInfo(f"/r{i}", f"nightly-{i:04d}", f"2026-01-{i + 1:02d}", "abc", 4) for i in range(n)
+    ]
+
+
+def test_a_case_that_could_see_no_step_cannot_tell() -> None:
+    """108 unchanged cases of 12 nights in one family: no step below 10x would be found 3 or 7
+    nights after it (ranks, and the level a case joins 108 at). Before: 'no change seen (would
+    catch nothing below 10x ...)', a pass that could not have failed."""
+    from distbench.reports.history.verdict import verdict
+
+    rng = np.random.default_rng(7)
+    series = [
+        Series(f"all_reduce {i}", "comm", "time_us_min", 0, np.arange(12),
+               np.exp(0.05 * rng.standard_normal(12)), 0.0)
+        for i in range(108)
+    ]  # fmt: skip
+    judged = judge_series(series)
+    said = [verdict(s, j, nights(12), 7, 0.05) for s, j in zip(series, judged, strict=True)]
+    blind = [v for v in said if not v.reason.startswith("from ")]
+    assert len(blind) >= 100
+    for v in blind:
+        assert v.state == "cannot tell", v
+        assert v.reason == (
+            "12 nights are too few to see any step: would catch nothing below 10x after 3 "
+            "nights, nor after 7"
+        ), v.reason
+
+
+def test_a_change_older_than_the_verdicts_runs_is_named() -> None:
+    """A 50 % step at night 8 of 20: the change table lists it; the verdict over the last 7
+    runs is not about it, and says so."""
+    from distbench.reports.history.verdict import verdict
+
+    rng = np.random.default_rng(1)
+    rng.standard_normal(12)
+    y = np.exp(0.03 * rng.standard_normal(20) + np.log(1.5) * (np.arange(20) >= 8))
+    case = Series("all_reduce 1M", "comm", "time_us_min", 0, np.arange(20), y, 0.0, "all_reduce")
+    judged = judge_series([case])[0]
+    assert [f.index for f in judged.found] == [8]
+    seen = verdict(case, judged, nights(20), 7, 0.05)
+    assert seen.state == "no change seen" and seen.older, seen
+    assert seen.reason.startswith("before the last 7 runs: regressed +51 % from nightly-0008; ")
+    recent = verdict(case, judged, nights(20), 12, 0.05)
+    assert (recent.state, recent.older) == ("regressed", False)
+
+
+def test_a_trend_over_one_night_each_side_reads_singular() -> None:
+    from distbench.reports.history.verdict import trend_text
+
+    whole = Series(whole_run_case("comm"), "comm", "time_us_min", 0, np.arange(2),
+                   np.array([1.0, 1.5]), 0.0)  # fmt: skip
+    assert trend_text(whole, 7, 0.05) == (
+        "; its level moved +50 % from its first night to its last night"
+    )
+
+
+def test_the_html_says_each_tables_title_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from distbench.cli.app import run_cli
+
+    out = tmp_path / "h"
+    argv = [str(DATA / "cluster-a"), str(DATA / "cluster-b"), "--out", str(out), "--cache", "off"]
+    assert run_cli(["history", *argv]) == 0
+    capsys.readouterr()
+    page = (out / "history.html").read_text()
+    assert page.count("Verdicts over the last 2 runs") == 1, page.count("Verdicts over")
+    assert "<caption></caption>" not in page
 
 
 @pytest.mark.parametrize(
