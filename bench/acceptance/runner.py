@@ -70,18 +70,24 @@ def say(text: str) -> None:
 
 def refuse_launch_options(launch: LaunchArgs) -> None:
     """Options of the launch group acceptance chooses itself."""
+    full_world = "it measures the full world (--nnodes x --nproc-per-node) in its own runs"
     given = {
-        "--world-sizes": launch.world_sizes is not None,
-        "--resume": launch.resume is not None,
-        "--separate-launches": launch.separate_launches,
-        "--env": bool(launch.env),
+        "--world-sizes": (launch.world_sizes is not None, full_world),
+        "--separate-launches": (launch.separate_launches, full_world),
+        "--resume": (
+            launch.resume is not None,
+            "an acceptance is not resumed: its verdict needs every stage of one go; run it "
+            "again with a new --out",
+        ),
+        "--env": (
+            bool(launch.env),
+            "it judges the environment the nodes have (node facts); set variables in the "
+            "nodes' own environment",
+        ),
     }
-    for flag, set_ in given.items():
+    for flag, (set_, why) in given.items():
         if set_:
-            raise UsageError(
-                f"{flag} does not apply to acceptance: it measures the full world "
-                "(--nnodes x --nproc-per-node) in its own runs; drop it"
-            )
+            raise UsageError(f"{flag} does not apply to acceptance: {why}; drop it")
 
 
 def matrix_toml(matrix: dict[str, Any]) -> str:

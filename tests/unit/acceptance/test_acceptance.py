@@ -166,6 +166,8 @@ def test_quick_plan_and_budget_cuts() -> None:
     ("args", "message"),
     [
         (["--world-sizes", "2"], "--world-sizes does not apply to acceptance"),
+        (["--resume", "x"], "--resume does not apply to acceptance: an acceptance is not resumed"),
+        (["--env", "A=1"], "--env does not apply to acceptance: it judges the environment"),
         (["--budget", "0"], "--budget '0' is not a positive time for the whole run"),
         (["--budget", "10q"], "minutes (30, 30m), or 90s, 1h"),
         (["--budget", "0.2"], "cannot hold the smallest acceptance plan"),
