@@ -115,4 +115,5 @@ def build_pairs_spec(args: PairsArgs, launch: ResolvedLaunch) -> PairsSpec:
         modes=args.mode,
         window=args.window or 0,
         threshold=args.outlier_threshold,
+        nodes=launch.nnodes if args.level == "node" else 0,
     )

@@ -31,6 +31,9 @@ class PairsSpec(Repeats):
     primitive: str = "send_recv"
     level: str = "rank"
     """rank: every pair of ranks; node: every pair of nodes, the two nodes' ranks in one group."""
+    nodes: int = 0
+    """The nodes a node-level run pairs (its progress counts their pairs); 0 where unknown (a
+    spec.json before it), read as the ranks."""
     dtype: str = "float32"
     window: int = 0
     """send_recv messages in flight each way per exchange; 0: sendrecv's default for the size."""
@@ -77,6 +80,8 @@ def units_of(level: str, world_size: int, nnodes: int) -> int:
 
 
 def plan_size(workload: PairsSpec, world_size: int) -> int:
-    """Rows one launch writes (rank level; node level writes fewer, one per pair of nodes)."""
-    pairs = world_size * (world_size - 1) // 2
+    """Rows one launch writes: a row per pair of its units (ranks, or at node level the nodes),
+    size and mode."""
+    units = workload.nodes if workload.level == "node" and workload.nodes else world_size
+    pairs = units * (units - 1) // 2
     return pairs * len(workload.sizes) * len(workload.modes)

@@ -197,3 +197,13 @@ def test_two_ranks_are_one_pair_and_the_table_says_so() -> None:
     )
     three = [*two, {**base, "rank": "2", "robust_z": "0.5"}]
     assert render_standings(three).splitlines()[-1] == "outliers (ranks): none"
+
+
+def test_the_progress_counts_the_pairs_of_the_units_paired() -> None:
+    """At node level a row is a pair of nodes: 2 nodes of 2 ranks are 1 pair, not the 6 pairs of
+    their 4 ranks that the progress counted (a user saw '6 of 6 measurements' for one pair)."""
+    from distbench.pairs.spec import PairsSpec, plan_size
+
+    assert plan_size(PairsSpec(sizes=(1024,), level="rank"), 4) == 6
+    assert plan_size(PairsSpec(sizes=(1024,), level="node", nodes=2), 4) == 1
+    assert plan_size(PairsSpec(sizes=(1024, 4096), level="node", nodes=3), 6) == 6
