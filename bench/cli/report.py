@@ -66,7 +66,7 @@ def report(
       distbench report results/RUN
       distbench report results/cluster-a results/cluster-b
       distbench report results/RUN --reference expected.toml
-      distbench report nightly-a nightly-b --metric min
+      distbench report results/cluster-a results/cluster-b --metric min
     """
     from distbench.reports.report.page.build import build_report
 
