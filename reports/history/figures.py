@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from distbench.reports.history.detect import codes_of
-from distbench.reports.history.load import METRIC_BY_NAME
+from distbench.reports.history.load import METRIC_BY_NAME, RunInfo
 from distbench.stats.verdict import REGRESSED
 
 if TYPE_CHECKING:
@@ -101,10 +101,20 @@ def chart(
     return "".join(parts)
 
 
+def axis_labels(runs: list[RunInfo]) -> list[str]:
+    """Each run's date and revision ('2026-11-29 02235a9'), with its start's time where runs
+    share a date ('2026-11-29 02:00 02235a9'): several nights of one day, or one revision
+    measured again, would read alike."""
+    if len({run.started_utc[:10] for run in runs}) == len(runs):
+        return [run.label for run in runs]
+    timed = ((run.started_utc[:10] or "?", run.started_utc[11:16], run.git_sha[:7]) for run in runs)
+    return [" ".join(p for p in (day, time, sha or "?") if p) for day, time, sha in timed]
+
+
 def panels(history: History) -> list[str]:
     """An HTML <figure> per case, cases in name order, after the whole run's (relative mode:
     its common level night by night, 1 = the run's mean state)."""
-    labels = [run.label for run in history.runs]
+    labels = axis_labels(history.runs)
     marks: dict[tuple[str, str], list[tuple[int, str]]] = {}
     spans: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
     for cp in history.change_points:

@@ -156,3 +156,17 @@ def test_a_night_still_running_is_not_told_to_resume(tmp_path: Path) -> None:
         incomplete_reason(between)
     )
     assert incomplete_reason(night("done", "complete", ["completed"] * 3)) is None
+
+
+def test_runs_of_one_date_are_told_apart_on_the_axis_by_their_time() -> None:
+    """Several nights of one day (or a revision measured again) read alike as date and sha."""
+    from distbench.reports.history.figures import axis_labels
+    from distbench.reports.history.load import RunInfo
+
+    def run(start: str, sha: str = "02235a9ff") -> RunInfo:
+        return RunInfo(path=start, name=start, started_utc=start, git_sha=sha, schema_version=4)
+
+    apart = [run("2026-11-29T02:00:00Z"), run("2026-11-30T02:00:00Z")]
+    assert axis_labels(apart) == ["2026-11-29 02235a9", "2026-11-30 02235a9"]
+    same_day = [run("2026-12-05T13:15:41Z"), run("2026-12-05T13:18:02Z", "")]
+    assert axis_labels(same_day) == ["2026-12-05 13:15 02235a9", "2026-12-05 13:18 ?"]
