@@ -1,8 +1,8 @@
 """One trend panel per case, as inline SVG: its judged series night by night, the night's launches
 as a band (lowest to highest), change points as red (regressed) or green (improved) lines (the
 runs their step may have started in, 95 %, shaded in their colour), a cut in the column's
-definition as a grey dashed line, runs labelled by date and git revision (the axis names the
-first, the last and each change point's run).
+definition as a grey dashed line, runs labelled by date and git revision (and time, where runs
+share a date; the axis names the first, the last and each change point's run).
 
 Why SVG by hand rather than matplotlib, which draws report's figures: a matplotlib panel took
 0.58 s to save on this box, so 500 cases would take 5 minutes; these take milliseconds, and the
