@@ -11,6 +11,7 @@ statistics see how far launches scatter instead of pooling their trials.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field, replace
@@ -121,13 +122,26 @@ def unfinished(path: Path, launches: list[Launch]) -> list[str]:
     return notes
 
 
-def launch_identity(run: Run) -> tuple[str, str, str] | None:
-    """A launch as (run id, start, host), from its manifest (a nightly names its launches
-    launch-1 ... every night); None without a start."""
-    manifest = run.manifest or {}
-    if not manifest.get("started_utc"):
-        return None
-    return str(manifest.get("run_id")), str(manifest["started_utc"]), str(manifest.get("host"))
+def launch_keys(manifest: dict[str, Any] | None, folder: Path) -> set[tuple[str, str, str]]:
+    """What knows a launch again: (run id, start, host) from its manifest (a nightly names its
+    launches launch-1 ... every night, so the id alone names none), and the contents of its
+    results.csv files (a copy kept in a baseline window is byte for byte the same; a manifest
+    lost or hand-made has no start)."""
+    manifest = manifest or {}
+    digest = hashlib.sha1(usedforsecurity=False)
+    for results in find_results(folder):
+        digest.update(results.read_bytes())
+    keys = {("results", digest.hexdigest(), "")}
+    if manifest.get("started_utc"):
+        keys.add(
+            (str(manifest.get("run_id")), str(manifest["started_utc"]), str(manifest.get("host")))
+        )
+    return keys
+
+
+def launch_identity(run: Run) -> set[tuple[str, str, str]]:
+    """launch_keys of a loaded launch."""
+    return launch_keys(run.manifest, run.path)
 
 
 def set_apart(baseline: Side, current: Side) -> Side:
@@ -135,10 +149,8 @@ def set_apart(baseline: Side, current: Side) -> Side:
     a night judged against a window that holds it (a CI step retried after --update-baseline
     saved it) is judged partly against itself and looks unchanged. A baseline that is the same
     launches as the current side is kept, and said to be so."""
-    mine = {i for launch in current.launches if (i := launch_identity(launch.run))}
-    if not mine:
-        return baseline
-    held = {launch.night for launch in baseline.launches if launch_identity(launch.run) in mine}
+    mine = set().union(*(launch_identity(launch.run) for launch in current.launches))
+    held = {launch.night for launch in baseline.launches if launch_identity(launch.run) & mine}
     if not held:
         return baseline
     if not baseline.window or set(baseline.nights) == held:

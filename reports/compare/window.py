@@ -34,7 +34,13 @@ from distbench.collectors.manifest import read_manifest, utc_now
 from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV, SAMPLES_CSV
 from distbench.collectors.sink import count_rows
 from distbench.parse import UsageError
-from distbench.reports.compare.sides import NIGHTS_DIR, WINDOW_JSON, launch_dirs, window_nights
+from distbench.reports.compare.sides import (
+    NIGHTS_DIR,
+    WINDOW_JSON,
+    launch_dirs,
+    launch_keys,
+    window_nights,
+)
 from distbench.reports.runs import find_results, load_run
 
 STORE_ENV = "DISTBENCH_BASELINES"
@@ -151,15 +157,12 @@ def upgrade_single(target: Path) -> None:
 
 
 def launch_ids(folder: Path) -> set[tuple[str, str, str]]:
-    """Each launch of a night as (run id, start, host), from its manifest: a nightly's launches
-    are named launch-1 ... every night, so the id alone names no launch. A manifest without a
-    start (none that distbench writes) names none."""
-    manifests = (read_manifest(results.parent) or {} for results in find_results(folder))
-    return {
-        (str(m.get("run_id")), str(m["started_utc"]), str(m.get("host")))
-        for m in manifests
-        if m.get("started_utc")
-    }
+    """What knows each launch of a night again (sides.launch_keys: its run id, start and host,
+    and its results), all together."""
+    keys: set[tuple[str, str, str]] = set()
+    for results in find_results(folder):
+        keys |= launch_keys(read_manifest(results.parent), results.parent)
+    return keys
 
 
 def started(folder: Path) -> str:
@@ -200,8 +203,14 @@ def save_night(
         keep = keep or int(info.get("keep", DEFAULT_KEEP))
         night = run_dir.resolve().name
         if any(entry["night"] == night for entry in info["nights"]):
+            if launch_ids(run_dir) != launch_ids(target / NIGHTS_DIR / night):
+                raise UsageError(
+                    f"baseline '{name}' holds another night named '{night}': a night enters by "
+                    f"its folder's name; give {run_dir} a folder of its own name"
+                )
             count = len(info["nights"])
-            return target, f"night '{night}' is in it already, nothing changed ({count} nights)"
+            plural = "night" if count == 1 else "nights"
+            return target, f"night '{night}' is in it already, nothing changed ({count} {plural})"
         refuse_launches_saved(run_dir, target, info)
         entry = {"night": night, "source": str(run_dir.resolve()), "saved_utc": utc_now()}
         entry["started_utc"] = started(run_dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,14 @@ def test_a_night_in_the_window_is_not_judged_against_itself(tmp_path: Path) -> N
     assert any("hold the same launches: a run against itself" in n for n in itself.notes)
     other = judge(target, dated_night(tmp_path / "d5", 5, rng))
     assert not any("judged against its other" in n for n in other.notes)
+    # a night whose manifests lost their start is known by its results
+    lost = tmp_path / "lost" / "d3"
+    shutil.copytree(tmp_path / "d3", lost)
+    for path in lost.rglob(MANIFEST_JSON):
+        manifest = json.loads(path.read_text())
+        path.write_text(json.dumps({k: v for k, v in manifest.items() if k != "started_utc"}))
+    held = judge(target, lost).notes
+    assert f"{lost} is night d3 of baseline w: judged against its other 3 night(s)" in held
 
 
 def test_a_window_keeps_its_keep_orders_by_when_nights_ran_and_holds_a_launch_once(
@@ -145,6 +154,9 @@ def test_a_window_keeps_its_keep_orders_by_when_nights_ran_and_holds_a_launch_on
     with pytest.raises(UsageError, match="has already, in night 'd5'"):
         save_night(tmp_path / "d5" / "launch-1", "w", store)  # the same launch twice
     assert load_side(target).nights == ["d3", "d4", "d5"]
+    other = dated_night(tmp_path / "elsewhere" / "d5", 6, rng)  # another run, d5's name
+    with pytest.raises(UsageError, match="holds another night named 'd5'"):
+        save_night(other, "w", store)
     (tmp_path / "file").write_text("")
     with pytest.raises(UsageError, match="is a file, not a folder"):
         save_night(tmp_path / "d5", "w", tmp_path / "file")
