@@ -458,8 +458,10 @@ confirm() {
     while [[ -e "$again" ]]; do again=${OUT%/}-confirm-$k; k=$((k + 1)); done
     say "tonight regressed; confirming: the night again at once, into $again" \
         "(--no-confirm: fail at once)"
-    OUT=$again RESUME="" RESUMED=0 CONFIRMS=$night
+    OUT=$again RESUME="" RESUMED=0 CONFIRMS=$night FIRST_NIGHT=$night
+    trap rerun_broke EXIT  # a re-run that fails or is cut exits in sweep_night
     sweep_night
+    trap - EXIT
     gate 1
     OUT=$night RESUMED=$resumed CONFIRMS=""
     both="see $night/compare.md and $again/compare.md"
@@ -491,6 +493,17 @@ confirm() {
         printf '%s\n\n' "$decided" >>"$GITHUB_STEP_SUMMARY" ||
             say "warning: cannot append the night's verdict to \$GITHUB_STEP_SUMMARY"
     fi
+}
+# shellcheck disable=SC2329  # called by confirm's EXIT trap
+rerun_broke() {  # the re-run stopped (its sweep failed or was cut): the first gate's word stands
+    local code=$?
+    OUT=$FIRST_NIGHT
+    local words="this night regressed, and its re-run at once did not finish (exit $code): the"
+    words+=" regression stands, unconfirmed"
+    prepend "$OUT/compare.md" "> **ci/nightly.sh: $words.**"
+    prepend "$OUT/compare.txt" "ci/nightly.sh: $words."
+    rc=1 publish  # the quiet first gate's verdict reaches the job summary after all
+    say "REGRESSION against '$BASELINE', unconfirmed: $words; see $OUT/compare.md"
 }
 prepend() {  # FILE WORDS...: the words, then a blank line, before FILE's text (when FILE exists)
     local file=$1

@@ -234,3 +234,36 @@ def test_in_github_only_the_nights_verdict_is_annotated_and_summarised(
     headings = [line for line in text.splitlines() if line.startswith("### ")]
     assert len(headings) == 1 and headings[0].startswith("### distbench compare: pass"), text
     assert "ci/nightly.sh" not in text
+
+
+@pytest.mark.slow
+def test_in_github_a_regression_whose_re_run_breaks_off_is_published(
+    tmp_path: Path, one_night: Path
+) -> None:
+    """The first gate is quiet while a re-run may follow; a re-run whose sweep fails (here from
+    the test side: the wrapper exits 1 for it) must not take the night's regression with it."""
+    store = tmp_path / "store"
+    bootstrap = ["--run-dir", str(one_night), "--store", str(store), "--no-report", "--bootstrap"]
+    assert nightly(bootstrap, tmp_path).returncode == 0
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY)
+    wrapper = tmp_path / "broken.sh"
+    slowed = first_sweep_slowed(tmp_path).split(" ", 1)[1]
+    wrapper.write_text(
+        'if [[ $1 == sweep && "$*" == *-confirm* ]]; then echo "broken re-run" >&2; exit 1; fi\n'
+        f'exec bash {slowed} "$@"\n'
+    )
+    night = tmp_path / "results" / "nightly-broken"
+    summary = tmp_path / "summary.md"
+    args = ["--config", str(config), "--launches", "1", "--store", str(store), "--no-report"]
+    done = in_github(
+        [*args, "--threshold", "3000%", "--out", str(night)], tmp_path, summary,
+        f"bash {wrapper}",
+    )  # fmt: skip
+    assert done.returncode == 3, done.stdout + done.stderr  # the re-run's benchmark failed
+    assert "::error title=distbench compare%3A broadcast" in done.stderr, done.stderr
+    headings = [line for line in summary.read_text().splitlines() if line.startswith("### ")]
+    assert len(headings) == 1 and headings[0].startswith("### distbench compare: REGRESSION")
+    first = (night / "compare.md").read_text().splitlines()[0]
+    assert first.startswith("> **ci/nightly.sh: this night regressed, and its re-run at once did")
+    assert "the regression stands, unconfirmed" in done.stderr
