@@ -84,7 +84,8 @@ def noise_sentence(verdict: SourceVerdict, baseline: str) -> str:
         )
         return (
             f"{who}: a difference between them cannot be told apart from the difference between "
-            f"two launches of one box. The verdicts assume {assumed}; they call only what stands "
+            f"two launches of one box. The verdicts, on each row's "
+            f"{verdict.comparison.metric.name}, assume {assumed}; they call only what stands "
             "out of it."
         )
     learning = f" ({outcome.learning})" if outcome.learning else ""

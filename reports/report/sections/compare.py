@@ -33,16 +33,16 @@ from distbench.reports.report.versions import drop_changed_meaning
 
 HOW = (
     "Each time is the geometric mean over its side's launches. verdict: what `distbench compare "
-    "BASELINE OTHER` says of the row with its defaults (5 % threshold; Benjamini-Hochberg over "
-    "rows and bands): regressed (slower), improved (faster), no change seen (with the smallest "
-    "slowdown it would have caught), or cannot tell (with why). [low, high]: the 95 % interval "
-    "of the speedup with the launch as the unit: its variance holds the spread between launches, "
-    "measured from the launches, or, while too few nights show it, the stated default; with one "
-    "launch a side a cluster and a launch cannot be told apart, and only that assumed spread "
-    "separates them. The default is the 90th percentile of a shared 2-core box's spread over its "
-    "rows, so its intervals are wider than 95 % needs there (they held the truth in 99.8 % of "
-    "simulated comparisons of one launch a side) and may be too narrow on a noisier machine. "
-    "With rows of several primitives compare judges each beyond the rest of the "
+    "BASELINE OTHER --metric METRIC` says of the row with its other defaults (5 % threshold; "
+    "Benjamini-Hochberg over rows and bands): regressed (slower), improved (faster), no change "
+    "seen (with the smallest slowdown it would have caught), or cannot tell (with why). [low, "
+    "high]: the 95 % interval of the speedup with the launch as the unit: its variance holds the "
+    "spread between launches, measured from the launches, or, while too few nights show it, the "
+    "stated default; with one launch a side a cluster and a launch cannot be told apart, and only"
+    " that assumed spread separates them. The default is the 90th percentile of a shared 2-core "
+    "box's spread over its rows, so its intervals are wider than 95 % needs there (they held the "
+    "truth in 99.8 % of simulated comparisons of one launch a side) and may be too narrow on a "
+    "noisier machine. With rows of several primitives compare judges each beyond the rest of the "
     "run: that speedup is shown beside. Method: docs/gate.md#how-sure-a-reports-comparison-is."
 )
 BEYOND = "beyond the rest of the run [95 %]"
@@ -226,7 +226,7 @@ def section_compare(
         Section(
             "Runs compared",
             f"Baseline: {baseline}. speedup = baseline {stat} time / {stat} time: above 1 is "
-            "faster. "
+            f"faster (METRIC: {metric.name}, report --metric). "
             "Rows match on primitive, backend, device, world size, nodes, dtype, op, mode, "
             "root, src/dst, pattern and size (DDP: strategy and its configuration). " + HOW,
             figures=figures,

@@ -84,7 +84,8 @@ def test_one_launch_a_source_says_cluster_and_launch_cannot_be_told_apart(tmp_pa
     lead = files.markdown.read_text(encoding="utf-8").split("\n\n")[1]
     assert lead.startswith(
         "cluster-a and cluster-b are one launch each: a difference between them cannot be told "
-        "apart from the difference between two launches of one box. The verdicts assume the "
+        "apart from the difference between two launches of one box. The verdicts, on each row's "
+        "time_us_p50, assume the "
         "stated default spread between launches"
     ), lead
     assert "slower" not in lead.replace("regressed (slower)", "") and "faster" not in lead
