@@ -389,8 +389,8 @@ fi
 report() {  # figures for people: a failure is a warning, never the gate's verdict
     [[ $REPORT -eq 1 ]] || return 0
     local metric=()  # the gate's metric, so report and gate judge one number (a time only)
-    case $GATE_METRIC in
-        time_us_*|p50|median|mean|min|max|p95|p99) metric=(--metric "$GATE_METRIC") ;;
+    case ${GATE_METRIC,,} in  # compare takes METRIC in any case
+        time_us_*|p50|median|mean|min|max|p95|p99) metric=(--metric "${GATE_METRIC,,}") ;;
     esac
     # shellcheck disable=SC2086
     $DISTBENCH report "$@" "${metric[@]}" --out "$OUT/report" ||

@@ -13,6 +13,7 @@ RUN_FIELDS: tuple[str, ...] = (
     "platform",
     "cpu_model",
     "cpu_cores",
+    "cpu_usable",
     "memory_bytes",
     "python",
     "torch",

@@ -88,8 +88,8 @@ class Verdict:
 
 
 def percent(share: float) -> str:
-    """A share as a percentage that never reads 0 % for a real one: 0.283 of 100 is 0.28 %."""
-    return f"{share:.0%}" if share >= 0.01 else f"{share * 100:.2g} %"
+    """A share as a percentage that never reads 0% for a real one: 0.283 of 100 is 0.28%."""
+    return f"{share:.0%}" if share >= 0.01 else f"{share * 100:.2g}%"
 
 
 def capped(reasons: list[str]) -> list[str]:

@@ -69,8 +69,8 @@ def headline(comparison: Comparison) -> str:
     """'distbench compare: STATUS (counts)'; a pass in which no row could be judged says so (a
     young window, one launch a side): the gate passes what it cannot see."""
     line = f"distbench compare: {comparison.status()} ({counts(comparison)})"
-    rows = comparison.outcome.rows
-    if comparison.status() == "pass" and rows and all(j.state == CANNOT_TELL for j in rows):
+    judged = [*comparison.outcome.rows, *comparison.outcome.bands]
+    if comparison.status() == "pass" and judged and all(j.state == CANNOT_TELL for j in judged):
         line += ": nothing judged yet, no row could be told from the noise"
     return line
 
@@ -247,7 +247,7 @@ def clean(value: Any) -> Any:
 
 WHOLE_NUMBERS = frozenset(
     ("world_size", "nnodes", "size_bytes", "size_from", "size_to", "root", "src", "dst",
-     "batch_size", "params", "avg_every", "window")
+     "batch_size", "params", "avg_every", "window", "microbatches")
 )  # fmt: skip
 """Key columns whose cells are whole numbers: JSON numbers in the rows, bands and unmatched rows
 (results.csv holds text; jq's numeric filters want numbers)."""
@@ -314,6 +314,7 @@ def render_json(comparison: Comparison) -> str:
         "family_size": outcome.family_size,
         "summary": {state: sum(1 for j in outcome.rows if j.state == state) for state in STATES},
         "verdicts": [verdict_line(comparison, j) for j in headline_verdicts(comparison)],
+        "measured_differently": settings_lines(comparison),
         "detectable": seen_lines(comparison),
         "rows": rows,
         "bands": bands,

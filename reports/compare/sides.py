@@ -113,8 +113,10 @@ def unfinished(path: Path, launches: list[Launch]) -> list[str]:
     notes = []
     for launch in launches:
         status = (launch.run.manifest or {}).get("status", "completed")
-        if status != "completed":
-            where = path / launch.name.split("/", 1)[1] if "/" in launch.name else path
+        where = path / launch.name.split("/", 1)[1] if "/" in launch.name else path
+        if status == "wrong_results":
+            notes.append(f"{where}: --check found wrong elements in its rows: they are judged")
+        elif status != "completed":
             notes.append(
                 f"{where} is {status}, not completed: its finished rows are judged, the rest "
                 "are missing"

@@ -133,8 +133,11 @@ def section_what_ran(loaded: Loaded) -> Section:
 def report_metric(text: str) -> Metric:
     """--metric: a time compare takes (time_us_p50, p50, min ...); a bandwidth or a rate is
     refused (the report's speedups are time ratios)."""
-    metric = parse_metric(text)
-    if metric.higher_is_better:
+    try:
+        metric = parse_metric(text)
+    except UsageError:
+        metric = None
+    if metric is None or metric.higher_is_better:
         raise UsageError(
             f"report --metric '{text}' is not a time: give p50 (the default), mean, min, max, p95 "
             "or p99 (the report's speedups are ratios of times)"

@@ -97,7 +97,7 @@ def test_busbw_below_the_share_of_the_reference_fails_every_node() -> None:
     assert list(found) == [0, 1, 2, 3]
     assert "79% of the expected 10 GB/s (below 80%" in found[0][0]
     tiny = fails(judge(HOSTS, HEALTHY, [row(0.0283)], REF, 0.8, FACTS).nodes)
-    assert "busbw 0.0283 GB/s is 0.28 % of the expected" in tiny[0][0]  # not "0%"
+    assert "busbw 0.0283 GB/s is 0.28% of the expected" in tiny[0][0]  # not "0%"
     assert judge(HOSTS, HEALTHY, [row(7.9)], REF, 0.7, FACTS).passed  # another share
     other_size = [row(1.0, size=1 << 10)]  # no reference covers it
     verdict = judge(HOSTS, HEALTHY, other_size, REF, 0.8, FACTS)

@@ -45,6 +45,7 @@ from distbench.reports.compare.checks import (
     read_rules,
 )
 from distbench.reports.compare.judge import ONLY_BASELINE, ONLY_CURRENT, compare_sides
+from distbench.reports.compare.render import render_json
 from distbench.reports.compare.sides import load_side
 from distbench.reports.compare.window import save_night
 from distbench.reports.compare.words import SEVERAL
@@ -342,7 +343,12 @@ def test_a_cut_or_resumed_night_never_enters_the_window(tmp_path: Path) -> None:
     assert not (tmp_path / "store" / "w" / "nights").exists() or not list(
         (tmp_path / "store" / "w" / "nights").iterdir()
     )
-    # compare judges such a night, and says it was cut
+    # compare judges such a night, and says it was cut; or that --check found wrong elements
+    wrong = launch(tmp_path / "wrong", levels("all_reduce"), rng)
+    (wrong / MANIFEST_JSON).write_text(json.dumps({**manifest, "status": "wrong_results"}))
+    assert f"{wrong}: --check found wrong elements in its rows: they are judged" in (
+        judge(tmp_path / "resumed", wrong).notes
+    )
     partial = night(tmp_path / "partial", levels("all_reduce"), rng)
     second = partial / "launch-2" / MANIFEST_JSON
     second.write_text(json.dumps({**json.loads(second.read_text()), "status": "interrupted"}))
@@ -760,3 +766,5 @@ def test_sides_measured_with_other_settings_are_said_to_be(tmp_path: Path) -> No
         "depends on them: compare like with like)"
     ]
     assert settings_lines(other)[0] in "\n".join(render_text_lines(other))
+    body = json.loads(render_json(other))
+    assert body["measured_differently"] == settings_lines(other)  # in JSON too
