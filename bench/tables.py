@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from collections.abc import Collection, Iterable, Sequence
 
 from rich.box import Box
@@ -63,6 +64,16 @@ def format_number(
     if isinstance(spec, int):
         return format_significant(number, spec)
     return format(number, spec)
+
+
+def natural_key(text: str) -> tuple[tuple[int, float, str], ...]:
+    """A sort key that reads the numbers in a label as numbers: bucket_mb=5 before =25, trials 5
+    before 12."""
+    return tuple(
+        (0, float(part), "") if part[:1].isdigit() else (1, 0.0, part)
+        for part in re.split(r"(\d+(?:\.\d+)?)", text)
+        if part
+    )
 
 
 def group_rows(

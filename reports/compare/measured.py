@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from distbench.reports.compare.judge import Comparison
+from distbench.tables import natural_key
 
 SETTINGS = {
     "trials": "trials",
@@ -28,14 +29,6 @@ def workload_values(manifest: dict[str, Any], key: str) -> set[str]:
     return {str(workload[key])} if key in workload else set()
 
 
-def natural(value: str) -> tuple[float, str]:
-    """Numbers by value (5 before 12), then text."""
-    try:
-        return float(value), value
-    except ValueError:
-        return float("inf"), value
-
-
 def settings_lines(comparison: Comparison) -> list[str]:
     """'measured differently: trials 12 -> 40, iterations a trial 5 -> 20', or nothing."""
     differs = []
@@ -47,7 +40,7 @@ def settings_lines(comparison: Comparison) -> list[str]:
             for side in (comparison.baseline, comparison.current)
         ]
         if all(sides) and sides[0] != sides[1]:
-            base, current = ("/".join(sorted(values, key=natural)) for values in sides)
+            base, current = ("/".join(sorted(values, key=natural_key)) for values in sides)
             differs.append(f"{words} {base} -> {current}")
     if not differs:
         return []

@@ -7,7 +7,6 @@ comparison."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 import numpy as np
@@ -23,6 +22,7 @@ from distbench.reports.report.pairs import is_pair_row
 from distbench.reports.report.sources import (
     assign_sources as assign_sources,  # its callers' old home
 )
+from distbench.tables import natural_key
 
 # Every grouping below is one of these keys, derived from the schema's match keys (compare's too):
 # rows that differ in any of them (gloo on CPU and on CUDA, one node and two) never merge.
@@ -196,13 +196,7 @@ def ddp_split(ddp: pd.DataFrame) -> pd.DataFrame:
 
 def natural(values: pd.Series) -> pd.Series:
     """A sort key that reads the numbers in a label as numbers: bucket_mb=5 before =25."""
-    return values.astype(str).map(
-        lambda text: tuple(
-            (0, float(part), "") if part[:1].isdigit() else (1, 0.0, part)
-            for part in re.split(r"(\d+(?:\.\d+)?)", text)
-            if part
-        )
-    )
+    return values.astype(str).map(natural_key)
 
 
 def missing_baselines(ddp: pd.DataFrame) -> list[str]:
