@@ -49,10 +49,26 @@ def resume_command(spec: RunSpec, run_dir: str) -> str:
 
 
 def rest_line(spec: RunSpec, run_dir: Path) -> str:
-    """What an interrupted run prints last: the command that measures the rest, or why none can."""
-    if resumable(run_dir):
-        return f"to measure the rest: {resume_command(spec, shown_path(run_dir))}"
-    return f"{NOT_RESUMABLE}: run it again with a new --out"
+    """What an interrupted run prints last: the command that measures the rest, or why none can.
+    On several nodes every node resumes, each from its own directory (node K > 0: OUT/node<K>,
+    run.prepare_run_dir), so the line names node 0's and the others'."""
+    if not resumable(run_dir):
+        return f"{NOT_RESUMABLE}: run it again with a new --out"
+    line = f"to measure the rest: {resume_command(spec, shown_path(run_dir))}"
+    if spec.launch.nnodes <= 1:
+        return line
+    home = run_dir.parent if spec.launch.node_rank > 0 else run_dir
+    node_k = resume_command(spec, shown_path(home / "node<K>"))
+    if spec.launch.node_rank < 0:  # c10d: global rank 0 may land on another node
+        return (
+            "a several-node run started without --node-rank cannot be resumed (global rank 0, "
+            "which reads results.csv, may land on another node): run it again with --node-rank "
+            "and a new --out"
+        )
+    return (
+        f"to measure the rest, on every node at once: node 0 "
+        f"{resume_command(spec, shown_path(home))}, node K > 0 {node_k}"
+    )
 
 
 def held_run_error(run_dir: Path) -> UsageError:

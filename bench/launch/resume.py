@@ -84,6 +84,12 @@ def resume_run(
             f"--resume {path_text}: a distbench init run cannot be resumed (each repetition is a "
             "fresh process group, measured again as a whole): run it again with a new --out"
         )
+    if spec.launch.nnodes > 1 and spec.launch.node_rank < 0:
+        raise UsageError(
+            f"--resume {path_text}: a several-node run started without --node-rank cannot be "
+            "resumed (global rank 0, which reads results.csv, may land on another node): run it "
+            "again with --node-rank and a new --out"
+        )
     if command is not None and command not in WORKLOADS[spec.kind].resumed_by(spec.workload):
         started = "not a ddp" if command == "ddp" else f"a {', '.join(primitives_of(spec))}"
         raise UsageError(

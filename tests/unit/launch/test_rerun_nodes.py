@@ -1,0 +1,64 @@
+"""The line an interrupted several-node run prints: each node resumes its own directory (node K
+> 0: OUT/node<K>), and one started without --node-rank cannot be resumed (resume.py refuses)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from distbench.collectors.schema import MANIFEST_JSON, SCHEMA_VERSION
+from distbench.comm.spec import CommSpec
+from distbench.launch.rerun import rest_line
+from distbench.launch.resume import resume_run
+from distbench.parse import UsageError
+from distbench.spec import LaunchSpec, RunSpec
+
+
+def spec_of(run_dir: Path, **launch: object) -> RunSpec:
+    base: dict[str, object] = {
+        "backend": "gloo", "device": "cpu", "world_sizes": (2,), "run_dir": str(run_dir),
+        "run_id": "r", "rdzv_endpoint": "n1:29500", "nproc_per_node": 1,
+    }  # fmt: skip
+    lspec = LaunchSpec(**{**base, **launch})  # type: ignore[arg-type]
+    return RunSpec(launch=lspec, workload=CommSpec(primitives=("all_reduce",), sizes=(1024,)))
+
+
+def test_one_node_names_its_own_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    line = rest_line(spec_of(tmp_path / "run"), tmp_path / "run")
+    assert line == "to measure the rest: distbench allreduce --resume run"
+
+
+@pytest.mark.parametrize("node_rank", [0, 1])
+def test_several_nodes_name_node_0s_directory_and_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, node_rank: int
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    run_dir = tmp_path / "run" / "node1" if node_rank else tmp_path / "run"
+    line = rest_line(spec_of(run_dir, nnodes=2, node_rank=node_rank), run_dir)
+    assert line == (
+        "to measure the rest, on every node at once: node 0 distbench allreduce --resume run, "
+        "node K > 0 distbench allreduce --resume 'run/node<K>'"
+    )
+
+
+def test_several_nodes_without_node_rank_cannot_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = spec_of(tmp_path / "run", nnodes=2, node_rank=-1)
+    assert "cannot be resumed" in rest_line(spec, tmp_path / "run")
+    assert "--node-rank" in rest_line(spec, tmp_path / "run")
+
+
+def test_resume_refuses_a_several_node_run_started_without_node_rank(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    spec_of(run_dir, nnodes=2, node_rank=-1).save(run_dir)
+    (run_dir / MANIFEST_JSON).write_text(
+        json.dumps({"schema_version": SCHEMA_VERSION, "status": "interrupted"})
+    )
+    with pytest.raises(UsageError, match="started without --node-rank cannot be resumed"):
+        resume_run(str(run_dir), "all_reduce")
