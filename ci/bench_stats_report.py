@@ -18,6 +18,7 @@ recorded within one hour: one group, nothing held out).
     python ci/bench_stats_report.py            # 1,000 replications per figure
     python ci/bench_stats_report.py --legacy   # 0.2.0's launches
     python ci/bench_stats_report.py --quick    # 40
+    python ci/bench_stats_report.py --metric time_us_min   # the nightly report's (--metric min)
     python ci/bench_stats_report.py --held-out g5 --fitted-default g0,g1,g2,g3,g4,g7,g8,g9,g10,g11
 
 `--fitted-default GROUPS` asks what the stated default spread (the 90th percentile of the rows'
@@ -41,7 +42,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its siblings, however it is loaded
 from stats_coverage import NOISES, Coverage
-from stats_data import Values, excess_variances, launch_values, load_fixture, load_legacy, nights_of
+from stats_data import (
+    STATISTICS,
+    Values,
+    excess_variances,
+    launch_values,
+    load_fixture,
+    load_legacy,
+    nights_of,
+)
 from stats_gate import Gate, Judge
 
 from distbench.stats.components import Prior, fit_prior
@@ -118,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--legacy", action="store_true", help="0.2.0's 13 launches (one group)")
+    parser.add_argument(
+        "--metric", default=METRIC, choices=sorted(STATISTICS), help="the report's --metric"
+    )
     parser.add_argument("--held-out", default=",".join(HELD_OUT), help="the groups judged")
     parser.add_argument(
         "--fitted-default",
@@ -128,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     recorded = load_legacy(LEGACY, "legacy") if args.legacy else load_fixture(args.fixture)
-    values = launch_values(recorded, METRIC)
+    values = launch_values(recorded, args.metric)
     held = (
         ["legacy"] if args.legacy else [g for g in args.held_out.split(",") if g in recorded.groups]
     )
@@ -137,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--fitted-default's groups must not be judged (--held-out)")
     launches = [i for i, g in enumerate(values.groups) if g in held]
     nights = [n for g in held for n in nights_of(values, g, 2)]
-    gate = Gate(metric=METRIC, settings=Settings(relative=False))  # the report's raw speedups
+    gate = Gate(metric=args.metric, settings=Settings(relative=False))  # the report's raw speedups
     judge = Judge(values, recorded.keys, gate)
     if fit_on:
         judge.defaults = fitted_defaults(values, recorded.keys, fit_on)
@@ -146,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         f"report's raw speedup intervals, A/A: {len(launches)} launches "
         f"({', '.join(held)}{': not held out' if args.legacy else ', held out'}), "
         f"{len(nights)} nights; {len(recorded.keys)} rows; {reps} "
-        f"replications per figure; metric {METRIC}; default spread: "
+        f"replications per figure; metric {args.metric}; default spread: "
         f"{'fitted on ' + ','.join(fit_on) if fit_on else 'stated (distbench.stats.defaults)'}\n"
     )
     print("| scenario | noise | rows: coverage | bands: coverage |")
