@@ -41,6 +41,26 @@ def parse_cache(value: str) -> str:
     return value
 
 
+METRIC_WORDS = {"median": "p50", "fastest": "min", "slowest": "max"}
+"""Other names --metric takes for a statistic (as compare's --metric: median is p50)."""
+STATS = ("min", "p50", "mean", "max", "p95", "p99")
+"""history's statistics (reports/history/load.py STATS: this module imports no pandas)."""
+
+
+def parse_metric(value: str) -> str:
+    """'p50', 'median', 'time_us_p50' or 'step_time_us_p50' -> 'p50': the time statistic judged."""
+    word = value.strip().lower()
+    for prefix in ("step_time_us_", "time_us_"):
+        word = word.removeprefix(prefix)
+    word = METRIC_WORDS.get(word, word)
+    if word not in STATS:
+        raise UsageError(
+            f"history --metric '{value}' is not a time statistic: give min (the default, the "
+            "nightly gate's), p50, mean, max, p95 or p99"
+        )
+    return word
+
+
 def parse_glob(value: str) -> str:
     if value.strip() == "":
         raise UsageError(
@@ -81,6 +101,15 @@ class HistoryOptions:
         ),
     ] = None
     """None: the default file (no text for the parser to read, which refuses '')."""
+    metric: Annotated[
+        str,
+        text(
+            "The time each case is judged on: min (the fastest trial, as ci/nightly.sh's gate "
+            "judges), p50, mean, max, p95 or p99; as compare's --metric takes them.",
+            parse_metric,
+            default_text="min",
+        ),
+    ] = "min"
     relative: Annotated[
         bool,
         flag(
@@ -102,16 +131,17 @@ def history(
     ] = None,
     options: HistoryOptions = HistoryOptions(),
 ) -> None:
-    """Many runs as time series: each case's fastest trial by night, the change points where a
-    level stepped and stayed, and each case's verdict over the last runs (regressed, improved,
-    no change seen, cannot tell). Exit 1 with --fail-on-regression N when a case regressed
-    within the last N runs, 2 bad input.
+    """Many runs as time series: each case's fastest trial (or --metric) by night, the change
+    points where a level stepped and stayed, and each case's verdict over the last runs
+    (regressed, improved, no change seen, cannot tell). Exit 1 with --fail-on-regression N when
+    a case regressed within the last N runs, 2 bad input.
 
     \b
     Examples:
       distbench history --glob 'results/nightly-*'
       distbench history --glob 'results/nightly-*' --fail-on-regression 3
       distbench history --glob 'results/nightly-*' --absolute
+      distbench history --glob 'results/nightly-*' --metric p50
     """
     from distbench.reports.history.build import HistoryArgs, run_history
 

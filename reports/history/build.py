@@ -1,6 +1,7 @@
-"""`distbench history`: many nightly runs, each case a time series of its judged metric (the
-fastest trial, as the nightly gate judges it), the change points where its level stepped and
-stayed, and each case's verdict over the last nights in the four states of distbench.stats.verdict.
+"""`distbench history`: many nightly runs, each case a time series of its judged metric
+(--metric; by default the fastest trial, as the nightly gate judges it), the change points where
+its level stepped and stayed, and each case's verdict over the last nights in the four states of
+distbench.stats.verdict.
 
     result = run_history(HistoryArgs(run_dirs=("results/nightly-1", ...), out="history"))
 
@@ -32,7 +33,13 @@ from distbench.reports.history.detect import (
     judge_history,
 )
 from distbench.reports.history.lines import drift_line, mode_line
-from distbench.reports.history.load import METRIC_BY_NAME, RunInfo, incomplete_reason
+from distbench.reports.history.load import (
+    DEFAULT_STAT,
+    METRIC_BY_NAME,
+    RunInfo,
+    incomplete_reason,
+    metric_names,
+)
 from distbench.reports.history.verdict import ChangePoint, Verdict, change_point, verdict
 from distbench.stats.changepoint import MIN_SIZE
 from distbench.stats.changepoint_null import NullPool, pool_for
@@ -56,6 +63,8 @@ class HistoryArgs:
     relative: bool = True
     """Judge each case beyond the rest of its run, the whole run a series of its own
     (detect.relative_series); False: every case on its own level."""
+    metric: str = DEFAULT_STAT
+    """The time statistic judged (load.STATS): min, p50, mean, max, p95 or p99."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,8 @@ class History:
     """Relative or absolute, and what the whole run is (mode_line)."""
     wholes: tuple[Series, ...] = ()
     """Relative mode: the whole-run series (detect.relative_series), drawn first."""
+    stat: str = DEFAULT_STAT
+    """The time statistic judged (--metric; load.STATS)."""
 
 
 def default_cache() -> Path:
@@ -155,29 +166,32 @@ def skip_incomplete(
 
 def build_history(
     paths: list[Path], cache: str | None, min_change: float, recent: int = RECENT,
-    relative: bool = True,
+    relative: bool = True, stat: str = DEFAULT_STAT,
 ) -> tuple[History, list[str]]:  # fmt: skip
-    """Skip the runs that did not complete, then read, order, cut and judge every series (module
-    docstring); the history and the notes of the runs skipped."""
+    """Skip the runs that did not complete, then read, order, cut and judge every series of the
+    statistic `stat` (module docstring); the history and the notes of the runs skipped."""
     if cache == "off":
         from distbench.reports.history.cache import read_uncached
 
         kept, skipped = skip_incomplete(paths)
         infos, points = read_uncached(kept)
-        return judged_history(infos, points, min_change, recent, pool_for, relative), skipped
+        history = judged_history(infos, points, min_change, recent, pool_for, relative, stat)
+        return history, skipped
     from distbench.reports.history.cache import PointCache
 
     with PointCache.open(Path(cache) if cache else default_cache()) as store:
         kept, skipped = skip_incomplete(paths, store.unchanged(paths))
         infos, points = store.load(kept)
-        history = judged_history(infos, points, min_change, recent, store.null_pool, relative)
+        history = judged_history(infos, points, min_change, recent, store.null_pool, relative, stat)
         return history, skipped
 
 
 def judged_history(
     infos: list[RunInfo], points: pd.DataFrame, min_change: float, recent: int,
-    pools: Callable[[int, bool], NullPool], relative: bool = True,
+    pools: Callable[[int, bool], NullPool], relative: bool = True, stat: str = DEFAULT_STAT,
 ) -> History:  # fmt: skip
+    """The judged history of one statistic's points (one series per case and kind)."""
+    points = points[points["metric"].isin(metric_names(stat))]
     order = sorted(range(len(infos)), key=lambda i: (infos[i].started_utc, infos[i].path))
     runs = [infos[i] for i in order]
     position = {info.path: i for i, info in enumerate(runs)}
@@ -206,7 +220,7 @@ def judged_history(
     wholes = tuple(s for s in series if s.whole_run)
     cases = [j for s, j in zip(series, judged, strict=True) if not s.whole_run]
     return History(
-        runs, points, change_points, cuts, verdicts, recent, drift_line(cases), mode, wholes
+        runs, points, change_points, cuts, verdicts, recent, drift_line(cases), mode, wholes, stat
     )
 
 
@@ -282,7 +296,9 @@ def run_history(args: HistoryArgs) -> tuple[int, str]:
     paths = resolve_runs(args.run_dirs, args.glob)
     check_out(Path(args.out))
     recent = args.fail_on_regression or RECENT
-    history, skipped = build_history(paths, args.cache, args.min_change, recent, args.relative)
+    history, skipped = build_history(
+        paths, args.cache, args.min_change, recent, args.relative, args.metric
+    )
     try:
         files = write_files(history, Path(args.out))
     except OSError as error:  # what check_out cannot foresee: a full disk, a file made since

@@ -28,12 +28,13 @@ from distbench.parse import UsageError
 from distbench.reports.history.load import RunInfo, empty_points, read_points
 from distbench.stats.changepoint_null import NULL_VERSION, NullPool, columns, pool_for
 
-POINTS_VERSION = 5
+POINTS_VERSION = 6
 """Bump when read_points' output changes meaning: every cached run is read again (2: the launches
 of a night are pooled into one point, not the last launch's; 3: one series per case, the fastest
 trial, with the night's launch count and spread; 4: a case is named by the size asked for, 64K
 rather than the 65520 an all_gather at 3 ranks measures, so a cached night and a new one name
-the same case alike; 5: a case's name leaves out the key's default values, load.QUIET_VALUES)."""
+the same case alike; 5: a case's name leaves out the key's default values, load.QUIET_VALUES;
+6: every time statistic of a case, load.STATS, which --metric chooses from)."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (path VARCHAR PRIMARY KEY, fingerprint VARCHAR, name VARCHAR,

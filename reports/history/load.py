@@ -5,12 +5,15 @@ that started last (reports/repeats.py run_order), as compare and report do.
 
     points = read_points(Path("results/nightly-20261129"))
 
-One series per case: the nightly gate's metric, the fastest trial (time_us_min; DDP rows
-step_time_us_min; ci/nightly.sh gates on it because it moves least between launches of a shared
-box). A night's value is the mean log value of its launches (a geometric mean); `low` and `high`
-are its lowest and highest launch, `spread` the sample variance of the launches' log values
-(nan with one launch), from which history learns the launch noise of a night value.
-busbw and the p50 are not separate series: busbw is size / p50, the same series counted twice.
+A night's points hold every time statistic of a case (STATS: min, p50, mean, max, p95, p99;
+comm rows' time_us_*, DDP rows' step_time_us_*), so that the cache reads a run once whatever
+`--metric` asks; history judges one of them (build.py: one series per case), by default the
+nightly gate's, the fastest trial (min: ci/nightly.sh gates on it because it moves least between
+launches of a shared box). A night's value is the mean log value of its launches (a geometric
+mean); `low` and `high` are its lowest and highest launch, `spread` the sample variance of the
+launches' log values (nan with one launch), from which history learns the launch noise of a
+night value. busbw and algbw are not series: busbw is size / p50, the p50's series counted
+twice.
 """
 
 from __future__ import annotations
@@ -42,14 +45,33 @@ class Metric:
     unit: str
 
 
-METRICS = (
-    Metric("time_us_min", "comm", "time_us_min", "us"),
-    Metric("step_time_us_min", "ddp", "step_time_us_min", "us"),
+STATS = ("min", "p50", "mean", "max", "p95", "p99")
+"""The time statistics a night's points hold (module docstring)."""
+DEFAULT_STAT = "min"
+"""What history judges unless --metric says: the nightly gate's metric, the fastest trial."""
+PREFIXES = {"comm": "time_us_", "ddp": "step_time_us_"}
+"""The column of a statistic, by row kind: time_us_p50, step_time_us_p50 ..."""
+
+METRICS = tuple(
+    Metric(prefix + stat, kind, prefix + stat, "us")
+    for kind, prefix in PREFIXES.items()
+    for stat in STATS
 )
-"""One series per row kind: the fastest trial, the nightly gate's metric (module docstring)."""
+"""Every series a row kind may give (module docstring)."""
 
 METRIC_BY_NAME = {m.name: m for m in METRICS}
-METRIC_BY_KIND = {m.kind: m for m in METRICS}
+
+
+def metric_names(stat: str) -> frozenset[str]:
+    """The points' metric names of one statistic: {'time_us_p50', 'step_time_us_p50'}."""
+    return frozenset(prefix + stat for prefix in PREFIXES.values())
+
+
+def stat_of(name: str) -> str:
+    """'step_time_us_p50' -> 'p50'."""
+    return name.rsplit("_", 1)[-1]
+
+
 POINT_COLUMNS = ("case", "kind", "key", "metric", "value", "low", "high", "launches", "spread")
 """A night's points; the run's own facts (path, start, revision, version) are on RunInfo."""
 
@@ -159,31 +181,39 @@ def case_label(kind: str, values: dict[str, Any], requested: object = None) -> s
 
 
 def points_of(kind: str, rows: pd.DataFrame) -> pd.DataFrame:
-    """One point per row of a launch (a kind without a series, e.g. pipeline: none); `key` is
-    the match key as JSON (exact strings)."""
-    metric = METRIC_BY_KIND.get(kind)
-    if metric is None or not len(rows):
+    """One point per row of a launch and time statistic its rows hold (a kind without a series,
+    e.g. pipeline: none); `key` is the match key as JSON (exact strings)."""
+    metrics = [m for m in METRICS if m.kind == kind and m.column in rows]
+    if not metrics or not len(rows):
         return empty_points()
     key_columns = list(DDP_MATCH_KEY if kind == "ddp" else COMM_MATCH_KEY)
     records = rows[key_columns].astype(str).to_dict(orient="records")
-    value = rows[metric.column].astype(float).to_numpy()
     asked = rows["requested_bytes"].tolist() if "requested_bytes" in rows else [None] * len(rows)
-    return pd.DataFrame(
-        {
-            "case": [
-                case_label(kind, {str(k): v for k, v in r.items()}, a)
-                for r, a in zip(records, asked, strict=True)
-            ],
-            "kind": kind,
-            "key": [json.dumps(r, separators=(",", ":")) for r in records],
-            "metric": metric.name,
-            "value": value,
-            "low": value,
-            "high": value,
-            "launches": 1,
-            "spread": np.nan,
-        }
-    )
+    cases = [
+        case_label(kind, {str(k): v for k, v in r.items()}, a)
+        for r, a in zip(records, asked, strict=True)
+    ]
+    keys = [json.dumps(r, separators=(",", ":")) for r in records]
+    frames = []
+    for metric in metrics:
+        value = pd.to_numeric(rows[metric.column], errors="coerce").astype(float).to_numpy()
+        frames.append(
+            pd.DataFrame(
+                {
+                    "case": cases,
+                    "kind": kind,
+                    "key": keys,
+                    "metric": metric.name,
+                    "value": value,
+                    "low": value,
+                    "high": value,
+                    "launches": 1,
+                    "spread": np.nan,
+                }
+            )
+        )
+    points = pd.concat(frames, ignore_index=True)
+    return points[points["value"].notna()].reset_index(drop=True)  # a statistic not recorded
 
 
 def read_points(path: Path) -> tuple[RunInfo, pd.DataFrame]:

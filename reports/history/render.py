@@ -159,7 +159,8 @@ def recent_runs(history: History) -> str:
 def summary_line(history: History) -> str:
     first, last = history.runs[0].label, history.runs[-1].label
     return (
-        f"{len(history.runs)} runs ({first} .. {last}), {len(history.verdicts)} cases, "
+        f"{len(history.runs)} runs ({first} .. {last}), {len(history.verdicts)} cases "
+        f"(each its {STAT_WORDS[history.stat]}), "
         f"{len(history.change_points)} change point(s); over the last "
         f"{recent_runs(history)}: {state_counts(history)}"
     )
@@ -236,12 +237,28 @@ def render_page(
         )
     parts += [
         "<section><h2>Trends</h2>",
-        f"<p>{html.escape(TREND_TEXT)}</p>",
+        f"<p>{html.escape(trend_text(history.stat))}</p>",
         *figures,
         "</section><footer>distbench history: runs ordered by their manifest's start time</footer>",
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+STAT_WORDS = {
+    "min": "fastest trial",
+    "p50": "median (p50)",
+    "mean": "mean time",
+    "max": "slowest trial",
+    "p95": "95th percentile",
+    "p99": "99th percentile",
+}
+"""What each statistic of --metric is called in the page's prose (load.STATS)."""
+
+
+def trend_text(stat: str) -> str:
+    """The Trends section's prose for the judged statistic."""
+    return TREND_TEXT.replace("fastest trial", STAT_WORDS[stat], 1)
 
 
 TREND_TEXT = (

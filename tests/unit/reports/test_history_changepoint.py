@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import special
 
@@ -189,8 +190,9 @@ def test_three_nights_the_last_two_twice_slower_cannot_tell(
 
 
 def test_p50_and_busbw_are_one_series(tmp_path: Path) -> None:
-    """A night's points: one per case (its fastest trial), not a p50 and a busbw of the same
-    trials; a night of two launches: their geometric mean, count and log variance."""
+    """A night's points: one per case and time statistic the rows recorded (--metric chooses
+    one), never a busbw beside the p50 of the same trials; a night of two launches: their
+    geometric mean, count and log variance."""
     import importlib.util
     import shutil
 
@@ -202,14 +204,20 @@ def test_p50_and_busbw_are_one_series(tmp_path: Path) -> None:
     spec.loader.exec_module(bench)
     bench.build_history(tmp_path / "runs", 2, 6, None, seed=1)
     _info, points = read_points(tmp_path / "runs" / "nightly-0000")
-    assert len(points) == 6 and set(points["metric"]) == {"time_us_min"}
+    recorded = {"time_us_min", "time_us_p50", "time_us_mean", "time_us_max"}  # no p95, p99
+    assert set(points["metric"]) == recorded and len(points) == 6 * len(recorded)
+    assert (points.groupby("metric")["key"].nunique() == 6).all()
     night = tmp_path / "night"
     for n in (0, 1):
         shutil.copytree(tmp_path / "runs" / f"nightly-000{n}", night / f"launch-{n + 1}")
+
+    def fastest(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[frame["metric"] == "time_us_min"].set_index("key")
+
     _info, pooled = read_points(night)
-    first = read_points(night / "launch-1")[1].set_index("key")["value"]
-    second = read_points(night / "launch-2")[1].set_index("key")["value"]
-    pooled = pooled.set_index("key")
+    first = fastest(read_points(night / "launch-1")[1])["value"]
+    second = fastest(read_points(night / "launch-2")[1])["value"]
+    pooled = fastest(pooled)
     assert len(pooled) == 6 and (pooled["launches"] == 2).all()
     assert np.allclose(pooled["value"], np.sqrt(first * second).loc[pooled.index])
     logs = np.log(np.stack([first.loc[pooled.index], second.loc[pooled.index]]))

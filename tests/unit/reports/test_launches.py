@@ -38,21 +38,24 @@ def test_launch_folders_sort_by_number_and_other_folders_are_ignored(tmp_path: P
 
 
 def test_history_gives_a_night_of_two_launches_one_pooled_point(tmp_path: Path) -> None:
-    """history reads a night as compare does: one point per case (its fastest trial, history's
-    one series), the geometric mean of its launches' values (not the last launch's, not one point
-    per launch), low and high its lowest and highest launch; a row held by one launch is its own."""
+    """history reads a night as compare does: one point per case and statistic (its fastest
+    trial below, history's default series), the geometric mean of its launches' values (not the
+    last launch's, not one point per launch), low and high its lowest and highest launch; a row
+    held by one launch is its own."""
     from distbench.reports.history.load import read_points
 
     night = launches(tmp_path / "night", FAST, SLOW)
     write_run(night / "launch-3", [(comm_row(2048, SEPARATED, 1), SEPARATED)])
-    info, points = read_points(night)
+    info, every = read_points(night)
     assert info.name == "night"
-    times = points[points["metric"] == "time_us_min"].set_index("case")["value"]
+    points = every[every["metric"] == "time_us_min"]
+    times = points.set_index("case")["value"]
     assert len(times) == len(points) == 2
+    assert every.groupby("metric").size().eq(2).all()  # each statistic: one point per case
     both = next(case for case in times.index if case.endswith(" 1K"))
     assert times[both] == pytest.approx(math.sqrt(80.0 * 120.0))
     low, high = points[points["case"] == both].iloc[0][["low", "high"]]
     assert (low, high) == (80.0, 120.0)
     alone = next(case for case in times.index if case.endswith(" 2K"))
     plain = read_points(night / "launch-3")[1]
-    assert times[alone] == pytest.approx(plain["value"].iloc[0])
+    assert times[alone] == pytest.approx(plain[plain["metric"] == "time_us_min"]["value"].iloc[0])

@@ -1,0 +1,66 @@
+"""`distbench history --metric`: the series judged is the statistic asked for (the nightly gate
+may judge p50 with compare --metric p50; history judged the fastest trial alone before), and a
+name that is no time statistic is one line and exit 2."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.conftest import usage_error_line
+from tests.paths import ROOT
+
+NIGHTS, STEP_AT = 40, 20
+
+
+def stepped_p50_history(out: Path) -> list[Path]:
+    """Synthetic nights (ci/bench_history.py) whose p50 doubles from night STEP_AT on, every
+    other column unchanged."""
+    spec = importlib.util.spec_from_file_location("bench_history", ROOT / "ci" / "bench_history.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.build_history(out, NIGHTS, 4, None, seed=1)
+    nights = sorted(out.iterdir())
+    for night in nights[STEP_AT:]:
+        path = night / "results.csv"
+        with path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        for row in rows:
+            row["time_us_p50"] = str(2 * float(row["time_us_p50"]))
+        with path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+    return nights
+
+
+@pytest.mark.parametrize("metric", ["p50", "median", "time_us_p50"])
+def test_the_metric_asked_is_the_series_judged(
+    metric: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from distbench.cli.app import run_cli
+
+    nights = stepped_p50_history(tmp_path / "runs")
+    base = ["history", *map(str, nights), "--cache", "off", "--absolute"]
+    assert run_cli([*base, "--out", str(tmp_path / "min")]) == 0
+    assert "each its fastest trial" in capsys.readouterr().out
+    assert run_cli([*base, "--out", str(tmp_path / "p50"), "--metric", metric]) == 0
+    assert "each its median (p50)" in capsys.readouterr().out
+    median, fastest = (pd.read_csv(tmp_path / m / "history.csv") for m in ("p50", "min"))
+    assert set(median["metric"]) == {"time_us_p50"} and set(fastest["metric"]) == {"time_us_min"}
+    changes = (tmp_path / "p50" / "history.md").read_text()
+    assert changes.count(f"nightly-{STEP_AT:04d}") >= 4, changes  # every case's p50 doubled
+    assert f"nightly-{STEP_AT:04d}" not in (tmp_path / "min" / "history.md").read_text()
+
+
+@pytest.mark.parametrize("metric", ["busbw", "time_us_std", "", "p42"])
+def test_a_metric_that_is_no_time_statistic_is_one_line(
+    metric: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = usage_error_line(["history", "a", "b", "--metric", metric], capsys)
+    assert f"history --metric '{metric}' is not a time statistic: give min" in line, line
