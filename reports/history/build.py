@@ -174,14 +174,14 @@ def build_history(
         from distbench.reports.history.cache import read_uncached
 
         kept, skipped = skip_incomplete(paths)
-        infos, points = read_uncached(kept)
+        infos, points = read_uncached(kept, metric_names(stat))
         history = judged_history(infos, points, min_change, recent, pool_for, relative, stat)
         return history, skipped
     from distbench.reports.history.cache import PointCache
 
     with PointCache.open(Path(cache) if cache else default_cache()) as store:
         kept, skipped = skip_incomplete(paths, store.unchanged(paths))
-        infos, points = store.load(kept)
+        infos, points = store.load(kept, metric_names(stat))
         history = judged_history(infos, points, min_change, recent, store.null_pool, relative, stat)
         return history, skipped
 

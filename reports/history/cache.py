@@ -63,12 +63,16 @@ def fingerprint(run_dir: Path) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def read_uncached(paths: list[Path]) -> tuple[list[RunInfo], pd.DataFrame]:
-    """Every run read from disk (--cache off)."""
+def read_uncached(
+    paths: list[Path], metrics: frozenset[str] | None = None
+) -> tuple[list[RunInfo], pd.DataFrame]:
+    """Every run read from disk (--cache off); `metrics`: the points of these metrics only."""
     infos, frames = [], []
     for path in paths:
         info, points = read_points(path)
         infos.append(info)
+        if metrics is not None:
+            points = points[points["metric"].isin(metrics)]
         frames.append(points.assign(path=info.path))
     return infos, as_categories(concat(frames))
 
@@ -150,9 +154,12 @@ class PointCache:
         finally:
             connection.close()
 
-    def load(self, paths: list[Path]) -> tuple[list[RunInfo], pd.DataFrame]:
+    def load(
+        self, paths: list[Path], metrics: frozenset[str] | None = None
+    ) -> tuple[list[RunInfo], pd.DataFrame]:
         """The runs' facts and points: cached where the fingerprint matches, else read and
-        stored (replacing the run's older entry)."""
+        stored (replacing the run's older entry, every statistic of it); `metrics`: the points
+        of these metrics only, chosen in the query (a year of nights holds six statistics)."""
         db = self.db
         wanted = {(found := self.fingerprint(p))[0]: (p, found[1]) for p in paths}
         cached = dict(db.execute("SELECT path, fingerprint FROM runs").fetchall())
@@ -180,8 +187,11 @@ class PointCache:
         keys = pd.DataFrame({"path": list(wanted)})
         db.register("wanted", keys)
         runs = db.execute("SELECT r.* FROM runs r JOIN wanted USING (path)").df()
-        points = arrow_points(db.sql("SELECT p.* FROM points p JOIN wanted USING (path)")
-                              .to_arrow_table())  # fmt: skip
+        query = "SELECT p.* FROM points p JOIN wanted USING (path)"
+        if metrics is not None:
+            query += " WHERE p.metric IN (" + ", ".join("?" * len(metrics)) + ")"
+        chosen = sorted(metrics) if metrics is not None else []
+        points = arrow_points(db.sql(query, params=chosen).to_arrow_table())
         db.unregister("wanted")
         by_path = {r.path: r for r in runs.itertuples(index=False)}
         infos = [

@@ -64,3 +64,22 @@ def test_a_metric_that_is_no_time_statistic_is_one_line(
 ) -> None:
     line = usage_error_line(["history", "a", "b", "--metric", metric], capsys)
     assert f"history --metric '{metric}' is not a time statistic: give min" in line, line
+
+
+def test_the_cache_holds_every_statistic_and_gives_the_one_asked(tmp_path: Path) -> None:
+    """A run is read once whatever --metric asks: a second metric comes from the cache, chosen
+    in its query, and equals the uncached reading."""
+    from distbench.reports.history.cache import PointCache, read_uncached
+    from distbench.reports.history.load import metric_names
+
+    nights = stepped_p50_history(tmp_path / "runs")[:3]
+    with PointCache.open(tmp_path / "c.duckdb") as store:
+        fastest = store.load(nights, metric_names("min"))[1]
+    with PointCache.open(tmp_path / "c.duckdb") as store:
+        assert store.unchanged(nights) == frozenset(nights)
+        median = store.load(nights, metric_names("p50"))[1]
+    assert set(fastest["metric"]) == {"time_us_min"} and set(median["metric"]) == {"time_us_p50"}
+    plain = read_uncached(nights, metric_names("p50"))[1]
+    columns = ["path", "key", "value"]
+    ordered = [f[columns].astype(str).sort_values(columns).to_numpy() for f in (median, plain)]
+    assert (ordered[0] == ordered[1]).all()
