@@ -239,6 +239,13 @@ def run_cli(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except typer.Abort:
         return 130
+    except SystemExit as stop:  # click's answer to a closed output is exit 1, a gate's "failed"
+        from distbench.launch.run import EXIT_PIPE, reader_left, silence_closed_outputs
+
+        if stop.code == 1 and (reader_left(sys.stdout) or reader_left(sys.stderr)):
+            silence_closed_outputs()
+            return EXIT_PIPE
+        raise
     return code if isinstance(code, int) else 0
 
 

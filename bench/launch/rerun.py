@@ -35,25 +35,36 @@ def shown_path(run_dir: Path) -> str:
     return relative if not relative.startswith("..") else str(run_dir)
 
 
-def resume_command(spec: RunSpec, run_dir: str) -> str:
-    """`distbench <command> --resume DIR`: a one-primitive run's own command (which may resume
-    it), `sweep` for several primitives, the workload's kind (`ddp`) otherwise."""
+def command_of(spec: RunSpec) -> str:
+    """The command that resumes a run: a one-primitive comm run's own (`allreduce`), `sweep`
+    for several primitives, the workload's kind otherwise (`ddp`; `overlap`, whose workload
+    names primitives too: its own command resumes it, not theirs)."""
     primitives = tuple(getattr(spec.workload, "primitives", ()))
-    if not primitives:
-        command = spec.kind
-    elif len(primitives) == 1 and primitives[0] in FACTS:
-        command = FACTS[primitives[0]].command
-    else:
-        command = "sweep"
-    return f"distbench {command} --resume {shlex.quote(run_dir)}"
+    if spec.kind != "comm" or not primitives:
+        return spec.kind
+    if len(primitives) == 1 and primitives[0] in FACTS:
+        return FACTS[primitives[0]].command
+    return "sweep"
 
 
-def rest_line(spec: RunSpec, run_dir: Path) -> str:
+def resume_command(spec: RunSpec, run_dir: str) -> str:
+    """`distbench <command> --resume DIR` (command_of)."""
+    return f"distbench {command_of(spec)} --resume {shlex.quote(run_dir)}"
+
+
+def rest_line(spec: RunSpec, run_dir: Path, left: int = -1) -> str:
     """What an interrupted run prints last: the command that measures the rest, or why none can.
     On several nodes every node resumes, each from its own directory (node K > 0: OUT/node<K>,
-    run.prepare_run_dir), so the line names node 0's and the others'."""
+    run.prepare_run_dir), so the line names node 0's and the others'. `left`: measurements not
+    yet kept (-1: not counted); with none left the command only marks the run completed."""
     if not resumable(run_dir):
         return f"{NOT_RESUMABLE}: run it again with a new --out"
+    if left == 0 and spec.launch.nnodes <= 1:
+        command = resume_command(spec, shown_path(run_dir))
+        return (
+            "every measurement had finished before the interruption, so nothing is left to "
+            f"measure: `{command}` marks the run completed"
+        )
     line = f"to measure the rest: {resume_command(spec, shown_path(run_dir))}"
     if spec.launch.nnodes <= 1:
         return line

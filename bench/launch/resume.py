@@ -17,6 +17,7 @@ from pathlib import Path
 from distbench.collectors.manifest import read_manifest, utc_now
 from distbench.collectors.schema import MANIFEST_JSON, SAMPLES_CSV, SPEC_JSON
 from distbench.collectors.sink import finished_measurements
+from distbench.launch.rerun import command_of, resume_command
 from distbench.launch.run import execute
 from distbench.parse import UsageError
 from distbench.spec import RunSpec
@@ -91,10 +92,9 @@ def resume_run(
             "again with --node-rank and a new --out"
         )
     if command is not None and command not in WORKLOADS[spec.kind].resumed_by(spec.workload):
-        started = "not a ddp" if command == "ddp" else f"a {', '.join(primitives_of(spec))}"
         raise UsageError(
-            f"--resume {path_text}: that is {started} run: resume it with the command that "
-            "started it"
+            f"--resume {path_text}: that run was started by `distbench "
+            f"{command_of(spec)}`: resume it with `{resume_command(spec, path_text)}`"
         )
     primitives = primitives_of(spec)
     run_dir = Path(path_text).resolve()

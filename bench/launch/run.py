@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -47,6 +48,8 @@ from distbench.spec import RunSpec
 from distbench.workloads import WORKLOADS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_PIPE = 141
+"""The output was closed (`distbench ... | head`): 128 + SIGPIPE, as a shell reports it."""
 
 
 def default_run_dir(base: Path, name: str, label: str) -> Path:
@@ -210,6 +213,12 @@ def execute(
     except KeyboardInterrupt:
         status, code = "interrupted", EXIT_INTERRUPTED
         report_interrupt(spec, run_dir, total, render)
+    except BrokenPipeError:  # the reader of the output left (`| head`): an interruption
+        status, code = "interrupted", EXIT_PIPE
+        report_closed_output(spec, run_dir, total)
+    except BaseException:  # anything else (a full disk, a bug): never "completed"
+        status, code = "failed", EXIT_FAILED
+        raise
     finally:
         signal.signal(signal.SIGTERM, previous)
         manifest["status"] = status
@@ -217,17 +226,31 @@ def execute(
         manifest["load_avg_end"] = load_average()
         manifest["cpu_steal_share"] = steal_share(manifest.get("cpu_times_start"), cpu_times())
         write_manifest(run_dir, manifest)
+    if code == EXIT_PIPE:
+        return code
+    try:
+        closing_lines(spec, run_dir, manifest, status, total)
+    except BrokenPipeError:  # the output closed after the last measurement: the run is whole
+        silence_closed_outputs()
+    return code
+
+
+def closing_lines(
+    spec: RunSpec, run_dir: Path, manifest: dict[str, Any], status: str, total: int
+) -> None:
+    """What a run prints after its last launch: what a failed run keeps and the command that
+    continues it, the nodes' warnings, and where the run is."""
     if status == "failed" and (run_dir / RESULTS_CSV).exists():  # a rank died: go on from here
         kept = len({row.get("measurement") for row in read_rows(run_dir / RESULTS_CSV)})
         print(f"{kept} of {total} measurements are kept", file=sys.stderr, flush=True)
-        print(rest_line(spec, run_dir), file=sys.stderr, flush=True)
+        print(rest_line(spec, run_dir, total - kept), file=sys.stderr, flush=True)
     for line in node_warnings(manifest):  # one node with another driver, a slower link ...
         print(line, file=sys.stderr, flush=True)
     if (run_dir / RESULTS_CSV).exists():
         print(f"run directory: {run_dir}  ({RESULTS_CSV}, samples.csv, {MANIFEST_JSON}, logs/)")
     else:  # a node without global rank 0: the rows are the writer's
         print(f"run directory: {run_dir}  ({MANIFEST_JSON}, logs/; the rows are on rank 0's node)")
-    return code
+    sys.stdout.flush()
 
 
 def planned_rows(spec: RunSpec) -> int:
@@ -316,6 +339,48 @@ def launch_problem(
     return None
 
 
+def reader_left(stream: Any) -> bool:
+    """True when `stream` is a pipe whose reader has closed it (poll: POLLERR on its end)."""
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), select.POLLOUT)
+        return any(event & (select.POLLERR | select.POLLHUP) for _fd, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def silence_closed_outputs() -> None:
+    """Point stdout and stderr, where their reader has left, at /dev/null: what is still
+    buffered, and every later print, goes nowhere instead of raising BrokenPipeError again
+    (Python's advice for SIGPIPE: docs.python.org/3/library/signal.html#note-on-sigpipe)."""
+    for stream in (sys.stdout, sys.stderr):
+        if reader_left(stream):
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, stream.fileno())
+                os.close(devnull)
+            except (OSError, ValueError):
+                pass
+
+
+def report_closed_output(spec: RunSpec, run_dir: Path, total: int) -> None:
+    """After the output was closed: the run stopped as after Ctrl-C; what is kept and the
+    command that continues, on stderr where it is still open."""
+    silence_closed_outputs()
+    kept = len({row.get("measurement") for row in read_rows(run_dir / RESULTS_CSV)})
+    try:
+        print(
+            f"interrupted: the output was closed (its reader left, e.g. '| head'); {kept} of "
+            f"{total} measurements are kept",
+            file=sys.stderr,
+            flush=True,
+        )
+        print(rest_line(spec, run_dir, total - kept), file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        pass
+    silence_closed_outputs()
+
+
 def report_interrupt(spec: RunSpec, run_dir: Path, total: int, render: Render) -> None:
     """After Ctrl-C or SIGTERM: the table of every kept row and the command that continues."""
     rows = read_rows(run_dir / RESULTS_CSV)
@@ -329,4 +394,4 @@ def report_interrupt(spec: RunSpec, run_dir: Path, total: int, render: Render) -
         print(f"kept rows ({kept} of {total} measurements):", flush=True)
         print(render(rows), flush=True)
         print(flush=True)
-    print(rest_line(spec, run_dir), file=sys.stderr, flush=True)
+    print(rest_line(spec, run_dir, total - kept), file=sys.stderr, flush=True)

@@ -62,3 +62,29 @@ def test_resume_refuses_a_several_node_run_started_without_node_rank(tmp_path: P
     )
     with pytest.raises(UsageError, match="started without --node-rank cannot be resumed"):
         resume_run(str(run_dir), "all_reduce")
+
+
+def test_an_overlap_run_is_resumed_by_overlap_not_by_its_collective(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """overlap's workload names its collectives too: before, its line read `distbench allreduce
+    --resume`, which refused it; and the refusal named no command that would work."""
+    from distbench.overlap.spec import OverlapSpec
+
+    monkeypatch.chdir(tmp_path)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    launch = spec_of(run_dir).launch
+    spec = RunSpec(launch=launch, workload=OverlapSpec(sizes=(1024,), primitives=("all_reduce",)))
+    assert rest_line(spec, run_dir) == "to measure the rest: distbench overlap --resume run"
+    assert "marks the run completed" in rest_line(spec, run_dir, left=0)
+    spec.save(run_dir)
+    (run_dir / MANIFEST_JSON).write_text(
+        json.dumps({"schema_version": SCHEMA_VERSION, "status": "interrupted"})
+    )
+    with pytest.raises(UsageError) as refused:
+        resume_run("run", "all_reduce")
+    assert str(refused.value) == (
+        "--resume run: that run was started by `distbench overlap`: resume it with "
+        "`distbench overlap --resume run`"
+    )
