@@ -9,11 +9,13 @@ and numbers the formats share.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from distbench.collectors.migrations import changed_meaning
+from distbench.collectors.schema import SCHEMA_VERSION
 from distbench.parse import UsageError
 from distbench.reports.compare.words import row_name
 from distbench.reports.kinds import CASE_DEFAULTS
@@ -61,12 +63,37 @@ def load_export_run(path: Path) -> ExportRun:
             f"{run.repeats['comm']} repeated communication case(s): each exported from the run "
             "that started last"
         )
+    comm, older, version = current_intervals(comm)
+    if older:
+        notes.append(
+            f"the p50 intervals of {older} row(s) left out: their schema (v{version} and "
+            f"before) meant another interval by ci_low_us/ci_high_us than the 95 % one of "
+            f"v{SCHEMA_VERSION} (docs: upgrading.md)"
+        )
     manifests = [m for m in find_run_dirs(Path(path), "").manifests.values() if m]
     starts = [t for m in manifests if (t := utc_time(m.get("started_utc")))]
     ends = [t for m in manifests if (t := utc_time(m.get("ended_utc") or m.get("started_utc")))]
     return ExportRun(
         Path(path), comm, run.manifest, notes, min(starts, default=None), max(ends, default=None)
     )
+
+
+INTERVAL = ("ci_low_us", "ci_high_us")
+"""The p50's 95 % interval, which the exports label so (gab's extra, bmf's bounds)."""
+
+
+def current_intervals(rows: list[Row]) -> tuple[list[Row], int, int]:
+    """The rows with the interval cells of a schema that meant another interval emptied (v3's
+    latency intervals counted every op as independent: they covered 41-56 %), how many held
+    one, and the newest such schema version (0: none)."""
+    kept, older, version = [], 0, 0
+    for row in rows:
+        if changed_meaning("comm", INTERVAL[0], row.schema_version, SCHEMA_VERSION) is not None:
+            if any(row.values.get(column, "") != "" for column in INTERVAL):
+                older, version = older + 1, max(version, row.schema_version)
+            row = replace(row, values={**row.values, **dict.fromkeys(INTERVAL, "")})
+        kept.append(row)
+    return kept, older, version
 
 
 def number(row: Row, column: str) -> float | None:

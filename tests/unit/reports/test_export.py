@@ -298,13 +298,27 @@ def test_gpu_facts_of_the_manifest_fill_devices(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
-def test_the_p50_interval_bounds_bmf_and_ranges_gab(tmp_path: Path) -> None:
-    run = tmp_path / "ci"
-    shutil.copytree(DATA / "cluster-a" / "broadcast", run)
-    frame = pd.read_csv(run / "results.csv", dtype=str, keep_default_na=False)
+def with_intervals(target: Path, version: int) -> Path:
+    """cluster-a's broadcast run as schema `version` writes it (its columns upgraded by the
+    report's loader, then cut to that version's), each row's p50 interval [p50 - 10, p50 + 30]."""
+    from distbench.collectors.migrations import columns_at
+    from distbench.reports.load import read_results_text
+
+    source = DATA / "cluster-a" / "broadcast"
+    shutil.copytree(source, target)
+    _, frame = read_results_text(source)
     p50 = frame.time_us_p50.astype(float)
     frame = frame.assign(ci_low_us=(p50 - 10).astype(str), ci_high_us=(p50 + 30).astype(str))
-    frame.to_csv(run / "results.csv", index=False)
+    frame[columns_at("comm", version)].to_csv(target / "results.csv", index=False)
+    manifest = json.loads((target / "manifest.json").read_text())
+    (target / "manifest.json").write_text(json.dumps({**manifest, "schema_version": version}))
+    return target
+
+
+def test_the_p50_interval_bounds_bmf_and_ranges_gab(tmp_path: Path) -> None:
+    from distbench.collectors.schema import SCHEMA_VERSION
+
+    run = with_intervals(tmp_path / "ci", SCHEMA_VERSION)
     for metric in json.loads(exported(run, "bmf")).values():
         latency = metric["latency"]
         assert latency["upper_value"] - latency["value"] == pytest.approx(30e3)
@@ -312,6 +326,18 @@ def test_the_p50_interval_bounds_bmf_and_ranges_gab(tmp_path: Path) -> None:
     entries = json.loads(exported(run, "gab"))
     assert gab_errors(entries) == []
     assert {e["range"] for e in entries} == {"± 20"}  # half the interval's width
+
+
+def test_an_older_schemas_interval_is_not_exported_as_95_percent(tmp_path: Path) -> None:
+    """v3's ci_low_us/ci_high_us meant another interval (latency: every op independent, 41-56 %
+    coverage): bmf and gab leave them out and the notes say why, as compare flags the change."""
+    run = with_intervals(tmp_path / "v3", 3)
+    text, notes = export_run(run, "bmf")
+    assert all("lower_value" not in m["latency"] for m in json.loads(text).values())
+    entries = json.loads(exported(run, "gab"))
+    assert gab_errors(entries) == [] and not any("95% CI" in e["extra"] for e in entries)
+    assert not any("range" in e for e in entries)
+    assert any("schema (v3 and before) meant another interval" in note for note in notes), notes
 
 
 # ---- the shape check bites --------------------------------------------------------------------
