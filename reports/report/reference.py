@@ -98,18 +98,34 @@ def read_references(path: Path) -> list[Reference]:
     return [_entry(i, item, path) for i, item in enumerate(entries, start=1)]
 
 
+def matching(lines: pd.DataFrame, ref: Reference) -> pd.DataFrame:
+    """The measured rows a reference covers: its primitive, world size, size (and backend)."""
+    match = lines[
+        (lines["primitive"] == ref.primitive)
+        & (lines["world_size"] == ref.world_size)
+        & (lines["size_bytes"] == ref.size_bytes)
+    ]
+    return match[match["backend"] == ref.backend] if ref.backend else match
+
+
+def unmatched(lines: pd.DataFrame, references: list[Reference]) -> list[Reference]:
+    """The references no measured row has (a typo, or a case the runs did not measure)."""
+    return [ref for ref in references if not len(lines) or matching(lines, ref).empty]
+
+
+def describe(ref: Reference) -> str:
+    """'all_reduce world_size=8 size=1G (backend nccl)', as the file names it."""
+    backend = f" backend={ref.backend}" if ref.backend else ""
+    return (
+        f"{ref.primitive} world_size={ref.world_size} size={format_size(ref.size_bytes)}{backend}"
+    )
+
+
 def gap_frame(lines: pd.DataFrame, references: list[Reference]) -> pd.DataFrame:
     """Each measured row that a reference covers, with the gap in percent (negative: slower)."""
     rows = []
     for ref in references:
-        match = lines[
-            (lines["primitive"] == ref.primitive)
-            & (lines["world_size"] == ref.world_size)
-            & (lines["size_bytes"] == ref.size_bytes)
-        ]
-        if ref.backend:
-            match = match[match["backend"] == ref.backend]
-        for _, row in match.iterrows():
+        for _, row in matching(lines, ref).iterrows():
             busbw = float(row["busbw_GBps"])
             rows.append(
                 {

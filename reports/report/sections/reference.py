@@ -7,7 +7,7 @@ import pandas as pd
 
 from distbench.reports.render import FigureOut, Section, TableOut
 from distbench.reports.report.figures.reference import plot_reference
-from distbench.reports.report.reference import Reference, gap_frame
+from distbench.reports.report.reference import Reference, describe, gap_frame, unmatched
 from distbench.reports.report.sections.collectives import figure_out
 
 
@@ -17,6 +17,12 @@ def section_reference(
     if not references:
         return []
     frame = gap_frame(lines, references) if len(lines) else pd.DataFrame()
+    missed = unmatched(lines, references)
+    if missed and not frame.empty:  # a typo in one entry is not hidden by the others' matches
+        notes.append(
+            f"--reference: {len(missed)} of {len(references)} entries match no measured row: "
+            + "; ".join(describe(ref) for ref in missed)
+        )
     if frame.empty:
         notes.append(
             "--reference: no measured row has a reference's primitive, world size and size"

@@ -30,3 +30,21 @@ def test_report_draws_the_reference_and_the_gap(tmp_path: Path) -> None:
             gap = (measured("2", size, mode) / expected - 1) * 100
             assert f"| {label} |" in text and f"{gap:+.1f}" in text, (label, mode, gap)
     assert "made up for the test" in text
+
+
+def test_an_entry_that_matches_no_row_is_named_beside_those_that_do(tmp_path: Path) -> None:
+    """Before, a typo in one entry vanished once another entry matched (the note was only for
+    a file none of whose entries matched)."""
+    reference = tmp_path / "expected.toml"
+    reference.write_text(
+        "[[reference]]\n"
+        'primitive = "all_reduce"\nworld_size = 2\nsize = "1M"\nbusbw_GBps = 2.0\n'
+        "[[reference]]\n"
+        'primitive = "all_reduce"\nworld_size = 8\nsize = "1G"\nbusbw_GBps = 360\n'
+    )
+    files = build_report([str(RUN)], str(tmp_path / "report"), reference=str(reference))
+    text = files.markdown.read_text()
+    assert "Is my number OK?" in text
+    assert (
+        "--reference: 1 of 2 entries match no measured row: all_reduce world_size=8 size=1G"
+    ) in text
