@@ -5,6 +5,7 @@ executed."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 from distbench.cli.dryrun import plan_text
 from distbench.launch.resume import resume_run
 from distbench.launch.run import execute, file_logs, part_name, prepare_run_dir
-from distbench.options.envsweep import env_combinations
+from distbench.options.envsweep import env_combinations, inert_env_note
 from distbench.options.launch import (
     LaunchArgs,
     Machine,
@@ -57,6 +58,9 @@ def build_specs(
     one new run directory; a later combination's measurement ids carry `env<k>/`."""
     workloads = [build(launch) for launch in launches]
     combos = env_combinations(launches[0].env)
+    names = [axis.partition("=")[0] for axis in launches[0].env]
+    for note in {inert_env_note(names, launch.backend) for launch in launches} - {None}:
+        print(note, file=sys.stderr, flush=True)
     if launches[0].env and not all(hasattr(w, "tag") for w in workloads):
         raise UsageError(f"--env is not supported by {title} yet: drop --env")
     run_dir = prepare_run_dir(out, title, launches[0].label, launches[0].node_rank)

@@ -46,3 +46,16 @@ def env_combinations(axes: tuple[str, ...]) -> list[tuple[str, ...]]:
         for name, axis in zip(names, axes, strict=True)
     ]
     return [tuple(combo) for combo in itertools.product(*columns)]
+
+
+def inert_env_note(names: list[str], backend: str) -> str | None:
+    """A line for NCCL_* variables swept on a backend that reads none of them (gloo): their
+    combinations measure the same thing, so the rows' differences are the box's noise."""
+    inert = sorted({name for name in names if name.startswith("NCCL_")})
+    if not inert or backend == "nccl":
+        return None
+    return (
+        f"note: {', '.join(inert)} {'has' if len(inert) == 1 else 'have'} no effect on "
+        f"{backend}: the {backend} rows' --env combinations measure the same thing, and their "
+        "differences are noise"
+    )

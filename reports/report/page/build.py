@@ -12,6 +12,7 @@ argument and ./report for several, never inside an input folder (reports/outputs
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pandas as pd
 
 from distbench import __version__
 from distbench.collectors.manifest import utc_now
+from distbench.options.envsweep import inert_env_note
 from distbench.parse import UsageError
 from distbench.reports.compare.checks import Metric, parse_metric
 from distbench.reports.kinds import OWN_SECTION_PRIMITIVES
@@ -130,6 +132,35 @@ def section_what_ran(loaded: Loaded) -> Section:
     )
 
 
+def inert_env_notes(comm: pd.DataFrame) -> list[str]:
+    """A note per backend whose rows swept NCCL_* variables with --env that it never reads
+    (gloo): their combinations' differences are noise (envsweep.inert_env_note)."""
+    if not len(comm) or "env" not in comm or "backend" not in comm:
+        return []
+    notes = []
+    for backend, rows in comm.groupby(comm["backend"].astype(str), observed=True):
+        names = sorted({n for e in rows["env"].astype(str) for n in re.findall(r"\bNCCL_\w+", e)})
+        note = inert_env_note(names, str(backend))
+        if note:
+            notes.append(note.removeprefix("note: "))
+    return notes
+
+
+def row_counts(loaded: Loaded) -> str:
+    """'37 collective rows, 6 overlap rows, 22 DDP rows and 10 pipeline rows': each kind of row
+    the report read, named as its section is (init, rpc and overlap rows are communication rows
+    of their own commands, not collectives)."""
+    comm = loaded.comm
+    primitive = comm["primitive"] if "primitive" in comm else pd.Series([], dtype=str)
+    counts = [(int((~primitive.isin(OWN_SECTION_PRIMITIVES)).sum()), "collective")]
+    counts += [(int((primitive == own).sum()), own) for own in OWN_SECTION_PRIMITIVES]
+    counts += [(len(loaded.ddp), "DDP"), (len(loaded.pipeline), "pipeline")]
+    parts = [f"{n} {name} row{'s' * (n != 1)}" for n, name in counts if n]
+    if not parts:
+        return "no rows"
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
 def report_metric(text: str) -> Metric:
     """--metric: a time compare takes (time_us_p50, p50, min ...); a bandwidth or a rate is
     refused (the report's speedups are time ratios)."""
@@ -179,7 +210,7 @@ def write_report(
     pool_launches(loaded)  # a nightly's launch-N folders, as compare pools them
     by = assign_sources(loaded, by)
     keep_one_row_per_case(loaded)  # compare's rule for a case measured twice
-    notes = list(loaded.notes)
+    notes = list(loaded.notes) + inert_env_notes(loaded.comm)
     lines, pairs = split_matrix_rows(loaded.comm)
     lines = lines[~lines["primitive"].isin(OWN_SECTION_PRIMITIVES)].copy()  # init, rpc: below
     several = bool(len(lines)) and lines["source"].nunique() > 1
@@ -212,8 +243,7 @@ def write_report(
     rows = len(loaded.comm) + len(loaded.ddp) + len(loaded.pipeline)
     sources = sorted({str(s) for f in (loaded.comm, loaded.ddp) for s in f.get("source", [])})
     lead = (
-        f"{len(loaded.runs)} run(s), {len(loaded.comm)} communication rows and "
-        f"{len(loaded.ddp)} DDP rows, compared by {by}: {', '.join(sources)}."
+        f"{len(loaded.runs)} run(s), {row_counts(loaded)}, compared by {by}: {', '.join(sources)}."
     )
     lead = "\n\n".join([*headline, lead])  # the headline opens the page (headline.py)
     footer = f"distbench {__version__} report, {utc_now()}, from {' '.join(paths)}"
