@@ -127,7 +127,12 @@ def fit_cells(fits: pd.DataFrame) -> pd.DataFrame:
     beta = with_interval(fits["beta_GBps"], fits["beta_low"], fits["beta_high"])
     busbw = fits["busbw_beta_GBps"].map(format_number)
     cells = {"alpha_us": alpha, "beta_GBps": beta, "busbw_beta_GBps": busbw}
+    percent = {  # as the prose and MAX_REL_RMS name them: 23.3 %, not 0.2327
+        column: fits[column].map(lambda v: f"{v:.1%}" if pd.notna(v) else "")
+        for column in ("rel_rms", "rel_max")
+    }
     shown = fits.assign(**{name: text.where(~noise, NO_FIT) for name, text in cells.items()})
+    shown = shown.assign(**percent)
     return shown.assign(alpha_from=size_range(fits, "alpha"), beta_from=size_range(fits, "beta"))
 
 
