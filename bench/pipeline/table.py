@@ -4,12 +4,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from distbench.tables import format_number, render_rows
+from distbench.tables import format_number, group_rows, render_rows
+
+HEADER = ["strategy", "n", "M", "step_us_mean", "samples/s", "bubble", "theory", "param_diff"]
 
 
 def render_pipeline_table(rows: Sequence[dict[str, str]]) -> str:
-    """Strategy, stages, microbatches, mean step time, samples/s, bubble next to theory."""
-    header = ["strategy", "n", "M", "step_us_mean", "samples/s", "bubble", "theory", "param_diff"]
+    """One table per (model, backend, device) group of rows, under a `# pipeline ...` line that
+    says how they were measured, as the other commands' tables do: strategy, stages,
+    microbatches, mean step time, samples/s, bubble next to theory."""
+    blocks = []
+    for (model, backend, device, env), group in group_rows(
+        rows, ("model", "backend", "device")
+    ).items():
+        first = group[0]
+        steps = first.get("window_steps", "1")
+        header = (
+            f"# pipeline  model={model}  batch={first['batch_size']}  backend={backend}  "
+            f"device={device}  timer={first['timer']}  step=mean of the slowest rank's windows "
+            f"of {steps} step{'s' * (steps != '1')}  bubble=mean idle share of a stage, "
+            "theory=GPipe's (n-1)/(M+n-1)"
+        )
+        header += f"\n# env: {env}" if env else ""
+        blocks.append("\n".join([header, *table_lines(group)]))
+    return "\n\n".join(blocks)
+
+
+def table_lines(rows: Sequence[dict[str, str]]) -> list[str]:
+    """The lines of one group's table."""
     lines = [
         [
             row["strategy"],
@@ -24,4 +46,4 @@ def render_pipeline_table(rows: Sequence[dict[str, str]]) -> str:
         for row in rows
     ]
     numeric = ("step_us_mean", "samples/s", "bubble", "theory", "param_diff")
-    return "\n".join(render_rows(header, lines, numeric=numeric))
+    return render_rows(HEADER, lines, numeric=numeric)
