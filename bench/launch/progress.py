@@ -65,6 +65,15 @@ def describe(measurement: str, what: str) -> str:
     return f"{text} world_size={found.group(1)}" if found else text
 
 
+def row_what(row: dict[str, str]) -> str:
+    """A finished row whose measurement announced no begin line (init's repetitions): what it
+    measured from its own cells, `init env:init_process_group world_size=3 (ws3/i3)`."""
+    cells = [row.get(c, "") for c in ("primitive", "pattern", "strategy")]
+    text = " ".join(c for c in cells if c)
+    size = f" world_size={row['world_size']}" if row.get("world_size") else ""
+    return f"{text}{size} ({row.get('measurement', '')})"
+
+
 def part_of(measurement: str, primitive: str) -> tuple[str, str]:
     """The table a measurement belongs to: its launch's world size (with a sweep's backend tag)
     and its primitive; a DDP row's primitive is `ddp`."""
@@ -277,7 +286,7 @@ class RunProgress:
         self.eta.finished(row_size(row), time.time() - began)
         if self.running is not None and self.running.measurement == measurement:
             self.running = None
-        what = self.seen.get(measurement) or f"{row.get('primitive', '')} ({measurement})"
+        what = self.seen.get(measurement) or row_what(row)
         if self.bar is not None and self.task is not None:
             self.bar.update(self.task, completed=self.done, clock=self.clock())
         elif self.mode == "lines":

@@ -28,3 +28,12 @@ def test_begin_lines_parse_and_read_for_people() -> None:
     assert parse_begin("1796105844.382 end ws2/i3 aggregate_us=3") is None
     assert parse_begin("garbage begin ws2/i3 x") is None
     assert [format_clock(s) for s in (7, 725, 3723)] == ["0:07", "12:05", "1:02:03"]
+
+
+def test_a_row_without_a_begin_line_says_what_it_measured() -> None:
+    """init announces no begin lines: its progress read `done init (ws3/i3)`, no method."""
+    from distbench.launch.progress import row_what
+
+    row = {"measurement": "ws3/i3", "primitive": "init", "world_size": "3",
+           "pattern": "env:init_process_group"}  # fmt: skip
+    assert row_what(row) == "init env:init_process_group world_size=3 (ws3/i3)"
