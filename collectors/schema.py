@@ -279,7 +279,10 @@ class DdpRow(TrainingRow):
     comm_hidden_share: float
     """1 - (step - ddp-nocomm) / (ddp-nooverlap - ddp-nocomm), mean step times, same bucket size
     (v2): the share of the communication hidden behind compute. ddp-nooverlap sends ddp's messages
-    with none overlapped (0 by definition). ddp and ddp-nooverlap only; empty at world size 1."""
+    with none overlapped (0 by definition). ddp and ddp-nooverlap only; empty at world size 1.
+    Not clamped: below 0 where ddp's step was slower than ddp-nooverlap's (overlapping cost more
+    than it hid: compute and communication contend for the same cores, as gloo on a CPU box
+    does, or noise), above 1 where it was faster than ddp-nocomm's (noise)."""
     max_param_diff: float
     """Largest |parameter - the first ddp run's| after the same steps on the same data."""
     env: str = ""
