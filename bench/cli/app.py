@@ -221,10 +221,38 @@ first sentences mid-phrase at 80 columns), in the order listed: what measures, t
 runs."""
 
 
+def given_twice(group: Any, argv: list[str]) -> str | None:
+    """The first option of the command in `argv` that takes one value and is given twice
+    (`--sizes 1K --sizes 1M`: click keeps the last silently, a user expects both), or None.
+    Flags and options that repeat (--env) may."""
+    command, args = group, list(argv)
+    while args and args[0] in getattr(command, "commands", {}):
+        command, args = command.commands[args[0]], args[1:]
+    if "--" in args:
+        args = args[: args.index("--")]
+    for param in getattr(command, "params", []):
+        if getattr(param, "param_type_name", "") != "option":
+            continue
+        if getattr(param, "multiple", False) or getattr(param, "is_flag", False):
+            continue
+        names = [*param.opts, *getattr(param, "secondary_opts", [])]
+        uses = [a for a in args if a in names or any(a.startswith(f"{n}=") for n in names)]
+        if len(uses) > 1:
+            return max(param.opts, key=len)
+    return None
+
+
 def run_cli(argv: list[str] | None = None) -> int:
     """Run the CLI in this process; usage errors become one line on stderr and exit code 2."""
     try:
-        code = command()(args=argv, prog_name="distbench", standalone_mode=False)
+        group = command()
+        twice = given_twice(group, sys.argv[1:] if argv is None else argv)
+        if twice is not None:
+            raise UsageError(
+                f"{twice} is given twice: give it once (a second {twice} would replace the "
+                "first, not add to it; lists take commas, e.g. --sizes 1K,1M)"
+            )
+        code = group(args=argv, prog_name="distbench", standalone_mode=False)
     except UsageError as error:
         print(f"distbench: error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -1,0 +1,41 @@
+"""An option that takes one value, given twice: click kept the last one silently (`--mode both
+--mode latency` measured latency alone; `--sizes 1K --sizes 1M` measured 1M alone). It is one
+line and exit 2 now; options that repeat (--env) and flags may still repeat."""
+
+from __future__ import annotations
+
+import pytest
+
+from distbench.cli.app import command, given_twice
+from tests.conftest import usage_error_line
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["allreduce", "--mode", "both", "--mode", "latency"], "--mode"),
+        (["allreduce", "--sizes", "1K", "--sizes=1M"], "--sizes"),
+        (["compare", "A", "B", "--metric", "p50", "--metric", "min"], "--metric"),
+        (["history", "--glob", "a*", "--glob", "b*"], "--glob"),
+        (["baseline", "save", "RUN", "--name", "a", "--name", "b"], "--name"),
+    ],
+)
+def test_a_single_value_option_given_twice_is_one_line(
+    argv: list[str], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert given_twice(command(), argv) == named
+    line = usage_error_line(argv, capsys)
+    assert f"{named} is given twice: give it once" in line, line
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["allreduce", "--env", "A=1,2", "--env", "B=3"],  # repeatable
+        ["allreduce", "--quiet", "--quiet"],  # a flag
+        ["allreduce", "--sizes", "1K", "--", "--sizes"],  # after --: not options
+        ["allreduce", "--sizes", "1K,1M"],
+    ],
+)
+def test_repeatable_options_and_flags_may_repeat(argv: list[str]) -> None:
+    assert given_twice(command(), argv) is None
