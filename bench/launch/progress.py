@@ -216,8 +216,6 @@ class RunProgress:
         if self.new == 0 or not self.first_begin or left is None:
             return f"{format_clock(elapsed)} elapsed"
         seconds, floor = left
-        if floor and seconds < 1:  # "ETA >= ~0:00" says nothing yet
-            return f"{format_clock(elapsed)} elapsed"
         return f"{format_clock(elapsed)} elapsed, ETA {'>= ' * floor}~{format_clock(seconds)}"
 
     def start_launch(self, world_size: int, measured: Sequence[int], remaining: int) -> None:
