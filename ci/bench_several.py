@@ -3,7 +3,8 @@ row of k of the matrix's primitives by 25 %, for every k and every combination o
 Replays the shipped rule on the recorded launches (as ci/bench_confirm.py does): each held-out
 night alone (no re-run), judged against fixed baseline windows.
 
-    python ci/bench_several.py --held-out g10 --baselines g9       # docs/gate.md's table
+    python ci/bench_several.py --held-out g11 --baselines g10      # docs/gate.md's table
+    python ci/bench_several.py --held-out g10 --baselines g9       # the development group
     python ci/bench_several.py --held-out g10 --baselines g9 --no-box-rule
     python ci/bench_several.py --held-out g10 --baselines g9 --absolute
     python ci/bench_several.py --held-out g10 --baselines g9 --scenario "one world size (3)"

@@ -157,8 +157,10 @@ def coverage_section(
     rows = []
     for i, noise in enumerate(NOISES):
         for ab in (False, True):
-            rows.append(coverage(judge, pool, window, reps, seed + 10 * i + ab, noise, ab).row())
-            say(f"coverage: {rows[-1]['name']}: {rows[-1]['value']}")
+            parts = coverage(judge, pool, window, reps, seed + 10 * i + ab, noise, ab)
+            for part in parts:
+                rows.append(part.row())
+                say(f"coverage: {rows[-1]['name']}: {rows[-1]['value']}")
     return rows
 
 

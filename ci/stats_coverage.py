@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from stats_gate import SLOWDOWN, Judge, whole_run_excluded
 
+from distbench.stats.verdict import IMPROVED, REGRESSED
+
 Noise = Callable[[np.random.Generator, int, int, int], np.ndarray]
 """(rng, base launches, current launches, rows) -> log noise, (base + current) x rows."""
 
@@ -79,25 +81,69 @@ class Coverage:
         }  # fmt: skip
 
 
-def covered_share(outcome, slowed: str | None, truth: float) -> float:  # type: ignore[no-untyped-def]
+def covered_share(  # type: ignore[no-untyped-def]
+    outcome, slowed: str | None, truth: float, selected: bool | None = None,
+    truths: dict[str, float] | None = None,
+) -> float:  # fmt: skip
+    """The share of the checked intervals that hold the truth: the slowed primitive's hypotheses
+    (every one without a slowed primitive); with `selected` True only those printed beside a
+    verdict (regressed or improved: their level is Judged.level, Benjamini-Yekutieli's), False
+    only the others (printed at 95 %).
+    `truths`: each primitive's true change where it is not `truth` (a verdict on an unslowed
+    primitive is judged against 0 while the slowed one's is judged against its slowdown)."""
     checked = []
     for judged in whole_run_excluded(outcome):
         if judged.shift is None:
             continue
         if slowed is not None and judged.hypothesis.primitive != slowed:
             continue
+        if selected is not None and selected != (judged.state in (REGRESSED, IMPROVED)):
+            continue
         low, high = judged.interval()
-        checked.append(low <= truth <= high)
+        true = (truths or {}).get(judged.hypothesis.primitive, 0.0 if truths else truth)
+        checked.append(low <= true <= high)
     return float(np.mean(checked)) if checked else math.nan
+
+
+@dataclass
+class FalseCoverage:
+    """The intervals printed beside a verdict (regressed, improved), each at its own level
+    (Judged.level: 1 - R alpha / m): per night, the share of them that missed the truth (0 on a
+    night without a verdict), whose mean is the false coverage rate Benjamini and Yekutieli
+    bound by alpha; and the levels printed."""
+
+    name: str
+    missed: list[float]
+    levels: list[float]
+    nights: int = 0
+    """Nights with a verdict."""
+
+    def row(self) -> dict[str, object]:
+        values = np.array(self.missed)
+        mean = float(values.mean())
+        error = float(values.std(ddof=1) / math.sqrt(len(values)))
+        level = f"{np.median(self.levels):.1%}" if self.levels else "-"
+        return {
+            "name": self.name, "value": f"{mean:.2%}", "interval": f"+-{error:.2%} (MC)",
+            "target": "<= 5 % (FCR)", "ok": "yes" if mean - 2 * error <= 0.05 else "NO",
+            "note": f"{len(values)} nights, {self.nights} with a verdict; its intervals' median "
+            f"level {level}",
+        }  # fmt: skip
 
 
 def coverage(
     judge: Judge, pool: list[list[int]], window: int, reps: int, seed: int, noise: str,
     ab: bool,
-) -> Coverage:  # fmt: skip
+) -> tuple[Coverage, Coverage, FalseCoverage]:  # fmt: skip
+    """Every checked interval's coverage (95 %, or a verdict's level), that of those printed at
+    95 % (no verdict), and the false coverage rate of those printed beside a verdict
+    (FalseCoverage)."""
     rng = np.random.default_rng(seed)
     primitives = sorted(set(judge.primitives.tolist()))
-    shares = []
+    shares: list[float] = []
+    plain: list[float] = []  # the intervals printed at 95 %: no verdict
+    what = "A/B, the slowed primitive's" if ab else "A/A, every"
+    chosen = FalseCoverage(f"compare: false coverage rate beside verdicts, {what}, {noise}", [], [])
     for _ in range(reps):
         picks = rng.choice(len(pool), size=window + 1, replace=False)
         base = [pool[i] for i in picks[:window]]
@@ -114,5 +160,18 @@ def coverage(
         share = covered_share(outcome, slowed, SLOWDOWN - 1 if ab else 0.0)
         if math.isfinite(share):
             shares.append(share)
-    what = "A/B, the slowed primitive's" if ab else "A/A, every"
-    return Coverage(f"compare 95 % interval: {what} hypotheses, {noise}", shares)
+        share = covered_share(outcome, slowed, SLOWDOWN - 1 if ab else 0.0, selected=False)
+        if math.isfinite(share):
+            plain.append(share)
+        share = covered_share(outcome, None, SLOWDOWN - 1 if ab else 0.0, selected=True, truths=(
+            {slowed: SLOWDOWN - 1} if ab else None))  # fmt: skip
+        chosen.missed.append(1 - share if math.isfinite(share) else 0.0)
+        if math.isfinite(share):
+            chosen.nights += 1
+            chosen.levels += [j.level for j in whole_run_excluded(outcome)
+                              if j.state in (REGRESSED, IMPROVED)]  # fmt: skip
+    return (
+        Coverage(f"compare interval as printed: {what} hypotheses, {noise}", shares),
+        Coverage(f"compare 95 % interval: {what} hypotheses without a verdict, {noise}", plain),
+        chosen,
+    )

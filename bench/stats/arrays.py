@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from itertools import chain
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ from distbench.stats.components import MAX_PRIOR_DF, Prior
 from distbench.stats.family import Hypothesis, bh_adjust, weights
 from distbench.stats.nested import SideSummary
 from distbench.stats.shift import POWER, Shift
-from distbench.stats.verdict import Judged, decide_state
+from distbench.stats.verdict import IMPROVED, REGRESSED, Judged, decide_state, selected_level
 
 if TYPE_CHECKING:
     from distbench.stats.engine import Outcome, Settings
@@ -164,6 +165,11 @@ def judged_outcome(
             Judged(hypothesis, shift, p_slow[i], p_fast[i], q_slow[i], q_fast[i], state,
                    detectable, floors[i], reason)
         )  # fmt: skip
+    selected = sum(j.state in (REGRESSED, IMPROVED) for j in judged)
+    level = selected_level(selected, count, settings.alpha)
+    judged = [
+        replace(j, level=level) if j.state in (REGRESSED, IMPROVED) else j for j in judged
+    ]  # the verdicts' intervals hold 95 % together (selected_level)
     rows = [j for j in judged if j.hypothesis.is_row and j.hypothesis.primitive != WHOLE_RUN]
     bands = [j for j in judged if not (j.hypothesis.is_row and j.hypothesis.primitive != WHOLE_RUN)]
     return Outcome(rows, bands, count, nights, learning, relative)

@@ -184,10 +184,18 @@ def parts_line(comparison: Comparison) -> str:
         finite = sorted(v for v in values if math.isfinite(v))
         return f"{math.sqrt(max(0.0, finite[len(finite) // 2])) * 100:.1f} %" if finite else "-"
 
+    assumed = all(s.data_df == 0 for s in shifts)  # no launch part measured: the prior alone
+    launches = median_sd([s.between for s in shifts])
+    if assumed:
+        launches += " (assumed: the stated default spread, nothing measured)"
+    one_night = all(s.nights_base <= 1 and s.nights_current <= 1 for s in shifts)
+    nights = (
+        "not measured (one night a side)" if one_night else median_sd([s.night for s in shifts])
+    )
     return (
         "noise by part (median row, sd of a launch value): trials "
-        f"{median_sd([s.within for s in shifts])}, launches beyond them "
-        f"{median_sd([s.between for s in shifts])}, nights {median_sd([s.night for s in shifts])}"
+        f"{median_sd([s.within for s in shifts])}, launches beyond them {launches}, "
+        f"nights {nights}"
     )
 
 

@@ -11,7 +11,9 @@ comparison:
   is compare's current side, the baseline its baseline;
 - speedup: 1 / the time ratio, the baseline's p50 over this source's, each the geometric mean
   over its side's launches, and its 95 % interval (low, high): the core's t interval of the shift
-  with the launch as the unit. Its variance holds the spread between launches: measured from the
+  with the launch as the unit (beside a verdict, regressed or improved, at compare's level for
+  the verdicts, Judged.level: 1 - R alpha / m, Benjamini and Yekutieli's). Its variance holds
+  the spread between launches: measured from the
   sides' launches and squeezed towards the prior of similar rows, or, while the noise is learnt
   (fewer than 5 nights on the baseline side), the stated default spread of distbench.stats
   .defaults. One launch a side leaves the cluster and the launch confounded: only that assumed
@@ -174,7 +176,8 @@ def row_keys(frame: pd.DataFrame, kind: str) -> list[Key]:
 
 
 def speedup_of(judged: Judged | None) -> tuple[float, float, float]:
-    """1 / the time ratio and its 95 % interval, inverted (nans without a shift)."""
+    """1 / the time ratio and its interval (95 %, or a verdict's level), inverted (nans without
+    a shift)."""
     if judged is None or judged.shift is None:
         return math.nan, math.nan, math.nan
     low, high = judged.interval()

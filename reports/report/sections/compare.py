@@ -80,7 +80,9 @@ def summary_table(
     note = (
         "every size: the geometric mean of the speedup over all sizes of the case, with its 95 % "
         "interval and compare's verdict on them together (the band of these rows); min and max "
-        "span every size."
+        "span every size. An interval beside a verdict (slower, faster) is compare's for the "
+        "verdicts, wider than 95 %: those were chosen for their large change, and at 95 % held "
+        "it 85-87 % of the time (docs: gate.md)."
     )
     return titled(table, f"Speedup over {baseline}", note=note)
 

@@ -206,6 +206,12 @@ def test_decide_state() -> None:
     faster = judge_shift(values([0.3, 0.31, 0.29]), values([0.0], "c"), Prior(1e-4, 10, "p"))
     assert decide_state(faster, 1.0, 0.001, 0.05, 0.05, "")[0] == IMPROVED
     assert decide_state(None, 1.0, 1.0, 0.05, 0.05, "") == (CANNOT_TELL, "no launch on one side")
+    # the level is alpha itself, at its edge: q = alpha passes, just above it does not (a rule
+    # at 2 alpha, or one that reads p for q, must fail here)
+    assert decide_state(shift, 0.05, 1.0, 0.05, 0.05, "")[0] == REGRESSED
+    assert decide_state(shift, 0.0501, 1.0, 0.05, 0.05, "")[0] == NO_CHANGE
+    assert decide_state(faster, 1.0, 0.0501, 0.05, 0.05, "")[0] == NO_CHANGE
+    assert decide_state(shift, 1.0, 0.001, 0.05, 0.05, "")[0] == NO_CHANGE  # slower, q of faster
 
 
 def test_describe_state() -> None:

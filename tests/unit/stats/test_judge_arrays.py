@@ -35,7 +35,7 @@ from distbench.stats.engine import Drift, Settings, membership, night_index
 from distbench.stats.family import Hypothesis, bh_adjust, build_family, weights
 from distbench.stats.nested import SideSummary, parts, summarize
 from distbench.stats.shift import Shift, shift_of
-from distbench.stats.verdict import Judged, decide_state
+from distbench.stats.verdict import IMPROVED, REGRESSED, Judged, decide_state
 
 
 def reference_shifts(
@@ -83,7 +83,11 @@ def reference_judged(
         detectable = shift.detectable(alpha_own, floors[i]) if shift else math.inf
         judged.append(Judged(hypothesis, shift, p_slow[i], p_fast[i], q_slow[i], q_fast[i],
                              state, detectable, floors[i], reason))  # fmt: skip
-    return judged
+    chosen = [j for j in judged if j.state in (REGRESSED, IMPROVED)]
+    level = 1 - len(chosen) * settings.alpha / len(family) if chosen else 0.95
+    return [
+        dataclasses.replace(j, level=max(0.95, level)) if j in chosen else j for j in judged
+    ]  # the verdicts' intervals: Benjamini-Yekutieli's level
 
 
 def same(a: object, b: object) -> bool:
