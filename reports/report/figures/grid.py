@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterable
 
 from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
@@ -65,6 +66,18 @@ def log_y(ax: Axes, values: Iterable[float]) -> None:
     that was most of a 10,000-row report's drawing time (docs/performance.md).
     """
     ax.set_yscale("log")
+    log_ticks(ax.yaxis, values)
+
+
+def log_x(ax: Axes, values: Iterable[float]) -> None:
+    """log10 x axis labelled as log_y's y axis ("2000", "1e4", not mathtext's 10^4)."""
+    ax.set_xscale("log")
+    log_ticks(ax.xaxis, values)
+
+
+def log_ticks(axis: Axis, values: Iterable[float]) -> None:
+    """A log axis's ticks for `values`: decades, or 1-2-5 steps under two decades, labelled by
+    tick_text; no minor ticks."""
     positive = [float(v) for v in values if v > 0 and math.isfinite(v)]
     if positive:
         low, high = math.floor(math.log10(min(positive))), math.ceil(math.log10(max(positive)))
@@ -73,9 +86,9 @@ def log_y(ax: Axes, values: Iterable[float]) -> None:
         inside = [t for t in ticks if min(positive) <= t <= max(positive)]
         if len(inside) < 2:  # values within one step (110-190 us): label their own ends too
             ticks = sorted({*ticks, *(float(f"{v:.2g}") for v in (min(positive), max(positive)))})
-        ax.yaxis.set_major_locator(FixedLocator(ticks))
-    ax.yaxis.set_minor_locator(NullLocator())
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: tick_text(v)))
+        axis.set_major_locator(FixedLocator(ticks))
+    axis.set_minor_locator(NullLocator())
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: tick_text(v)))
 
 
 def tick_text(value: float) -> str:

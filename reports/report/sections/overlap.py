@@ -11,7 +11,8 @@ from matplotlib.figure import Figure
 
 from distbench.parse import format_size
 from distbench.reports.render import TableOut, format_number
-from distbench.reports.report.figures.collectives import STYLE, panel_grid
+from distbench.reports.report.figures.collectives import STYLE, new_figure, shared_legend
+from distbench.reports.report.figures.grid import log_x
 from distbench.reports.report.sections.collectives import RowsSection, run_cells
 
 PHASES = {"t_compute_us": "compute alone", "t_comm_us": "collective alone", "t_both_us": "both"}
@@ -46,17 +47,48 @@ def overlap_rows(comm: pd.DataFrame) -> pd.DataFrame:
     return rows.sort_values(["run", "collective", "size_bytes", "compute_n", "compute_threads"])
 
 
+def case_labels(rows: pd.DataFrame) -> pd.Series:
+    """Each row's case in the figure, on up to three short lines ("all_reduce 1M", "N=256,
+    1 thr", the run) so the labels leave the bars most of the width: the mode only where the
+    rows hold several, the run only where they come from several (a run directory's name is
+    ~25 characters)."""
+    label = (
+        rows["collective"].astype(str)
+        + " "
+        + rows["size_bytes"].map(lambda b: format_size(int(b)))
+        + "\nN="
+        + rows["compute_n"].astype(int).astype(str)
+        + ", "
+        + rows["compute_threads"].astype(int).astype(str)
+        + " thr"
+    )
+    if rows["mode"].nunique() > 1:
+        label = label + ", " + rows["mode"].astype(str)
+    if rows["run"].nunique() > 1:
+        label = label + "\n" + rows["run"].astype(str)
+    return label
+
+
+CASE_IN = 0.28
+"""Height per bar of a case (inches): three bars a case, room for its three-line label."""
+
+
 def plot_overlap(rows: pd.DataFrame) -> Figure:
-    """Per case, the three phases' p50 (slowest rank) side by side."""
-    sns.set_style(STYLE)
+    """Per case, the three phases' p50 (slowest rank) side by side; the legend below the panel,
+    where it covers no bar."""
+    rows = rows.assign(case=case_labels(rows))
     long = rows.melt(id_vars=["case"], value_vars=list(PHASES), var_name="phase", value_name="us")
     long["phase"] = long["phase"].map(PHASES)
-    fig, (ax,) = panel_grid(1)
-    sns.barplot(long, y="case", x="us", hue="phase", orient="h", ax=ax)
-    if long["us"].max() > 20 * long["us"].min() > 0:  # cases of very different lengths
-        ax.set_xscale("log")
-    ax.set_xlabel("p50 of the slowest rank, µs per op")
-    ax.set_ylabel("")
+    cases = long["case"].nunique()
+    with sns.axes_style(STYLE):
+        fig = new_figure(1, 1, height=max(2.0, CASE_IN * len(PHASES) * cases))
+        ax = fig.subplots()
+        sns.barplot(long, y="case", x="us", hue="phase", orient="h", ax=ax)
+        if long["us"].max() > 20 * long["us"].min() > 0:  # cases of very different lengths
+            log_x(ax, long["us"])
+        ax.set_xlabel("p50 of the slowest rank (µs per op)")
+        ax.set_ylabel("")
+        shared_legend(fig, [ax], "phase")
     return fig
 
 
