@@ -8,7 +8,13 @@ import seaborn as sns
 from matplotlib.figure import Figure
 
 from distbench.reports.render import TableOut, format_number
-from distbench.reports.report.figures.collectives import STYLE, panel_grid
+from distbench.reports.report.figures.collectives import (
+    STYLE,
+    draw_lines,
+    line_palette,
+    panel_grid,
+    shared_legend,
+)
 from distbench.reports.report.sections.collectives import RowsSection
 
 PHASE_ORDER = ("init_process_group", "first_collective", "new_groups", "destroy_process_group")
@@ -30,19 +36,28 @@ def init_rows(comm: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_startup(rows: pd.DataFrame) -> Figure | None:
-    """One panel per phase: the slowest rank's p50 (ms) vs world size, a line per method."""
+    """One panel per phase: the slowest rank's p50 (ms) vs world size, a line per method (a
+    colour, style and marker each, the same in every panel), one legend below the panels."""
     phases = [p for p in PHASE_ORDER if p in set(rows["phase"])]
     if not phases:
         return None
-    sns.set_style(STYLE)
-    fig, axes = panel_grid(len(phases))
-    for ax, phase in zip(axes, phases, strict=False):
-        part = rows[rows["phase"] == phase]
-        sns.lineplot(part, x="world_size", y="p50_ms", hue="series", marker="o", ax=ax)
-        ax.set_title(phase)
-        ax.set_xlabel("ranks")
-        ax.set_ylabel("slowest rank, p50, ms")
-        ax.set_xticks(sorted(set(part["world_size"].astype(int))))
+    points = (  # one point per line and world size (the mean, as seaborn's lineplot drew it)
+        rows.groupby(["phase", "series", "world_size"], observed=True)["p50_ms"]
+        .mean()
+        .reset_index()
+    )
+    palette = line_palette(points["series"])
+    entries: set[str] = set()  # one legend entry per line for the figure's one legend
+    with sns.axes_style(STYLE):
+        fig, axes = panel_grid(len(phases))
+        for ax, phase in zip(axes, phases, strict=False):
+            part = points[points["phase"] == phase]
+            draw_lines(ax, part, "world_size", "p50_ms", palette, entries=entries)
+            ax.set_title(phase)
+            ax.set_xlabel("ranks")
+            ax.set_ylabel("slowest rank, p50, ms")
+            ax.set_xticks(sorted(set(part["world_size"].astype(int))))
+        shared_legend(fig, axes, "init method (run)")
     return fig
 
 

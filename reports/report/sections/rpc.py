@@ -10,7 +10,15 @@ from matplotlib.figure import Figure
 
 from distbench.parse import format_size
 from distbench.reports.render import TableOut, format_number
-from distbench.reports.report.figures.collectives import STYLE, panel_grid, size_axis
+from distbench.reports.report.figures.collectives import (
+    STYLE,
+    draw_lines,
+    line_palette,
+    new_figure,
+    shared_legend,
+    size_axis,
+)
+from distbench.reports.report.figures.grid import log_y
 from distbench.reports.report.sections.collectives import RowsSection, run_cells
 
 
@@ -26,15 +34,22 @@ def rpc_rows(comm: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_rpc(rows: pd.DataFrame) -> Figure | None:
-    """p50 time per call vs tensor size, a line per pattern (a figure needs two sizes)."""
+    """p50 time per call vs tensor size, a line per pattern (a figure needs two sizes), drawn as
+    the collectives' time figure draws its lines: a colour, style and marker each, sizes as 1K,
+    plain time labels, one legend below the panel."""
     if rows["size_bytes"].nunique() < 2:
         return None
-    sns.set_style(STYLE)
-    fig, (ax,) = panel_grid(1)
-    sns.lineplot(rows, x="size_bytes", y="time_us_p50", hue="series", marker="o", ax=ax)
-    size_axis(ax, rows["size_bytes"])
-    ax.set_yscale("log")
-    ax.set_ylabel("time per call, p50, µs")
+    points = (  # one point per line and size (the mean, as seaborn's lineplot drew it)
+        rows.groupby(["series", "size_bytes"], observed=True)["time_us_p50"].mean().reset_index()
+    )
+    with sns.axes_style(STYLE):
+        fig = new_figure(1, 1)
+        ax = fig.subplots()
+        draw_lines(ax, points, "size_bytes", "time_us_p50", line_palette(points["series"]))
+        size_axis(ax, points["size_bytes"])
+        log_y(ax, points["time_us_p50"])
+        ax.set_ylabel("time per call, p50 (µs)")
+        shared_legend(fig, [ax], "pattern, ranks (run)")
     return fig
 
 
