@@ -16,10 +16,24 @@ from distbench.reports.report.figures.collectives import (
 )
 from distbench.reports.report.sections.collectives import CASE_NAMES, display, figure_out, titled
 
+THEORY_DASHES: tuple[tuple[int, tuple[float, ...]], ...] = (
+    (0, (4.0, 2.0)),
+    (0, (1.0, 1.5)),
+    (0, (6.0, 2.0, 1.0, 2.0)),
+    (0, (2.0, 2.0)),
+    (0, (6.0, 2.0, 1.0, 2.0, 1.0, 2.0)),
+    (0, (8.0, 3.0)),
+)
+"""GPipe's theory lines, one per world size: dashed, dotted, dash-dot ... (each a dash pattern
+that a short legend handle still shows), so two world sizes' lines tell apart."""
+THEORY_GREYS = ("0.25", "0.45", "0.6")
+"""Their greys, darkest first: a second difference beside the dashes."""
+
 
 def plot_pipeline(rows: pd.DataFrame) -> Figure | None:
     """Left: mean step time vs M, one line per strategy, world size and source. Right: the
-    measured bubble vs M on the same lines, GPipe's (W - 1) / (M + W - 1) dashed per W."""
+    measured bubble vs M on the same lines, GPipe's (W - 1) / (M + W - 1) per W in grey, a dash
+    pattern (and shade) per W, each with its own legend entry."""
     if rows.empty or rows["microbatches"].nunique() < 2:
         return None
     series = (
@@ -38,14 +52,15 @@ def plot_pipeline(rows: pd.DataFrame) -> Figure | None:
             color = palette[str(name)]
             left.plot(line["microbatches"], line["step_ms"], "-o", color=color, label=str(name))
             right.plot(line["microbatches"], line["bubble"], "-o", color=color, label=str(name))
-        for world_size, line in points.groupby("world_size", sort=True):
+        for i, (world_size, line) in enumerate(points.groupby("world_size", sort=True)):
             theory = line.drop_duplicates("microbatches").sort_values("microbatches")
+            dashes, shade = THEORY_DASHES[i % len(THEORY_DASHES)], THEORY_GREYS[i % 3]
             right.plot(
                 theory["microbatches"],
                 theory["bubble_theory"],
-                "--",
-                color="grey",
-                label=f"theory n={world_size}",
+                linestyle=dashes,
+                color=shade,
+                label=f"GPipe theory n={world_size}",
             )
         ticks = sorted(points["microbatches"].unique())
         for ax, label in ((left, "mean step time (ms)"), (right, "bubble (idle share)")):
@@ -65,7 +80,8 @@ def section_pipeline(rows: pd.DataFrame, notes: list[str]) -> list[Section]:
         plot_pipeline(rows),
         "fig-pipeline.png",
         "mean step time and measured bubble (1 - a stage's busy time / step, mean over stages) "
-        "against microbatches; dashed: GPipe's (W - 1) / (M + W - 1)",
+        "against microbatches; grey dashed or dotted: GPipe's (W - 1) / (M + W - 1), one line per "
+        "world size W",
         notes,
         "pipeline figure: the pipeline rows hold a single number of microbatches",
     )
