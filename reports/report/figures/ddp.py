@@ -4,26 +4,43 @@ step's time goes (compute vs communication) per strategy. Same conventions as co
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
+from matplotlib.typing import ColorType
 
 from distbench.reports.report.figures.collectives import (
     LINESTYLES,
     MARKERS,
     STYLE,
-    line_palette,
     new_figure,
     shared_legend,
 )
 
+STRATEGY_COLOURS: list[ColorType] = [*sns.color_palette("tab10"), (0.0, 0.0, 0.0)]
+"""tab10 and black: 11 colours that tell apart, one per strategy that runs on CPU."""
+
+
+def strategy_styles(strategies: Iterable[str]) -> dict[str, tuple[ColorType, str]]:
+    """A (colour, marker) per strategy, in sorted order: STRATEGY_COLOURS and MARKERS side by
+    side, so no two strategies share both (up to 77), and up to 11 (every strategy on CPU)
+    differ in colour alone. (line_palette's evenly spaced hues past 10 names gave neighbours
+    in the sorted list, ddp-fp16 and ddp-nocomm, fsdp and fsdp-reshard-false, nearly one
+    colour; and with two runs a strategy's two lines had unrelated colours.)"""
+    colors = STRATEGY_COLOURS
+    ordered = sorted({str(s) for s in strategies})
+    return {
+        name: (colors[i % len(colors)], MARKERS[i % len(MARKERS)]) for i, name in enumerate(ordered)
+    }
+
 
 def plot_ddp_scaling(ddp: pd.DataFrame) -> Figure | None:
     """DDP samples/s and scaling efficiency vs world size, one line per strategy and `line`
-    (analysis.ddp_lines: the source and any configuration that differs, e.g. device); each line
-    has a colour of its own, and a style per `line`."""
+    (analysis.ddp_lines: the source and any configuration that differs, e.g. device); each
+    strategy has a colour and marker of its own (strategy_styles), each `line` a line style."""
     if ddp.empty or ddp["world_size"].nunique() < 2:
         return None
     lines = sorted(ddp["line"].unique())
@@ -36,8 +53,7 @@ def plot_ddp_scaling(ddp: pd.DataFrame) -> Figure | None:
         .mean()
         .reset_index()
     )
-    palette = line_palette(points["series"])
-    strategies = sorted(points["strategy"].unique())
+    styles = strategy_styles(points["strategy"])
     has_efficiency = points["scaling_efficiency"].notna().any()
     panels = [("samples_per_s", "samples/s (whole job)")]
     if has_efficiency:
@@ -48,13 +64,14 @@ def plot_ddp_scaling(ddp: pd.DataFrame) -> Figure | None:
         for ax, (metric, label) in zip(axes, panels, strict=True):
             for name, line in points.groupby("series", sort=True):
                 line = line.sort_values("world_size")
+                color, marker = styles[str(line["strategy"].iloc[0])]
                 ax.plot(
                     line["world_size"],
                     line[metric],
                     LINESTYLES[lines.index(line["line"].iloc[0]) % len(LINESTYLES)],
-                    marker=MARKERS[strategies.index(line["strategy"].iloc[0]) % len(MARKERS)],
-                    markersize=4,
-                    color=palette[str(name)],
+                    marker=marker,
+                    markersize=5,
+                    color=color,
                     label=str(name),
                 )
             ax.set_xticks(sorted(points["world_size"].unique()))
