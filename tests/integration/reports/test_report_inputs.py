@@ -291,7 +291,17 @@ def test_no_two_lines_share_a_colour(fold: Path) -> None:
     assert styles["1K · cluster-a · gloo bfloat16"] != styles["1K · cluster-a · gloo float32"]
     ddp = figures["ddp"]  # two strategies of two sources (cluster-a at 1 and 2 ranks)
     assert ddp is not None
-    assert len(legend_colours(ddp)) == 4 == len(set(legend_colours(ddp)))
+    (legend,) = ddp.legends
+    looks = {  # label: colour, marker, line style
+        text.get_text(): (to_rgb(handle.get_color()), handle.get_marker(), handle.get_linestyle())  # type: ignore[union-attr]
+        for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True)
+    }
+    assert len(looks) == 4 == len(set(looks.values()))  # every line looks its own
+    by_strategy: dict[str, set[tuple[float, ...]]] = {}  # its lines' colours (one per source)
+    for label, (colour, _marker, _style) in looks.items():
+        by_strategy.setdefault(label.split(" · ")[0], set()).add(colour)
+    assert all(len(c) == 1 for c in by_strategy.values()), by_strategy  # one colour a strategy
+    assert len(set.union(*by_strategy.values())) == len(by_strategy) == 2  # each its own
 
 
 def test_report_md_embeds_its_figures(fold: Path, tmp_path: Path) -> None:
