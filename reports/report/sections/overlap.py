@@ -32,19 +32,23 @@ def overlap_rows(comm: pd.DataFrame) -> pd.DataFrame:
         return rows
     for column in NUMBERS:
         rows[column] = pd.to_numeric(rows[column], errors="coerce")
-    rows["case"] = (
+    rows["case"] = case_text(rows, ", ") + " (" + rows["run"].astype(str) + ")"
+    return rows.sort_values(["run", "collective", "size_bytes", "compute_n", "compute_threads"])
+
+
+def case_text(rows: pd.DataFrame, between: str) -> pd.Series:
+    """'all_reduce 1M<between>N=256, 1 thr': a row's collective and size, then its compute."""
+    return (
         rows["collective"].astype(str)
         + " "
         + rows["size_bytes"].map(lambda b: format_size(int(b)))
-        + ", N="
+        + between
+        + "N="
         + rows["compute_n"].astype(int).astype(str)
         + ", "
         + rows["compute_threads"].astype(int).astype(str)
-        + " thr ("
-        + rows["run"].astype(str)
-        + ")"
+        + " thr"
     )
-    return rows.sort_values(["run", "collective", "size_bytes", "compute_n", "compute_threads"])
 
 
 def case_labels(rows: pd.DataFrame) -> pd.Series:
@@ -52,16 +56,7 @@ def case_labels(rows: pd.DataFrame) -> pd.Series:
     1 thr", the run) so the labels leave the bars most of the width: the mode only where the
     rows hold several, the run only where they come from several (a run directory's name is
     ~25 characters)."""
-    label = (
-        rows["collective"].astype(str)
-        + " "
-        + rows["size_bytes"].map(lambda b: format_size(int(b)))
-        + "\nN="
-        + rows["compute_n"].astype(int).astype(str)
-        + ", "
-        + rows["compute_threads"].astype(int).astype(str)
-        + " thr"
-    )
+    label = case_text(rows, "\n")
     if rows["mode"].nunique() > 1:
         label = label + ", " + rows["mode"].astype(str)
     if rows["run"].nunique() > 1:
