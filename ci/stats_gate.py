@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,8 +66,21 @@ class Judge:
             y += shift
         return judge_matrices(
             self.keys, side(self.values, base, base_y), side(self.values, [current], y),
-            self.floors, self.defaults, self.gate.settings, self.fallback,
+            self.floors, self.sides_defaults(base, current), self.gate.settings, self.fallback,
         )  # fmt: skip
+
+    def sides_defaults(self, base: Sequence[Sequence[int]], current: Sequence[int]) -> list:
+        """Each row's default prior from the within-launch variance of the judged launches
+        alone, as compare builds it (reports/compare/judge.py), not from every recorded launch
+        (`self.defaults`, kept for callers that judge no night)."""
+        launches = [i for night in base for i in night] + list(current)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a row no launch measured
+            within = np.nanmean(self.values.within[launches], axis=0)
+        return [
+            default_prior(self.gate.metric, size_band(k), float(w))
+            for k, w in zip(self.keys, within, strict=True)
+        ]
 
 
 def regressed(outcome: Outcome, primitive: str | None = None) -> bool:
