@@ -165,11 +165,16 @@ def judged_outcome(
             Judged(hypothesis, shift, p_slow[i], p_fast[i], q_slow[i], q_fast[i], state,
                    detectable, floors[i], reason)
         )  # fmt: skip
-    selected = sum(j.state in (REGRESSED, IMPROVED) for j in judged)
-    level = selected_level(selected, count, settings.alpha)
+    rejected = {  # BH's discoveries in each direction, before the floor
+        REGRESSED: sum(q <= settings.alpha for q in q_slow),
+        IMPROVED: sum(q <= settings.alpha for q in q_fast),
+    }
     judged = [
-        replace(j, level=level) if j.state in (REGRESSED, IMPROVED) else j for j in judged
-    ]  # the verdicts' intervals hold 95 % together (selected_level)
+        replace(j, level=selected_level(rejected[j.state], count, settings.alpha, weight[i]))
+        if j.state in rejected
+        else j
+        for i, j in enumerate(judged)
+    ]  # a verdict's interval: its selection's level, leaving out no change (selected_level)
     rows = [j for j in judged if j.hypothesis.is_row and j.hypothesis.primitive != WHOLE_RUN]
     bands = [j for j in judged if not (j.hypothesis.is_row and j.hypothesis.primitive != WHOLE_RUN)]
     return Outcome(rows, bands, count, nights, learning, relative)

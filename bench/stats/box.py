@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from distbench.stats.arrays import WHOLE_RUN
-from distbench.stats.verdict import CANNOT_TELL, IMPROVED, REGRESSED, Judged
+from distbench.stats.verdict import CANNOT_TELL, CONFIDENCE, IMPROVED, REGRESSED, Judged
 
 BOX_SHARE = 2 / 3
 """More than this share of the primitives compared named at once: the box changed (5 of 7).
@@ -125,6 +125,7 @@ def unjudged(judged: Sequence[Judged]) -> list[Judged]:
     (inf: nothing vouched for); the whole run as judged."""
     return [
         j if j.hypothesis.primitive == WHOLE_RUN
-        else replace(j, state=CANNOT_TELL, reason=BOX_REASON, detectable=math.inf)
+        else replace(j, state=CANNOT_TELL, reason=BOX_REASON, detectable=math.inf,
+                     level=CONFIDENCE)  # no verdict: its interval is the row's own 95 %
         for j in judged
     ]  # fmt: skip

@@ -64,21 +64,22 @@ def ddp_ratios(ddp: pd.DataFrame, column: str = "step_time_us_p50") -> pd.DataFr
 
 def case_estimate(
     group: pd.DataFrame, verdict: SourceVerdict | None
-) -> tuple[float, float, float, str]:
+) -> tuple[float, float, float, str, float]:
     """Every size of one case together: the core's estimate of the band that holds exactly these
     rows (judged without the relative contrast: the geometric mean of their speedups, with its
     95 % interval, the launch as the unit) and compare's state of that band; without one, the
-    plain geometric mean of the sizes' speedups and no interval."""
+    plain geometric mean of the sizes' speedups and no interval. Last: the interval's level
+    (0.95, or the band's verdict's: distbench.stats.verdict.selected_level)."""
     speedups = group["speedup"].to_numpy(dtype=float)
     plain = float(np.exp(np.log(speedups).mean())) if len(speedups) else math.nan
     members = group["row_index"] if "row_index" in group else pd.Series(-1, index=group.index)
     if verdict is None or (members < 0).any():
-        return plain, math.nan, math.nan, ""
+        return plain, math.nan, math.nan, "", math.nan
     judged, raw = verdict.band(members.astype(int).tolist())
     if raw is None or judged is None or raw.shift is None:
-        return plain, math.nan, math.nan, ""
+        return plain, math.nan, math.nan, "", math.nan
     speedup, low, high = speedup_of(raw)
-    return speedup, low, high, state_text(judged)
+    return speedup, low, high, state_text(judged), raw.level
 
 
 def ratio_summary(
@@ -95,7 +96,7 @@ def ratio_summary(
         asked = last.get("requested_bytes")  # the largest size's label: the size asked for
         states = group["state"] if "state" in group else pd.Series("", index=group.index)
         verdict = (verdicts or {}).get(str(last["source"]))
-        geomean, low, high, state = case_estimate(group, verdict)
+        geomean, low, high, state, level = case_estimate(group, verdict)
         records.append(
             {
                 **dict(zip(CASE, key, strict=True)),
@@ -105,6 +106,7 @@ def ratio_summary(
                 "speedup_geomean": geomean,
                 "geomean_low": low,
                 "geomean_high": high,
+                "geomean_level": level,
                 "case_verdict": state,
                 "speedup_min": float(group["speedup"].min()),
                 "speedup_max": float(group["speedup"].max()),

@@ -11,13 +11,27 @@ from __future__ import annotations
 import pandas as pd
 
 from distbench.reports.render import format_number
+from distbench.stats.verdict import CONFIDENCE
 
 
-def with_interval(values: pd.Series, low: pd.Series, high: pd.Series) -> pd.Series:
-    """'1.23 [0.98, 1.51]': a number with its 95 % interval; the number alone without one."""
+def with_interval(
+    values: pd.Series, low: pd.Series, high: pd.Series, level: pd.Series | None = None
+) -> pd.Series:
+    """'1.23 [0.98, 1.51]': a number with its 95 % interval, or '1.23 [0.95, 1.58] at 98.7 %'
+    where `level` says another (a verdict's: distbench.stats.verdict.selected_level); the
+    number alone without one."""
+    levels = level if level is not None else pd.Series(CONFIDENCE, index=values.index)
     text = [
         format_number(v, 3)
         + (f" [{format_number(a, 3)}, {format_number(b, 3)}]" if pd.notna(a) else "")
-        for v, a, b in zip(values, low, high, strict=True)
+        + (at_level(float(c)) if pd.notna(a) else "")
+        for v, a, b, c in zip(values, low, high, levels, strict=True)
     ]
     return pd.Series(text, index=values.index, dtype=object)
+
+
+def at_level(level: float) -> str:
+    """' at 98.7 %' for an interval not at 95 % (nan: 95 %), else ''."""
+    if level != level or abs(level - CONFIDENCE) < 1e-12:
+        return ""
+    return f" at {level * 100:.1f} %"

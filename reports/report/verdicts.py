@@ -47,7 +47,13 @@ from distbench.reports.kinds import MATCH_KEYS
 from distbench.reports.load import Loaded
 from distbench.reports.report.sides import source_sides
 from distbench.stats.engine import WHOLE_RUN, Outcome, judge_family
-from distbench.stats.verdict import CANNOT_TELL, IMPROVED, REGRESSED, Judged, describe_state
+from distbench.stats.verdict import (
+    CANNOT_TELL,
+    IMPROVED,
+    REGRESSED,
+    Judged,
+    describe_state,
+)
 
 COMPARE = CompareOptions()
 """compare's defaults (reports/compare/options.py): the report judges as `distbench compare A B`."""
@@ -194,8 +200,10 @@ def state_text(judged: Judged) -> str:
 
 VERDICT_COLUMNS = (
     "state", "verdict", "low", "high", "beyond", "beyond_low", "beyond_high", "detectable",
-    "launches", "launches_base", "row_index",
+    "level", "beyond_level", "launches", "launches_base", "row_index",
 )  # fmt: skip
+"""`level` and `beyond_level`: the level of (low, high) and of the beyond interval (0.95, or
+a verdict's: distbench.stats.verdict.selected_level)."""
 
 
 def annotate(
@@ -242,7 +250,8 @@ def row_verdict(verdict: SourceVerdict, key: Key, column: str) -> dict[str, Any]
     return {
         "state": judged.state, "verdict": state_text(judged), "speedup": speedup,
         "low": low, "high": high, "beyond": beyond[0], "beyond_low": beyond[1],
-        "beyond_high": beyond[2], "detectable": judged.detectable,
+        "beyond_high": beyond[2], "detectable": judged.detectable, "level": raw.level,
+        "beyond_level": judged.level if verdict.relative else math.nan,
         "launches": shift.n_current if shift else 0, "launches_base": shift.n_base if shift else 0,
         "row_index": position, column: value, f"{column}_base": base,
     }  # fmt: skip

@@ -105,7 +105,7 @@ def test_the_frozen_fixtures_headline_no_noise_row_as_slower(tmp_path: Path) -> 
     assert "(slower)" not in lead and "(faster)" not in lead
     markdown = files.markdown.read_text(encoding="utf-8")
     assert "| sizes improved (faster) | sizes regressed (slower) |" in markdown
-    assert "every size: geo. mean [95 %]" in markdown
+    assert "every size: geo. mean [interval]" in markdown
 
 
 def test_a_real_25_percent_slowdown_with_several_launches_a_side_is_called_slower(

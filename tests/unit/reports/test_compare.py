@@ -426,6 +426,12 @@ def test_compare_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixture
     assert row["state"] == REGRESSED and row["size_bytes"] == 1024  # a JSON number
     assert row["detectable_change"] > 0 and row["launches_baseline"] == 1
     assert body["summary"][REGRESSED] == 3
+    # a verdict's interval is at its selection's level, which leaves out no change; the text
+    # names it beside the interval and in the columns line
+    assert 0.5 <= row["level"] < 1 and row["level"] != 0.95 and row["low"] > 0
+    code, out, _ = cli(["compare", str(a), str(b)], capsys)
+    assert f"at {row['level'] * 100:.1f} %" in out
+    assert "beside a verdict at its own level" in out
 
 
 def test_compare_refuses_another_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

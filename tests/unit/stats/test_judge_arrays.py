@@ -83,11 +83,19 @@ def reference_judged(
         detectable = shift.detectable(alpha_own, floors[i]) if shift else math.inf
         judged.append(Judged(hypothesis, shift, p_slow[i], p_fast[i], q_slow[i], q_fast[i],
                              state, detectable, floors[i], reason))  # fmt: skip
-    chosen = [j for j in judged if j.state in (REGRESSED, IMPROVED)]
-    level = 1 - len(chosen) * settings.alpha / len(family) if chosen else 0.95
+    rejected = {
+        REGRESSED: sum(q <= settings.alpha for q in q_slow),
+        IMPROVED: sum(q <= settings.alpha for q in q_fast),
+    }
+    m = len(family)
     return [
-        dataclasses.replace(j, level=max(0.95, level)) if j in chosen else j for j in judged
-    ]  # the verdicts' intervals: Benjamini-Yekutieli's level
+        dataclasses.replace(
+            j, level=min(1.0, max(0.5, 1 - 2 * weight[i] * rejected[j.state] * settings.alpha / m))
+        )
+        if j.state in rejected
+        else j
+        for i, j in enumerate(judged)
+    ]  # a verdict's interval: its selection's level
 
 
 def same(a: object, b: object) -> bool:
