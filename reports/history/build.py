@@ -190,8 +190,14 @@ def judged_history(
     infos: list[RunInfo], points: pd.DataFrame, min_change: float, recent: int,
     pools: Callable[[int, bool], NullPool], relative: bool = True, stat: str = DEFAULT_STAT,
 ) -> History:  # fmt: skip
-    """The judged history of one statistic's points (one series per case and kind)."""
+    """The judged history of one statistic's points (one series per case and kind); UsageError
+    when no run recorded that statistic (p95 and p99: latency rows only)."""
     points = points[points["metric"].isin(metric_names(stat))]
+    if not len(points):
+        raise UsageError(
+            f"history --metric {stat}: no run here recorded it (time_us_p95 and p99 are recorded "
+            "by latency rows only, --mode latency or both): give min, p50, mean or max"
+        )
     order = sorted(range(len(infos)), key=lambda i: (infos[i].started_utc, infos[i].path))
     runs = [infos[i] for i in order]
     position = {info.path: i for i, info in enumerate(runs)}

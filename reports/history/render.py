@@ -250,15 +250,15 @@ STAT_WORDS = {
     "p50": "median (p50)",
     "mean": "mean time",
     "max": "slowest trial",
-    "p95": "95th percentile",
-    "p99": "99th percentile",
+    "p95": "95th percentile: latency rows only, throughput rows record none",
+    "p99": "99th percentile: latency rows only, throughput rows record none",
 }
 """What each statistic of --metric is called in the page's prose (load.STATS)."""
 
 
 def trend_text(stat: str) -> str:
     """The Trends section's prose for the judged statistic."""
-    return TREND_TEXT.replace("fastest trial", STAT_WORDS[stat], 1)
+    return TREND_TEXT.replace("fastest trial", STAT_WORDS[stat].split(":")[0], 1)
 
 
 TREND_TEXT = (

@@ -83,3 +83,14 @@ def test_the_cache_holds_every_statistic_and_gives_the_one_asked(tmp_path: Path)
     columns = ["path", "key", "value"]
     ordered = [f[columns].astype(str).sort_values(columns).to_numpy() for f in (median, plain)]
     assert (ordered[0] == ordered[1]).all()
+
+
+def test_a_statistic_no_run_recorded_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default runs are throughput rows, which record no p95: before, an IndexError."""
+    nights = stepped_p50_history(tmp_path / "runs")[:4]
+    argv = ["history", *map(str, nights), "--cache", "off", "--metric", "p95"]
+    argv += ["--out", str(tmp_path / "h")]
+    line = usage_error_line(argv, capsys)
+    assert "history --metric p95: no run here recorded it" in line, line
