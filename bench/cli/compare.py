@@ -45,7 +45,12 @@ def compare(
 
     refuse_removed(min_samples=min_samples, fdr=fdr, adjacent=adjacent, noise_test=noise_test)
     code, report = run_compare(baseline, current, options)
-    print(report)
+    try:
+        print(report, flush=True)
+    except BrokenPipeError:  # `compare | head -1`: the verdict is known, its exit code stands
+        from distbench.launch.run import silence_closed_outputs
+
+        silence_closed_outputs()
     raise typer.Exit(code)
 
 

@@ -214,7 +214,10 @@ def execute(
         status, code = "interrupted", EXIT_INTERRUPTED
         report_interrupt(spec, run_dir, total, render)
     except BrokenPipeError:  # the reader of the output left (`| head`): an interruption
-        status, code = "interrupted", EXIT_PIPE
+        if not output_closed():  # a pipe of something else: a failure like any other
+            status, code = "failed", EXIT_FAILED
+            raise
+        status, code = closed_output_status(run_dir, total)
         report_closed_output(spec, run_dir, total)
     except BaseException:  # anything else (a full disk, a bug): never "completed"
         status, code = "failed", EXIT_FAILED
@@ -226,7 +229,7 @@ def execute(
         manifest["load_avg_end"] = load_average()
         manifest["cpu_steal_share"] = steal_share(manifest.get("cpu_times_start"), cpu_times())
         write_manifest(run_dir, manifest)
-    if code == EXIT_PIPE:
+    if code == EXIT_PIPE or (status == "completed" and not flushes(sys.stdout)):
         return code
     try:
         closing_lines(spec, run_dir, manifest, status, total)
@@ -349,12 +352,23 @@ def reader_left(stream: Any) -> bool:
         return False
 
 
+def flushes(stream: Any) -> bool:
+    """Whether what `stream` holds can still be written (False: its reader left)."""
+    try:
+        stream.flush()
+    except (BrokenPipeError, ValueError):
+        return False
+    except OSError:
+        return True  # another error (a full disk) is not a closed output
+    return True
+
+
 def silence_closed_outputs() -> None:
     """Point stdout and stderr, where their reader has left, at /dev/null: what is still
     buffered, and every later print, goes nowhere instead of raising BrokenPipeError again
     (Python's advice for SIGPIPE: docs.python.org/3/library/signal.html#note-on-sigpipe)."""
     for stream in (sys.stdout, sys.stderr):
-        if reader_left(stream):
+        if reader_left(stream) or not flushes(stream):  # poll: Linux; a failed flush: anywhere
             try:
                 devnull = os.open(os.devnull, os.O_WRONLY)
                 os.dup2(devnull, stream.fileno())
@@ -363,19 +377,38 @@ def silence_closed_outputs() -> None:
                 pass
 
 
+def output_closed() -> bool:
+    """Whether stdout's or stderr's reader has left (what a BrokenPipeError of ours means)."""
+    streams = (sys.stdout, sys.stderr)
+    return any(reader_left(s) for s in streams) or not all(flushes(s) for s in streams)
+
+
+def closed_output_status(run_dir: Path, total: int) -> tuple[str, int]:
+    """(status, exit code) of a run whose output closed: interrupted (141) while measurements
+    were left, completed (0) when the output closed after the last one (`| true`): the run is
+    whole, only its last lines went unread."""
+    kept = len({row.get("measurement") for row in read_rows(run_dir / RESULTS_CSV)})
+    return ("completed", EXIT_OK) if kept >= total else ("interrupted", EXIT_PIPE)
+
+
 def report_closed_output(spec: RunSpec, run_dir: Path, total: int) -> None:
     """After the output was closed: the run stopped as after Ctrl-C; what is kept and the
     command that continues, on stderr where it is still open."""
     silence_closed_outputs()
     kept = len({row.get("measurement") for row in read_rows(run_dir / RESULTS_CSV)})
-    try:
-        print(
+    lines = [
+        f"the output was closed (its reader left, e.g. '| head') after the last measurement: "
+        f"the run completed, its {kept} measurements kept",
+    ]
+    if kept < total:
+        lines = [
             f"interrupted: the output was closed (its reader left, e.g. '| head'); {kept} of "
             f"{total} measurements are kept",
-            file=sys.stderr,
-            flush=True,
-        )
-        print(rest_line(spec, run_dir, total - kept), file=sys.stderr, flush=True)
+            rest_line(spec, run_dir, total - kept),
+        ]
+    try:
+        for line in lines:
+            print(line, file=sys.stderr, flush=True)
     except BrokenPipeError:
         pass
     silence_closed_outputs()
