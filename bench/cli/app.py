@@ -223,22 +223,33 @@ runs."""
 
 def given_twice(group: Any, argv: list[str]) -> str | None:
     """The first option of the command in `argv` that takes one value and is given twice
-    (`--sizes 1K --sizes 1M`: click keeps the last silently, a user expects both), or None.
-    Flags and options that repeat (--env) may."""
+    (`--sizes 1K --sizes 1M`, `-s1K -s4K`: click keeps the last silently, a user expects both),
+    or None. Options that repeat (--env) and flags may; an option's value is never read as an
+    option (`--label --sizes`)."""
     command, args = group, list(argv)
     while args and args[0] in getattr(command, "commands", {}):
         command, args = command.commands[args[0]], args[1:]
-    if "--" in args:
-        args = args[: args.index("--")]
+    params = {}
     for param in getattr(command, "params", []):
-        if getattr(param, "param_type_name", "") != "option":
-            continue
-        if getattr(param, "multiple", False) or getattr(param, "is_flag", False):
-            continue
-        names = [*param.opts, *getattr(param, "secondary_opts", [])]
-        uses = [a for a in args if a in names or any(a.startswith(f"{n}=") for n in names)]
-        if len(uses) > 1:
-            return max(param.opts, key=len)
+        if getattr(param, "param_type_name", "") == "option":
+            for name in (*param.opts, *getattr(param, "secondary_opts", [])):
+                params[name] = param
+    seen: dict[str, int] = {}
+    i = 0
+    while i < len(args) and args[i] != "--":
+        token, takes_next = args[i], False
+        name, _, _ = token.partition("=")
+        if token.startswith("-") and not token.startswith("--") and len(token) > 2:
+            name = token[:2]  # -s1K: a short option with its value attached
+        param = params.get(name)
+        if param is not None:
+            single = not getattr(param, "multiple", False) and not getattr(param, "is_flag", False)
+            takes_next = not getattr(param, "is_flag", False) and token == name
+            if single:
+                seen[param.name] = seen.get(param.name, 0) + 1
+                if seen[param.name] > 1:
+                    return str(max(param.opts, key=len))
+        i += 2 if takes_next else 1
     return None
 
 
@@ -250,7 +261,7 @@ def run_cli(argv: list[str] | None = None) -> int:
         if twice is not None:
             raise UsageError(
                 f"{twice} is given twice: give it once (a second {twice} would replace the "
-                "first, not add to it; lists take commas, e.g. --sizes 1K,1M)"
+                "first, not add to it)"
             )
         code = group(args=argv, prog_name="distbench", standalone_mode=False)
     except UsageError as error:

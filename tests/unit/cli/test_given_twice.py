@@ -18,6 +18,8 @@ from tests.conftest import usage_error_line
         (["compare", "A", "B", "--metric", "p50", "--metric", "min"], "--metric"),
         (["history", "--glob", "a*", "--glob", "b*"], "--glob"),
         (["baseline", "save", "RUN", "--name", "a", "--name", "b"], "--name"),
+        (["allreduce", "-s1K", "-s4K"], "--sizes"),  # short, the value attached
+        (["allreduce", "-s", "1K", "--sizes=4K"], "--sizes"),
     ],
 )
 def test_a_single_value_option_given_twice_is_one_line(
@@ -35,6 +37,7 @@ def test_a_single_value_option_given_twice_is_one_line(
         ["allreduce", "--quiet", "--quiet"],  # a flag
         ["allreduce", "--sizes", "1K", "--", "--sizes"],  # after --: not options
         ["allreduce", "--sizes", "1K,1M"],
+        ["allreduce", "--label", "--sizes", "--sizes", "4K"],  # a value like an option
     ],
 )
 def test_repeatable_options_and_flags_may_repeat(argv: list[str]) -> None:
