@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from distbench.cli.dryrun import plan_text
+from distbench.collectors.rundir import node_dir
 from distbench.launch.resume import resume_run
 from distbench.launch.run import execute, file_logs, part_name, prepare_run_dir
 from distbench.options.envsweep import env_combinations, inert_env_note
@@ -42,13 +43,25 @@ def run_workload(
     if args.resume is not None:
         if args.dry_run:
             raise UsageError("--dry-run checks a new run's options: leave out --resume")
-        return resume_run(args.resume, resumed_by, quiet=args.quiet, table=table)
+        return resume_run(resume_dir(args), resumed_by, quiet=args.quiet, table=table)
     launch = resolve_launch(args, Machine.probe())
     if args.dry_run:
         print(plan_text(title, [launch], [build(launch)], args.out))
         return 0
     specs = build_specs([launch], build, args.out, title)
     return run_specs(specs, title, quiet=args.quiet, table=table)
+
+
+def resume_dir(args: LaunchArgs) -> str:
+    """The directory --resume continues on this node: the one given, or, with --node-rank K > 0
+    beside it (every node of a several-node run given one command, as ci/slurm-nightly.sbatch
+    does), node K's own OUT/node<K> (launch/run.py prepare_run_dir), so node K does not load
+    node 0's spec."""
+    path = str(args.resume)
+    rank = args.node_rank
+    if rank is None or rank <= 0 or Path(path).name == f"node{rank}":
+        return path
+    return str(node_dir(Path(path), rank))
 
 
 def build_specs(

@@ -99,6 +99,11 @@ def held_run_error(run_dir: Path) -> UsageError:
         return UsageError(f"{refusal} of a {status.replace('_', ' ')} run; {new}")
     if not resumable(run_dir):
         return UsageError(f"{refusal} of a run that cannot be resumed ({NOT_RESUMABLE}); {new}")
+    if spec.launch.nnodes > 1 and spec.launch.node_rank < 0:
+        return UsageError(
+            f"{refusal} of a several-node run started without --node-rank, which cannot be "
+            f"resumed; {new}"
+        )
     what = {"interrupted": "an interrupted run", "failed": "a failed run"}.get(
         str(status), "a run that has not finished (still running, or killed)"
     )

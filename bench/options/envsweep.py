@@ -56,6 +56,6 @@ def inert_env_note(names: list[str], backend: str) -> str | None:
         return None
     return (
         f"note: {', '.join(inert)} {'has' if len(inert) == 1 else 'have'} no effect on "
-        f"{backend}: the {backend} rows' --env combinations measure the same thing, and their "
-        "differences are noise"
+        f"{backend}, which reads no NCCL_* variable: {backend} rows that differ only in them "
+        "measure the same thing, and what separates them is noise"
     )

@@ -147,12 +147,12 @@ def inert_env_notes(comm: pd.DataFrame) -> list[str]:
 
 
 def row_counts(loaded: Loaded) -> str:
-    """'37 collective rows, 6 overlap rows, 22 DDP rows and 10 pipeline rows': each kind of row
-    the report read, named as its section is (init, rpc and overlap rows are communication rows
-    of their own commands, not collectives)."""
+    """'37 communication rows, 6 overlap rows, 22 DDP rows and 10 pipeline rows': each kind of
+    row the report read, named as its section is (communication: the collectives, send/recv and
+    pairs; init, rpc and overlap rows have sections of their own)."""
     comm = loaded.comm
     primitive = comm["primitive"] if "primitive" in comm else pd.Series([], dtype=str)
-    counts = [(int((~primitive.isin(OWN_SECTION_PRIMITIVES)).sum()), "collective")]
+    counts = [(int((~primitive.isin(OWN_SECTION_PRIMITIVES)).sum()), "communication")]
     counts += [(int((primitive == own).sum()), own) for own in OWN_SECTION_PRIMITIVES]
     counts += [(len(loaded.ddp), "DDP"), (len(loaded.pipeline), "pipeline")]
     parts = [f"{n} {name} row{'s' * (n != 1)}" for n, name in counts if n]

@@ -54,7 +54,10 @@ def plot_pipeline(rows: pd.DataFrame) -> Figure | None:
             right.plot(line["microbatches"], line["bubble"], "-o", color=color, label=str(name))
         for i, (world_size, line) in enumerate(points.groupby("world_size", sort=True)):
             theory = line.drop_duplicates("microbatches").sort_values("microbatches")
-            dashes, shade = THEORY_DASHES[i % len(THEORY_DASHES)], THEORY_GREYS[i % 3]
+            dashes, shade = (
+                THEORY_DASHES[i % len(THEORY_DASHES)],
+                THEORY_GREYS[i % len(THEORY_GREYS)],
+            )
             right.plot(
                 theory["microbatches"],
                 theory["bubble_theory"],

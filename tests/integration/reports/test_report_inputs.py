@@ -124,7 +124,7 @@ def test_the_same_run_given_twice_is_used_once_with_a_note(fold: Path, tmp_path:
     run = fold / "cluster-a" / "allreduce"
     assert run_in_process(["report", str(run), str(run), "--out", str(tmp_path / "twice")]) == 0
     text = report_md(tmp_path / "twice")
-    assert "1 run(s), 16 collective rows" in text
+    assert "1 run(s), 16 communication rows" in text
     assert f"{run} is the run {run}, given twice: it is used once" in notes_of(text)
     parent = fold / "cluster-a"
     assert run_in_process(["report", str(parent), str(run), "--out", str(tmp_path / "in")]) == 0

@@ -88,3 +88,29 @@ def test_an_overlap_run_is_resumed_by_overlap_not_by_its_collective(
         "--resume run: that run was started by `distbench overlap`: resume it with "
         "`distbench overlap --resume run`"
     )
+
+
+def test_resume_with_a_node_rank_continues_that_nodes_own_directory() -> None:
+    """ci/slurm-nightly.sbatch gives every node one command, `--resume OUT ... --node-rank K`:
+    node K continues OUT/nodeK (its own spec), not node 0's."""
+    from distbench.cli.run import resume_dir
+    from distbench.options.launch import LaunchArgs
+
+    assert resume_dir(LaunchArgs(resume="out", node_rank=2)) == str(Path("out") / "node2")
+    assert resume_dir(LaunchArgs(resume="out/node2", node_rank=2)) == "out/node2"
+    assert resume_dir(LaunchArgs(resume="out", node_rank=0)) == "out"
+    assert resume_dir(LaunchArgs(resume="out")) == "out"
+
+
+def test_an_out_holding_a_c10d_several_node_run_offers_no_resume(tmp_path: Path) -> None:
+    from distbench.launch.rerun import held_run_error
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    spec_of(run_dir, nnodes=2, node_rank=-1).save(run_dir)
+    (run_dir / MANIFEST_JSON).write_text(
+        json.dumps({"schema_version": SCHEMA_VERSION, "status": "interrupted"})
+    )
+    message = str(held_run_error(run_dir))
+    assert "started without --node-rank, which cannot be resumed" in message
+    assert "--resume" not in message

@@ -16,10 +16,10 @@ def test_every_kind_of_row_is_counted_by_its_name() -> None:
     loaded = SimpleNamespace(comm=comm, ddp=pd.DataFrame(index=range(22)),
                              pipeline=pd.DataFrame(index=range(10)))  # fmt: skip
     assert row_counts(loaded) == (  # type: ignore[arg-type]
-        "37 collective rows, 1 init row, 6 overlap rows, 22 DDP rows and 10 pipeline rows"
+        "37 communication rows, 1 init row, 6 overlap rows, 22 DDP rows and 10 pipeline rows"
     )
     alone = SimpleNamespace(comm=comm.iloc[:3], ddp=pd.DataFrame(), pipeline=pd.DataFrame())
-    assert row_counts(alone) == "3 collective rows"  # type: ignore[arg-type]
+    assert row_counts(alone) == "3 communication rows"  # type: ignore[arg-type]
 
 
 def test_nccl_variables_swept_on_gloo_are_named_as_noise() -> None:
@@ -31,8 +31,8 @@ def test_nccl_variables_swept_on_gloo_are_named_as_noise() -> None:
     env = ["NCCL_ALGO=Ring NCCL_PROTO=LL", "NCCL_ALGO=Tree", "NCCL_ALGO=Tree"]
     comm = pd.DataFrame({"backend": ["gloo", "gloo", "nccl"], "env": env})
     assert inert_env_notes(comm) == [
-        "NCCL_ALGO, NCCL_PROTO have no effect on gloo: the gloo rows' --env combinations measure "
-        "the same thing, and their differences are noise"
+        "NCCL_ALGO, NCCL_PROTO have no effect on gloo, which reads no NCCL_* variable: gloo rows "
+        "that differ only in them measure the same thing, and what separates them is noise"
     ]
     assert inert_env_note(["NCCL_ALGO"], "nccl") is None
     assert inert_env_note(["OMP_NUM_THREADS"], "gloo") is None
