@@ -58,8 +58,8 @@ def relative_words(comparison: Comparison, judged: Judged) -> str:
 
 
 def verdict_line(comparison: Comparison, judged: Judged) -> str:
-    """'regressed: all_reduce >= 1M, world size 3: +24 % [+12, +38] at 99.3 % beyond the rest of the run
-    (q=0.0004)'."""
+    """'regressed: all_reduce >= 1M, world size 3: +24 % [+12, +38] at 99.3 % beyond the rest
+    of the run (q=0.0004)'."""
     q = judged.q_slower if judged.state == REGRESSED else judged.q_faster
     return (
         f"{judged.state}: {band_name(judged)}: {describe_change(judged)}"
