@@ -432,6 +432,9 @@ def test_compare_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixture
     code, out, _ = cli(["compare", str(a), str(b)], capsys)
     assert f"at {row['level'] * 100:.1f} %" in out
     assert "beside a verdict at its own level" in out
+    # one launch a side: the launch part is the stated default, the night part unmeasurable
+    assert "launches beyond them" in out and "(assumed: the stated default spread" in out
+    assert "nights not measured (one night a side)" in out
 
 
 def test_compare_refuses_another_schema(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
