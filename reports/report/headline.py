@@ -6,7 +6,8 @@
    spread between launches the verdicts assume (the baseline window's, or the stated default);
 2. the regressed (slower) and improved (faster) hypotheses, compare's strongest per primitive and
    direction (reports/compare/words.py headline_verdicts), named as compare names them, with their
-   speedup and 95 % interval; or that none is past the noise and the threshold;
+   speedup and its interval (at its verdict's level: `at 99.3 %`); or that none is past the
+   noise and the threshold;
 3. every row together: the whole run (relative mode) or the one primitive, its speedup, interval
    and state;
 4. the rows per state, and the smallest change one row alone, and every row of a primitive
@@ -33,7 +34,7 @@ from distbench.reports.report.verdicts import (
 )
 from distbench.stats.defaults import SOURCE as DEFAULT_SOURCE
 from distbench.stats.engine import WHOLE_RUN
-from distbench.stats.verdict import IMPROVED, REGRESSED, Judged
+from distbench.stats.verdict import IMPROVED, REGRESSED, Judged, level_text
 
 MOST_SOURCES = 3
 """Sources given sentences of their own."""
@@ -57,7 +58,7 @@ def times(value: float) -> str:
 def speedup_words(judged: Judged, relative: bool) -> str:
     """'1.4× [1.2–1.6] beyond the rest of the run'."""
     speedup, low, high = speedup_of(judged)
-    text = f"{times(speedup)} [{times(low)}–{times(high)}]"
+    text = f"{times(speedup)} [{times(low)}–{times(high)}]{level_text(judged)}"
     beyond = relative and judged.hypothesis.primitive != WHOLE_RUN
     return text + (" beyond the rest of the run" if beyond else "")
 
