@@ -58,6 +58,7 @@ def test_the_gate_benchmark_prints_every_part() -> None:
         assert any(n.startswith(f"A/B 25 %: {kind}") for n in names), names
     assert any("claiming <= 25 %" in n for n in names)  # detectable_change's calibration
     assert any(n.startswith("compare 95 % interval") for n in names)
+    assert any(n.startswith("compare: false coverage rate beside verdicts") for n in names)
     assert any("p50 interval" in n for n in names) and any("--precision" in n for n in names)
     assert any("--order interleaved" in n for n in names), names  # sequential against interleaved
     assert any(n.startswith("fit ") for n in names)
