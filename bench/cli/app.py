@@ -258,10 +258,11 @@ def run_cli(argv: list[str] | None = None) -> int:
     try:
         group = command()
         twice = given_twice(group, sys.argv[1:] if argv is None else argv)
-        if twice is not None:
-            raise UsageError(
-                f"{twice} is given twice: give it once (a second {twice} would replace the "
-                "first, not add to it)"
+        if twice is not None:  # scripts put defaults first and overrides after: a note, not a stop
+            print(
+                f"distbench: note: {twice} is given more than once: the last one is used (a "
+                "later value replaces an earlier one, it does not add to it)",
+                file=sys.stderr,
             )
         code = group(args=argv, prog_name="distbench", standalone_mode=False)
     except UsageError as error:
