@@ -118,9 +118,17 @@ def shared_legend(fig: Figure, axes: Iterable[Axes], title: str) -> float:
 
 
 def line_palette(names: Iterable[str]) -> dict[str, tuple[float, float, float]]:
-    """A colour per line name, no two alike: tab10 up to 10 lines, evenly spaced hues beyond."""
+    """A colour per line name, no two alike: tab10 up to 10 lines; up to 20, tab20's ten dark
+    hues then its ten light ones (neighbours in sorted order differ in hue, where evenly spaced
+    hues made them near twins); evenly spaced hues beyond."""
     ordered = sorted({str(n) for n in names})
-    colors = sns.color_palette("tab10") if len(ordered) <= 10 else sns.husl_palette(len(ordered))
+    if len(ordered) <= 10:
+        colors = sns.color_palette("tab10")
+    elif len(ordered) <= 20:
+        twenty = sns.color_palette("tab20")
+        colors = [*twenty[0::2], *twenty[1::2]]
+    else:
+        colors = sns.husl_palette(len(ordered))
     return {name: tuple(colors[i % len(colors)])[:3] for i, name in enumerate(ordered)}
 
 

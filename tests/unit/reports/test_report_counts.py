@@ -4,6 +4,7 @@ rows unnamed, overlap's called communication rows)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from types import SimpleNamespace
 
 import pandas as pd
@@ -36,3 +37,17 @@ def test_nccl_variables_swept_on_gloo_are_named_as_noise() -> None:
     ]
     assert inert_env_note(["NCCL_ALGO"], "nccl") is None
     assert inert_env_note(["OMP_NUM_THREADS"], "gloo") is None
+
+
+def test_line_colours_stay_apart_past_ten_lines() -> None:
+    """Past 10 lines the palette was evenly spaced hues, whose neighbours in sorted order came
+    out near twins (two pairs of DDP strategies); up to 20 lines tab20's distinct hues come
+    first, every colour different."""
+    from distbench.reports.report.figures.collectives import line_palette
+
+    for count in (10, 11, 20):
+        names = [f"line {i:02d}" for i in range(count)]
+        colours = [line_palette(names)[name] for name in names]
+        assert len(set(colours)) == count
+        for one, two in pairwise(colours):  # neighbours: far apart
+            assert sum(abs(a - b) for a, b in zip(one, two, strict=True)) > 0.25, (one, two)
