@@ -185,12 +185,14 @@ def columns_line(comparison: Comparison) -> str:
     change = "beyond run" if comparison.outcome.relative else "change"
     flipped = " (a bandwidth or rate that rose reads negative)" if metric.higher_is_better else ""
     outcome = comparison.outcome
-    levels = {j.level for j in (*outcome.rows, *outcome.bands) if j.state in (REGRESSED, IMPROVED)}
+    levels = sorted(
+        {j.level for j in (*outcome.rows, *outcome.bands) if j.state in (REGRESSED, IMPROVED)}
+    )
+    shown = " to ".join(f"{level:.1%}" for level in {levels[0], levels[-1]}) if levels else ""
     chosen = (
-        ", beside a verdict at its own level (`at 98.7 %`: 1 - 2 x weight x verdicts x alpha / "
-        "hypotheses, Benjamini and Yekutieli's false-coverage adjustment, each tail the threshold "
-        "its test passed, so it leaves out no change: chosen for their large change, intervals "
-        "at 95 % would miss the truth far more often than 5 %; docs/gate.md)"
+        f"; beside a verdict, the level of the test that chose it ({shown} here), printed after "
+        "the interval: it always excludes 0, and is wider than 95 % in a large comparison, "
+        "narrower in a small one (docs/gate.md: the interval beside a verdict)"
         if levels
         else ""
     )

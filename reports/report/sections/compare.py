@@ -42,9 +42,9 @@ HOW = (
     " that assumed spread separates them. The default is the 90th percentile of a shared 2-core "
     "box's spread over its rows, so its intervals are wider than 95 % needs there (they held the "
     "truth in 99.8 % of simulated comparisons of one launch a side) and may be too narrow on a "
-    "noisier machine. Beside a verdict (slower, faster) the interval is compare's for the verdict,"
-    " at the level its verdict names (e.g. 'at 98.7 %'), wider than 95 %: chosen for their large "
-    "change, intervals at 95 % miss the truth far more often than 5 % (docs/gate.md#the-interval-"
+    "noisier machine. Beside a verdict (slower, faster) the interval is at the level of the test "
+    "that chose it, printed beside it ('at 98.7 %'): wider than 95 % in a large comparison, "
+    "narrower in a small one, and it always leaves out no change (docs/gate.md#the-interval-"
     "beside-a-verdict). With rows of several primitives compare judges each beyond the rest of the"
     " run: that speedup is shown beside. Method: docs/gate.md#how-sure-a-reports-comparison-is."
 )
@@ -86,10 +86,10 @@ def summary_table(
         ("speedup_largest", "geomean", "speedup_min", "speedup_max"),
     )
     note = (
-        "every size: the geometric mean of the speedup over all sizes of the case, with its 95 % "
+        "every size: the geometric mean of the speedup over all sizes of the case, with its "
         "interval and compare's verdict on them together (the band of these rows); min and max "
-        "span every size. An interval beside a verdict (slower, faster) is at the level its "
-        "verdict names, wider than 95 % (docs: gate.md, the interval beside a verdict)."
+        "span every size. An interval beside a verdict (slower, faster) is at the level printed "
+        "beside it (docs: gate.md, the interval beside a verdict)."
     )
     return titled(table, f"Speedup over {baseline}", note=note)
 

@@ -431,7 +431,7 @@ def test_compare_markdown_and_json(tmp_path: Path, capsys: pytest.CaptureFixture
     assert 0.5 <= row["level"] < 1 and row["level"] != 0.95 and row["low"] > 0
     code, out, _ = cli(["compare", str(a), str(b)], capsys)
     assert f"at {row['level'] * 100:.1f} %" in out
-    assert "beside a verdict at its own level" in out
+    assert "beside a verdict, the level of the test that chose it (" in out
     # one launch a side: the launch part is the stated default, the night part unmeasurable
     assert "launches beyond them" in out and "(assumed: the stated default spread" in out
     assert "nights not measured (one night a side)" in out
