@@ -53,13 +53,19 @@ def test_several_nodes_without_node_rank_cannot_resume(
     assert "--node-rank" in rest_line(spec, tmp_path / "run")
 
 
-def test_resume_refuses_a_several_node_run_started_without_node_rank(tmp_path: Path) -> None:
+def interrupted_c10d_run(tmp_path: Path) -> Path:
+    """An interrupted two-node run started without --node-rank (c10d assigned the nodes)."""
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     spec_of(run_dir, nnodes=2, node_rank=-1).save(run_dir)
     (run_dir / MANIFEST_JSON).write_text(
         json.dumps({"schema_version": SCHEMA_VERSION, "status": "interrupted"})
     )
+    return run_dir
+
+
+def test_resume_refuses_a_several_node_run_started_without_node_rank(tmp_path: Path) -> None:
+    run_dir = interrupted_c10d_run(tmp_path)
     with pytest.raises(UsageError, match="started without --node-rank cannot be resumed"):
         resume_run(str(run_dir), "all_reduce")
 
@@ -105,12 +111,7 @@ def test_resume_with_a_node_rank_continues_that_nodes_own_directory() -> None:
 def test_an_out_holding_a_c10d_several_node_run_offers_no_resume(tmp_path: Path) -> None:
     from distbench.launch.rerun import held_run_error
 
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    spec_of(run_dir, nnodes=2, node_rank=-1).save(run_dir)
-    (run_dir / MANIFEST_JSON).write_text(
-        json.dumps({"schema_version": SCHEMA_VERSION, "status": "interrupted"})
-    )
+    run_dir = interrupted_c10d_run(tmp_path)
     message = str(held_run_error(run_dir))
     assert "started without --node-rank, which cannot be resumed" in message
     assert "--resume" not in message
