@@ -280,9 +280,9 @@ def run_cli(argv: list[str] | None = None) -> int:
     except typer.Abort:
         return 130
     except SystemExit as stop:  # click's answer to a closed output is exit 1, a gate's "failed"
-        from distbench.launch.run import EXIT_PIPE, reader_left, silence_closed_outputs
+        from distbench.launch.closed import EXIT_PIPE, output_closed, silence_closed_outputs
 
-        if stop.code == 1 and (reader_left(sys.stdout) or reader_left(sys.stderr)):
+        if stop.code == 1 and output_closed():
             silence_closed_outputs()
             return EXIT_PIPE
         raise

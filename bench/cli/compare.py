@@ -48,7 +48,7 @@ def compare(
     try:
         print(report, flush=True)
     except BrokenPipeError:  # `compare | head -1`: the verdict is known, its exit code stands
-        from distbench.launch.run import silence_closed_outputs
+        from distbench.launch.closed import silence_closed_outputs
 
         silence_closed_outputs()
     raise typer.Exit(code)

@@ -1,15 +1,20 @@
-"""How a run that did not finish goes on: the exact `distbench ... --resume DIR` line printed after
-Ctrl-C, and what `--out DIR` says when DIR already holds a run (continue it, or give a new one)."""
+"""How a run that did not finish goes on: what it prints when it stops (after Ctrl-C or a closed
+output: what is kept, and the exact `distbench ... --resume DIR` line), and what `--out DIR` says
+when DIR already holds a run (continue it, or give a new one)."""
 
 from __future__ import annotations
 
 import json
 import os
 import shlex
+import sys
 from pathlib import Path
 
 from distbench.collectors.manifest import read_manifest
-from distbench.collectors.schema import SPEC_JSON
+from distbench.collectors.schema import RESULTS_CSV, SPEC_JSON
+from distbench.collectors.sink import read_rows
+from distbench.launch.closed import silence_closed_outputs
+from distbench.launch.progress import Render
 from distbench.parse import UsageError
 from distbench.primitives.facts import FACTS
 from distbench.spec import RunSpec
@@ -109,3 +114,41 @@ def held_run_error(run_dir: Path) -> UsageError:
     )
     command = resume_command(spec, str(run_dir))
     return UsageError(f"{refusal} of {what}: continue it with `{command}`, or give a new directory")
+
+
+def report_closed_output(spec: RunSpec, run_dir: Path, kept: int, total: int) -> None:
+    """After the output was closed: the run stopped as after Ctrl-C; what is kept and the
+    command that continues, on stderr where it is still open."""
+    silence_closed_outputs()
+    lines = [
+        f"the output was closed (its reader left, e.g. '| head') after the last measurement: "
+        f"the run completed, its {kept} measurements kept",
+    ]
+    if kept < total:
+        lines = [
+            f"interrupted: the output was closed (its reader left, e.g. '| head'); {kept} of "
+            f"{total} measurements are kept",
+            rest_line(spec, run_dir, total - kept),
+        ]
+    try:
+        for line in lines:
+            print(line, file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        pass
+    silence_closed_outputs()
+
+
+def report_interrupt(spec: RunSpec, run_dir: Path, total: int, render: Render) -> None:
+    """After Ctrl-C or SIGTERM: the table of every kept row and the command that continues."""
+    rows = read_rows(run_dir / RESULTS_CSV)
+    kept = len({row.get("measurement") for row in rows})
+    print(
+        f"interrupted: the process group was stopped; {kept} of {total} measurements are kept",
+        file=sys.stderr,
+        flush=True,
+    )
+    if rows:
+        print(f"kept rows ({kept} of {total} measurements):", flush=True)
+        print(render(rows), flush=True)
+        print(flush=True)
+    print(rest_line(spec, run_dir, total - kept), file=sys.stderr, flush=True)

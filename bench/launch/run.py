@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -37,10 +36,16 @@ from distbench.collectors.schema import (
     worker_env_path,
     worker_facts_path,
 )
-from distbench.collectors.sink import read_rows
+from distbench.collectors.sink import finished_measurements, read_rows
 from distbench.comm.nccl_table import render_nccl_table
-from distbench.launch.progress import Render, RunProgress, choose_mode
-from distbench.launch.rerun import held_run_error, rest_line
+from distbench.launch.closed import EXIT_PIPE, flushes, output_closed, silence_closed_outputs
+from distbench.launch.progress import RunProgress, choose_mode
+from distbench.launch.rerun import (
+    held_run_error,
+    report_closed_output,
+    report_interrupt,
+    rest_line,
+)
 from distbench.launch.torchrun import LaunchResult, build_torchrun_command, run_launch
 from distbench.parse import UsageError
 from distbench.plan import measured_sizes, plan_launches
@@ -48,8 +53,6 @@ from distbench.spec import RunSpec
 from distbench.workloads import WORKLOADS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-EXIT_PIPE = 141
-"""The output was closed (`distbench ... | head`): 128 + SIGPIPE, as a shell reports it."""
 
 
 def default_run_dir(base: Path, name: str, label: str) -> Path:
@@ -217,8 +220,10 @@ def execute(
         if not output_closed():  # a pipe of something else: a failure like any other
             status, code = "failed", EXIT_FAILED
             raise
-        status, code = closed_output_status(run_dir, total)
-        report_closed_output(spec, run_dir, total)
+        kept = len(finished_measurements(run_dir))
+        # closed after the last measurement (`| true`): the run is whole, its last lines unread
+        status, code = ("completed", EXIT_OK) if kept >= total else ("interrupted", EXIT_PIPE)
+        report_closed_output(spec, run_dir, kept, total)
     except BaseException:  # anything else (a full disk, a bug): never "completed"
         status, code = "failed", EXIT_FAILED
         raise
@@ -244,7 +249,7 @@ def closing_lines(
     """What a run prints after its last launch: what a failed run keeps and the command that
     continues it, the nodes' warnings, and where the run is."""
     if status == "failed" and (run_dir / RESULTS_CSV).exists():  # a rank died: go on from here
-        kept = len({row.get("measurement") for row in read_rows(run_dir / RESULTS_CSV)})
+        kept = len(finished_measurements(run_dir))
         print(f"{kept} of {total} measurements are kept", file=sys.stderr, flush=True)
         print(rest_line(spec, run_dir, total - kept), file=sys.stderr, flush=True)
     for line in node_warnings(manifest):  # one node with another driver, a slower link ...
@@ -340,91 +345,3 @@ def launch_problem(
         console.print(f"error: {result.failure}", markup=False, highlight=False, soft_wrap=True)
         return "failed", EXIT_FAILED
     return None
-
-
-def reader_left(stream: Any) -> bool:
-    """True when `stream` is a pipe whose reader has closed it (poll: POLLERR on its end)."""
-    try:
-        poller = select.poll()
-        poller.register(stream.fileno(), select.POLLOUT)
-        return any(event & (select.POLLERR | select.POLLHUP) for _fd, event in poller.poll(0))
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def flushes(stream: Any) -> bool:
-    """Whether what `stream` holds can still be written (False: its reader left)."""
-    try:
-        stream.flush()
-    except (BrokenPipeError, ValueError):
-        return False
-    except OSError:
-        return True  # another error (a full disk) is not a closed output
-    return True
-
-
-def silence_closed_outputs() -> None:
-    """Point stdout and stderr, where their reader has left, at /dev/null: what is still
-    buffered, and every later print, goes nowhere instead of raising BrokenPipeError again
-    (Python's advice for SIGPIPE: docs.python.org/3/library/signal.html#note-on-sigpipe)."""
-    for stream in (sys.stdout, sys.stderr):
-        if reader_left(stream) or not flushes(stream):  # poll: Linux; a failed flush: anywhere
-            try:
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, stream.fileno())
-                os.close(devnull)
-            except (OSError, ValueError):
-                pass
-
-
-def output_closed() -> bool:
-    """Whether stdout's or stderr's reader has left (what a BrokenPipeError of ours means)."""
-    streams = (sys.stdout, sys.stderr)
-    return any(reader_left(s) for s in streams) or not all(flushes(s) for s in streams)
-
-
-def closed_output_status(run_dir: Path, total: int) -> tuple[str, int]:
-    """(status, exit code) of a run whose output closed: interrupted (141) while measurements
-    were left, completed (0) when the output closed after the last one (`| true`): the run is
-    whole, only its last lines went unread."""
-    kept = len({row.get("measurement") for row in read_rows(run_dir / RESULTS_CSV)})
-    return ("completed", EXIT_OK) if kept >= total else ("interrupted", EXIT_PIPE)
-
-
-def report_closed_output(spec: RunSpec, run_dir: Path, total: int) -> None:
-    """After the output was closed: the run stopped as after Ctrl-C; what is kept and the
-    command that continues, on stderr where it is still open."""
-    silence_closed_outputs()
-    kept = len({row.get("measurement") for row in read_rows(run_dir / RESULTS_CSV)})
-    lines = [
-        f"the output was closed (its reader left, e.g. '| head') after the last measurement: "
-        f"the run completed, its {kept} measurements kept",
-    ]
-    if kept < total:
-        lines = [
-            f"interrupted: the output was closed (its reader left, e.g. '| head'); {kept} of "
-            f"{total} measurements are kept",
-            rest_line(spec, run_dir, total - kept),
-        ]
-    try:
-        for line in lines:
-            print(line, file=sys.stderr, flush=True)
-    except BrokenPipeError:
-        pass
-    silence_closed_outputs()
-
-
-def report_interrupt(spec: RunSpec, run_dir: Path, total: int, render: Render) -> None:
-    """After Ctrl-C or SIGTERM: the table of every kept row and the command that continues."""
-    rows = read_rows(run_dir / RESULTS_CSV)
-    kept = len({row.get("measurement") for row in rows})
-    print(
-        f"interrupted: the process group was stopped; {kept} of {total} measurements are kept",
-        file=sys.stderr,
-        flush=True,
-    )
-    if rows:
-        print(f"kept rows ({kept} of {total} measurements):", flush=True)
-        print(render(rows), flush=True)
-        print(flush=True)
-    print(rest_line(spec, run_dir, total - kept), file=sys.stderr, flush=True)
