@@ -117,14 +117,16 @@ def describe_change(judged: Judged) -> str:
     low, high = judged.interval()
     if not math.isfinite(judged.change):
         return "-"
-    return f"{judged.change * 100:+.0f} % [{low * 100:+.0f}, {high * 100:+.0f}]{level_text(judged)}"
+    interval = f"[{low * 100:+.0f}, {high * 100:+.0f}]{level_text(judged.level)}"
+    return f"{judged.change * 100:+.0f} % {interval}"
 
 
-def level_text(judged: Judged) -> str:
-    """' at 98.7 %' where an interval is not at 95 % (a verdict's: selected_level), else ''."""
-    if abs(judged.level - CONFIDENCE) < 1e-12:
+def level_text(level: float) -> str:
+    """' at 98.7 %' for an interval not at 95 % (a verdict's: selected_level), else '' (nan:
+    95 %, a cell without a level)."""
+    if level != level or abs(level - CONFIDENCE) < 1e-12:
         return ""
-    return f" at {judged.level * 100:.1f} %"
+    return f" at {level * 100:.1f} %"
 
 
 def describe_state(judged: Judged) -> str:

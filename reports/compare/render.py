@@ -127,7 +127,7 @@ def interval_text(judged: Judged) -> str:
     low, high = judged.interval()
     if not math.isfinite(low):
         return "-"
-    return f"[{low * 100:+.0f}, {high * 100:+.0f}] %{level_text(judged)}"
+    return f"[{low * 100:+.0f}, {high * 100:+.0f}] %{level_text(judged.level)}"
 
 
 def row_table(comparison: Comparison, only: str | None = None) -> tuple[list[str], list[list[str]]]:

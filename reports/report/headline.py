@@ -58,7 +58,7 @@ def times(value: float) -> str:
 def speedup_words(judged: Judged, relative: bool) -> str:
     """'1.4× [1.2–1.6] beyond the rest of the run'."""
     speedup, low, high = speedup_of(judged)
-    text = f"{times(speedup)} [{times(low)}–{times(high)}]{level_text(judged)}"
+    text = f"{times(speedup)} [{times(low)}–{times(high)}]{level_text(judged.level)}"
     beyond = relative and judged.hypothesis.primitive != WHOLE_RUN
     return text + (" beyond the rest of the run" if beyond else "")
 

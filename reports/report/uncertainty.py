@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from distbench.reports.render import format_number
-from distbench.stats.verdict import CONFIDENCE
+from distbench.stats.verdict import CONFIDENCE, level_text
 
 
 def with_interval(
@@ -24,14 +24,7 @@ def with_interval(
     text = [
         format_number(v, 3)
         + (f" [{format_number(a, 3)}, {format_number(b, 3)}]" if pd.notna(a) else "")
-        + (at_level(float(c)) if pd.notna(a) else "")
+        + (level_text(float(c)) if pd.notna(a) else "")
         for v, a, b, c in zip(values, low, high, levels, strict=True)
     ]
     return pd.Series(text, index=values.index, dtype=object)
-
-
-def at_level(level: float) -> str:
-    """' at 98.7 %' for an interval not at 95 % (nan: 95 %), else ''."""
-    if level != level or abs(level - CONFIDENCE) < 1e-12:
-        return ""
-    return f" at {level * 100:.1f} %"
