@@ -190,9 +190,9 @@ def judged_history(
     infos: list[RunInfo], points: pd.DataFrame, min_change: float, recent: int,
     pools: Callable[[int, bool], NullPool], relative: bool = True, stat: str = DEFAULT_STAT,
 ) -> History:  # fmt: skip
-    """The judged history of one statistic's points (one series per case and kind); UsageError
-    when no run recorded that statistic (p95 and p99: latency rows only)."""
-    points = points[points["metric"].isin(metric_names(stat))]
+    """The judged history of one statistic's points, as the loaders chose them (read_uncached
+    and PointCache.load with its metric_names: one series per case and kind); UsageError when
+    no run recorded that statistic (p95 and p99: latency rows only)."""
     if not len(points):
         raise UsageError(
             f"history --metric {stat}: no run here recorded it (time_us_p95 and p99 are recorded "

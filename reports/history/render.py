@@ -160,7 +160,7 @@ def summary_line(history: History) -> str:
     first, last = history.runs[0].label, history.runs[-1].label
     return (
         f"{len(history.runs)} runs ({first} .. {last}), {len(history.verdicts)} cases "
-        f"(each its {STAT_WORDS[history.stat]}), "
+        f"(each its {STAT_WORDS[history.stat]}{LATENCY_ONLY.get(history.stat, '')}), "
         f"{len(history.change_points)} change point(s); over the last "
         f"{recent_runs(history)}: {state_counts(history)}"
     )
@@ -250,15 +250,19 @@ STAT_WORDS = {
     "p50": "median (p50)",
     "mean": "mean time",
     "max": "slowest trial",
-    "p95": "95th percentile: latency rows only, throughput rows record none",
-    "p99": "99th percentile: latency rows only, throughput rows record none",
+    "p95": "95th percentile",
+    "p99": "99th percentile",
 }
 """What each statistic of --metric is called in the page's prose (load.STATS)."""
 
 
+LATENCY_ONLY = dict.fromkeys(("p95", "p99"), ": latency rows only, throughput rows record none")
+"""What the summary line adds to a statistic only latency rows record."""
+
+
 def trend_text(stat: str) -> str:
     """The Trends section's prose for the judged statistic."""
-    return TREND_TEXT.replace("fastest trial", STAT_WORDS[stat].split(":")[0], 1)
+    return TREND_TEXT.replace("fastest trial", STAT_WORDS[stat], 1)
 
 
 TREND_TEXT = (

@@ -94,3 +94,11 @@ def test_a_statistic_no_run_recorded_is_one_line(
     argv += ["--out", str(tmp_path / "h")]
     line = usage_error_line(argv, capsys)
     assert "history --metric p95: no run here recorded it" in line, line
+
+
+def test_the_cli_and_the_loader_name_the_same_statistics() -> None:
+    """bench/cli/history.py keeps its own copy (it imports no pandas): the two must agree."""
+    from distbench.cli.history import STATS as CLI_STATS
+    from distbench.reports.history.load import STATS
+
+    assert CLI_STATS == STATS
