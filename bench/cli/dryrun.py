@@ -3,7 +3,10 @@ a run would, then printed instead of launched. Nothing is written and torchrun i
 a scheduler's wrapper (the torchx component in bench/torchx.py, a Kubernetes manifest) can check
 a command line before it asks for nodes.
 
-    distbench sweep --primitives allreduce --sizes 1M --dry-run
+    distbench sweep --primitives allreduce --sizes 1M --dry-run | jq .launches
+
+The plan is the whole of standard output (JSON, for a wrapper or jq); the line saying nothing
+was launched goes to standard error.
 """
 
 from __future__ import annotations
@@ -31,4 +34,8 @@ def plan_text(
             for launch, workload in zip(launches, workloads, strict=True)
         ],
     }
-    return "distbench: dry run, nothing launched\n" + json.dumps(plan, indent=2, default=str)
+    return json.dumps(plan, indent=2, default=str)
+
+
+NOTHING_LAUNCHED = "distbench: dry run, nothing launched"
+"""Printed to standard error beside the plan."""

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from distbench.cli.dryrun import plan_text
+from distbench.cli.dryrun import NOTHING_LAUNCHED, plan_text
 from distbench.collectors.rundir import node_dir
 from distbench.launch.resume import resume_run
 from distbench.launch.run import execute, file_logs, part_name, prepare_run_dir
@@ -46,6 +46,7 @@ def run_workload(
         return resume_run(resume_dir(args), resumed_by, quiet=args.quiet, table=table)
     launch = resolve_launch(args, Machine.probe())
     if args.dry_run:
+        print(NOTHING_LAUNCHED, file=sys.stderr)
         print(plan_text(title, [launch], [build(launch)], args.out))
         return 0
     specs = build_specs([launch], build, args.out, title)

@@ -41,9 +41,8 @@ def dry_run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, An
     code = run_in_process([*argv, "--dry-run"])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    text = captured.out
-    assert text.startswith("distbench: dry run, nothing launched")
-    return dict(json.loads(text.split("\n", 1)[1]))
+    assert captured.err.startswith("distbench: dry run, nothing launched")
+    return dict(json.loads(captured.out))  # standard output is the plan alone: JSON
 
 
 def rendered(text: str) -> dict[str, Any]:
