@@ -46,8 +46,9 @@ def run_workload(
         return resume_run(resume_dir(args), resumed_by, quiet=args.quiet, table=table)
     launch = resolve_launch(args, Machine.probe())
     if args.dry_run:
+        plan = plan_text(title, [launch], [build(launch)], args.out)  # bad input refused first
         print(NOTHING_LAUNCHED, file=sys.stderr)
-        print(plan_text(title, [launch], [build(launch)], args.out))
+        print(plan)
         return 0
     specs = build_specs([launch], build, args.out, title)
     return run_specs(specs, title, quiet=args.quiet, table=table)

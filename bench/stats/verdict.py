@@ -112,12 +112,12 @@ def decide_state(
 
 
 def describe_change(judged: Judged) -> str:
-    """'+24 % [17, 31]': the change in time terms with its interval (95 %, or beside a verdict
-    its level: Judged.level)."""
+    """'+24 % [+17, +31] %': the change in time terms with its interval (95 %, or beside a
+    verdict its level: '+24 % [+12, +38] % at 99.3 %', Judged.level)."""
     low, high = judged.interval()
     if not math.isfinite(judged.change):
         return "-"
-    interval = f"[{low * 100:+.0f}, {high * 100:+.0f}]{level_text(judged.level)}"
+    interval = f"[{low * 100:+.0f}, {high * 100:+.0f}] %{level_text(judged.level)}"
     return f"{judged.change * 100:+.0f} % {interval}"
 
 

@@ -1,7 +1,7 @@
 """The words and lines of a comparison that every format prints alike: a hypothesis's name, its
 change with interval, and what the comparison could see (the detectable change per primitive).
 
-    all_reduce >= 1M, world size 3: +24 % [+12, +38] at 99.3 % beyond the rest of the run
+    all_reduce >= 1M, world size 3: +24 % [+12, +38] % at 99.3 % beyond the rest of the run
     all_reduce: every row together >= 9 %, sizes >= 1M together >= 12 %; one row alone >= 31 %
         to 140 %
     all_to_all: every row together >10x; one row alone >10x     (when it could see nothing)
@@ -58,7 +58,7 @@ def relative_words(comparison: Comparison, judged: Judged) -> str:
 
 
 def verdict_line(comparison: Comparison, judged: Judged) -> str:
-    """'regressed: all_reduce >= 1M, world size 3: +24 % [+12, +38] at 99.3 % beyond the rest
+    """'regressed: all_reduce >= 1M, world size 3: +24 % [+12, +38] % at 99.3 % beyond the rest
     of the run (q=0.0004)'."""
     q = judged.q_slower if judged.state == REGRESSED else judged.q_faster
     return (

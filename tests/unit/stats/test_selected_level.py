@@ -90,7 +90,7 @@ def test_the_box_rule_gives_its_hypotheses_back_the_rows_own_level() -> None:
     shift = Shift(0.2, 0.05, 12.0, 0.0025, math.nan, 2, 2, "data", 4)
     chosen = Judged(Hypothesis("comm:all_reduce", (0,), ()), shift, 1e-4, 1.0, 1e-3, 1.0,
                     REGRESSED, 0.1, 0.05, "", 0.99)  # fmt: skip
-    assert describe_change(chosen).endswith(" at 99.0 %")
+    assert describe_change(chosen).endswith("] % at 99.0 %")
     (back,) = unjudged([chosen])
     assert back.level == CONFIDENCE and not describe_change(back).endswith("%]")
-    assert describe_change(replace(back)).endswith("]")
+    assert describe_change(replace(back)).endswith("] %")  # a percent is labelled as one
