@@ -108,6 +108,7 @@ def resume_run(
             "started_utc": utc_now(),
             "command": [sys.argv[0], *sys.argv[1:]],
             "previous_status": manifest.get("status"),
+            "previous_stopped_by": manifest.pop("stopped_by", None),
             "measurements_kept": len(done),
             "orphan_samples_dropped": dropped,
         }

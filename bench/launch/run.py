@@ -118,8 +118,12 @@ def read_launch_json(path: Path) -> dict[str, Any] | None:
         return None
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler's cancel, a `kill`): stopped as Ctrl-C is, recorded apart."""
+
+
 def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+    raise Terminated
 
 
 def expected_rows(spec: RunSpec, world_size: int) -> int:
@@ -194,7 +198,7 @@ def execute(
     planned = [size for part in (spec, *more) for size in planned_sizes(part)]
     progress = RunProgress(run_dir, render, total, kept, choose_mode(quiet, console), planned)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-    status, code = "completed", EXIT_OK
+    status, code, stopped_by = "completed", EXIT_OK, "finished"
     try:
         with progress:
             for spec, spec_path, world_size in launch_order(spec, first_path, more):  # noqa: B020
@@ -211,25 +215,30 @@ def execute(
                 problem = launch_problem(spec, rows, result, remaining)
                 if problem is not None:
                     status, code = problem
+                    stopped_by = launch_stop(status, world_size, result)
                     break
             progress.flush()  # a resumed run's last kept table, when nothing was left to run
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         status, code = "interrupted", EXIT_INTERRUPTED
+        stopped_by = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C (SIGINT)"
         report_interrupt(spec, run_dir, total, render)
     except BrokenPipeError:  # the reader of the output left (`| head`): an interruption
         if not output_closed():  # a pipe of something else: a failure like any other
-            status, code = "failed", EXIT_FAILED
+            status, code, stopped_by = "failed", EXIT_FAILED, "error: BrokenPipeError"
             raise
         kept = len(finished_measurements(run_dir))
         # closed after the last measurement (`| true`): the run is whole, its last lines unread
         status, code = ("completed", EXIT_OK) if kept >= total else ("interrupted", EXIT_PIPE)
+        stopped_by = "finished" if kept >= total else "output closed (its reader left: | head)"
         report_closed_output(spec, run_dir, kept, total)
-    except BaseException:  # anything else (a full disk, a bug): never "completed"
+    except BaseException as error:  # anything else (a full disk, a bug): never "completed"
         status, code = "failed", EXIT_FAILED
+        stopped_by = f"error: {type(error).__name__}: {error}"[:300]
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
         manifest["status"] = status
+        manifest["stopped_by"] = stopped_by
         manifest["ended_utc"] = utc_now()
         manifest["load_avg_end"] = load_average()
         manifest["cpu_steal_share"] = steal_share(manifest.get("cpu_times_start"), cpu_times())
@@ -304,6 +313,13 @@ def record_launch(
         }
     )
     write_manifest(run_dir, manifest)
+
+
+def launch_stop(status: str, world_size: int, result: LaunchResult) -> str:
+    """The manifest's `stopped_by` for a launch that ended the run (launch_problem)."""
+    if status == "wrong_results":
+        return f"world size {world_size}: --check found wrong results"
+    return f"world size {world_size}: {result.failure}"[:300]
 
 
 def launch_problem(

@@ -236,12 +236,12 @@ def run_launch(
                 if silent:
                     failure = describe_silent(run_dir, world_size, silent, launch.timeout_s)
                     stop_group(proc, run_dir, world_size, grace_s=0.0)
-        finally:
+        finally:  # Ctrl-C, a closed output or a finished group alike: no worker, no heartbeat
             if proc.poll() is None:
                 stop_group(proc, run_dir, world_size)
-    ready_path(run_dir, world_size).unlink(missing_ok=True)
-    for left in heartbeats(run_dir, world_size).values():
-        left.unlink(missing_ok=True)  # the workers are gone; a killed one leaves its file
+            ready_path(run_dir, world_size).unlink(missing_ok=True)
+            for left in heartbeats(run_dir, world_size).values():
+                left.unlink(missing_ok=True)  # the workers are gone; a killed one leaves its file
     rows = count_rows(results) - before
     if failure is None and proc.returncode != 0:
         failure = describe_failure(run_dir, world_size, proc.returncode)

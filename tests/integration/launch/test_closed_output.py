@@ -38,10 +38,15 @@ def test_a_closed_output_keeps_the_rows_and_the_run_resumes(tmp_path: Path) -> N
     assert proc.wait(timeout=60) == 141  # 128 + SIGPIPE, as a shell reports it
     kept = assert_rows_parse(out)
     assert 2 <= len(kept) < 7, "the output must close mid-run"
-    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted", manifest
+    assert manifest["stopped_by"].startswith("output closed"), manifest["stopped_by"]
+    assert not list((out / "logs").glob("*.alive")), "a stopped rank's heartbeat was left"
 
     resumed = run_cli("allreduce", "--resume", str(out), cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     rows = assert_rows_parse(out)
     assert [r["measurement"] for r in rows] == [f"ws2/i{k}" for k in range(7)]
-    assert json.loads((out / "manifest.json").read_text())["status"] == "completed"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["status"], manifest["stopped_by"]) == ("completed", "finished")
+    assert manifest["resumes"][-1]["previous_stopped_by"].startswith("output closed")

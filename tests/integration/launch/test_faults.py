@@ -123,7 +123,9 @@ def test_stopped_rank_ends_the_run_within_the_timeout(tmp_path: Path) -> None:
     assert "rank 1 stopped responding (no heartbeat for" in err, err
     assert "ws2-rank1.log" in err
     assert len(assert_rows_parse(out)) >= 2
-    assert json.loads((out / "manifest.json").read_text())["status"] == "failed"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "failed"
+    assert manifest["stopped_by"].startswith("world size 2: rank 1 stopped responding")
     assert not alive(pid)
     assert processes_using(out) == []
 
@@ -138,7 +140,8 @@ def test_sigterm_stops_every_rank(tmp_path: Path) -> None:
     assert code == 130
     assert took < 10
     assert not any(alive(pid) for pid in pids)
-    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert (manifest["status"], manifest["stopped_by"]) == ("interrupted", "SIGTERM")
     assert_rows_parse(out)
 
 

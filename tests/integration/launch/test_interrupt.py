@@ -77,7 +77,9 @@ def test_ctrl_c_prints_the_kept_rows_and_the_resume_command_that_completes_them(
     assert processes_using(out) == []
     kept = assert_rows_parse(out)
     assert 3 <= len(kept) < 14, "the interrupt must land mid-run"
-    assert json.loads((out / "manifest.json").read_text())["status"] == "interrupted"
+    stopped = json.loads((out / "manifest.json").read_text())
+    assert (stopped["status"], stopped["stopped_by"]) == ("interrupted", "Ctrl-C (SIGINT)")
+    assert not list((out / "logs").glob("*.alive")), "a stopped rank's heartbeat was left"
 
     # the kept rows' table, every kept row once after the heading
     heading = f"kept rows ({len(kept)} of 14 measurements):"
@@ -113,6 +115,8 @@ def test_ctrl_c_prints_the_kept_rows_and_the_resume_command_that_completes_them(
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "completed"
     assert manifest["resumes"][0]["previous_status"] == "interrupted"
+    assert manifest["resumes"][0]["previous_stopped_by"] == "Ctrl-C (SIGINT)"
+    assert manifest["stopped_by"] == "finished"
     assert manifest["resumes"][0]["measurements_kept"] == len(kept)
     max_samples = [r for r in read_rows(out / "samples.csv") if r["rank"] == "-1"]
     assert sorted({r["measurement"] for r in max_samples}) == sorted(ids)
