@@ -143,7 +143,26 @@ def seen_lines(comparison: Comparison) -> list[str]:
         if judged.hypothesis.primitive == WHOLE_RUN:
             lines.append(f"the whole run (every primitive alike): {at_least(judged.detectable)}")
             lines.append(SEVERAL)
+    if caught_below_claim(comparison):
+        lines.append(BELOW_CLAIM)
     return lines
+
+
+BELOW_CLAIM = (
+    "(a figure above is the change caught 8 times in 10; a smaller one is caught less often, "
+    "and tonight one was)"
+)
+
+
+def caught_below_claim(comparison: Comparison) -> bool:
+    """A verdict on a change smaller than its hypothesis's own `detectable_change`: a claim at
+    80 % power beside a smaller change that was caught reads as a contradiction unless said."""
+    judged = [*comparison.outcome.rows, *comparison.outcome.bands]
+    return any(
+        j.state in (REGRESSED, IMPROVED) and abs(j.change) < j.detectable
+        for j in judged
+        if math.isfinite(j.change) and math.isfinite(j.detectable)
+    )
 
 
 SEVERAL = (

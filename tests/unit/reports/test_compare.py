@@ -777,3 +777,29 @@ def test_sides_measured_with_other_settings_are_said_to_be(tmp_path: Path) -> No
     assert settings_lines(other)[0] in "\n".join(render_text_lines(other))
     body = json.loads(render_json(other))
     assert body["measured_differently"] == settings_lines(other)  # in JSON too
+
+
+def test_a_change_caught_below_its_own_claim_is_explained_beside_the_claims(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A verdict on a change smaller than its detectable_change (caught less than 8 times in 10,
+    and caught) reads as a contradiction beside "could see >10x" unless a line says so; the line
+    is there only then. One launch a side, 8x slower: caught, each claim above 8x."""
+    from dataclasses import replace
+
+    from distbench.reports.compare.words import BELOW_CLAIM, seen_lines
+
+    rng = random.Random(15)
+    a = launch(tmp_path / "a", levels("all_reduce"), rng, spread=0.0)
+    b = launch(tmp_path / "b", levels("all_reduce", scale=8.0), rng, spread=0.0)
+    comparison = judge(a, b)
+    rows = comparison.outcome.rows
+    assert any(r.state == "regressed" and r.detectable > r.change for r in rows)
+    assert seen_lines(comparison)[-1] == BELOW_CLAIM
+    assert BELOW_CLAIM in cli(["compare", str(a), str(b)], capsys)[1]
+    claims = [replace(r, detectable=min(r.detectable, r.change / 2)) for r in rows]
+    bands = [
+        replace(r, detectable=min(r.detectable, r.change / 2)) for r in comparison.outcome.bands
+    ]
+    within = replace(comparison.outcome, rows=claims, bands=bands)
+    assert BELOW_CLAIM not in seen_lines(replace(comparison, outcome=within))
