@@ -20,7 +20,9 @@ matrix, 12 trials per row). Named noise is added on top:
   on the quiet box and beside one or two processes bursting busy and idle): the same interval in
   the recorded order of each row's trials (runs of ~5), which keeps the box's drift from trial
   to trial. Interleaved, a row's consecutive trials are a round apart, and the drift between
-  them is weaker (order_rows).
+  them is weaker (order_rows). And sequential against grouped (the default in latency mode since
+  it was measured so: tests/data/interval-trials-grouped.json.gz, 6 sizes in two groups of 3,
+  recorded by ci/record_order_pairs.py after the choice).
 - --precision P: trials are added one at a time from --trials 5 up to --max-trials 50 until
   stats/stopping.py's `converged`, the rule comm/precision.py runs, says converged (latency: the
   95 % confidence sequence within +-P; one sample a trial: the 99 % interval within +-P at 3
@@ -58,6 +60,12 @@ ROOT = Path(__file__).resolve().parent.parent
 TRIALS_FIXTURE = ROOT / "tests" / "data" / "interval-trials.json"
 GATE_FIXTURE = ROOT / "tests" / "data" / "gate-launches.json"
 ORDER_FIXTURE = ROOT / "tests" / "data" / "interval-trials-order.json.gz"
+GROUPED_FIXTURE = ROOT / "tests" / "data" / "interval-trials-grouped.json.gz"
+ORDER_FIXTURES = {
+    ORDER_FIXTURE: "recorded (2026-12-05)",
+    GROUPED_FIXTURE: "6 sizes recorded after grouped became the default (2026-12-05)",
+}
+"""The order rows' recordings and how their notes name them."""
 RECORDED_ORDER = "recorded order (runs of ~5 consecutive trials)"
 TRUTH_TRIALS = 4000
 """Trials drawn (with their shifts) to find a population's median."""
@@ -175,9 +183,9 @@ def interval_coverage(
     return rows
 
 
-def order_pools() -> dict[tuple[str, str], list[list[np.ndarray]]]:
+def order_pools(fixture: Path = ORDER_FIXTURE) -> dict[tuple[str, str], list[list[np.ndarray]]]:
     """The pairs' rows (each a launch's size: its trials of ops) by (load, order)."""
-    with gzip.open(ORDER_FIXTURE, "rt") as source:
+    with gzip.open(fixture, "rt") as source:
         entries = json.load(source)["latency"]
     pools: dict[tuple[str, str], list[list[np.ndarray]]] = {}
     for entry in entries:
@@ -191,15 +199,16 @@ def order_rows(reps: int, counts: list[int], rng: np.random.Generator) -> list[d
     sequential launches against rows of the interleaved launch recorded beside each, per load
     (module docstring)."""
     rows = []
-    for (load, order), pools in order_pools().items():
-        truths = [truth_of(pool, no_shift, rng) for pool in pools]
-        for count in counts:
-            hits, n = held(pools, truths, no_shift, BLOCKS[RECORDED_ORDER], count, reps, rng)
-            name = f"latency p50 interval, {count} trials, {RECORDED_ORDER}, --order {order}"
-            name += f", {load}"
-            note = f"{reps} rows of {len(pools)} recorded (2026-12-05), "
-            note += f"{n / reps:.0%} with an interval"
-            rows.append(coverage_row(name, hits, n, note))
+    for fixture, recorded in ORDER_FIXTURES.items():
+        for (load, order), pools in order_pools(fixture).items():
+            truths = [truth_of(pool, no_shift, rng) for pool in pools]
+            for count in counts:
+                hits, n = held(pools, truths, no_shift, BLOCKS[RECORDED_ORDER], count, reps, rng)
+                name = f"latency p50 interval, {count} trials, {RECORDED_ORDER}, --order {order}"
+                name += f", {load}"
+                note = f"{reps} rows of {len(pools)} {recorded}, "
+                note += f"{n / reps:.0%} with an interval"
+                rows.append(coverage_row(name, hits, n, note))
     return rows
 
 
@@ -317,7 +326,7 @@ def run(quick: bool, seed: int) -> list[dict[str, object]]:
     latency, throughput = latency_pools(), throughput_pools()
     counts = [12] if quick else [5, 12, 30]
     rows = interval_coverage("latency", latency, counts, reps, rng)
-    rows += order_rows(reps, [12] if quick else [12, 30], np.random.default_rng([seed, 16]))
+    rows += order_rows(reps, [12] if quick else [5, 12, 30], np.random.default_rng([seed, 16]))
     rows += interval_coverage("throughput", throughput, [12] if quick else [6, 12], reps, rng)
     noises = list(NOISES)[:1] if quick else list(NOISES)
     rows += precision_rows("latency", latency, 60 if quick else 1000, rng, noises)

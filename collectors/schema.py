@@ -153,7 +153,9 @@ class ResultRow:
     nccl_nchannels: str = ""
     """Channels NCCL used (channel{Lo..Hi}: Hi - Lo + 1), as nccl_algo; empty with older NCCL."""
     trial_order: str = "sequential"
-    """sequential, or interleaved (--order: trial t of every measurement in round t); v3."""
+    """sequential; grouped (trial t of each of 3 consecutive measurements in round t, group after
+    group: --order auto's choice in latency mode, v4); or interleaved (--order: trial t of every
+    measurement in round t); v3."""
     env: str = ""
     """The --env combination the launch's workers ran with, `NAME=V ...` (e.g. `NCCL_ALGO=Ring`);
     part of the case: rows of two combinations are two lines (v3; empty before and without)."""

@@ -11,6 +11,7 @@ import queue as queue_module
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -84,6 +85,27 @@ def run_cli(
         timeout=timeout,
         check=False,
     )
+
+
+def start_until_rows(
+    argv: list[str], out: Path, rows: int, cwd: Path, timeout_s: float = 120
+) -> subprocess.Popen[str]:
+    """`python -m distbench ARGV` started in `cwd` (stdout and stderr piped, text), returned once
+    out/results.csv holds `rows` rows (or `timeout_s` passed): a run to interrupt mid-way."""
+    from distbench.collectors.sink import read_rows
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "distbench", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")},
+    )
+    deadline = time.monotonic() + timeout_s
+    while len(read_rows(out / "results.csv")) < rows and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return proc
 
 
 def run_in_process(*args: str) -> subprocess.CompletedProcess[str]:

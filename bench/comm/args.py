@@ -171,14 +171,16 @@ class CommArgs:
     order: Annotated[
         str,
         choice(
-            "sequential: each measurement's trials back to back; interleaved: every measurement "
-            "of a launch warmed up, then trial t of each in round t (rows land after the last "
-            "round; load bursts hit every row alike, and on a drifting machine a latency row's "
-            "95 % interval holds only interleaved).",
-            TRIAL_ORDERS,
+            "sequential: each measurement's trials back to back; grouped: trial t of each of 3 "
+            "consecutive measurements in round t, group after group (a crash loses at most the "
+            "group); interleaved: the same over the whole launch (rows land after the last round; "
+            "a load burst hits every row alike); auto: grouped in latency mode (on a drifting "
+            "machine a latency row's 95 % interval holds only with its trials apart), else "
+            "sequential, and sequential with --precision, --cuda-graph or symmetric buffers.",
+            (AUTO, *TRIAL_ORDERS),
             "order",
         ),
-    ] = "sequential"
+    ] = AUTO
     check: Annotated[bool, flag("Verify results bit-exactly after timing.", "--check")] = False
     nccl_check: Annotated[int | None, NCCL_CHECK_OPTION] = None
     api: Annotated[
@@ -283,9 +285,9 @@ def trial_settings(args: CommArgs) -> dict[str, Any]:
             f"met: a row can converge after {earliest} trials at the earliest; give --max-trials "
             f"{earliest} or more, or leave it out (50)"
         )
-    if args.precision is not None and args.order == "interleaved":
+    if args.precision is not None and args.order in ("grouped", "interleaved"):
         raise UsageError(
-            "--precision adds trials to one measurement at a time, which --order interleaved "
+            f"--precision adds trials to one measurement at a time, which --order {args.order} "
             "does not: use --order sequential with --precision, or fixed --trials"
         )
     auto = args.iters == AUTO
@@ -301,5 +303,16 @@ def trial_settings(args: CommArgs) -> dict[str, Any]:
         "precision": args.precision or 0.0,
         "max_trials": args.max_trials or defaults.max_trials,
         "budget_s": defaults.budget_s if args.budget is None else args.budget,
-        "trial_order": args.order,
+        "trial_order": resolve_order(args),
     }
+
+
+def resolve_order(args: CommArgs) -> str:
+    """--order auto (the default): grouped where a latency row's interval needs its trials apart
+    (comm/interleave.py), sequential where trials are added one measurement at a time
+    (--precision) or one case is measured at a time (--cuda-graph, symmetric buffers), and in
+    throughput mode (its order-statistic interval held under drift: docs/measurement.md)."""
+    if args.order != AUTO:
+        return args.order
+    one_at_a_time = args.precision is not None or args.cuda_graph or args.buffers == "symmetric"
+    return "grouped" if "latency" in args.mode and not one_at_a_time else "sequential"

@@ -85,7 +85,7 @@ def check_gpu_modes(
         if args.api != ("c10d",):
             apis = ",".join(args.api)
             raise UsageError(f"{flag} issues the c10d calls: drop --api {apis} or {flag}")
-        if args.order == "interleaved":
+        if args.order in ("grouped", "interleaved"):
             raise UsageError(f"{flag} measures one case at a time: use --order sequential")
     if args.cuda_graph:
         check_graph(primitives, args)

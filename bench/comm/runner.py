@@ -16,11 +16,11 @@ from distbench.collectors.sink import RunSinks, run_sinks
 from distbench.comm import graph, symmetric
 from distbench.comm.api_cases import build_cases
 from distbench.comm.dispatch import host_enqueue_us
-from distbench.comm.interleave import Pending, build_plan, run_rounds
+from distbench.comm.interleave import Pending, build_plan, run_groups, run_rounds
 from distbench.comm.nccl_trace import NcclTrace, open_trace
 from distbench.comm.precision import Trials, choose_iters, run_trials
 from distbench.comm.rows import Measured, build_row, sample_rows
-from distbench.comm.spec import CommSpec
+from distbench.comm.spec import GROUP, CommSpec
 from distbench.comm.static import regular_buffers
 from distbench.groups import gather_placement
 from distbench.primitives import get_primitive
@@ -123,7 +123,7 @@ def run_sweep(
                 f"{dtype_name} size={result.case.size_bytes} ({measurement})"
             )
 
-    if workload.trial_order == "interleaved":
+    if workload.trial_order in ("grouped", "interleaved"):
         run_interleaved(ctx, workload, done, log, record, trace)
     else:
         run_sequential(ctx, workload, done, log, record, trace)
@@ -187,8 +187,10 @@ def build_timed_cases(
 def run_interleaved(
     ctx: Context, workload: CommSpec, done: set[str], log: Log, record: Record, trace: NcclTrace
 ) -> None:
-    """Trial t of every measurement in round t (--order interleaved, comm/interleave.py)."""
-    plan = build_plan(ctx, workload, list(planned_ids(ctx, workload)), done)
+    """Trial t of every measurement in round t (--order interleaved), or of every measurement of
+    a group of GROUP, group after group (--order grouped; comm/interleave.py)."""
+    grouped = workload.trial_order == "grouped"
+    plan = build_plan(ctx, workload, list(planned_ids(ctx, workload)), done, keep=not grouped)
 
     def finish(pending: Pending, case: Case, trials: Trials, wrong: int) -> None:
         api = pending.request.api
@@ -201,4 +203,7 @@ def run_interleaved(
             result,
         )
 
-    run_rounds(ctx, workload, plan, log, finish, trace.window)
+    if grouped:
+        run_groups(ctx, workload, plan, GROUP, log, finish, trace.window)
+    else:
+        run_rounds(ctx, workload, plan, log, finish, trace.window)

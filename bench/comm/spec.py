@@ -10,8 +10,14 @@ from distbench.parse import DTYPES, MODES, OPS, UsageError
 from distbench.primitives.facts import FACTS
 from distbench.spec import check_known, check_minimums
 
-TRIAL_ORDERS = ("sequential", "interleaved")
-"""How one launch orders its trials (CommSpec.trial_order, the trial_order column)."""
+TRIAL_ORDERS = ("sequential", "grouped", "interleaved")
+"""How one launch orders its trials (CommSpec.trial_order, the trial_order column): sequential,
+in rounds over groups of GROUP consecutive measurements, or in rounds over the whole launch
+(comm/interleave.py)."""
+GROUP = 3
+"""Measurements per group of --order grouped: a row's consecutive trials are GROUP visits apart,
+as they were in the recorded launches its coverage was measured on (3 sizes interleaved:
+docs/measurement.md), and a crash loses at most the group in flight."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,8 @@ class CommSpec:
     """--nccl-trace: workers log NCCL's TUNING lines; rows get nccl_algo, nccl_proto,
     nccl_nchannels (comm/nccl_trace.py). Nothing is logged on gloo."""
     trial_order: str = "sequential"
-    """--order: sequential (each measurement's trials back to back) or interleaved (after every
+    """--order: sequential (each measurement's trials back to back), grouped (round t runs trial
+    t of each of GROUP consecutive measurements, then the next group) or interleaved (after every
     measurement's warm-up, round t runs trial t of each in turn; comm/interleave.py)."""
     api: tuple[str, ...] = ("c10d",)
     """--api: c10d, functional or compiled:BACKEND (comm/api.py), each a case of its own; the
@@ -86,7 +93,7 @@ class CommSpec:
             raise UsageError("--precision, --max-trials and --budget must be positive")
         if self.trial_order not in TRIAL_ORDERS:
             raise UsageError(f"--order must be one of {', '.join(TRIAL_ORDERS)}")
-        if self.trial_order == "interleaved" and self.precision:
+        if self.trial_order != "sequential" and self.precision:
             raise UsageError("--precision needs --order sequential")
         if self.trial_time_ms <= 0:
             raise UsageError(f"--trial-time must be positive, got {self.trial_time_ms} ms")

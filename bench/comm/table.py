@@ -151,12 +151,12 @@ def notes(group: Sequence[Row]) -> list[str]:
     lines = []
     wide = sum(1 for row in group if spread_share(row) > WIDE_SPREAD)
     if wide:
-        # --precision added the trials already, and refuses --order interleaved
+        # --precision added the trials already, and refuses --order grouped and interleaved
         advice = (
             "ci_pct says how far --precision pinned it down; a quieter machine spreads less"
             if any(row.get("converged") for row in group)
             else "add --trials, or a quieter machine"
-            if all(row.get("trial_order") == "interleaved" for row in group)
+            if all(row.get("trial_order") in ("grouped", "interleaved") for row in group)
             else "add --trials, use --order interleaved, or a quieter machine"
         )
         lines.append(

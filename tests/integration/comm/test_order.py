@@ -46,7 +46,7 @@ def test_interleaved_rows_are_labelled_complete_and_land_after_the_last_round(
     assert [line.split()[2] for line in progress] == [row["measurement"] for row in rows]
 
 
-def test_sequential_is_the_default_and_the_sweep_file_takes_order(
+def test_auto_order_is_recorded_resolved_and_the_sweep_file_takes_order(
     tmp_path: Path, allreduce_2rank: CliRun
 ) -> None:
     config = tmp_path / "sweep.toml"
@@ -57,6 +57,7 @@ def test_sequential_is_the_default_and_the_sweep_file_takes_order(
     result = run_cli("sweep", "--config", str(config), "--out", str(tmp_path / "a"), "--quiet")
     assert result.returncode == 0, result.stderr
     assert read_csv(tmp_path / "a" / "results.csv")[0]["trial_order"] == "interleaved"
-    # without --order: the suite's shared 2-rank allreduce (tests/conftest.py)
+    # without --order: the suite's shared 2-rank allreduce (tests/conftest.py), --mode both:
+    # auto is grouped wherever a latency row is measured, and the rows say so
     rows = read_csv(allreduce_2rank.out / "results.csv")
-    assert len(rows) == 4 and {row["trial_order"] for row in rows} == {"sequential"}
+    assert len(rows) == 4 and {row["trial_order"] for row in rows} == {"grouped"}

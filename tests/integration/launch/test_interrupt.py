@@ -10,15 +10,13 @@ import json
 import re
 import shlex
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from distbench.collectors.sink import read_rows
-from tests.conftest import run_cli
+from tests.conftest import run_cli, start_until_rows
 from tests.integration.launch.test_faults import alive, assert_rows_parse, processes_using
 
 # 2 primitives x 7 sizes of 300 iterations: seconds of work, so the interrupt lands mid-run.
@@ -54,16 +52,7 @@ def test_ctrl_c_prints_the_kept_rows_and_the_resume_command_that_completes_them(
 ) -> None:
     out = tmp_path / "run"
     command = [*SWEEP, *SIZES, *SLOW, "--out", str(out)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "distbench", *command],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
-    deadline = time.monotonic() + 120
-    while len(read_rows(out / "results.csv")) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    proc = start_until_rows(command, out, 3, tmp_path)
     pids = [worker_pid(out, rank) for rank in (0, 1)]
     proc.send_signal(signal.SIGINT)
     begin = time.monotonic()

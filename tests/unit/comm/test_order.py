@@ -18,9 +18,42 @@ from tests.conftest import usage_error_line
             ["allreduce", "--order", "interleaved", "--precision", "2%"],
             "use --order sequential with --precision",
         ),
+        (
+            ["allreduce", "--mode", "latency", "--order", "grouped", "--precision", "2%"],
+            "which --order grouped does not: use --order sequential with --precision",
+        ),
     ],
 )
 def test_bad_order_is_one_line(
     argv: list[str], expected: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert expected in usage_error_line(argv, capsys)
+
+
+@pytest.mark.parametrize(
+    ("argv", "order"),
+    [
+        ([], "sequential"),  # throughput: its interval held under drift
+        (["--mode", "latency"], "grouped"),  # a latency row's interval needs its trials apart
+        (["--mode", "both"], "grouped"),
+        (
+            ["--mode", "latency", "--precision", "5%"],
+            "sequential",
+        ),  # trials added one row at a time
+        (["--mode", "latency", "--order", "sequential"], "sequential"),
+        (["--order", "interleaved"], "interleaved"),
+        (["--order", "grouped"], "grouped"),
+    ],
+)
+def test_auto_order_is_grouped_in_latency_mode_only_where_trials_may_be_spread(
+    argv: list[str], order: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--order auto (the default) resolves before the spec is written: the rows and spec.json
+    say the order that ran, never 'auto'."""
+    import json
+
+    from distbench.cli.app import run_cli
+
+    assert run_cli(["allreduce", "--backend", "gloo", "--sizes", "1K", *argv, "--dry-run"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["launches"][0]["workload"]["trial_order"] == order

@@ -79,6 +79,7 @@ def test_notes_say_which_interval_ci_pct_is_and_advise_only_what_is_not_in_use()
     assert render_table(rows).splitlines()[-1].startswith("# ci_pct is the p50's 95 % interval;")
     latency = [{**rows[0], "mode": "latency", "time_us_p95": "1100"}]
     assert "99 %" not in render_table(latency)  # latency prints the interval it stops on
-    wide = [{**row("1173", "1100", "3282"), "trial_order": "interleaved"}]
-    note = render_table(wide).splitlines()[-1]
-    assert note.endswith("add --trials, or a quieter machine"), note
+    for order in ("interleaved", "grouped"):  # both spread a row's trials over others'
+        wide = [{**row("1173", "1100", "3282"), "trial_order": order}]
+        note = render_table(wide).splitlines()[-1]
+        assert note.endswith("add --trials, or a quieter machine"), note
