@@ -7,7 +7,7 @@
 #
 # NPROC ranks (default: local GPUs, else 2), one node. Only rank 0 prints, saves JSON and applies
 # --benchmark-compare-fail; the other ranks' output goes to rank<N>.log in $DISTBENCH_RANK_LOGS
-# (default: a temporary folder, named when a rank fails). A regression ends the output with one
+# (default: a temporary folder, named when a rank fails, removed when every rank passed). A regression ends the output with one
 # `REGRESSED name: why` line per benchmark. pytest's cache is off: several ranks writing
 # .pytest_cache at once would race.
 #
@@ -26,10 +26,18 @@ fi
 STATUS_DIR=$(mktemp -d)
 trap 'rm -rf "$STATUS_DIR"' EXIT
 export DISTBENCH_PYTEST_STATUS=$STATUS_DIR
-export DISTBENCH_RANK_LOGS=${DISTBENCH_RANK_LOGS:-$(mktemp -d -t distbench-ranks-XXXXXX)}
+OWN_LOGS=""  # a folder made here is removed when every rank passed; a given one is kept
+if [[ -z "${DISTBENCH_RANK_LOGS:-}" ]]; then
+    OWN_LOGS=$(mktemp -d -t distbench-ranks-XXXXXX)
+    export DISTBENCH_RANK_LOGS=$OWN_LOGS
+fi
+QUIET=()  # pyproject.toml's `timeout` is pytest-timeout's ([dev]); without it, no warning of it
+if ! "$PYTHON" -c "import pytest_timeout" 2>/dev/null; then
+    QUIET=(-W "ignore:Unknown config option: timeout:pytest.PytestConfigWarning")
+fi
 
 "$PYTHON" -m torch.distributed.run --standalone --nproc-per-node "$NPROC" \
-    --max-restarts 0 -m pytest -p no:cacheprovider "$@"
+    --max-restarts 0 -m pytest -p no:cacheprovider "${QUIET[@]}" "$@"
 rc=$?
 
 verdict=""
@@ -49,4 +57,5 @@ for ((rank = 0; rank < NPROC; rank++)); do
         [[ $verdict -eq 0 ]] && verdict=1
     fi
 done
+[[ $verdict -eq 0 && -n $OWN_LOGS ]] && rm -rf "$OWN_LOGS"
 exit "$verdict"

@@ -91,6 +91,7 @@ VERBOSE=0
 STATE_FILE=nightly.state  # collectors/rundir.py NIGHT_STATE: distbench history reads it
 SWEEP_LOG=sweeps.log
 EXIT_INTERRUPTED=130
+SELF=$0  # the script as it was called: the hints it prints run from where the user stands
 
 usage() {
     awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
@@ -126,7 +127,7 @@ EOF
 say() { echo "nightly.sh: $*" >&2; }
 need_value() {
     if [[ $# -lt 2 || $2 == --* ]]; then
-        say "error: $1 needs a value (see ci/nightly.sh --help)"
+        say "error: $1 needs a value (see $SELF --help)"
         exit 2
     fi
 }
@@ -162,7 +163,7 @@ while [[ $# -gt 0 ]]; do
         --no-report) REPORT=0; shift ;;
         --verbose) VERBOSE=1; shift ;;
         -h|--help) usage; exit 0 ;;
-        *) say "error: unknown option '$1' (see ci/nightly.sh --help)"; exit 2 ;;
+        *) say "error: unknown option '$1' (see $SELF --help)"; exit 2 ;;
     esac
 done
 
@@ -219,7 +220,7 @@ interrupted() {  # the night stops here, partial (130)
     fi
     say "INTERRUPTED: the night is partial (marked in $OUT/$STATE_FILE: history skips it," \
         "and it never becomes the baseline); to finish the whole night and gate it:" \
-        "ci/nightly.sh --resume $OUT"
+        "$SELF --resume $OUT"
     exit "$EXIT_INTERRUPTED"
 }
 
@@ -270,11 +271,11 @@ fi
 if [[ ! -d "$BASELINE_DIR" && $BOOTSTRAP -eq 0 ]]; then
     if [[ -n "$RUN_DIR" ]]; then
         say "error: no baseline '$BASELINE' in $STORE: pin this run as it with" \
-            "ci/nightly.sh --run-dir $RUN_DIR --bootstrap (no new sweep)"
+            "$SELF --run-dir $RUN_DIR --bootstrap (no new sweep)"
     else
         say "error: no baseline '$BASELINE' in $STORE: the first night is" \
-            "ci/nightly.sh --bootstrap (sweeps and saves the night as '$BASELINE');" \
-            "to pin a run you already have: ci/nightly.sh --run-dir RUN --bootstrap"
+            "$SELF --bootstrap (sweeps and saves the night as '$BASELINE');" \
+            "to pin a run you already have: $SELF --run-dir RUN --bootstrap"
     fi
     exit 2
 fi
@@ -368,7 +369,7 @@ if [[ -n "$RUN_DIR" ]]; then
     OUT=${RUN_DIR%/}
     if [[ ! -d "$OUT" ]]; then say "error: --run-dir $OUT does not exist"; exit 2; fi
     if [[ -f "$OUT/$STATE_FILE" && $(state_value status) != complete ]]; then
-        say "error: --run-dir $OUT is a partial night: finish it with ci/nightly.sh --resume $OUT"
+        say "error: --run-dir $OUT is a partial night: finish it with $SELF --resume $OUT"
         exit 2
     fi
 else
@@ -376,7 +377,7 @@ else
         OUT=${OUT:-results/nightly-$(date -u +%Y%m%dT%H%M%SZ)}
         if [[ -e "$OUT" ]]; then
             say "error: --out $OUT already exists: give a new directory" \
-                "(a night cut short: ci/nightly.sh --resume $OUT)"
+                "(a night cut short: $SELF --resume $OUT)"
             exit 2
         fi
     fi
@@ -429,7 +430,7 @@ gate() {  # PUBLISH: the night OUT against the baseline; sets rc (compare's exit
     rc=$?
     [[ $INTERRUPTED -eq 1 || $rc -eq $EXIT_INTERRUPTED ]] && {
         say "INTERRUPTED before the verdict: the night's sweeps are complete; to gate it:" \
-            "ci/nightly.sh --resume $OUT"
+            "$SELF --resume $OUT"
         exit "$EXIT_INTERRUPTED"
     }
     case $rc in 0 | 1 | 4 | 5) ;; *) say "error: distbench compare failed (exit $rc)"; exit 2 ;; esac

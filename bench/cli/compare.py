@@ -27,13 +27,13 @@ def compare(
     ] = None,
 ) -> None:
     """Compare two runs, nights or baseline windows, row by row and band by band. Between runs the
-    launch is the unit: a row or band regresses when it is past the launches' noise (Benjamini-
-    Hochberg over every hypothesis) and past the threshold floor. Each row says what it could
-    see (the smallest change it would catch). Exit 0 pass, 1 a row or band regressed, 4 rows of
-    the baseline are missing, 5 cannot tell: most primitives moved at once against a baseline
-    window, each its own way (the box changed), 2 bad input. In a GitHub Actions job (or with
-    --github) it also appends the Markdown to the job summary and annotates each regressed row
-    or band.
+    launch is the unit: a row or band regresses when it is past the launches' noise (the false
+    discovery rate of Benjamini and Hochberg over every hypothesis) and past the threshold floor.
+    Each row says what it could see (the smallest change it would catch). Exit 0 pass, 1 a row or
+    band regressed, 4 rows of the baseline are missing, 5 cannot tell: most primitives moved at once
+    against a baseline window, each its own way (the box changed), 2 bad input. In a GitHub Actions
+    job (or with --github) it also appends the Markdown to the job summary and annotates each
+    regressed row or band.
 
     \b
     Examples:

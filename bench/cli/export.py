@@ -75,6 +75,16 @@ def export(
     print(f"export: {fmt} of {run_dir} written to {target}")
 
 
+def file_mode(target: Path) -> int:
+    """The permission bits `target` has, else those a new file gets under this umask."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def check_out(target: Path) -> None:
     if target.is_dir():
         raise UsageError(f"--out {target} is a directory: give a file, e.g. {target}/run.json")
@@ -83,11 +93,14 @@ def check_out(target: Path) -> None:
 
 
 def write_whole(target: Path, text: str) -> None:
-    """Replace `target` at once (a reader, e.g. node_exporter, never sees half a file)."""
+    """Replace `target` at once (a reader, e.g. node_exporter, never sees half a file), with the
+    mode a plain write gets (0666 less the umask; mkstemp's own is 0600, which node_exporter,
+    running as another user, cannot read), or the mode of the file it replaces."""
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
+            os.fchmod(stream.fileno(), file_mode(target))
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

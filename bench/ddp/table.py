@@ -74,6 +74,22 @@ def render_ddp_table(rows: Sequence[dict[str, str]]) -> str:
             cells = [[*c, p or "-"] for c, p in zip(cells, peaks, strict=True)]
             header += f"  peak memory={first.get('mem_source') or 'unlabelled'} above the baseline"
         numeric = [name for name in names if name not in TEXT_COLUMNS]
-        lines = render_rows(names, cells, numeric)
+        lines = render_rows(names, cells, numeric) + hidden_notes(group)
         blocks.append("\n".join([header, *lines]))
     return "\n\n".join(blocks)
+
+
+def hidden_notes(group: Sequence[dict[str, str]]) -> list[str]:
+    """A `#` line under a table whose comm_hidden leaves [0, 1]: it is a share, unclamped, and a
+    new user read -1.710 as a bug (collectors/schema.py DdpRow.comm_hidden_share)."""
+    shares = [float(row["comm_hidden_share"]) for row in group if row["comm_hidden_share"]]
+    lines = []
+    if any(share < 0 for share in shares):
+        lines.append(
+            "# comm_hidden below 0: the overlapped step was slower than ddp-nooverlap's, so "
+            "overlapping cost more than it hid (compute and communication contend for the same "
+            "cores, as gloo on a CPU does; or noise)"
+        )
+    if any(share > 1 for share in shares):
+        lines.append("# comm_hidden above 1: the step was faster than ddp-nocomm's (noise)")
+    return lines

@@ -68,7 +68,7 @@ def parse_metric(text: str) -> Metric:
     if name not in METRICS:
         raise UsageError(
             f"unknown metric '{text}': choose one of {', '.join(METRICS)} "
-            "(or median, mean, p95, p99, busbw, algbw)"
+            f"(or {', '.join(a for a in METRIC_ALIASES if a.isalnum())})"
         )
     return METRICS[name]
 

@@ -13,6 +13,7 @@ from distbench.collectors.schema import COMM_MATCH_KEY, DDP_CASE_COLUMNS, DDP_MA
 from distbench.parse import UsageError
 from distbench.reports.compare.github import publish
 from distbench.reports.compare.judge import (
+    CHANGED,
     ONLY_BASELINE,
     ONLY_CURRENT,
     SKIPPED,
@@ -91,6 +92,13 @@ def no_rows_message(comparison: Comparison) -> str:
         return (
             f"--metric {comparison.metric.name}: {skipped[0]}: choose time_us_p50, busbw_GBps "
             "or samples_per_s (DDP)"
+        )
+    changed = [u for u in comparison.unmatched if u.outcome == CHANGED]
+    if changed:  # the rows match, but no number means the same on both sides
+        return (
+            f"{comparison.baseline.path} and {comparison.current.path}: the {len(changed)} rows "
+            f"they share cannot be compared: {changed[0].reason} (docs/upgrading.md); compare "
+            "runs of one schema version, or re-measure the older one"
         )
     base = [u.key for u in comparison.unmatched if u.outcome == ONLY_BASELINE]
     current = [u.key for u in comparison.unmatched if u.outcome == ONLY_CURRENT]

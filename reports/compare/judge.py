@@ -66,8 +66,9 @@ class Comparison:
     thresholds: Thresholds
     outcome: Outcome
     values: list[tuple[float, float]]
-    """Per judged row: the baseline's and the current side's value (geometric mean over
-    launches), in the metric's own unit and direction."""
+    """Per judged row: the baseline's and the current side's value (the geometric mean of its
+    nights' geometric means: the level a change is measured from, stats/nested.py), in the
+    metric's own unit and direction."""
     columns: list[str]
     """Per judged row: the results.csv column compared."""
     unmatched: list[Unmatched] = field(default_factory=list)
@@ -165,7 +166,13 @@ def floor_of(thresholds: Thresholds, row: Row, base_value: float, metric: Metric
 
 
 def geometric(values: list[LaunchValue], metric: Metric) -> float:
-    mean = math.fsum(v.y for v in values) / len(values)
+    """A side's level in the metric's unit: the mean of its nights' mean logs, as the engine
+    measures a change from (stats/nested.py), so that current / baseline is the change printed
+    beside them; a plain mean over launches weighed a night of 3 launches 3 times."""
+    nights: dict[str, list[float]] = {}
+    for value in values:
+        nights.setdefault(value.night, []).append(value.y)
+    mean = math.fsum(math.fsum(ys) / len(ys) for ys in nights.values()) / len(nights)
     return math.exp(-mean) if metric.higher_is_better else math.exp(mean)
 
 

@@ -91,9 +91,10 @@ class CompareOptions:
     alpha: Annotated[
         float,
         text(
-            "Benjamini-Hochberg's q over every row and band: the false discovery rate, and the "
-            "chance of any false alarm when nothing changed, if launches are independent draws "
-            "of one noise (on a shared box they are not: docs/gate.md gives the rates measured).",
+            "The q of Benjamini and Hochberg over every row and band: the false discovery rate, "
+            "and the chance of any false alarm when nothing changed, if launches are independent "
+            "draws of one noise (on a shared box they are not: docs/gate.md gives the rates "
+            "measured).",
             parse_alpha,
         ),
     ] = 0.05

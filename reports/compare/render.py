@@ -51,7 +51,8 @@ SHOWN_KEYS = ("primitive", "size_bytes", "dtype", "world_size", "pattern", "mode
 
 def counts(comparison: Comparison) -> str:
     """'3 regressed, 90 no change seen, 15 cannot tell' over the rows, then the bands' and the
-    whole run's regressions and improvements, and the missing rows."""
+    whole run's regressions and improvements ('band regressed: all_reduce >= 1M': the row
+    counts do not hold them), and the missing rows."""
     found = {state: 0 for state in STATES}
     for judged in comparison.outcome.rows:
         found[judged.state] += 1
@@ -61,7 +62,8 @@ def counts(comparison: Comparison) -> str:
         named = [band_name(j) for j in bands if j.state == state]
         if named:
             more = f" and {len(named) - 2} more" if len(named) > 2 else ""
-            parts.append(f"{state}: {'; '.join(named[:2])}{more}")
+            bands_word = "band" if len(named) == 1 else "bands"
+            parts.append(f"{bands_word} {state}: {'; '.join(named[:2])}{more}")
     parts += [f"{len(comparison.missing)} missing"] if comparison.missing else []
     return ", ".join(parts) or "no rows"
 

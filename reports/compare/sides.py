@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from distbench.collectors.rundir import MANIFEST_JSON
 from distbench.reports.runs import Run, find_results, load_run
 
 LAUNCH = re.compile(r"launch-(\d+)")
@@ -121,6 +122,23 @@ def unfinished(path: Path, launches: list[Launch]) -> list[str]:
                 f"{where} is {status}, not completed: its finished rows are judged, the rest "
                 "are missing"
             )
+    return notes + rowless(path)
+
+
+def rowless(path: Path) -> list[str]:
+    """A note for each launch-N folder of a night that holds no results.csv (a launch cut before
+    its first row, or never started): the night has fewer launches than it ran."""
+    if not path.is_dir() or (path / "results.csv").exists():
+        return []
+    notes = []
+    for child in sorted(path.iterdir(), key=lambda c: c.name):
+        if not (child.is_dir() and LAUNCH.fullmatch(child.name)) or find_results(child):
+            continue
+        try:
+            status = json.loads((child / MANIFEST_JSON).read_text()).get("status", "unknown")
+        except (OSError, ValueError):
+            status = "without a manifest"
+        notes.append(f"{child}: no rows ({status}): this night is judged without that launch")
     return notes
 
 

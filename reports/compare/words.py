@@ -13,6 +13,7 @@ import math
 
 from distbench.parse import format_size
 from distbench.reports.compare.judge import Comparison
+from distbench.stats.common import MIN_RELATIVE
 from distbench.stats.engine import WHOLE_RUN
 from distbench.stats.verdict import CANNOT_TELL, IMPROVED, REGRESSED, Judged, describe_change
 
@@ -222,6 +223,13 @@ def relative_line(comparison: Comparison) -> str | None:
     """In relative mode: that the rows' changes are beyond the rest of the run, and the whole
     run's own change beside them (a box 100x slower tonight reads +0 % on every row)."""
     if not comparison.outcome.relative:
+        primitives = {j.hypothesis.primitive for j in comparison.outcome.rows}
+        if comparison.settings.relative and 1 < len(primitives) < MIN_RELATIVE:
+            return (
+                f"changes are each row's on its own level: judging a primitive beyond the rest of "
+                f"the run needs {MIN_RELATIVE} primitives or more, and this comparison has "
+                f"{len(primitives)}"
+            )
         return None
     whole = [j for j in comparison.outcome.bands if j.hypothesis.primitive == WHOLE_RUN]
     own = f"; the whole run's own change: {describe_change(whole[0])}" if whole else ""

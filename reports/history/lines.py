@@ -58,9 +58,13 @@ def drift_line(judged: list[SeriesChanges]) -> str:
         shown = ", ".join(pooled[:3]) + (", ..." if len(pooled) > 3 else "")
         parts.append(f"{shared} series share their history's AR(1) phi ({shown}, fitted)")
     if own:
+        why = (
+            f"fewer than {POOL_MIN} series to pool"
+            if len(known) < POOL_MIN
+            else f"fewer than {POOL_MIN} series of one length, phi that differ, or one drift "
+            "they share"
+        )
         parts.append(
-            f"{len(own)} judged each at its own phi (median {float(np.median(own)):.2f}): "
-            f"fewer than {POOL_MIN} series of one length, phi that differ, or one drift they "
-            "share"
+            f"{len(own)} judged each at its own phi (median {float(np.median(own)):.2f}): {why}"
         )
     return "drift: " + "; ".join(parts) if parts else ""

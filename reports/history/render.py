@@ -237,7 +237,7 @@ def render_page(
         )
     parts += [
         "<section><h2>Trends</h2>",
-        f"<p>{html.escape(trend_text(history.stat))}</p>",
+        f"<p>{html.escape(trend_text(history.stat, bool(history.wholes)))}</p>",
         *figures,
         "</section><footer>distbench history: runs ordered by their manifest's start time</footer>",
         "</body></html>",
@@ -260,9 +260,11 @@ LATENCY_ONLY = dict.fromkeys(("p95", "p99"), ": latency rows only, throughput ro
 """What the summary line adds to a statistic only latency rows record."""
 
 
-def trend_text(stat: str) -> str:
-    """The Trends section's prose for the judged statistic."""
-    return TREND_TEXT.replace("fastest trial", STAT_WORDS[stat], 1)
+def trend_text(stat: str, whole_run: bool = True) -> str:
+    """The Trends section's prose for the judged statistic; its last sentence only where a whole
+    run's panel is drawn (relative mode)."""
+    text = TREND_TEXT.replace("fastest trial", STAT_WORDS[stat], 1)
+    return text if whole_run else text.split(" In relative mode", 1)[0]
 
 
 TREND_TEXT = (

@@ -11,7 +11,8 @@ from collections import Counter
 
 import pandas as pd
 
-from distbench.collectors.migrations import changed_meaning
+from distbench.collectors.migrations import MIGRATIONS, changed_meaning, columns_at
+from distbench.collectors.schema import SCHEMA_VERSION
 
 VERSION = "schema_version"
 """The column load.concat_rows adds: the schema version of the run each row came from."""
@@ -44,3 +45,42 @@ def drop_changed_meaning(
             "version, or re-measure the older one"
         )
     return matched[keep].reset_index(drop=True), notes
+
+
+def older_meanings(frame: pd.DataFrame, kind: str) -> list[str]:
+    """One note per source and schema version whose rows hold a column whose meaning changed
+    since (collectors/migrations.py): the report shows such numbers as their run wrote them, and
+    its words describe the current meaning (a v1 ddp run's samples/s is from its p50 step, the
+    DDP section says the mean)."""
+    if frame.empty or VERSION not in frame.columns:
+        return []
+    notes = []
+    sources = frame["source"] if "source" in frame.columns else pd.Series("", index=frame.index)
+    for (source, label), rows in frame.groupby([sources, frame[VERSION]], sort=True):
+        version = int(str(label))
+        had = set(columns_at(kind, version))
+        changed = sorted(
+            {
+                column
+                for m in MIGRATIONS
+                if version < m.version <= SCHEMA_VERSION
+                for (k, column) in m.changed
+                if k == kind and column in had and filled(rows, column)
+            }
+        )
+        if changed:
+            where = f" of {source}" if source else ""
+            notes.append(
+                f"{len(rows)} {kind} row(s){where} come from schema v{version} runs: their "
+                f"{', '.join(changed)} keep that version's definitions, not the ones this report "
+                "describes (what changed: docs/upgrading.md; re-measure to compare them)"
+            )
+    return notes
+
+
+def filled(rows: pd.DataFrame, column: str) -> bool:
+    """Whether any row holds a value in `column` (not empty, not NaN)."""
+    if column not in rows.columns:
+        return False
+    values = rows[column]
+    return bool((values.notna() & (values.astype(str) != "")).any())

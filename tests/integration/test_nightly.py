@@ -174,7 +174,7 @@ def test_ctrl_c_leaves_a_partial_night_that_history_skips_and_resume_finishes(
     assert cut.returncode == 130, cut.stderr  # not 3, "the benchmark failed"
     last = cut.stderr.strip().splitlines()[-1]
     assert last.startswith("nightly.sh: INTERRUPTED: the night is partial"), cut.stderr
-    assert last.endswith(f"ci/nightly.sh --resume {night}")
+    assert last.endswith(f"{NIGHTLY} --resume {night}")  # the script as called
     assert "launch-1" not in last
     assert state(night)["status"] == "partial"
     assert not (tmp_path / "store" / "nightly").exists()  # a partial night is no baseline
@@ -279,7 +279,7 @@ def test_update_baseline_adds_only_whole_nights_that_passed(
     (cut / NIGHT_STATE).write_text("status=partial\nlaunches=2\nresumed=0\n")
     partial = nightly(["--run-dir", str(cut), *common], tmp_path)
     assert partial.returncode == 2
-    assert f"is a partial night: finish it with ci/nightly.sh --resume {cut}" in partial.stderr
+    assert f"is a partial night: finish it with {NIGHTLY} --resume {cut}" in partial.stderr
     assert window_nights(store) == 2
 
 

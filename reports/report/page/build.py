@@ -54,6 +54,7 @@ from distbench.reports.report.sections.rpc import RPC
 from distbench.reports.report.shown import figure_dtypes, left_out
 from distbench.reports.report.sources import SOURCES, assign_sources
 from distbench.reports.report.verdicts import COMPARE
+from distbench.reports.report.versions import older_meanings
 
 COMPARED_FIELDS = {"host", "platform", "CPU", "memory", "GPUs", "python", "torch", "CUDA", "NCCL"}
 COMPARED_FIELDS |= {"distbench", "environment", "worker environment"}
@@ -233,6 +234,7 @@ def write_report(
         sections += own.render(loaded.comm, notes)
     sections += section_pipeline(loaded.pipeline, notes)
     notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES, dtypes)
+    notes += older_meanings(loaded.comm, "comm") + older_meanings(loaded.ddp, "ddp")
     prepare_out(target)
     figure_paths = []
     for section in sections:

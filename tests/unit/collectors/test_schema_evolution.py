@@ -126,3 +126,15 @@ def as_v2_ddp_run(source: Path, target: Path) -> Path:
     manifest["schema_version"] = 2
     (target / "manifest.json").write_text(json.dumps(manifest))
     return target
+
+
+def test_rows_that_match_only_across_a_changed_meaning_are_named_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A v1 ddp run against the same rows as v2 wrote them: every row matches and none can be
+    compared (step times changed meaning in v2). compare said "no row in common: ... compare runs
+    of the same sweep", which they were."""
+    v2 = as_v2_ddp_run(DATA / "cluster-a" / "ddp", tmp_path / "v2" / "ddp")
+    line = usage_error_line(["compare", str(DATA / "cluster-a" / "ddp"), str(v2)], capsys)
+    assert "rows they share cannot be compared: step_time_us_p50 changed meaning" in line, line
+    assert "no row in common" not in line and "upgrading.md" in line

@@ -248,6 +248,11 @@ def test_render_table() -> None:
     assert "comm_share: against the row's own step without communication (vs:" in text
     one = render_ddp_table([{**row, "window_steps": "1"}])
     assert "windows of 1 step  " in one
+    assert "# comm_hidden" not in text  # a share inside [0, 1] needs no word
+    below = render_ddp_table([{**row, "comm_hidden_share": "-1.71"}]).splitlines()[-1]
+    assert below.startswith("# comm_hidden below 0: the overlapped step was slower"), below
+    above = render_ddp_table([{**row, "comm_hidden_share": "1.2"}]).splitlines()[-1]
+    assert above.startswith("# comm_hidden above 1:"), above
 
 
 def test_render_table_shows_peak_memory_where_measured() -> None:

@@ -356,6 +356,14 @@ def test_a_cut_or_resumed_night_never_enters_the_window(tmp_path: Path) -> None:
     assert f"{partial / 'launch-2'} is interrupted, not completed: its finished rows" in " ".join(
         notes
     )
+    # a launch cut before its first row: a manifest and no results.csv (a new user's Ctrl-C
+    # during launch-2 of a nightly); the night passed with no word of it
+    (partial / "launch-2" / "results.csv").unlink()
+    (partial / "launch-2" / "samples.csv").unlink(missing_ok=True)
+    notes = judge(tmp_path / "resumed", partial).notes
+    assert f"{partial / 'launch-2'}: no rows (interrupted): this night is judged without" in (
+        " ".join(notes)
+    ), notes
 
 
 def test_a_baseline_of_the_single_run_layout_is_a_window_of_one_night(tmp_path: Path) -> None:
@@ -803,3 +811,23 @@ def test_a_change_caught_below_its_own_claim_is_explained_beside_the_claims(
     ]
     within = replace(comparison.outcome, rows=claims, bands=bands)
     assert BELOW_CLAIM not in seen_lines(replace(comparison, outcome=within))
+
+
+def test_fewer_primitives_than_relative_needs_are_said_to_be_judged_on_their_own_level(
+    tmp_path: Path,
+) -> None:
+    """--relative is the default, yet 3 primitives are judged on their own level (the median of
+    two others is no level): a new user saw `"relative": false` in the JSON and nothing said."""
+    from distbench.reports.compare.words import relative_line
+
+    rng = random.Random(15)
+    three = levels("all_reduce", "broadcast", "send_recv")
+    a, b = launch(tmp_path / "a", three, rng), launch(tmp_path / "b", three, rng)
+    comparison = judge(a, b)
+    assert not comparison.outcome.relative
+    assert relative_line(comparison) == (
+        "changes are each row's on its own level: judging a primitive beyond the rest of the run "
+        "needs 4 primitives or more, and this comparison has 3"
+    )
+    one = judge(launch(tmp_path / "c", levels("all_reduce"), rng), a)
+    assert relative_line(one) is None  # one primitive: nothing to judge it beyond

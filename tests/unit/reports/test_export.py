@@ -328,6 +328,16 @@ def test_the_p50_interval_bounds_bmf_and_ranges_gab(tmp_path: Path) -> None:
     assert {e["range"] for e in entries} == {"± 20"}  # half the interval's width
 
 
+def test_a_lopsided_interval_gets_no_plus_minus_range() -> None:
+    """203 ± 469 for an interval of 181 .. 1119 read as reaching -266 us: a range only where
+    neither side is more than 3 times the other; the interval stays in `extra`."""
+    from distbench.reports.export.gab import symmetric_enough
+
+    assert symmetric_enough(100.0, 80.0, 130.0)  # 20 below, 30 above
+    assert not symmetric_enough(203.4, 180.7, 1119.4)
+    assert not symmetric_enough(100.0, 110.0, 130.0)  # the value outside its interval
+
+
 def test_an_older_schemas_interval_is_not_exported_as_95_percent(tmp_path: Path) -> None:
     """v3's ci_low_us/ci_high_us meant another interval (latency: every op independent, 41-56 %
     coverage): bmf and gab leave them out and the notes say why, as compare flags the change."""
@@ -488,3 +498,26 @@ def test_the_notes_count_rows_left_out_and_repeated_communication_cases(tmp_path
     assert again[1] == (
         f"{comm_rows} repeated communication case(s): each exported from the run that started last"
     )
+
+
+def test_a_written_export_is_readable_as_a_plain_write_would_leave_it(tmp_path: Path) -> None:
+    """node_exporter's textfile collector runs as another user: the file replaced at once keeps
+    a plain write's mode (0666 less the umask: 0644 under 022), or the mode of the file it
+    replaces; tempfile.mkstemp's own 0600 could not be read."""
+    import os
+    import stat
+
+    from distbench.cli.export import write_whole
+
+    target = tmp_path / "run.prom"
+    previous = os.umask(0o022)
+    try:
+        write_whole(target, "a 1\n")
+        assert stat.S_IMODE(target.stat().st_mode) == 0o644
+        target.chmod(0o640)
+        write_whole(target, "a 2\n")
+        assert stat.S_IMODE(target.stat().st_mode) == 0o640
+        assert target.read_text() == "a 2\n"
+    finally:
+        os.umask(previous)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left

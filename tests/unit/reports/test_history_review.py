@@ -170,3 +170,26 @@ def test_runs_of_one_date_are_told_apart_on_the_axis_by_their_time() -> None:
     assert axis_labels(apart) == ["2026-11-29 02235a9", "2026-11-30 02235a9"]
     same_day = [run("2026-12-05T13:15:41Z"), run("2026-12-05T13:18:02Z", "")]
     assert axis_labels(same_day) == ["2026-12-05 13:15 02235a9", "2026-12-05 13:18 ?"]
+
+
+def test_the_drift_line_gives_the_reason_that_applied_and_trends_name_a_panel_drawn() -> None:
+    """A new user's history of 6 series read 'fewer than 8 series of one length, phi that
+    differ, or one drift they share' for the one reason that held (6 < 8), and an absolute
+    history's Trends text described a whole-run panel it did not draw."""
+    import numpy as np
+
+    from distbench.reports.history.lines import drift_line
+    from distbench.reports.history.render import trend_text
+    from distbench.stats.changepoint import detect_changes
+
+    rng = np.random.default_rng(3)
+    few = detect_changes(list(rng.normal(0, 0.05, (6, 20))), [0.0] * 6)
+    line = drift_line(few)
+    assert line.startswith("drift: 6 judged each at its own phi") and line.endswith(
+        "fewer than 8 series to pool"
+    ), line
+    many = detect_changes(list(rng.normal(0, 0.05, (9, 20))), [0.0] * 9)
+    assert "series to pool" not in drift_line(many)
+    assert "first panel is the whole run" in trend_text("min", whole_run=True)
+    absolute = trend_text("min", whole_run=False)
+    assert "whole run" not in absolute and absolute.endswith("definition changed.")
