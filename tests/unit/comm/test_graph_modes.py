@@ -48,6 +48,7 @@ def test_off_cuda_the_gpu_modes_are_one_line(
         (("all_reduce",), {"cuda_graph": 2, "iters": "auto"}, "give a number"),
         (("all_reduce",), {"cuda_graph": 2, "api": ("functional",)}, "drop --api functional"),
         (("all_reduce",), {"cuda_graph": 2, "order": "interleaved"}, "--order sequential"),
+        (("all_reduce",), {"buffers": "symmetric", "order": "grouped"}, "--order sequential"),
         (("broadcast",), {"buffers": "symmetric"}, "would run its regular kernels"),
         (("all_reduce",), {"buffers": "symmetric", "op": "max"}, "--op max would run"),
         (("reduce_scatter",), {"buffers": "symmetric", "dtype": ("float64",)}, "float64 would"),

@@ -57,3 +57,15 @@ def test_auto_order_is_grouped_in_latency_mode_only_where_trials_may_be_spread(
     assert run_cli(["allreduce", "--backend", "gloo", "--sizes", "1K", *argv, "--dry-run"]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["launches"][0]["workload"]["trial_order"] == order
+
+
+def test_auto_is_sequential_where_one_case_is_measured_at_a_time() -> None:
+    """--buffers symmetric and --cuda-graph measure one case at a time (comm/gpu_modes.py): auto
+    resolves to sequential there even in latency mode, so a GPU run is not refused for an order
+    it never asked for."""
+    from distbench.comm.args import CommArgs, resolve_order
+
+    assert resolve_order(CommArgs(mode=("latency",))) == "grouped"
+    assert resolve_order(CommArgs(mode=("latency",), buffers="symmetric")) == "sequential"
+    assert resolve_order(CommArgs(mode=("throughput",), cuda_graph=2)) == "sequential"
+    assert resolve_order(CommArgs(mode=("latency",), order="interleaved")) == "interleaved"
