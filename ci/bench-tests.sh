@@ -7,9 +7,9 @@
 #
 # NPROC ranks (default: local GPUs, else 2), one node. Only rank 0 prints, saves JSON and applies
 # --benchmark-compare-fail; the other ranks' output goes to rank<N>.log in $DISTBENCH_RANK_LOGS
-# (default: a temporary folder, named when a rank fails, removed when every rank passed). A regression ends the output with one
-# `REGRESSED name: why` line per benchmark. pytest's cache is off: several ranks writing
-# .pytest_cache at once would race.
+# (default: a temporary folder, named when a rank fails, removed when every rank passed). A
+# regression ends the output with one `REGRESSED name: why` line per benchmark. pytest's cache
+# is off: several ranks writing .pytest_cache at once would race.
 #
 # The compare setting above is the one whose false-alarm rate was measured: over 10 runs on a
 # shared 2-core CPU box (0.2.0's ci/bench_gate.py --pytest-json DIR), min:100% failed 2 % of
@@ -33,11 +33,11 @@ if [[ -z "${DISTBENCH_RANK_LOGS:-}" ]]; then
 fi
 QUIET=()  # pyproject.toml's `timeout` is pytest-timeout's ([dev]); without it, no warning of it
 if ! "$PYTHON" -c "import pytest_timeout" 2>/dev/null; then
-    QUIET=(-W "ignore:Unknown config option: timeout:pytest.PytestConfigWarning")
+    QUIET=(-W "ignore:Unknown config option:pytest.PytestConfigWarning")  # -W splits on ':'
 fi
 
 "$PYTHON" -m torch.distributed.run --standalone --nproc-per-node "$NPROC" \
-    --max-restarts 0 -m pytest -p no:cacheprovider "${QUIET[@]}" "$@"
+    --max-restarts 0 -m pytest -p no:cacheprovider ${QUIET[@]+"${QUIET[@]}"} "$@"
 rc=$?
 
 verdict=""

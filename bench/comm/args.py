@@ -174,9 +174,10 @@ class CommArgs:
             "sequential: each measurement's trials back to back; grouped: trial t of each of 3 "
             "consecutive measurements in round t, group after group (a crash loses at most the "
             "group); interleaved: the same over the whole launch (rows land after the last round; "
-            "a load burst hits every row alike); auto: grouped in latency mode (on a drifting "
-            "machine a latency row's 95 % interval holds only with its trials apart), else "
-            "sequential, and sequential with --precision, --cuda-graph or symmetric buffers.",
+            "a load burst hits every row alike); auto: grouped where latency rows are measured "
+            "(--mode latency or both, its throughput rows too: on a drifting machine a latency "
+            "row's 95 % interval holds only with its trials apart), else sequential, and "
+            "sequential with --precision, --cuda-graph or symmetric buffers.",
             (AUTO, *TRIAL_ORDERS),
             "order",
         ),
@@ -308,10 +309,12 @@ def trial_settings(args: CommArgs) -> dict[str, Any]:
 
 
 def resolve_order(args: CommArgs) -> str:
-    """--order auto (the default): grouped where a latency row's interval needs its trials apart
-    (comm/interleave.py), sequential where trials are added one measurement at a time
-    (--precision) or one case is measured at a time (--cuda-graph, symmetric buffers), and in
-    throughput mode (its order-statistic interval held under drift: docs/measurement.md)."""
+    """--order auto (the default): grouped where latency rows are measured (--mode latency, or
+    both: one order a launch, so its throughput rows too), since a latency row's interval needs
+    its trials apart (comm/interleave.py); sequential where trials are added one measurement at a
+    time (--precision) or one case is measured at a time (--cuda-graph, symmetric buffers), and
+    in throughput mode alone (its order-statistic interval held under drift:
+    docs/measurement.md)."""
     if args.order != AUTO:
         return args.order
     one_at_a_time = args.precision is not None or args.cuda_graph or args.buffers == "symmetric"

@@ -20,12 +20,12 @@ KEEP_BYTES stay allocated for the whole launch; larger ones are built again at e
 outside the timed region, and freed after it.
 
 Grouped, the same runs over GROUP measurements at a time (comm/spec.py): their rows land in the
-group's last round, so a crash loses at most the group in flight, and only the group's buffers
-are allocated. A row's consecutive trials are GROUP visits apart rather than back to back: on a
-machine whose speed drifts over seconds (this project's 2-core box: runs of ~5 alike trials),
-trials back to back look alike, and a latency row's p50 interval over them held the truth 89-93 %
-of the time at 12 trials, against 95-98 % with three measurements interleaved; grouped, recorded
-after the choice, 95-96 % (docs/measurement.md).
+group's last round, so a crash loses at most the group in flight, and only the group's buffers (and
+an item's other cases, built with it) are allocated. A row's consecutive trials are GROUP visits
+apart rather than back to back: on a machine whose speed drifts over seconds (this project's 2-core
+box: runs of ~5 alike trials), trials back to back look alike, and a latency row's p50 interval over
+them held the truth 89-93 % of the time at 12 trials, against 95-98 % with three measurements
+interleaved; grouped, recorded after the choice, 95-96 % (docs/measurement.md).
 """
 
 from __future__ import annotations
@@ -142,19 +142,23 @@ def run_rounds(
 def run_groups(
     ctx: Context,
     workload: CommSpec,
-    plan: list[Pending],
+    items: list[tuple[Any, list[str]]],
+    done: set[str],
     size: int,
     log: Callable[[str], None],
     finish: Finish,
     window: Window = no_window,
 ) -> None:
-    """run_rounds over each `size` consecutive measurements of `plan` (built with keep=False),
-    the group's cases of at most KEEP_BYTES allocated for its rounds only (--order grouped)."""
-    for start in range(0, len(plan), size):
-        group = plan[start : start + size]
-        for pending in group:
-            if pending.request.requested_bytes <= KEEP_BYTES:
-                pending.case = case_of(ctx, pending)
+    """run_rounds over each `size` consecutive measurements not yet done (--order grouped): a
+    group's cases are built as its items are reached (each once, as in sequential order: a
+    compiled --api's compile included), and freed after its rounds."""
+    group: list[Pending] = []
+    for item in items:
+        group += build_plan(ctx, workload, [item], done)
+        while len(group) >= size:
+            run_rounds(ctx, workload, group[:size], log, finish, window)
+            group = group[size:]
+    if group:
         run_rounds(ctx, workload, group, log, finish, window)
 
 
@@ -163,11 +167,9 @@ def build_plan(
     workload: CommSpec,
     items: list[tuple[Any, list[str]]],
     done: set[str],
-    keep: bool = True,
 ) -> list[Pending]:
     """Every measurement not yet done, in plan order: items are (runner.Item: primitive, api,
-    dtype, mode, requested bytes; the ids of its cases). `keep`: cases of at most KEEP_BYTES stay
-    allocated (False: none is, run_groups allocates a group's)."""
+    dtype, mode, requested bytes; the ids of its cases)."""
     plan = []
     for (primitive, api, dtype_name, mode, requested), ids in items:
         if done.issuperset(ids):
@@ -175,10 +177,10 @@ def build_plan(
         dtype = getattr(torch, dtype_name)
         request = CaseRequest(requested, dtype, workload.op, workload.root, workload.options, api)
         cases = build_cases(ctx, primitive, request)
-        kept_here = keep and requested <= KEEP_BYTES
+        keep = requested <= KEEP_BYTES
         for index, (measurement, case) in enumerate(zip(ids, cases, strict=True)):
             if measurement not in done:
-                kept = case if kept_here else None
+                kept = case if keep else None
                 what = (measurement, primitive, dtype_name, mode, request, index)
                 plan.append(Pending(*what, kept, case.size_bytes))
         del cases

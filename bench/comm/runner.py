@@ -189,8 +189,7 @@ def run_interleaved(
 ) -> None:
     """Trial t of every measurement in round t (--order interleaved), or of every measurement of
     a group of GROUP, group after group (--order grouped; comm/interleave.py)."""
-    grouped = workload.trial_order == "grouped"
-    plan = build_plan(ctx, workload, list(planned_ids(ctx, workload)), done, keep=not grouped)
+    items = list(planned_ids(ctx, workload))
 
     def finish(pending: Pending, case: Case, trials: Trials, wrong: int) -> None:
         api = pending.request.api
@@ -203,7 +202,7 @@ def run_interleaved(
             result,
         )
 
-    if grouped:
-        run_groups(ctx, workload, plan, GROUP, log, finish, trace.window)
+    if workload.trial_order == "grouped":
+        run_groups(ctx, workload, items, done, GROUP, log, finish, trace.window)
     else:
-        run_rounds(ctx, workload, plan, log, finish, trace.window)
+        run_rounds(ctx, workload, build_plan(ctx, workload, items, done), log, finish, trace.window)

@@ -96,9 +96,10 @@ def no_rows_message(comparison: Comparison) -> str:
     changed = [u for u in comparison.unmatched if u.outcome == CHANGED]
     if changed:  # the rows match, but no number means the same on both sides
         return (
-            f"{comparison.baseline.path} and {comparison.current.path}: the {len(changed)} rows "
-            f"they share cannot be compared: {changed[0].reason} (docs/upgrading.md); compare "
-            "runs of one schema version, or re-measure the older one"
+            f"{comparison.baseline.path} and {comparison.current.path}: "
+            f"{'the row' if len(changed) == 1 else f'the {len(changed)} rows'} they share cannot "
+            f"be compared: {changed[0].reason} (docs/upgrading.md); compare runs of one schema "
+            "version, or re-measure the older one"
         )
     base = [u.key for u in comparison.unmatched if u.outcome == ONLY_BASELINE]
     current = [u.key for u in comparison.unmatched if u.outcome == ONLY_CURRENT]

@@ -66,9 +66,8 @@ class Comparison:
     thresholds: Thresholds
     outcome: Outcome
     values: list[tuple[float, float]]
-    """Per judged row: the baseline's and the current side's value (the geometric mean of its
-    nights' geometric means: the level a change is measured from, stats/nested.py), in the
-    metric's own unit and direction."""
+    """Per judged row: each side's level (geometric, by night: geometric), in the metric's own
+    unit and direction."""
     columns: list[str]
     """Per judged row: the results.csv column compared."""
     unmatched: list[Unmatched] = field(default_factory=list)
@@ -166,13 +165,12 @@ def floor_of(thresholds: Thresholds, row: Row, base_value: float, metric: Metric
 
 
 def geometric(values: list[LaunchValue], metric: Metric) -> float:
-    """A side's level in the metric's unit: the mean of its nights' mean logs, as the engine
-    measures a change from (stats/nested.py), so that current / baseline is the change printed
-    beside them; a plain mean over launches weighed a night of 3 launches 3 times."""
+    """A side's level in the metric's unit: the mean of its nights' mean logs, which a change is
+    measured from (stats/nested.py; a mean over launches weighed a night of 3 launches 3 times)."""
     nights: dict[str, list[float]] = {}
     for value in values:
         nights.setdefault(value.night, []).append(value.y)
-    mean = math.fsum(math.fsum(ys) / len(ys) for ys in nights.values()) / len(nights)
+    mean = float(np.mean([np.mean(ys) for ys in nights.values()]))
     return math.exp(-mean) if metric.higher_is_better else math.exp(mean)
 
 
@@ -194,15 +192,8 @@ def compare_sides(
         sample = found[-1][2]
         column = metric.column(sample.kind)
         if column is None:
-            unmatched.append(
-                Unmatched(
-                    dict(key),
-                    "",
-                    None,
-                    SKIPPED,
-                    f"{metric.name} does not exist for {sample.kind} rows",
-                )
-            )
+            reason = f"{metric.name} does not exist for {sample.kind} rows"
+            unmatched.append(Unmatched(dict(key), "", None, SKIPPED, reason))
             continue
         if key not in cur_rows:
             if key in newest:

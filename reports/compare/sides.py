@@ -131,8 +131,9 @@ def rowless(path: Path) -> list[str]:
     if not path.is_dir() or (path / "results.csv").exists():
         return []
     notes = []
-    for child in sorted(path.iterdir(), key=lambda c: c.name):
-        if not (child.is_dir() and LAUNCH.fullmatch(child.name)) or find_results(child):
+    launches = [(int(m.group(1)), c) for c in path.iterdir() if (m := LAUNCH.fullmatch(c.name))]
+    for _number, child in sorted(launches):  # launch-2 before launch-10, as launch_dirs
+        if not child.is_dir() or find_results(child):
             continue
         try:
             status = json.loads((child / MANIFEST_JSON).read_text()).get("status", "unknown")

@@ -156,13 +156,14 @@ BELOW_CLAIM = (
 
 
 def caught_below_claim(comparison: Comparison) -> bool:
-    """A verdict on a change smaller than its hypothesis's own `detectable_change`: a claim at
-    80 % power beside a smaller change that was caught reads as a contradiction unless said."""
+    """A verdict on a change smaller than its hypothesis's own `detectable_change` (a slowdown
+    share, so a speedup is set against it in log terms): a claim at 80 % power beside a smaller
+    change that was caught reads as a contradiction unless said."""
     judged = [*comparison.outcome.rows, *comparison.outcome.bands]
-    return any(
-        j.state in (REGRESSED, IMPROVED) and abs(j.change) < j.detectable
+    return any(  # in log terms: a claim of +50 % is a speedup of 1 - 1/1.5 = 33 %
+        j.state in (REGRESSED, IMPROVED) and abs(math.log1p(j.change)) < math.log1p(j.detectable)
         for j in judged
-        if math.isfinite(j.change) and math.isfinite(j.detectable)
+        if math.isfinite(j.change) and j.change > -1 and math.isfinite(j.detectable)
     )
 
 

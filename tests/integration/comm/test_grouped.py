@@ -14,7 +14,8 @@ from tests.conftest import run_cli, start_until_rows
 from tests.integration.comm.test_order import read_csv
 
 SIZES = "1K,2K,4K,8K,16K"
-"""5 measurements: a group of 3, then one of 2."""
+"""5 measurements: a group of 3, then one of 2 (1,500 isolated ops a trial: the second group
+takes a second or more, so the interrupt lands inside it)."""
 
 
 def test_groups_land_one_after_another_and_ctrl_c_keeps_the_finished_group(
@@ -22,7 +23,7 @@ def test_groups_land_one_after_another_and_ctrl_c_keeps_the_finished_group(
 ) -> None:
     out = tmp_path / "run"
     command = ["allreduce", "--backend", "gloo", "--world-sizes", "2", "--mode", "latency",
-               "--sizes", SIZES, "--iters", "400", "--warmup", "1", "--trials", "3",
+               "--sizes", SIZES, "--iters", "1500", "--warmup", "1", "--trials", "3",
                "--out", str(out)]  # fmt: skip
     proc = start_until_rows(command, out, 3, tmp_path)
     proc.send_signal(signal.SIGINT)  # the second group's rounds have begun, none of its rows

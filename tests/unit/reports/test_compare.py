@@ -811,6 +811,18 @@ def test_a_change_caught_below_its_own_claim_is_explained_beside_the_claims(
     ]
     within = replace(comparison.outcome, rows=claims, bands=bands)
     assert BELOW_CLAIM not in seen_lines(replace(comparison, outcome=within))
+    # a 40 % speedup is larger than a claim of +50 % (1 - 1/1.5 = 33 %): not below it, though
+    # 0.4 < 0.5 as plain shares; a 20 % speedup is below it
+    import math
+
+    def faster(r: Any, share: float) -> Any:
+        assert r.shift is not None
+        return replace(r, state="improved", detectable=0.5,
+                       shift=replace(r.shift, effect=math.log(1 - share)))  # fmt: skip
+
+    for share, below in ((0.4, False), (0.2, True)):
+        sped = replace(comparison.outcome, rows=[faster(r, share) for r in rows], bands=bands)
+        assert (seen_lines(replace(comparison, outcome=sped))[-1] == BELOW_CLAIM) is below, share
 
 
 def test_fewer_primitives_than_relative_needs_are_said_to_be_judged_on_their_own_level(
