@@ -256,13 +256,15 @@ def precision_rows(
 
 
 def order_precision_rows(reps: int, rng: np.random.Generator) -> list[dict[str, object]]:
-    """precision_rows on the sequential latency launches of 2026-12-05 (order_pools), in their
-    recorded order: held out from every choice of the rule."""
+    """precision_rows on the latency launches of 2026-12-05 (order_pools) in their recorded
+    order: the sequential ones, and the grouped ones (--precision's grouped window,
+    comm/window.py, gives a row's trials that order); held out from every choice of the rule."""
     rows = []
-    for (load, order), pools in order_pools().items():
-        if order == "sequential":  # --precision adds trials one measurement at a time
-            rows += precision_rows(f"latency, 2026-12-05, {load}", pools, reps, rng,
-                                   [RECORDED_ORDER])  # fmt: skip
+    for fixture, recorded in ORDER_FIXTURES.items():
+        for (load, order), pools in order_pools(fixture).items():
+            if order in ("sequential", "grouped"):  # --precision refuses interleaved
+                kind = f"latency, {order}, {load}, {recorded}"
+                rows += precision_rows(kind, pools, reps, rng, [RECORDED_ORDER])
     return rows
 
 

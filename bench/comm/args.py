@@ -176,8 +176,9 @@ class CommArgs:
             "group); interleaved: the same over the whole launch (rows land after the last round; "
             "a load burst hits every row alike); auto: grouped where latency rows are measured "
             "(--mode latency or both, its throughput rows too: on a drifting machine a latency "
-            "row's 95 % interval holds only with its trials apart), else sequential, and "
-            "sequential with --precision, --cuda-graph or symmetric buffers.",
+            "row's 95 % interval holds only with its trials apart; with --precision, 3 "
+            "measurements in flight, each leaving as it stops), else sequential, and sequential "
+            "with --cuda-graph or symmetric buffers.",
             (AUTO, *TRIAL_ORDERS),
             "order",
         ),
@@ -286,10 +287,11 @@ def trial_settings(args: CommArgs) -> dict[str, Any]:
             f"met: a row can converge after {earliest} trials at the earliest; give --max-trials "
             f"{earliest} or more, or leave it out (50)"
         )
-    if args.precision is not None and args.order in ("grouped", "interleaved"):
+    if args.precision is not None and args.order == "interleaved":
         raise UsageError(
-            f"--precision adds trials to one measurement at a time, which --order {args.order} "
-            "does not: use --order sequential with --precision, or fixed --trials"
+            "--precision adds trials until each measurement stops, which --order interleaved "
+            "(every measurement of the launch in each round) does not: use --order grouped or "
+            "sequential with --precision, or fixed --trials"
         )
     auto = args.iters == AUTO
     if args.trial_time is not None and not auto:
@@ -311,11 +313,10 @@ def trial_settings(args: CommArgs) -> dict[str, Any]:
 def resolve_order(args: CommArgs) -> str:
     """--order auto (the default): grouped where latency rows are measured (--mode latency, or
     both: one order a launch, so its throughput rows too), since a latency row's interval needs
-    its trials apart (comm/interleave.py); sequential where trials are added one measurement at a
-    time (--precision) or one case is measured at a time (--cuda-graph, symmetric buffers), and
-    in throughput mode alone (its order-statistic interval held under drift:
-    docs/measurement.md)."""
+    its trials apart (comm/interleave.py; with --precision, comm/window.py); sequential where one
+    case is measured at a time (--cuda-graph, symmetric buffers), and in throughput mode alone
+    (its order-statistic interval held under drift: docs/measurement.md)."""
     if args.order != AUTO:
         return args.order
-    one_at_a_time = args.precision is not None or args.cuda_graph or args.buffers == "symmetric"
+    one_at_a_time = args.cuda_graph or args.buffers == "symmetric"
     return "grouped" if "latency" in args.mode and not one_at_a_time else "sequential"

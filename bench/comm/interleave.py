@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -142,24 +142,31 @@ def run_rounds(
 def run_groups(
     ctx: Context,
     workload: CommSpec,
-    items: list[tuple[Any, list[str]]],
-    done: set[str],
+    plan: Iterable[Pending],
     size: int,
     log: Callable[[str], None],
     finish: Finish,
     window: Window = no_window,
 ) -> None:
-    """run_rounds over each `size` consecutive measurements not yet done (--order grouped): a
-    group's cases are built as its items are reached (each once, as in sequential order: a
-    compiled --api's compile included), and freed after its rounds."""
+    """run_rounds over each `size` consecutive measurements of `plan` (--order grouped; a lazy
+    plan, stream(), builds a group's cases as its items are reached: each once, as in
+    sequential order, a compiled --api's compile included)."""
     group: list[Pending] = []
-    for item in items:
-        group += build_plan(ctx, workload, [item], done)
-        while len(group) >= size:
-            run_rounds(ctx, workload, group[:size], log, finish, window)
-            group = group[size:]
+    for pending in plan:
+        group.append(pending)
+        if len(group) == size:
+            run_rounds(ctx, workload, group, log, finish, window)
+            group = []
     if group:
         run_rounds(ctx, workload, group, log, finish, window)
+
+
+def stream(
+    ctx: Context, workload: CommSpec, items: list[tuple[Any, list[str]]], done: set[str]
+) -> Iterator[Pending]:
+    """build_plan, one item at a time: an item's cases are built when the plan reaches it."""
+    for item in items:
+        yield from build_plan(ctx, workload, [item], done)
 
 
 def build_plan(

@@ -93,8 +93,8 @@ class CommSpec:
             raise UsageError("--precision, --max-trials and --budget must be positive")
         if self.trial_order not in TRIAL_ORDERS:
             raise UsageError(f"--order must be one of {', '.join(TRIAL_ORDERS)}")
-        if self.trial_order != "sequential" and self.precision:
-            raise UsageError("--precision needs --order sequential")
+        if self.trial_order == "interleaved" and self.precision:
+            raise UsageError("--precision needs --order sequential or grouped")
         if self.trial_time_ms <= 0:
             raise UsageError(f"--trial-time must be positive, got {self.trial_time_ms} ms")
 

@@ -146,3 +146,46 @@ def test_auto_iters_gives_small_messages_more_ops(tmp_path: Path) -> None:
     assert small["trials_run"] == "3"
     # a trial holds about --trial-time of ops: the 16M trial's ops within a few x of 40 ms
     assert 0.01 < int(large["iters"]) * float(large["time_us_p50"]) / 1e6 < 0.2
+
+
+@pytest.mark.slow
+def test_latency_precision_keeps_three_measurements_in_flight(tmp_path: Path) -> None:
+    """--precision in latency mode runs grouped (comm/window.py): 3 measurements in flight, one
+    trial each a round, each leaving as its confidence sequence comes within +-P and the next
+    entering. Every row's printed interval is its own samples' sequence where it stopped (a
+    window that mixed two rows' trials would not give it), and the log shows the window full
+    while the plan had measurements left."""
+    out = tmp_path / "run"
+    result = run_cli(
+        "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,2K,4K,8K,16K",
+        "--mode", "latency", "--iters", "10", "--warmup", "2", "--trials", "3",
+        "--precision", "50%", "--max-trials", "200", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr + result.stdout
+    rows = read_csv(out / "results.csv")
+    assert sorted(r["measurement"] for r in rows) == [f"ws2/i{k}" for k in range(5)]
+    assert {(r["trial_order"], r["converged"]) for r in rows} == {("grouped", "true")}
+    samples = [s for s in read_csv(out / "samples.csv") if s["rank"] == "-1"]
+    for row in rows:
+        runs = int(row["trials_run"])
+        ops = sorted(
+            (int(s["trial"]), int(s["iter"]), float(s["time_us"]))
+            for s in samples
+            if s["measurement"] == row["measurement"]
+        )
+        values = tuple(value for _, _, value in ops)
+        assert len(values) == 10 * runs and runs >= SEQUENCE_FIRST
+        low, high = Stats(values, runs, looked=True).p50_ci()
+        assert float(row["ci_low_us"]) == pytest.approx(low, rel=1e-5), row["measurement"]
+        assert float(row["ci_high_us"]) == pytest.approx(high, rel=1e-5), row["measurement"]
+        widths = [
+            Stats(values[: 10 * n], n, looked=True).ci_half_width() for n in range(3, runs + 1)
+        ]
+        assert widths[-1] <= 0.5 and all(w > 0.5 for w in widths[:-1]), row["measurement"]
+    log = (out / "logs" / "ws2-rank0.log").read_text()
+    windows = [int(n) for n in re.findall(r"round over (\d) measurements", log)]
+    assert windows[0] == 3 and max(windows) == 3
+    begins = re.findall(r"\bbegin (ws2/i\d)", log)
+    assert begins[:3] == ["ws2/i0", "ws2/i1", "ws2/i2"]  # three enter before the first round
+    first_round = log.index("round over 3 measurements")
+    assert log.index("begin ws2/i3") > first_round  # the fourth only when one has left
