@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -137,28 +137,6 @@ def run_rounds(
                 finish(pending, case, trials, wrong)
                 pending.case = None  # its buffers go once the row is written
             del case
-
-
-def run_groups(
-    ctx: Context,
-    workload: CommSpec,
-    plan: Iterable[Pending],
-    size: int,
-    log: Callable[[str], None],
-    finish: Finish,
-    window: Window = no_window,
-) -> None:
-    """run_rounds over each `size` consecutive measurements of `plan` (--order grouped; a lazy
-    plan, stream(), builds a group's cases as its items are reached: each once, as in
-    sequential order, a compiled --api's compile included)."""
-    group: list[Pending] = []
-    for pending in plan:
-        group.append(pending)
-        if len(group) == size:
-            run_rounds(ctx, workload, group, log, finish, window)
-            group = []
-    if group:
-        run_rounds(ctx, workload, group, log, finish, window)
 
 
 def stream(

@@ -16,13 +16,13 @@ from distbench.collectors.sink import RunSinks, run_sinks
 from distbench.comm import graph, symmetric
 from distbench.comm.api_cases import build_cases
 from distbench.comm.dispatch import host_enqueue_us
-from distbench.comm.interleave import Pending, build_plan, run_groups, run_rounds, stream
+from distbench.comm.interleave import Pending, build_plan, run_rounds, stream
 from distbench.comm.nccl_trace import NcclTrace, open_trace
 from distbench.comm.precision import Trials, choose_iters, run_trials
 from distbench.comm.rows import Measured, build_row, sample_rows
 from distbench.comm.spec import GROUP, CommSpec
 from distbench.comm.static import regular_buffers
-from distbench.comm.window import run_window
+from distbench.comm.window import run_grouped
 from distbench.groups import gather_placement
 from distbench.primitives import get_primitive
 from distbench.primitives.base import Case, CaseRequest, Context
@@ -203,11 +203,8 @@ def run_interleaved(
             result,
         )
 
-    if workload.trial_order == "grouped" and workload.precision:
-        run_window(ctx, workload, stream(ctx, workload, items, done), GROUP, log, finish,
-                   trace.window)  # fmt: skip
-    elif workload.trial_order == "grouped":
-        run_groups(ctx, workload, stream(ctx, workload, items, done), GROUP, log, finish,
-                   trace.window)  # fmt: skip
+    if workload.trial_order == "grouped":
+        run_grouped(ctx, workload, stream(ctx, workload, items, done), GROUP, log, finish,
+                    trace.window)  # fmt: skip
     else:
         run_rounds(ctx, workload, build_plan(ctx, workload, items, done), log, finish, trace.window)

@@ -1,7 +1,7 @@
-"""--precision in grouped order (latency mode's default): a window of GROUP measurements in
-flight, each given one trial a round, each leaving when stats/stopping.py's rule (or
---max-trials, or --budget) stops it; its row lands then, and the next measurement of the plan
-takes its place.
+"""--order grouped (latency mode's default): run_rounds over each GROUP consecutive measurements;
+with --precision, a window of GROUP measurements in flight, each given one trial a round, each
+leaving when stats/stopping.py's rule (or --max-trials, or --budget) stops it; its row lands
+then, and the next measurement of the plan takes its place.
 
     distbench allreduce --mode latency --precision 5%
 
@@ -25,7 +25,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from distbench.comm.interleave import Finish, Pending, Window, case_of, no_window, prepare
+from distbench.comm.interleave import (
+    Finish,
+    Pending,
+    Window,
+    case_of,
+    no_window,
+    prepare,
+    run_rounds,
+)
 from distbench.comm.precision import Trials, decide
 from distbench.comm.spec import CommSpec
 from distbench.primitives.base import Case, Context
@@ -50,7 +58,7 @@ class Slot:
     """Its case from the trial that stopped it (rebuilt at each visit above KEEP_BYTES)."""
 
 
-def run_window(
+def run_grouped(
     ctx: Context,
     workload: CommSpec,
     plan: Iterable[Pending],
@@ -59,8 +67,20 @@ def run_window(
     finish: Finish,
     window: Window = no_window,
 ) -> None:
-    """Up to `size` measurements of `plan` in flight (module docstring); `finish` each as it
-    stops."""
+    """--order grouped over `plan` (a lazy plan, interleave.stream: a group's cases are built as
+    its items are reached, each once, as in sequential order, a compiled --api's compile
+    included): with --precision, up to `size` measurements in flight (module docstring), each
+    finished as it stops; else run_rounds over each `size` consecutive measurements."""
+    if not workload.precision:
+        group: list[Pending] = []
+        for pending in plan:
+            group.append(pending)
+            if len(group) == size:
+                run_rounds(ctx, workload, group, log, finish, window)
+                group = []
+        if group:
+            run_rounds(ctx, workload, group, log, finish, window)
+        return
     source: Iterator[Pending] = iter(plan)
     first = min(workload.trials, workload.max_trials)
     active: list[Slot] = []

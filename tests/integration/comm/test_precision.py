@@ -49,33 +49,25 @@ def test_loose_precision_converges(tmp_path: Path) -> None:
     assert "did not reach --precision" not in result.stdout
 
 
-@pytest.mark.slow
-def test_latency_precision_prints_its_confidence_sequence(tmp_path: Path) -> None:
-    """Latency mode stops on the p50's confidence sequence over trials and prints it: recomputed
-    from samples.csv's slowest-rank ops, trial by trial, the row's ci_low_us and ci_high_us are
-    its ends, and the row stopped at the first trial at which it came within +-P."""
-    out = tmp_path / "run"
-    result = run_cli(
-        "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K",
-        "--mode", "latency", "--iters", "10", "--warmup", "2", "--trials", "3",
-        "--precision", "50%", "--max-trials", "200", "--out", str(out),
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr + result.stdout
-    [row] = read_csv(out / "results.csv")
-    assert row["converged"] == "true"
+def assert_stopped_on_its_sequence(
+    row: dict[str, str], samples: list[dict[str, str]], ops: int, precision: float
+) -> None:
+    """The row's ci_low_us and ci_high_us are its own slowest-rank ops' confidence sequence
+    (samples.csv, rank -1), and it stopped at the first trial from the 3rd at which that came
+    within +-precision."""
     runs = int(row["trials_run"])
-    ops = sorted(
+    mine = sorted(
         (int(s["trial"]), int(s["iter"]), float(s["time_us"]))
-        for s in read_csv(out / "samples.csv")
+        for s in samples
         if s["measurement"] == row["measurement"] and s["rank"] == "-1"
     )
-    values = tuple(value for _, _, value in ops)
-    assert len(values) == 10 * runs and runs >= SEQUENCE_FIRST
+    values = tuple(value for _, _, value in mine)
+    assert len(values) == ops * runs and runs >= SEQUENCE_FIRST, row["measurement"]
     low, high = Stats(values, runs, looked=True).p50_ci()
-    assert float(row["ci_low_us"]) == pytest.approx(low, rel=1e-5)
-    assert float(row["ci_high_us"]) == pytest.approx(high, rel=1e-5)
-    widths = [Stats(values[: 10 * n], n, looked=True).ci_half_width() for n in range(3, runs + 1)]
-    assert widths[-1] <= 0.5 and all(w > 0.5 for w in widths[:-1])
+    assert float(row["ci_low_us"]) == pytest.approx(low, rel=1e-5), row["measurement"]
+    assert float(row["ci_high_us"]) == pytest.approx(high, rel=1e-5), row["measurement"]
+    widths = [Stats(values[: ops * n], n, looked=True).ci_half_width() for n in range(3, runs + 1)]
+    assert widths[-1] <= precision < min(widths[:-1], default=1e9), row["measurement"]
 
 
 @pytest.mark.slow
@@ -150,11 +142,12 @@ def test_auto_iters_gives_small_messages_more_ops(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_latency_precision_keeps_three_measurements_in_flight(tmp_path: Path) -> None:
-    """--precision in latency mode runs grouped (comm/window.py): 3 measurements in flight, one
-    trial each a round, each leaving as its confidence sequence comes within +-P and the next
-    entering. Every row's printed interval is its own samples' sequence where it stopped (a
-    window that mixed two rows' trials would not give it), and the log shows the window full
-    while the plan had measurements left."""
+    """Latency mode stops on the p50's confidence sequence over trials and prints it, grouped
+    (comm/window.py): 3 measurements in flight, one trial each a round, each leaving as its
+    sequence comes within +-P and the next entering. Recomputed from samples.csv's slowest-rank
+    ops, trial by trial, every row's ci_low_us and ci_high_us are its own sequence's ends, and it
+    stopped at the first trial at which that came within +-P (a window that mixed two rows'
+    trials would not give it); the log shows the window full while the plan had more."""
     out = tmp_path / "run"
     result = run_cli(
         "allreduce", "--backend", "gloo", "--world-sizes", "2", "--sizes", "1K,2K,4K,8K,16K",
@@ -165,23 +158,9 @@ def test_latency_precision_keeps_three_measurements_in_flight(tmp_path: Path) ->
     rows = read_csv(out / "results.csv")
     assert sorted(r["measurement"] for r in rows) == [f"ws2/i{k}" for k in range(5)]
     assert {(r["trial_order"], r["converged"]) for r in rows} == {("grouped", "true")}
-    samples = [s for s in read_csv(out / "samples.csv") if s["rank"] == "-1"]
-    for row in rows:
-        runs = int(row["trials_run"])
-        ops = sorted(
-            (int(s["trial"]), int(s["iter"]), float(s["time_us"]))
-            for s in samples
-            if s["measurement"] == row["measurement"]
-        )
-        values = tuple(value for _, _, value in ops)
-        assert len(values) == 10 * runs and runs >= SEQUENCE_FIRST
-        low, high = Stats(values, runs, looked=True).p50_ci()
-        assert float(row["ci_low_us"]) == pytest.approx(low, rel=1e-5), row["measurement"]
-        assert float(row["ci_high_us"]) == pytest.approx(high, rel=1e-5), row["measurement"]
-        widths = [
-            Stats(values[: 10 * n], n, looked=True).ci_half_width() for n in range(3, runs + 1)
-        ]
-        assert widths[-1] <= 0.5 and all(w > 0.5 for w in widths[:-1]), row["measurement"]
+    samples = read_csv(out / "samples.csv")
+    for row in rows:  # each row's own trials, however the window interleaved them
+        assert_stopped_on_its_sequence(row, samples, ops=10, precision=0.5)
     log = (out / "logs" / "ws2-rank0.log").read_text()
     windows = [int(n) for n in re.findall(r"round over (\d) measurements", log)]
     assert windows[0] == 3 and max(windows) == 3
