@@ -119,15 +119,8 @@ def run_rounds(
         for pending in plan:
             case = case_of(ctx, pending)
             if last:  # the progress display shows the measurement whose row lands next
-                log(
-                    f"begin {pending.measurement} {pending.primitive} {pending.dtype} "
-                    f"{pending.mode} size={pending.size_bytes}"
-                )
-            case.run()  # untimed: this case's buffers back in cache after the others ran
-            drain(ctx.device)
-            samples = TRIALS[pending.mode](ctx, case.run, pending.iters)
-            assert pending.local_us is not None
-            pending.local_us += [t / case.ops_per_run for t in samples]
+                log(begin_line(pending))
+            visit(ctx, pending, case)
             if last:
                 mark = time.perf_counter_ns()
                 maxed = max_over_ranks(ctx, pending.local_us)
@@ -137,6 +130,26 @@ def run_rounds(
                 finish(pending, case, trials, wrong)
                 pending.case = None  # its buffers go once the row is written
             del case
+
+
+def begin_line(pending: Pending) -> str:
+    """The log's `begin` line of a measurement (launch/progress.py reads it)."""
+    return (
+        f"begin {pending.measurement} {pending.primitive} {pending.dtype} {pending.mode} "
+        f"size={pending.size_bytes}"
+    )
+
+
+def visit(ctx: Context, pending: Pending, case: Case) -> list[float]:
+    """One visit of a measurement between others': an untimed op (its buffers back in cache
+    after the others ran), then one trial, kept in `pending.local_us`; its samples per message."""
+    case.run()
+    drain(ctx.device)
+    samples = TRIALS[pending.mode](ctx, case.run, pending.iters)
+    new = [t / case.ops_per_run for t in samples]
+    assert pending.local_us is not None
+    pending.local_us += new
+    return new
 
 
 def stream(

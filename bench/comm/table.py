@@ -151,7 +151,7 @@ def notes(group: Sequence[Row]) -> list[str]:
     lines = []
     wide = sum(1 for row in group if spread_share(row) > WIDE_SPREAD)
     if wide:
-        # --precision added the trials already, and refuses --order grouped and interleaved
+        # --precision added the trials already, and refuses --order interleaved
         advice = (
             "ci_pct says how far --precision pinned it down; a quieter machine spreads less"
             if any(row.get("converged") for row in group)

@@ -29,16 +29,17 @@ from distbench.comm.interleave import (
     Finish,
     Pending,
     Window,
+    begin_line,
     case_of,
     no_window,
     prepare,
     run_rounds,
+    visit,
 )
 from distbench.comm.precision import Trials, decide
 from distbench.comm.spec import CommSpec
 from distbench.primitives.base import Case, Context
 from distbench.ranks import max_over_ranks, sum_over_ranks
-from distbench.timing import TRIALS, drain
 
 
 @dataclass
@@ -87,10 +88,7 @@ def run_grouped(
     while True:
         while len(active) < size and (entering := next(source, None)) is not None:
             prepare(ctx, workload, [entering], window)
-            log(
-                f"begin {entering.measurement} {entering.primitive} {entering.dtype} "
-                f"{entering.mode} size={entering.size_bytes}"
-            )
+            log(begin_line(entering))
             active.append(Slot(entering))
         if not active:
             return
@@ -104,17 +102,11 @@ def run_grouped(
 def one_trial(ctx: Context, workload: CommSpec, slot: Slot, first: int) -> bool:
     """The slot's next trial (after its untimed op: its buffers back in cache); whether it
     stops now (from its `first` trials on, rank 0's decision, broadcast: comm/precision.py)."""
-    pending = slot.pending
-    case = case_of(ctx, pending)  # built again at each visit above KEEP_BYTES (build_plan)
-    assert pending.local_us is not None
+    case = case_of(ctx, slot.pending)  # built again at each visit above KEEP_BYTES (build_plan)
     began = time.perf_counter()
-    case.run()
-    drain(ctx.device)
-    samples = TRIALS[pending.mode](ctx, case.run, pending.iters)
+    new = visit(ctx, slot.pending, case)
     slot.own_s += time.perf_counter() - began
-    new = [t / case.ops_per_run for t in samples]
     slot.trials_run += 1
-    pending.local_us += new
     mark = time.perf_counter_ns()
     slot.maxed += max_over_ranks(ctx, new)
     stopped = False
