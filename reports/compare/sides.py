@@ -18,7 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from distbench.collectors.rundir import MANIFEST_JSON
+from distbench.collectors.manifest import read_manifest
+from distbench.parse import UsageError
 from distbench.reports.runs import Run, find_results, load_run
 
 LAUNCH = re.compile(r"launch-(\d+)")
@@ -56,16 +57,21 @@ class Side:
         return self.last.manifest
 
 
-def launch_dirs(path: Path) -> list[Path]:
-    """The launch-N folders of a night that hold results, in number order ([] for a run)."""
+def launch_folders(path: Path) -> list[Path]:
+    """Every launch-N folder of a night, in number order ([] for a run)."""
     if not path.is_dir() or (path / "results.csv").exists():
         return []
     found = [
         (int(match.group(1)), child)
         for child in path.iterdir()
-        if child.is_dir() and (match := LAUNCH.fullmatch(child.name)) and find_results(child)
+        if child.is_dir() and (match := LAUNCH.fullmatch(child.name))
     ]
     return [child for _number, child in sorted(found)]
+
+
+def launch_dirs(path: Path) -> list[Path]:
+    """The launch-N folders of a night that hold results, in number order ([] for a run)."""
+    return [child for child in launch_folders(path) if find_results(child)]
 
 
 def night_launches(path: Path, night: str) -> list[Launch]:
@@ -128,17 +134,14 @@ def unfinished(path: Path, launches: list[Launch]) -> list[str]:
 def rowless(path: Path) -> list[str]:
     """A note for each launch-N folder of a night that holds no results.csv (a launch cut before
     its first row, or never started): the night has fewer launches than it ran."""
-    if not path.is_dir() or (path / "results.csv").exists():
-        return []
     notes = []
-    launches = [(int(m.group(1)), c) for c in path.iterdir() if (m := LAUNCH.fullmatch(c.name))]
-    for _number, child in sorted(launches):  # launch-2 before launch-10, as launch_dirs
-        if not child.is_dir() or find_results(child):
+    for child in launch_folders(path):
+        if find_results(child):
             continue
         try:
-            status = json.loads((child / MANIFEST_JSON).read_text()).get("status", "unknown")
-        except (OSError, ValueError):
-            status = "without a manifest"
+            status = (read_manifest(child) or {}).get("status", "without a manifest")
+        except UsageError:
+            status = "an unreadable manifest"
         notes.append(f"{child}: no rows ({status}): this night is judged without that launch")
     return notes
 

@@ -11,7 +11,7 @@ from collections import Counter
 
 import pandas as pd
 
-from distbench.collectors.migrations import MIGRATIONS, changed_meaning, columns_at
+from distbench.collectors.migrations import changed_meaning, columns_at
 from distbench.collectors.schema import SCHEMA_VERSION
 
 VERSION = "schema_version"
@@ -58,15 +58,10 @@ def older_meanings(frame: pd.DataFrame, kind: str) -> list[str]:
     sources = frame["source"] if "source" in frame.columns else pd.Series("", index=frame.index)
     for (source, label), rows in frame.groupby([sources, frame[VERSION]], sort=True):
         version = int(str(label))
-        had = set(columns_at(kind, version))
         changed = sorted(
-            {
-                column
-                for m in MIGRATIONS
-                if version < m.version <= SCHEMA_VERSION
-                for (k, column) in m.changed
-                if k == kind and column in had and filled(rows, column)
-            }
+            column
+            for column in set(columns_at(kind, version))
+            if changed_meaning(kind, column, version, SCHEMA_VERSION) and filled(rows, column)
         )
         if changed:
             where = f" of {source}" if source else ""
