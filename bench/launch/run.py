@@ -214,8 +214,7 @@ def execute(
                 rows = read_rows(run_dir / RESULTS_CSV)[before:]
                 problem = launch_problem(spec, rows, result, remaining)
                 if problem is not None:
-                    status, code = problem
-                    stopped_by = launch_stop(status, world_size, result)
+                    status, code, stopped_by = problem
                     break
             progress.flush()  # a resumed run's last kept table, when nothing was left to run
     except KeyboardInterrupt as stop:
@@ -315,21 +314,16 @@ def record_launch(
     write_manifest(run_dir, manifest)
 
 
-def launch_stop(status: str, world_size: int, result: LaunchResult) -> str:
-    """The manifest's `stopped_by` for a launch that ended the run (launch_problem)."""
-    if status == "wrong_results":
-        return f"world size {world_size}: --check found wrong results"
-    return f"world size {world_size}: {result.failure}"[:300]
-
-
 def launch_problem(
     spec: RunSpec, rows: Sequence[dict[str, str]], result: LaunchResult, expected: int
-) -> tuple[str, int] | None:
-    """Print what ended a launch badly and return the run's (status, exit code); None if fine.
+) -> tuple[str, int, str] | None:
+    """Print what ended a launch badly and return the run's (status, exit code, the manifest's
+    `stopped_by`); None if fine.
     A rank that fails after the launch wrote all its `expected` rows (each row is written once
     every rank has finished that measurement) failed while leaving: a warning, and the run goes
     on (the manifest's launch keeps the failure)."""
     console = Console(stderr=True)
+    where = f"world size {result.world_size}"
     if not rows and spec.launch.nnodes > 1 and result.returncode == 0:
         console.print(
             "this node did not hold global rank 0: the rows are in the run directory "
@@ -348,7 +342,7 @@ def launch_problem(
             markup=False,
             highlight=False,
         )
-        return "wrong_results", EXIT_FAILED
+        return "wrong_results", EXIT_FAILED, f"{where}: --check found wrong results"
     if result.failure and expected > 0 and len(rows) >= expected:
         console.print(
             f"warning: {result.failure}; every measurement of this launch had finished, so its "
@@ -359,5 +353,5 @@ def launch_problem(
     if result.failure:
         # soft_wrap: no newlines inside the log paths of the message
         console.print(f"error: {result.failure}", markup=False, highlight=False, soft_wrap=True)
-        return "failed", EXIT_FAILED
+        return "failed", EXIT_FAILED, f"{where}: {result.failure}"[:300]
     return None
