@@ -22,7 +22,10 @@ matrix, 12 trials per row). Named noise is added on top:
   to trial. Interleaved, a row's consecutive trials are a round apart, and the drift between
   them is weaker (order_rows). And sequential against grouped (the default in latency mode since
   it was measured so: tests/data/interval-trials-grouped.json.gz, 6 sizes in two groups of 3,
-  recorded by ci/record_order_pairs.py after the choice).
+  recorded by ci/record_order_pairs.py after the choice), and the same recorded again after a
+  latency row's interval was given a 6-trial minimum (stats/intervals.py MIN_CLUSTER_TRIALS,
+  chosen on the grouped recordings: tests/data/interval-trials-heldout.json.gz, held out). Rows
+  of 5 trials get no interval (a row says so); the order rows run from 6.
 - --precision P: trials are added one at a time from --trials 5 up to --max-trials 50 until
   stats/stopping.py's `converged`, the rule comm/precision.py runs, says converged (latency: the
   95 % confidence sequence within +-P; one sample a trial: the 99 % interval within +-P at 3
@@ -54,16 +57,18 @@ import numpy as np
 
 from distbench.stats import Stats, stopping
 from distbench.stats.fit import fit_latency_bandwidth
-from distbench.stats.intervals import trial_interval
+from distbench.stats.intervals import MIN_CLUSTER_TRIALS, trial_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIALS_FIXTURE = ROOT / "tests" / "data" / "interval-trials.json"
 GATE_FIXTURE = ROOT / "tests" / "data" / "gate-launches.json"
 ORDER_FIXTURE = ROOT / "tests" / "data" / "interval-trials-order.json.gz"
 GROUPED_FIXTURE = ROOT / "tests" / "data" / "interval-trials-grouped.json.gz"
+HELD_OUT_FIXTURE = ROOT / "tests" / "data" / "interval-trials-heldout.json.gz"
 ORDER_FIXTURES = {
     ORDER_FIXTURE: "recorded (2026-12-05)",
     GROUPED_FIXTURE: "6 sizes recorded after grouped became the default (2026-12-05)",
+    HELD_OUT_FIXTURE: "6 sizes recorded after the 6-trial minimum was chosen (2026-12-05)",
 }
 """The order rows' recordings and how their notes name them."""
 RECORDED_ORDER = "recorded order (runs of ~5 consecutive trials)"
@@ -181,6 +186,21 @@ def interval_coverage(
                 coverage_row(f"{kind} p50 interval, {count} trials, {noise}", hits, n, note)
             )
     return rows
+
+
+def few_trials_row(
+    pools: list[list[np.ndarray]], reps: int, rng: np.random.Generator
+) -> dict[str, object]:
+    """Latency rows of MIN_CLUSTER_TRIALS - 1 trials given an interval: none (5 trials of ops,
+    resampled, gave one to 52-77 % of rows, which then held 83-95 %)."""
+    count = MIN_CLUSTER_TRIALS - 1
+    given = sum(
+        not math.isnan(trial_interval(draw(pools[int(rng.integers(len(pools)))], no_shift, rng,
+                                           count), count)[0])
+        for _ in range(reps)
+    )  # fmt: skip
+    name = f"latency rows of {count} trials given an interval (MIN_CLUSTER_TRIALS)"
+    return row(name, given, reps, "0", given == 0, f"{reps} rows")
 
 
 def order_pools(fixture: Path = ORDER_FIXTURE) -> dict[tuple[str, str], list[list[np.ndarray]]]:
@@ -326,9 +346,10 @@ def run(quick: bool, seed: int) -> list[dict[str, object]]:
     rng = np.random.default_rng(seed)
     reps = 150 if quick else 2000
     latency, throughput = latency_pools(), throughput_pools()
-    counts = [12] if quick else [5, 12, 30]
-    rows = interval_coverage("latency", latency, counts, reps, rng)
-    rows += order_rows(reps, [12] if quick else [5, 12, 30], np.random.default_rng([seed, 16]))
+    counts = [12] if quick else [6, 12, 30]
+    rows = [few_trials_row(latency, reps, rng)]
+    rows += interval_coverage("latency", latency, counts, reps, rng)
+    rows += order_rows(reps, [12] if quick else [6, 12, 30], np.random.default_rng([seed, 16]))
     rows += interval_coverage("throughput", throughput, [12] if quick else [6, 12], reps, rng)
     noises = list(NOISES)[:1] if quick else list(NOISES)
     rows += precision_rows("latency", latency, 60 if quick else 1000, rng, noises)

@@ -116,10 +116,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             **{
                 ("comm", column): "the p50's 95 % interval over trials, not samples: latency "
                 "rows Woodruff's interval with the trial as the unit and a long-run variance of "
-                "the trials in their order (v3: every op counted as independent, which covered "
-                "41-56 %), or with --precision its 95 % confidence sequence over trials (valid "
-                "at the trial --precision stopped at), throughput rows the order-statistic "
-                "interval interpolated to 95 % (v3: the binomial one, 96-99 % at 6-12 trials)"
+                "the trials in their order, from 6 trials (v3: every op counted as independent, "
+                "which covered 41-56 %), or with --precision its 95 % confidence sequence over "
+                "trials (valid at the trial --precision stopped at), throughput rows the "
+                "order-statistic interval interpolated to 95 % (v3: the binomial one, 96-99 % at "
+                "6-12 trials)"
                 for column in ("ci_low_us", "ci_high_us")
             },
             ("comm", "converged"): "--precision met: latency rows by the 95 % confidence "

@@ -126,7 +126,7 @@ class ResultRow:
     sample a trial (throughput), the order-statistic interval of a median interpolated to 95 %,
     from 6 trials; several (latency: `iters` ops a trial), Woodruff's interval over the trials,
     its variance a long-run one over the trials in their order (a drifting box makes consecutive
-    trials alike), from 2 trials when they agree well enough, and with --precision the p50's
+    trials alike), from 6 trials when they agree well enough, and with --precision the p50's
     95 % confidence sequence over the trials (valid at the trial --precision stopped at), from
     7 trials; empty otherwise (v3: the binomial interval over every sample, ops of one trial
     counted as independent; empty before v3). What no interval over one launch's trials sees:

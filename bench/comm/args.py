@@ -138,7 +138,11 @@ class CommArgs:
         int, integer("Untimed ops before each measurement.", minimum=0, decls=("--warmup", "-w"))
     ] = 5
     trials: Annotated[
-        int, integer("Timed trials per measurement (with --precision: the first ones).")
+        int,
+        integer(
+            "Timed trials per measurement (with --precision: the first ones); a row's 95% "
+            "interval (ci_low_us, ci_high_us) needs 6 or more."
+        ),
     ] = 5
     precision: Annotated[
         float | None,

@@ -12,6 +12,7 @@ from scipy import stats
 from distbench.primitives import get_primitive
 from distbench.stats import Stats, algbw_gbps, percentile
 from distbench.stats.intervals import (
+    MIN_CLUSTER_TRIALS,
     clustered_median_interval,
     fixed_b_factor,
     long_run_variance,
@@ -106,23 +107,40 @@ def woodruff_oracle(trials: list[list[float]]) -> tuple[float, float]:
 def test_clustered_interval_matches_an_independent_implementation() -> None:
     rng = random.Random(5)
     for _ in range(20):
-        trials = [[rng.lognormvariate(shift, 0.2) for _ in range(20)] for shift in
-                  [rng.gauss(0, 0.1) for _ in range(rng.randint(4, 30))]]  # fmt: skip
+        shifts = [rng.gauss(0, 0.1) for _ in range(rng.randint(MIN_CLUSTER_TRIALS, 30))]
+        trials = [[rng.lognormvariate(shift, 0.2) for _ in range(20)] for shift in shifts]
         assert clustered_median_interval(trials) == pytest.approx(
             woodruff_oracle(trials), nan_ok=True
         )
     # too few trials for how much they disagree: the quantiles would leave the data
-    apart = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0], [10.0, 11.0, 12.0]]
+    apart = [[float(3 * i + j) for j in range(3)] for i in range(MIN_CLUSTER_TRIALS)]
     assert all(math.isnan(v) for v in clustered_median_interval(apart))
     assert all(math.isnan(v) for v in clustered_median_interval([[1.0, 2.0, 3.0]]))
+
+
+def test_five_trials_give_no_latency_interval() -> None:
+    """Below MIN_CLUSTER_TRIALS (6) trials no interval, however well the trials agree: with 5
+    the interval exists only where their shares happen to agree, and held 89 % beside a burst."""
+    rng = random.Random(8)
+    trials = [[rng.lognormvariate(0, 0.2) for _ in range(20)] for _ in range(MIN_CLUSTER_TRIALS)]
+    low, high = clustered_median_interval(trials)
+    assert low < percentile(sorted(v for t in trials for v in t), 50) < high
+    assert (low, high) == pytest.approx(woodruff_oracle(trials))
+    short = trials[: MIN_CLUSTER_TRIALS - 1]
+    assert all(math.isnan(v) for v in clustered_median_interval(short))
+    values = [v for t in short for v in t]
+    assert all(math.isnan(v) for v in trial_interval(values, len(short)))
+    assert all(math.isnan(v) for v in Stats(tuple(values), len(short)).p50_ci())
 
 
 def test_trial_interval_takes_one_unit_per_trial() -> None:
     values = [float(v) for v in range(1, 11)]
     assert trial_interval(values, 10) == median_interval(values)  # one sample a trial
-    chunks = [values[:5], values[5:]]
-    assert trial_interval(values, 2) == clustered_median_interval(chunks)
-    assert Stats(tuple(values), 2).p50_ci() == clustered_median_interval(chunks)
+    chunks = [[float(v) for v in range(t, 61, 6)] for t in range(1, 7)]  # 6 trials of 10
+    many = [v for chunk in chunks for v in chunk]  # trial-major: Woodruff's interval
+    assert not math.isnan(clustered_median_interval(chunks)[0])
+    assert trial_interval(many, 6) == clustered_median_interval(chunks)
+    assert Stats(tuple(many), 6).p50_ci() == clustered_median_interval(chunks)
     with pytest.raises(ValueError, match="equal trials"):
         Stats(tuple(values), 3)
 
