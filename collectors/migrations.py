@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from distbench.collectors.ranks import RankRow
 from distbench.collectors.rows_pipeline import PipelineRow
 from distbench.collectors.schema import DdpRow, ResultRow, SampleRow, column_names
 
-FILE_KINDS = ("comm", "ddp", "pipeline", "samples")
+FILE_KINDS = ("comm", "ddp", "pipeline", "samples", "ranks")
 """comm: results.csv of ResultRow; ddp: results.csv of DdpRow; pipeline: results.csv of PipelineRow
-(new in v3, so no older run has one); samples: samples.csv (SampleRow)."""
+(new in v3, so no older run has one); samples: samples.csv (SampleRow); ranks: ranks.csv of
+`distbench pairs` (RankRow; reports/report/pairs.py reads older ones)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             **empty("comm", "nccl_symmetric", "enqueue_us", "dispatch_bound", "window_msgs"),
             **empty("pipeline", "tensor_bytes_per_step", "bubble_p50"),
             ("ddp", "comm_baseline"): "ddp-nocomm",
+            **empty("ranks", "first_z"),
         },
         removed=(("pipeline", "bytes_per_step_measured"), ("pipeline", "bubble_min")),
         changed={
@@ -128,6 +131,14 @@ MIGRATIONS: tuple[Migration, ...] = (
             "99 % interval over trials at 3 looks in a row, one every 2 trials from the 10th "
             "(v3: the 95 % one, over ops in latency mode: converged after the first trials "
             "89-100 % of the time)",
+            ("ranks", "busbw_GBps"): "its best pair's busbw, what it reaches with a healthy "
+            "partner (v3: the median over its pairs)",
+            ("ranks", "robust_z"): "of the best pair's log busbw against the others', the scale "
+            "at least the trials' noise and 0.1; for a rank the first measurement flagged, with "
+            "its pairs measured again (v3: of the medians, linear, scale floor 10 %, one "
+            "measurement)",
+            ("ranks", "outlier"): "flagged by the first measurement of its pairs and again when "
+            "they are measured again, the confirmation (v3: by one measurement)",
             ("samples", "rank"): "samples.csv holds the rank -1 rows only (the per-sample "
             "max over ranks, the input of every statistic); each rank's own samples go to "
             "rank-samples/*.parquet with --rank-samples node|all (v3: every rank's rows too, "
@@ -150,7 +161,13 @@ def changed_meaning(kind: str, column: str, old_version: int, new_version: int) 
 def columns_at(kind: str, version: int) -> list[str]:
     """The columns a file of `kind` had at `version` (every current column, minus those added
     after it, plus those removed after it): what a run of that version must hold."""
-    row_types = {"comm": ResultRow, "ddp": DdpRow, "pipeline": PipelineRow, "samples": SampleRow}
+    row_types = {
+        "comm": ResultRow,
+        "ddp": DdpRow,
+        "pipeline": PipelineRow,
+        "samples": SampleRow,
+        "ranks": RankRow,
+    }
     current = column_names(row_types[kind])
     later = [m for m in MIGRATIONS if m.version > version]
     added = {c for m in later for (k, c) in m.added if k == kind}

@@ -1,6 +1,7 @@
 """ranks.csv of `distbench pairs`: one row per rank (or node) per size and mode, with its own busbw
 from the decomposition of the pair matrix (its best pair), its robust z-score against the other
-ranks and whether it is an outlier (pairs/outliers.py)."""
+ranks and whether it is an outlier, confirmed by measuring a flagged rank's pairs again
+(pairs/outliers.py)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,13 @@ class RankRow:
     rank reaches with a healthy partner (v4; before: the median busbw over its pairs)."""
     robust_z: float
     """(log busbw - median of the other ranks' log busbw) / max(1.4826 x their MAD, the trials'
-    noise, 0.1): the robust z-score (v4; before: of the medians, linear, scale floor 10 %)."""
+    noise, 0.1): the robust z-score (v4; before: of the medians, linear, scale floor 10 %). For a
+    rank the first measurement flagged: the z with its pairs measured again (v4)."""
     outlier: str
-    """true when robust_z <= -threshold (--outlier-threshold, default 3.5), else false."""
+    """true when robust_z <= -threshold (--outlier-threshold, default 3.5), else false: flagged by
+    the first measurement of its pairs and again by their confirmation (v4; before: by one
+    measurement)."""
+    first_z: float = float("nan")
+    """The robust z of the first measurement of its pairs: robust_z, except for a rank flagged
+    there (first_z <= -threshold), whose pairs were measured again; robust_z above -threshold
+    then says the confirmation cleared it (v4; empty before)."""

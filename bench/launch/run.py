@@ -128,13 +128,25 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 
 def expected_rows(spec: RunSpec, world_size: int) -> int:
     """Rows one launch writes, for the progress bar: every world size it measures (subgroups),
-    less the measurements a resumed run already has."""
+    less the planned measurements a resumed run already has (rows numbered past the plan, as
+    pairs' confirmations, are not in it: `planned_id`)."""
     counter = WORKLOADS[spec.kind].plan_size
     sizes = measured_sizes(spec.launch, spec.kind, world_size)
-    total = sum(counter(spec.workload, size) for size in sizes)
+    plans = {k: counter(spec.workload, k) for k in sizes}
+    total = sum(plans.values())
     tag = str(getattr(spec.workload, "tag", ""))
-    done = sum(1 for m in spec.launch.done if any(m.startswith(f"{tag}ws{k}/") for k in sizes))
+    done = sum(1 for m in spec.launch.done if any(planned_id(m, tag, k, plans[k]) for k in sizes))
     return max(0, total - done)
+
+
+def planned_id(measurement: str, tag: str, world_size: int, plan: int) -> bool:
+    """Whether `measurement` is one of the `plan` measurements of world size `world_size`:
+    `[tag]ws<N>/i<k>` with k below the plan (an id of another form counts as planned)."""
+    head = f"{tag}ws{world_size}/"
+    if not measurement.startswith(head):
+        return False
+    index = measurement[len(head) :]
+    return not (index[:1] == "i" and index[1:].isdigit() and int(index[1:]) >= plan)
 
 
 def launch_order(

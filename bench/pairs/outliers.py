@@ -1,8 +1,9 @@
 """From pair results to each unit's standing: its own busbw from a decomposition of the pair
 matrix (distbench.stats.decompose: a pair runs at its slower end, so a unit is as fast as its
 best pair), a robust z-score of it against the other units (their median and MAD, the unit itself
-left out), and the outliers. Torch-free and pure: the runner writes ranks.csv with it and the
-tests check it on numbers.
+left out), and the outliers, confirmed by a second measurement of the flagged units' pairs
+(`confirm`). Torch-free and pure: the runner writes ranks.csv with it and the tests check it on
+numbers.
 
 Why the decomposition comes first: 0.2.0 scored each unit's median busbw over its pairs. When
 half of the units are slow, every unit has half of its pairs or more with a slow one, every median
@@ -28,7 +29,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from distbench.pairs.spec import EFFECT_FLOOR
 from distbench.stats.decompose import Pair, slowest_end
@@ -53,6 +54,9 @@ class Standing:
     in log terms, noise from the trials of its best pair and of the others' (module docstring):
     < 0 slower."""
     outlier: bool
+    first_z: float
+    """The robust z of the first measurement: robust_z, except for a unit whose pairs were
+    measured again (`confirm`)."""
 
 
 def log_variance(samples: Sequence[float], trials: int) -> float:
@@ -85,8 +89,37 @@ def standings(results: Iterable[PairValue], threshold: float) -> list[Standing]:
                 known(mine.variance) + statistics.median(known(o.variance) for o in others)
             )
             z = -(mine.y - center) / max(MAD_TO_SIGMA * mad, noise, EFFECT_FLOOR)
-        found.append(Standing(unit, mine.pairs, math.exp(-mine.y), z, z <= -threshold))
+        found.append(Standing(unit, mine.pairs, math.exp(-mine.y), z, z <= -threshold, z))
     return found
+
+
+def flagged_units(found: Iterable[Standing]) -> list[int]:
+    """The units a standings call flags, in order: those whose pairs are measured again."""
+    return sorted(standing.unit for standing in found if standing.outlier)
+
+
+def remeasured(results: Iterable[PairValue], again: Iterable[PairValue]) -> list[PairValue]:
+    """The pair results with each pair measured again taking its new value."""
+    new = {(value[0], value[1]): value for value in again}
+    return [new.get((value[0], value[1]), value) for value in results]
+
+
+def confirm(first: Sequence[Standing], again: Sequence[Standing]) -> list[Standing]:
+    """The standings after a confirmation. A unit flagged in `first` takes its standing in
+    `again` (standings over the results with its pairs measured again: `remeasured`), with its
+    first z kept in first_z: an outlier only when flagged both times. Every other unit keeps its
+    first standing, so that for every unit `outlier` is robust_z <= -threshold. One measurement
+    of a unit's pairs is not enough to accuse it: a loaded box slows a healthy unit's every pair
+    of one measurement now and then (a 4-rank gloo run on 2 cores flagged a healthy rank at
+    z = -4.2), and seldom twice."""
+    later = {standing.unit: standing for standing in again}
+    confirmed = []
+    for standing in first:
+        new = later.get(standing.unit)
+        if standing.outlier and new is not None:
+            standing = replace(new, first_z=standing.robust_z)
+        confirmed.append(standing)
+    return confirmed
 
 
 def known(variance: float) -> float:

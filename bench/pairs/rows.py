@@ -13,7 +13,7 @@ import torch
 from distbench.collectors.ranks import RankRow
 from distbench.collectors.schema import MAX_OVER_RANKS, ResultRow, SampleRow
 from distbench.collectors.sink import RunSinks
-from distbench.pairs.outliers import PairValue, standings
+from distbench.pairs.outliers import PairValue, Standing
 from distbench.pairs.spec import PairsSpec
 from distbench.parse import ranks_label
 from distbench.primitives.send_recv import default_window
@@ -124,12 +124,13 @@ def write_pair(sinks: RunSinks, row: ResultRow, result: PairResult) -> None:
 
 
 def rank_rows(
-    spec: RunSpec, layout: Any, results: list[PairValue], mode: str, size: int
+    spec: RunSpec, layout: Any, found: Sequence[Standing], mode: str, size: int
 ) -> list[RankRow]:
-    """ranks.csv's rows of one (mode, size): every unit's standing among all."""
+    """ranks.csv's rows of one (mode, size): every unit's standing among all (outliers.py
+    `standings`, then `confirm` where a unit was flagged)."""
     workload: PairsSpec = spec.workload
     rows = []
-    for standing in standings(results, workload.threshold):
+    for standing in found:
         ranks = layout.units[standing.unit]
         rows.append(
             RankRow(
@@ -147,6 +148,7 @@ def rank_rows(
                 busbw_GBps=standing.busbw_GBps,
                 robust_z=standing.robust_z,
                 outlier=str(standing.outlier).lower(),
+                first_z=standing.first_z,
             )
         )
     return rows

@@ -1,23 +1,23 @@
 """Rank side of `distbench pairs`: every pair of units (ranks, or nodes) in the rounds of the
-circle method (pairs/spec.py), each round's disjoint pairs at the same time.
+circle method (pairs/spec.py), each round's disjoint pairs at the same time (pairs/rounds.py).
 
     torchrun --nproc-per-node 4 -m distbench.worker RUN/spec.json    # the CLI starts it
 
-Per (mode, size, round): every rank warms up its own pair's op, then every trial starts after a
-world barrier (TRIALS[mode], the comm loops' timers); idle ranks time nothing. As the round
-ends, each pair's per-sample maximum over its ranks reaches every rank in one tensor all_reduce
-(ranks.max_by_slot: a slot per pair); rank 0 writes one results.csv row per pair and those
-samples (rank -1), and ranks.csv (pairs/outliers.py) as each size ends. Each rank keeps its own
-samples for --rank-samples, written at the end of the launch.
+Per (mode, size, round): as the round ends, each pair's per-sample maximum over its ranks
+reaches every rank in one tensor all_reduce (ranks.max_by_slot: a slot per pair); rank 0 writes
+one results.csv row per pair and those samples (rank -1). As each size's rounds end, rank 0
+computes the standings (pairs/outliers.py) and tells every rank the units they flag; when there
+are any, the rounds that hold their pairs run again (the confirmation) and a unit is an outlier
+only when the standings with its pairs' new values flag it too; then ranks.csv. Each rank keeps
+its own samples for --rank-samples, written at the end of the launch.
 """
 
 from __future__ import annotations
 
-import os
-import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -27,82 +27,34 @@ import torch.distributed as dist
 from distbench.collectors.ranks import RankRow
 from distbench.collectors.schema import RANKS_CSV, RESULTS_CSV, ResultRow, SampleRow
 from distbench.collectors.sink import CsvSink, RunSinks, read_rows, run_sinks
-from distbench.pairs.outliers import PairValue, log_variance
+from distbench.pairs.outliers import (
+    PairValue,
+    confirm,
+    flagged_units,
+    log_variance,
+    remeasured,
+    standings,
+)
+from distbench.pairs.rounds import Case, Layout, gather_layout, pair_groups, pair_slot, run_round
 from distbench.pairs.rows import (
     PairResult,
     kept_result,
     pair_row,
     rank_rows,
     sample_rows,
-    window_of,
     write_pair,
 )
-from distbench.pairs.spec import PairsSpec, circle_rounds
+from distbench.pairs.spec import (
+    PairsSpec,
+    circle_rounds,
+    confirmation_index,
+    confirmation_rounds,
+    plan_size,
+    remeasured_pair,
+)
 from distbench.primitives.base import Context, element_count
-from distbench.primitives.send_recv import wait_all
 from distbench.ranks import max_by_slot, save_rank_samples
 from distbench.spec import RunSpec, measurement_id
-from distbench.timing import TRIALS, warm_up
-
-
-@dataclass(frozen=True)
-class Layout:
-    """The units being paired and where every rank ran."""
-
-    units: list[list[int]]
-    """unit -> its global ranks (one each at rank level; a node's ranks at node level)."""
-    nodes: list[int]
-    """global rank -> torchrun node (GROUP_RANK)."""
-    hosts: list[str]
-    """global rank -> host."""
-
-
-def gather_layout(level: str, world_size: int) -> Layout:
-    mine = (int(os.environ.get("GROUP_RANK", "0")), socket.gethostname())
-    found: list[Any] = [None] * world_size
-    dist.all_gather_object(found, mine)
-    nodes, hosts = [n for n, _ in found], [h for _, h in found]
-    if level == "rank":
-        return Layout([[r] for r in range(world_size)], nodes, hosts)
-    units = [[r for r in range(world_size) if nodes[r] == k] for k in sorted(set(nodes))]
-    if len({len(u) for u in units}) > 1:
-        raise RuntimeError(f"--level node needs as many ranks on every node, got {units}")
-    return Layout(units, nodes, hosts)
-
-
-def build_op(
-    spec: PairsSpec, pair: list[int], group: Any, rank: int, buffers: tuple[torch.Tensor, ...]
-) -> tuple[Callable[[], None], int]:
-    """This rank's op in its pair (both units' ranks in `pair`, first unit first) and the
-    messages one op completes (what a sample is divided by)."""
-    send, recv = buffers
-    if spec.primitive == "all_reduce":
-        return lambda: dist.all_reduce(send, group=group), 1
-    half = len(pair) // 2
-    index = pair.index(rank)
-    peer = pair[(index + half) % len(pair)]  # a rank of one node <-> the same local rank
-    window = window_of(spec, send.numel() * send.element_size())
-
-    def exchange() -> None:
-        # Grouped, receives first: on NCCL ungrouped receives before the sends would deadlock.
-        ops = [dist.P2POp(dist.irecv, recv, peer) for _ in range(window)]
-        ops += [dist.P2POp(dist.isend, send, peer) for _ in range(window)]
-        wait_all(dist.batch_isend_irecv(ops))
-
-    return exchange, 2 * window * half
-
-
-def pair_groups(spec: PairsSpec, layout: Layout) -> dict[tuple[int, int], Any]:
-    """all_reduce: one subgroup per pair, made by every rank in the same order (new_group is
-    collective); send/recv needs none."""
-    if spec.primitive != "all_reduce":
-        return {}
-    n = len(layout.units)
-    return {
-        (a, b): dist.new_group(ranks=layout.units[a] + layout.units[b])
-        for a in range(n)
-        for b in range(a + 1, n)
-    }
 
 
 @dataclass
@@ -123,42 +75,136 @@ class PairsRun:
     """Every measurement id of the launch so far, in order (the same on every rank)."""
     local: list[SampleRow] = field(default_factory=list)
     """This rank's own samples (--rank-samples), written at the end of the launch."""
+    ranked: set[tuple[str, int]] = field(default_factory=set)
+    """(mode, size_bytes) whose standings ranks.csv holds (--resume: finished before); rank 0."""
 
     def measure_size(self, mode: str, requested: int, log: Callable[[str], None]) -> None:
-        """Every round at one size; rank 0 writes each round's rows, then the size's ranks.csv."""
+        """Every round at one size, then the confirmation of the units they flag; rank 0 writes
+        each round's rows, then the size's ranks.csv. The last round's rows wait for the
+        confirmation, whose rows follow them: while a confirmation runs, a planned row is
+        missing, so a run stopped then is resumed (the launch is not taken for finished), and a
+        re-measured pair's later row is its confirmation's (the row report and compare use)."""
         workload: PairsSpec = self.spec.workload
-        ctx, tag = self.ctx, workload.tag
         dtype = getattr(torch, workload.dtype)
         count = element_count(requested, dtype)
-        buffers = tuple(torch.ones(count, dtype=dtype, device=ctx.device) for _ in "sr")
+        buffers = tuple(torch.ones(count, dtype=dtype, device=self.ctx.device) for _ in "sr")
+        case = Case(mode, requested, dtype, count, buffers)
         rounds = circle_rounds(len(self.layout.units))
+        first_index = self.index
         results: list[PairValue] = []
+        held: list[tuple[ResultRow, PairResult]] = []
         for number, pairs in enumerate(rounds, 1):
-            ids = [measurement_id(ctx.world_size, self.index + j, tag) for j in range(len(pairs))]
+            self.write(held)
+            ids = [self.next_id(self.index + j) for j in range(len(pairs))]
             self.index += len(pairs)
-            self.ids += ids
-            if set(ids) <= set(self.spec.launch.done):
-                results += [kept_result(self.kept, m, p) for m, p in zip(ids, pairs, strict=True)]
+            what = f"pairs round {number}/{len(rounds)} {mode} size={case.size}"
+            held, values = self.measure_round(case, pairs, ids, what, log)
+            results += values
+        finished = (mode, case.size) in self.ranked  # --resume: confirmed and ranked before
+        found = standings(results, workload.threshold) if self.sinks is not None else []
+        flagged = agree_flagged(self.ctx, [] if finished else flagged_units(found))
+        if flagged:
+            positions = {pair: first_index + j for j, pair in enumerate(chain(*rounds))}
+            rows, again = self.confirm(case, rounds, positions, flagged, log)
+            held += rows
+            if self.sinks is not None:
+                found = confirm(found, standings(remeasured(results, again), workload.threshold))
+        self.write(held)
+        if self.ranks_csv is not None and not finished:
+            self.ranks_csv.write(rank_rows(self.spec, self.layout, found, mode, case.size))
+
+    def confirm(
+        self,
+        case: Case,
+        rounds: list[list[tuple[int, int]]],
+        positions: dict[tuple[int, int], int],
+        flagged: list[int],
+        log: Callable[[str], None],
+    ) -> tuple[list[tuple[ResultRow, PairResult]], list[PairValue]]:
+        """The flagged units' pairs measured again, in the rounds that hold them (whole: the
+        others' pairs load the network as the first time, unrecorded), numbered past the
+        launch's plan (pairs/spec.py confirmation_index). Rank 0 gets their rows (the caller
+        writes them) and values."""
+        workload: PairsSpec = self.spec.workload
+        plan = plan_size(workload, self.ctx.world_size)
+        again = confirmation_rounds(rounds, flagged)
+        names = ",".join(map(str, flagged))
+        rows: list[tuple[ResultRow, PairResult]] = []
+        values: list[PairValue] = []
+        for number, pairs in enumerate(again, 1):
+            ids = [
+                self.next_id(confirmation_index(plan, positions[p]))
+                if remeasured_pair(p, flagged)
+                else None
+                for p in pairs
+            ]
+            what = (
+                f"pairs confirmation round {number}/{len(again)} of {workload.level}s {names} "
+                f"{case.mode} size={case.size}"
+            )
+            new, found = self.measure_round(case, pairs, ids, what, log)
+            rows += new
+            values += found
+        return rows, values
+
+    def next_id(self, index: int) -> str:
+        return measurement_id(self.ctx.world_size, index, self.spec.workload.tag)
+
+    def measure_round(
+        self,
+        case: Case,
+        pairs: list[tuple[int, int]],
+        ids: Sequence[str | None],
+        what: str,
+        log: Callable[[str], None],
+    ) -> tuple[list[tuple[ResultRow, PairResult]], list[PairValue]]:
+        """One round, its pairs timed at once. `ids`: each pair's measurement id, None for a
+        pair that is only load (a confirmation's). Rank 0 gets the rows of its recorded pairs
+        (the caller writes them) and their values; a round whose rows are all in results.csv
+        (--resume) is not run, and a recorded row is never written twice."""
+        ctx, workload = self.ctx, self.spec.workload
+        recorded = [(m, p) for m, p in zip(ids, pairs, strict=True) if m is not None]
+        self.ids += [m for m, _ in recorded]
+        done = set(self.spec.launch.done)
+        if all(m in done for m, _ in recorded):
+            return [], [kept_result(self.kept, m, p) for m, p in recorded]
+        log(f"begin {recorded[0][0]} {what}")
+        mine = run_round(ctx, workload, self.layout, self.groups, pairs, case.mode, case.buffers)
+        rank = ctx.global_ranks[ctx.rank]
+        slot = pair_slot(self.layout, pairs, rank)
+        if slot >= 0 and ids[slot] is not None:
+            self.local += sample_rows(str(ids[slot]), rank, case.mode, workload.iters, mine)
+        worst = max_by_slot(ctx, mine, slot, len(pairs))
+        rows: list[tuple[ResultRow, PairResult]] = []
+        values: list[PairValue] = []
+        if self.sinks is None:
+            return rows, values
+        for measurement, pair, samples in zip(ids, pairs, worst, strict=True):
+            if measurement is None:
                 continue
-            size = count * dtype.itemsize
-            log(f"begin {ids[0]} pairs round {number}/{len(rounds)} {mode} size={size}")
-            mine = run_round(ctx, workload, self.layout, self.groups, pairs, mode, buffers)
-            slot = pair_slot(self.layout, pairs, ctx.global_ranks[ctx.rank])
-            if slot >= 0:
-                rank = ctx.global_ranks[ctx.rank]
-                self.local += sample_rows(ids[slot], rank, mode, workload.iters, mine)
-            worst = max_by_slot(ctx, mine, slot, len(pairs))
-            if self.sinks is None:
+            if measurement in done:  # written before an interruption cut the round short
+                values.append(kept_result(self.kept, measurement, pair))
                 continue
-            for measurement, pair, values in zip(ids, pairs, worst, strict=True):
-                result = PairResult(measurement, pair, mode, requested, values)
-                row = pair_row(self.spec, self.layout, result, dtype, count)
+            result = PairResult(measurement, pair, case.mode, case.requested, samples)
+            row = pair_row(self.spec, self.layout, result, case.dtype, case.count)
+            rows.append((row, result))
+            spread = log_variance(result.worst, workload.trials)  # the standings' noise
+            values.append((pair[0], pair[1], row.busbw_GBps, spread))
+        return rows, values
+
+    def write(self, rows: list[tuple[ResultRow, PairResult]]) -> None:
+        """Rank 0's rows of a round, in results.csv and samples.csv."""
+        if self.sinks is not None:
+            for row, result in rows:
                 write_pair(self.sinks, row, result)
-                spread = log_variance(result.worst, workload.trials)  # the standings' noise
-                results.append((pair[0], pair[1], row.busbw_GBps, spread))
-        if self.ranks_csv is not None:
-            size = count * dtype.itemsize
-            self.ranks_csv.write(rank_rows(self.spec, self.layout, results, mode, size))
+
+
+def agree_flagged(ctx: Context, flagged: list[int]) -> list[int]:
+    """Rank 0's flagged units (the first standings, computed where the rows are) on every rank:
+    each runs the confirmation's rounds; none flagged, none run."""
+    box: list[Any] = [flagged]
+    dist.broadcast_object_list(box, src=ctx.global_ranks[0], group=ctx.group)
+    return list(box[0])
 
 
 def run_pairs(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
@@ -175,43 +221,10 @@ def run_pairs(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
         CsvSink(run_dir / RANKS_CSV, RankRow) if writer else nullcontext() as ranks_csv,
     ):
         run = PairsRun(spec, ctx, layout, pair_groups(workload, layout), sinks, ranks_csv, kept)
+        if writer:
+            ranked = read_rows(run_dir / RANKS_CSV)
+            run.ranked = {(row["mode"], int(row["size_bytes"])) for row in ranked}
         for mode in workload.modes:
             for requested in workload.sizes:
                 run.measure_size(mode, requested, log)
         save_rank_samples(ctx, run.local, spec.launch, run.ids)  # --rank-samples
-
-
-def pair_slot(layout: Layout, pairs: list[tuple[int, int]], rank: int) -> int:
-    """The index in `pairs` of the pair this global rank measures in the round; -1: a bye."""
-    for slot, (a, b) in enumerate(pairs):
-        if rank in layout.units[a] + layout.units[b]:
-            return slot
-    return -1
-
-
-def run_round(
-    ctx: Context,
-    workload: PairsSpec,
-    layout: Layout,
-    groups: dict[tuple[int, int], Any],
-    pairs: list[tuple[int, int]],
-    mode: str,
-    buffers: tuple[torch.Tensor, ...],
-) -> list[float]:
-    """This rank's samples (us per message) in one round: its pair's op timed in every trial;
-    empty when its unit idles this round (odd unit counts)."""
-    rank = ctx.global_ranks[ctx.rank]
-    run, ops = idle, 0
-    slot = pair_slot(layout, pairs, rank)
-    if slot >= 0:
-        a, b = pairs[slot]
-        run, ops = build_op(
-            workload, layout.units[a] + layout.units[b], groups.get((a, b)), rank, buffers
-        )
-    warm_up(ctx, run, workload.warmup)  # an idle rank joins the barriers only
-    samples = [s for _ in range(workload.trials) for s in TRIALS[mode](ctx, run, workload.iters)]
-    return [s / ops for s in samples] if ops else []
-
-
-def idle() -> None:
-    """The op of a rank whose unit has a bye this round."""

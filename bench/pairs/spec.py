@@ -5,6 +5,7 @@ running its disjoint pairs at the same time. Torch-free: the CLI plans with it t
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from distbench.parse import DTYPES, UsageError
@@ -74,14 +75,39 @@ def circle_rounds(n: int) -> list[list[tuple[int, int]]]:
     return rounds
 
 
+def confirmation_rounds(
+    rounds: Sequence[Sequence[tuple[int, int]]], flagged: Collection[int]
+) -> list[list[tuple[int, int]]]:
+    """The rounds run again to confirm the `flagged` units: each round of `rounds` that holds a
+    pair of a flagged unit, whole, so that the network is as loaded as when the pair was first
+    measured (a round of its pairs alone would run them on a quieter network than the other
+    units' pairs they are judged against). Only the flagged units' pairs are recorded
+    (`remeasured_pair`); the round's other pairs are its load."""
+    return [list(pairs) for pairs in rounds if any(remeasured_pair(p, flagged) for p in pairs)]
+
+
+def remeasured_pair(pair: tuple[int, int], flagged: Collection[int]) -> bool:
+    """Whether a confirmation records `pair`: one of its units is flagged."""
+    return pair[0] in flagged or pair[1] in flagged
+
+
+def confirmation_index(plan: int, position: int) -> int:
+    """The measurement index of the confirmation of the pair at `position` among a launch's
+    pairs in their order (every size's rounds, one after another): past the launch's `plan`
+    (plan_size), so that it depends on nothing but the pair, whichever units the first
+    standings flagged, and a resumed run can tell the planned rows from the confirmations."""
+    return plan + position
+
+
 def units_of(level: str, world_size: int, nnodes: int) -> int:
     """Units paired at a level: the ranks, or the nodes."""
     return world_size if level == "rank" else nnodes
 
 
 def plan_size(workload: PairsSpec, world_size: int) -> int:
-    """Rows one launch writes: a row per pair of its units (ranks, or at node level the nodes),
-    size and mode."""
+    """Rows one launch plans: a row per pair of its units (ranks, or at node level the nodes),
+    size and mode. A size whose first standings flag a unit writes its pairs' confirmation rows
+    besides, numbered past this plan (confirmation_index)."""
     units = workload.nodes if workload.level == "node" and workload.nodes else world_size
     pairs = units * (units - 1) // 2
     return pairs * len(workload.sizes) * len(workload.modes)

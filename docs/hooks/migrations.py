@@ -24,6 +24,7 @@ FILES = {
     "ddp": "results.csv (ddp)",
     "pipeline": "results.csv (pipeline)",
     "samples": "samples.csv",
+    "ranks": "ranks.csv",
 }
 """The page's name for each of collectors/migrations.py's FILE_KINDS (a new kind gets its own
 name, `results.csv (KIND)`, until one is written here)."""

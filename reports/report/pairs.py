@@ -29,6 +29,8 @@ TITLED = ("backend", "device", "nnodes", "op", "env")
 PAIRS_COMMAND = r"(node-)?pairs(:.*)?"
 """The pattern of `distbench pairs` rows: `pairs:bidir-window=8`, `node-pairs` (all_reduce) ..."""
 RANK_COLUMNS = tuple(f.name for f in fields(RankRow))
+RANK_COLUMNS_BEFORE_FIRST_Z = tuple(c for c in RANK_COLUMNS if c != "first_z")
+"""What every ranks.csv holds: first_z came with the confirmation of outliers (v4)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,9 @@ def read_ranks(runs: Iterable[RunData]) -> pd.DataFrame:
     for run in runs:
         path = run.path / RANKS_CSV
         if path.exists():
-            frame = read_csv_strings(path, RANK_COLUMNS, RANKS_CSV)
+            frame = read_csv_strings(path, RANK_COLUMNS_BEFORE_FIRST_Z, RANKS_CSV)
+            if "first_z" not in frame.columns:  # before v4's confirmations (migrations.py)
+                frame = frame.assign(first_z="")
             frame = convert_numeric(frame, numeric_columns(RankRow), path)
             frames.append(frame.assign(run=run.name, outlier=frame["outlier"] == "true"))
     if not frames:

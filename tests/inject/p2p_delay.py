@@ -1,7 +1,8 @@
-"""The slowness both slow-peer wrappers inject (slow_rank/, slow_node/): a sleep of `delay_s`
-before every send, recv, isend and irecv this process posts. Both torch.distributed's names and
-distributed_c10d's are replaced: batch_isend_irecv's P2POp checks its op against the latter.
-Loaded by those sitecustomize files only (tests/inject is put on sys.path by them)."""
+"""The slowness the slow-peer wrappers inject (slow_rank/, slow_node/, slow_first/): a sleep of
+`delay_s` before every send, recv, isend and irecv this process posts, or before its `first`
+posts only. Both torch.distributed's names and distributed_c10d's are replaced:
+batch_isend_irecv's P2POp checks its op against the latter. Loaded by those sitecustomize files
+only (tests/inject is put on sys.path by them)."""
 
 from __future__ import annotations
 
@@ -11,14 +12,20 @@ from collections.abc import Callable
 from typing import Any
 
 
-def install(delay_s: float) -> None:
+def install(delay_s: float, first: int = 0) -> None:
+    """Delay every post, or (`first` > 0) the process's first `first` posts, counted over the
+    four names together."""
     import torch.distributed as dist
     import torch.distributed.distributed_c10d as c10d
+
+    posted = [0]
 
     def delayed(real: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(real)
         def slow(*args: Any, **kwargs: Any) -> Any:
-            time.sleep(delay_s)
+            posted[0] += 1
+            if not first or posted[0] <= first:
+                time.sleep(delay_s)
             return real(*args, **kwargs)
 
         return slow

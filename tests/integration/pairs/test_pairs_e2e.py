@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from tests.conftest import CliRun
 
 SLOW_RANK = ROOT / "tests" / "inject" / "slow_rank"
+SLOW_FIRST = ROOT / "tests" / "inject" / "slow_first"
 QUICK = ["--backend", "gloo", "--sizes", "4K", "--iters", "2", "--trials", "3", "--warmup", "1"]
 QUICK += ["--quiet"]
 WINDOW = ["--window", "8"]
@@ -38,13 +39,19 @@ slowed one, now and then under load); windows of 64K messages, 5 per trial, 5 tr
 
 
 def run_pairs(
-    out: Path, world_size: int, slow: str | None, *extra: str
+    out: Path, world_size: int, slow: str | None, *extra: str, first: int = 0
 ) -> subprocess.CompletedProcess[str]:
+    """`slow`: `RANKS:DELAY` slowed by tests/inject/slow_rank, or with `first` the one rank
+    slowed for its first `first` posts only (tests/inject/slow_first)."""
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", "1")
     if slow is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SLOW_RANK), env.get("PYTHONPATH")]))
-        env["DISTBENCH_TEST_SLOW_RANK"] = slow
+        wrapper = SLOW_FIRST if first else SLOW_RANK
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(wrapper), env.get("PYTHONPATH")]))
+        if first:
+            env["DISTBENCH_TEST_SLOW_FIRST"] = f"{slow}:{first}"
+        else:
+            env["DISTBENCH_TEST_SLOW_RANK"] = slow
     argv = ["pairs", *QUICK, "--world-sizes", str(world_size), "--out", str(out), *extra]
     return subprocess.run(
         [sys.executable, "-m", "distbench", *argv],
@@ -83,15 +90,48 @@ def test_slow_ranks_are_named_alone_and_fail_the_run(
         )
     assert done.returncode == 1, done.stderr
     assert outliers(run_dir) == [str(r) for r in slow_ranks]
+    flagged = [r for r in read(run_dir / "ranks.csv") if r["outlier"] == "true"]
+    assert all(float(r["first_z"]) <= -3.5 for r in flagged)  # flagged twice: confirmed
     assert f"outliers (ranks): {', '.join(map(str, slow_ranks))}\n" in done.stdout
     assert "--fail-on-outlier" in done.stderr
     rows = read(run_dir / "results.csv")
     pairs = {(int(r["src"]), int(r["dst"])) for r in rows}
     assert pairs == {(a, b) for a in range(world_size) for b in range(a + 1, world_size)}
+    plan = len(pairs)
+    again = [r for r in rows if int(r["measurement"].rsplit("/i", 1)[1]) >= plan]
+    assert {(int(r["src"]), int(r["dst"])) for r in again} == {
+        p for p in pairs if set(p) & set(slow_ranks)
+    }  # the confirmation: the slow ranks' pairs, once more
     with_slow = [r for r in rows if {int(r["src"]), int(r["dst"])} & set(slow_ranks)]
     slow = [float(r["busbw_GBps"]) for r in with_slow]
     fast = [float(r["busbw_GBps"]) for r in rows if r not in with_slow]
     assert max(slow) < min(fast)  # every pair with a slow rank, and only those, is slow
+
+
+def test_a_rank_slow_only_while_its_pairs_are_first_measured_is_not_named(tmp_path: Path) -> None:
+    """4 ranks, rank 1 slowed (tests/inject/slow_first) for the posts of the first measurement
+    only: 3 rounds x (1 warm-up + 5 trials x 5 iters) exchanges x 2 x 8 messages. The first
+    standings flag it; the confirmation measures its 3 pairs again, at full speed, and clears
+    it: no outlier, --fail-on-outlier exits 0, and its pairs' new rows are in results.csv
+    (numbered past the plan's 6). A rank slowed throughout is still named (above)."""
+    run_dir = tmp_path / "run"
+    first_posts = 3 * (1 + 5 * 5) * 2 * 8
+    done = run_pairs(
+        run_dir, 4, f"1:{SLOW_DELAY}", *WINDOW, *STEADY, "--fail-on-outlier", first=first_posts
+    )
+    assert done.returncode == 0, done.stderr
+    assert outliers(run_dir) == []
+    assert "outliers (ranks): none" in done.stdout
+    one = next(r for r in read(run_dir / "ranks.csv") if r["rank"] == "1")
+    assert float(one["first_z"]) <= -3.5 < float(one["robust_z"])  # flagged once, cleared
+    rows = read(run_dir / "results.csv")
+    assert [r["measurement"] for r in rows[:6]] == [f"ws4/i{k}" for k in range(6)]
+    # The confirmation's ids: the plan (6) + the pair's place in the rounds
+    # [(0,3),(1,2)], [(0,2),(1,3)], [(0,1),(2,3)]; its rows come after the first ones.
+    again = [(r["measurement"], int(r["src"]), int(r["dst"])) for r in rows[6:]]
+    assert again == [("ws4/i7", 1, 2), ("ws4/i9", 1, 3), ("ws4/i10", 0, 1)]
+    log = "\n".join(path.read_text() for path in (run_dir / "logs").glob("*.log"))
+    assert "pairs confirmation round 1/3 of ranks 1 throughput size=65536" in log
 
 
 def test_without_the_wrapper_nobody_is_flagged(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from distbench.collectors.migrations import (
     columns_at,
     upgrade_columns,
 )
+from distbench.collectors.ranks import RankRow
 from distbench.collectors.schema import (
     SCHEMA_VERSION,
     DdpRow,
@@ -48,7 +49,8 @@ def test_the_v1_fixtures_are_frozen_as_the_first_release_wrote_them() -> None:
 
 def test_the_migration_table_covers_every_version_up_to_the_current_one() -> None:
     assert [m.version for m in MIGRATIONS] == list(range(1, SCHEMA_VERSION + 1))
-    for kind, row_type in (("comm", ResultRow), ("ddp", DdpRow), ("samples", SampleRow)):
+    kinds = (("comm", ResultRow), ("ddp", DdpRow), ("samples", SampleRow), ("ranks", RankRow))
+    for kind, row_type in kinds:
         assert columns_at(kind, SCHEMA_VERSION) == column_names(row_type)
         added, dropped = upgrade_columns(kind, SCHEMA_VERSION)
         assert (added, dropped) == ({}, [])

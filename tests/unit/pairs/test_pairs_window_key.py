@@ -11,8 +11,8 @@ import math
 
 import torch
 
+from distbench.pairs.rounds import Layout
 from distbench.pairs.rows import PairResult, pair_row
-from distbench.pairs.runner import Layout
 from distbench.pairs.spec import PairsSpec
 from distbench.spec import LaunchSpec, RunSpec
 
