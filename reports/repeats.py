@@ -37,6 +37,12 @@ def keep_last_repeats(
     kept = ranked[~ranked.duplicated(key, keep="last")]
     runs = ranked.loc[repeated].drop_duplicates("run")["run"].astype(str).tolist()
     dropped = len(frame) - len(kept)
+    if len(runs) == 1:  # within one results.csv: a pairs confirmation, or a row measured again
+        note = (
+            f"{dropped} {what} row(s) of run {runs[0]} measure a case again later in the same "
+            "run (pairs: an outlier's confirmation; else a resumed case): the later row is shown"
+        )
+        return kept.drop(columns="_order").sort_index(), note
     note = (
         f"{dropped} {what} row(s) repeat a case of the same source in runs {', '.join(runs)} "
         f"(by start time): each case is shown from the run that started last, as compare does "

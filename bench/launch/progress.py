@@ -280,6 +280,10 @@ class RunProgress:
         measurement = row.get("measurement", "")
         self.ended.add(measurement)
         self.done, self.new = self.done + 1, self.new + 1
+        if self.done > self.total:  # a row past the plan (pairs: an outlier's confirmation)
+            self.total, self.launch_left = self.done, self.launch_left + 1
+            if self.bar is not None and self.task is not None:
+                self.bar.update(self.task, total=self.total)
         began = self.began.get(measurement, self.first_begin or time.time())
         self.eta.finished(row_size(row), time.time() - began)
         if self.running is not None and self.running.measurement == measurement:

@@ -59,3 +59,23 @@ def test_a_begin_already_finished_does_not_split_the_next_table(
         "TABLE all_reduce: ws2/i0 ws2/i1",
         "TABLE send_recv: ws2/i2 ws2/i3 ws2/i4 ws2/i5",
     ]
+
+
+def test_rows_past_the_plan_grow_the_total(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pairs run whose outlier was confirmed writes rows past its plan (ws2/i2 of a plan of 2):
+    the counter reads [3/3], never [3/2]."""
+    (tmp_path / "results.csv").write_text(HEADER)
+    log = progress_path(tmp_path, 2)
+    log.parent.mkdir()
+    log.write_text("")
+    progress = RunProgress(tmp_path, render, 2, [], "lines")
+    progress.start_launch(2, [2], 2)
+    with open(tmp_path / "results.csv", "a") as handle:
+        handle.write("ws2/i0,pairs\nws2/i1,pairs\nws2/i2,pairs\n")
+    progress.poll()
+    progress.end_launch()
+    err = capsys.readouterr().err
+    assert all(f"[{n}] done" in err for n in ("1/2", "2/2", "3/3")), err
+    assert "[3/2]" not in err and progress.total == 3

@@ -270,3 +270,18 @@ def test_compare_and_report_agree_on_which_ddp_rows_are_one_case(tmp_path: Path)
     cells = (str(getattr(rows[4], c)) for c in DDP_MATCH_KEY)
     key = tuple(cell.lower() if cell in ("True", "False") else cell for cell in cells)  # as read
     assert by_compare[key] == pytest.approx(rows[4].step_time_us_p50)
+
+
+def test_a_case_measured_twice_in_one_run_is_named_as_such(tmp_path: Path) -> None:
+    """Within one results.csv (a pairs confirmation, a resumed case) the note says the later row
+    of that run is shown; across runs it names the runs and the start-time rule."""
+    rows = [ddp_row("ddp", SEPARATED, 0), ddp_row("ddp", SEPARATED_SLOWER, 1)]
+    run = write_run(tmp_path / "run", [(row, [row.step_time_us_p50]) for row in rows])
+    loaded = load_runs([run])
+    an.assign_sources(loaded)
+    keep_one_row_per_case(loaded)
+    assert len(loaded.ddp) == 1
+    assert float(loaded.ddp["step_time_us_p50"].iloc[0]) == rows[1].step_time_us_p50
+    (note,) = loaded.notes
+    assert "1 DDP row(s) of run" in note and "the later row is shown" in note
+    assert "started last" not in note
