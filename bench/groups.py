@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -233,16 +234,22 @@ def start_heartbeat(run_dir: Path, world_size: int, rank: int) -> Heartbeat:
     return Heartbeat(heartbeat_path(run_dir, world_size, rank))
 
 
+ROUND_LINE = re.compile(r"round \d+ of \d+ over \d+ measurements$")
+"""A round of interleaved or grouped trials starting (comm/interleave.py run_rounds)."""
+
+
 def announce_measurements(log: Callable[[str], None], path: Path) -> Callable[[str], None]:
     """Global rank 0's log, which also appends each `begin <measurement> <what>` line that a
     runner logs as a measurement starts to `path` (`<unix time> begin ...`): the CLI shows the
-    running measurement from it at once, however long it takes (a 1G all_reduce: minutes). One
-    short append between measurements, outside every timed region."""
+    running measurement from it at once, however long it takes (a 1G all_reduce: minutes). And
+    each `round k of N over M measurements` line (interleaved and grouped trials, whose rows land
+    in their last round): the CLI shows the rounds until then. One short append between
+    measurements, outside every timed region."""
     path.parent.mkdir(parents=True, exist_ok=True)
 
     def log_and_announce(message: str) -> None:
         log(message)
-        if message.startswith("begin "):
+        if message.startswith("begin ") or ROUND_LINE.match(message):
             with open(path, "a", encoding="utf-8") as handle:
                 handle.write(f"{time.time():.3f} {message}\n")
 

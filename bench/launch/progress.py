@@ -3,28 +3,28 @@ dtype), i of N, the elapsed time and an ETA, and each primitive's table as soon 
 
 The CLI never imports torch, so it learns what the ranks do from two files that it polls with the
 heartbeats: results.csv (rank 0 appends a row per finished measurement) and logs/ws<N>-progress.log
-(rank 0 appends `<unix time> begin <measurement> <what>` as each one starts, groups.
-announce_measurements). Three ways to show it:
+(rank 0 appends `<unix time> begin <measurement> <what>` as each one starts, and `<unix time>
+round k of N over M measurements` as a round of interleaved or grouped trials starts, whose rows
+land in their last round: groups.announce_measurements). Three ways to show it:
 
 - `bar`: stderr is a terminal; a live rich bar naming the running measurement, tables above it.
-- `lines`: a pipe or a CI log; one line per finished measurement, and a line for a measurement
+- `lines`: a pipe or a CI log; one line per finished measurement, a line for a measurement
   still running after RUNNING_NOTE_S (then every RUNNING_REPEAT_S), so a 1G all_reduce is not
-  silent for minutes.
+  silent for minutes, and a line for a round of trials begun RUNNING_NOTE_S or more after the
+  last line, so an interleaved launch is not silent until its last round.
 - `quiet` (--quiet): no progress at all; the tables still go to stdout.
 
 The ETA (launch/eta.py) fits the seconds of the measurements this invocation finished to their
 sizes and sums that over the sizes still planned (a comm run); elsewhere it is their mean time
-times those left. A guess, and it says so with its `~`.
+times those left. Before any row of an interleaved launch has landed, it is the rounds' mean
+time times the rounds left. A guess, and it says so with its `~`.
 """
 
 from __future__ import annotations
 
-import csv
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -33,7 +33,18 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from distbench.collectors.schema import RESULTS_CSV, progress_path
 from distbench.launch.eta import Eta
-from distbench.parse import format_size
+from distbench.launch.events import (
+    Begin,
+    FileTail,
+    Round,
+    RowTail,
+    describe,
+    parse_begin,
+    parse_round,
+    part_of,
+    row_size,
+    row_what,
+)
 
 RUNNING_NOTE_S = 2.0
 """In `lines` mode, a measurement running this long gets a line of its own."""
@@ -55,100 +66,6 @@ def format_clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-def describe(measurement: str, what: str) -> str:
-    """A begin line's `<what>` for people: `all_reduce float32 throughput size=1M world_size=2`
-    (sizes with their suffix; the world size from the id `[tag]ws<N>/i<k>`)."""
-    text = re.sub(r"\bsize=(\d+)\b", lambda m: f"size={format_size(int(m.group(1)))}", what)
-    found = re.search(r"ws(\d+)/i\d+$", measurement)
-    return f"{text} world_size={found.group(1)}" if found else text
-
-
-def row_what(row: dict[str, str]) -> str:
-    """A finished row whose measurement announced no begin line (init's repetitions): what it
-    measured from its own cells, `init env:init_process_group world_size=3 (ws3/i3)`."""
-    cells = [row.get(c, "") for c in ("primitive", "pattern", "strategy")]
-    text = " ".join(c for c in cells if c)
-    size = f" world_size={row['world_size']}" if row.get("world_size") else ""
-    return f"{text}{size} ({row.get('measurement', '')})"
-
-
-def part_of(measurement: str, primitive: str) -> tuple[str, str]:
-    """The table a measurement belongs to: its launch's world size (with a sweep's backend tag)
-    and its primitive; a DDP row's primitive is `ddp`."""
-    return measurement.rsplit("/i", 1)[0], primitive
-
-
-def row_size(row: dict[str, str]) -> int | None:
-    """The size a results.csv row was asked for (requested_bytes, else size_bytes); None
-    without one (DDP, init)."""
-    for column in ("requested_bytes", "size_bytes"):
-        text = row.get(column, "")
-        if text and text.replace(".", "", 1).isdigit():
-            return int(float(text))
-    return None
-
-
-@dataclass(frozen=True)
-class Begin:
-    """A measurement that started: `<unix time> begin <measurement> <primitive> <rest>`."""
-
-    measurement: str
-    what: str
-    unix_s: float
-
-    @property
-    def part(self) -> tuple[str, str]:
-        return part_of(self.measurement, self.what.split(" ", 1)[0])
-
-
-def parse_begin(line: str) -> Begin | None:
-    fields = line.split(" ", 3)
-    if len(fields) < 4 or fields[1] != "begin":
-        return None
-    try:
-        return Begin(fields[2], fields[3].strip(), float(fields[0]))
-    except ValueError:
-        return None
-
-
-class FileTail:
-    """The whole lines appended to a file after a point (a line still being written waits)."""
-
-    def __init__(self, path: Path, from_end: bool) -> None:
-        self.path = path
-        self.offset = path.stat().st_size if from_end and path.exists() else 0
-
-    def read_lines(self) -> list[str]:
-        try:
-            with open(self.path, "rb") as handle:
-                handle.seek(self.offset)
-                data = handle.read()
-        except FileNotFoundError:
-            return []
-        end = data.rfind(b"\n") + 1
-        self.offset += end
-        return data[:end].decode("utf-8", errors="replace").splitlines()
-
-
-class RowTail:
-    """results.csv rows appended after a point, as csv.DictReader reads them."""
-
-    def __init__(self, path: Path) -> None:
-        self.header: list[str] | None = None
-        self.lines = FileTail(path, from_end=False)
-        self.skip = True  # rows already there when the run (or the resume) started
-        self.read()
-        self.skip = False
-
-    def read(self) -> list[dict[str, str]]:
-        lines = self.lines.read_lines()
-        if self.header is None and lines:
-            self.header, lines = next(csv.reader(lines[:1])), lines[1:]
-        if self.skip or self.header is None:
-            return []
-        return [dict(zip(self.header, values, strict=False)) for values in csv.reader(lines)]
 
 
 class RunProgress:
@@ -173,6 +90,9 @@ class RunProgress:
         self.rows = RowTail(run_dir / RESULTS_CSV)
         self.events: FileTail | None = None
         self.running: Begin | None = None
+        self.round: Round | None = None  # the round of trials running (interleaved, grouped)
+        self.rounds_began = 0.0  # unix time its stretch's round 1 began
+        self.last_line = 0.0  # unix time `lines` mode last printed a line
         self.next_note = 0.0  # when the running measurement gets its next line (lines mode)
         self.seen: dict[str, str] = {}  # measurement -> what, for its finished line
         self.pending: list[dict[str, str]] = []
@@ -212,14 +132,35 @@ class RunProgress:
         """`0:12 elapsed, ETA ~0:30`: the ETA from the mean time per measurement since the
         first one began (the ranks' start-up is not a measurement's)."""
         elapsed = time.monotonic() - self.start
+        if self.new == 0 and (by_rounds := self.rounds_left()) is not None:
+            return f"{format_clock(elapsed)} elapsed, ETA ~{format_clock(by_rounds)}"
         left = self.eta.seconds_left(max(0, self.total - self.done))
         if self.new == 0 or not self.first_begin or left is None:
             return f"{format_clock(elapsed)} elapsed"
         seconds, floor = left
         return f"{format_clock(elapsed)} elapsed, ETA {'>= ' * floor}~{format_clock(seconds)}"
 
+    def took(self, measurement: str) -> float:
+        """Seconds a measurement that just landed took: since its begin line; in rounds of
+        trials (interleaved, grouped: its begin line comes in the last round, before its last
+        trial) its share of the rounds' time since their first."""
+        at = self.round
+        if at is not None and at.number == at.of and self.rounds_began:
+            return (time.time() - self.rounds_began) / at.measurements
+        return time.time() - self.began.get(measurement, self.first_begin or time.time())
+
+    def rounds_left(self) -> float | None:
+        """Seconds to the end of the running rounds, from their mean so far, where they hold
+        every measurement the launch has left (interleaved; grouped rounds hold a few): None
+        before round 2, or where they do not."""
+        at = self.round
+        if at is None or at.number < 2 or at.measurements < self.launch_left:
+            return None
+        per_round = (at.unix_s - self.rounds_began) / (at.number - 1)
+        return per_round * (at.of - at.number + 1)
+
     def start_launch(self, world_size: int, measured: Sequence[int], remaining: int) -> None:
-        self.launch_left = remaining
+        self.launch_left, self.round, self.rounds_began = remaining, None, 0.0
         self.events = FileTail(progress_path(self.run_dir, world_size), from_end=True)
         sizes = ", ".join(str(size) for size in measured)
         text = (
@@ -240,6 +181,9 @@ class RunProgress:
         """Read what the ranks wrote since the last poll and show it. Begin lines first: a row
         is on disk before the begin line of the measurement after it, so no row is missed."""
         lines = self.events.read_lines() if self.events is not None else []
+        rounds = [found for found in map(parse_round, lines) if found is not None]
+        if rounds:
+            self.started_round(rounds)
         begins = [begin for begin in map(parse_begin, lines) if begin is not None]
         for begin in begins:
             self.seen[begin.measurement] = describe(begin.measurement, begin.what)
@@ -259,6 +203,22 @@ class RunProgress:
             self.show(f"{text} ({self.running.measurement})", lines=False)
         self.note_running()
 
+    def started_round(self, rounds: Sequence[Round]) -> None:
+        """The latest round of trials: the bar's description, or (`lines`) a line when
+        RUNNING_NOTE_S or more passed since the last one."""
+        for found in rounds:
+            if found.number == 1:
+                self.rounds_began = found.unix_s
+        self.round = at = rounds[-1]
+        text = f"round {at.number}/{at.of} of trials over {at.measurements} measurements"
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, description=text, clock=self.clock())
+        elif self.mode == "lines" and time.time() - self.last_line >= RUNNING_NOTE_S:
+            self.last_line = time.time()
+            print(
+                f"[{self.done}/{self.total}] {text}  ({self.clock()})", file=sys.stderr, flush=True
+            )
+
     def note_running(self) -> None:
         """lines: a measurement running RUNNING_NOTE_S gets a line, then one every
         RUNNING_REPEAT_S; bar: the clock moves."""
@@ -267,7 +227,7 @@ class RunProgress:
         if self.mode != "lines" or self.running is None or time.time() < self.next_note:
             return
         ran = time.time() - self.running.unix_s
-        self.next_note = time.time() + RUNNING_REPEAT_S
+        self.next_note, self.last_line = time.time() + RUNNING_REPEAT_S, time.time()
         what = self.seen[self.running.measurement]
         print(
             f"[{self.done + 1}/{self.total}] running {what} for {format_clock(ran)}  "
@@ -284,8 +244,7 @@ class RunProgress:
             self.total, self.launch_left = self.done, self.launch_left + 1
             if self.bar is not None and self.task is not None:
                 self.bar.update(self.task, total=self.total)
-        began = self.began.get(measurement, self.first_begin or time.time())
-        self.eta.finished(row_size(row), time.time() - began)
+        self.eta.finished(row_size(row), self.took(measurement))
         if self.running is not None and self.running.measurement == measurement:
             self.running = None
         what = self.seen.get(measurement) or row_what(row)
@@ -294,6 +253,7 @@ class RunProgress:
         elif self.mode == "lines":
             line = f"[{self.done}/{self.total}] done {what}  ({self.clock()})"
             print(line, file=sys.stderr, flush=True)
+            self.last_line = time.time()
         self.add_row(row)
         self.launch_left -= 1
         if self.launch_left == 0:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from distbench.launch.progress import describe, format_clock, parse_begin, part_of
+from distbench.launch.events import describe, parse_begin, part_of
+from distbench.launch.progress import format_clock
 from tests.conftest import usage_error_line
 
 
@@ -32,8 +33,36 @@ def test_begin_lines_parse_and_read_for_people() -> None:
 
 def test_a_row_without_a_begin_line_says_what_it_measured() -> None:
     """init announces no begin lines: its progress read `done init (ws3/i3)`, no method."""
-    from distbench.launch.progress import row_what
+    from distbench.launch.events import row_what
 
     row = {"measurement": "ws3/i3", "primitive": "init", "world_size": "3",
            "pattern": "env:init_process_group"}  # fmt: skip
     assert row_what(row) == "init env:init_process_group world_size=3 (ws3/i3)"
+
+
+def test_round_lines_parse() -> None:
+    from distbench.launch.events import parse_round
+
+    found = parse_round("1796105844.382 round 3 of 12 over 9 measurements")
+    assert found is not None and (found.number, found.of, found.measurements) == (3, 12, 9)
+    assert found.unix_s == 1796105844.382
+    assert parse_round("1796105844.382 round over 3 measurements") is None  # --precision's
+    assert parse_round("1796105844.382 begin ws2/i3 all_reduce") is None
+
+
+def test_rank_zero_announces_begins_and_rounds(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """What interleave.run_rounds and the runners log reaches the progress log: begin lines and
+    counted rounds; other log lines (and --precision's uncounted rounds) do not."""
+    from distbench.groups import announce_measurements
+    from distbench.launch.events import parse_round
+
+    logged: list[str] = []
+    path = tmp_path / "logs" / "ws2-progress.log"
+    log = announce_measurements(logged.append, path)
+    begin = "begin ws2/i0 all_reduce float32 latency size=1024"
+    for line in (begin, "round 2 of 5 over 3 measurements", "round over 3", "warmup done"):
+        log(line)
+    assert len(logged) == 4
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2 and parse_begin(lines[0]) is not None
+    assert parse_round(lines[1]) is not None

@@ -79,3 +79,50 @@ def test_rows_past_the_plan_grow_the_total(
     err = capsys.readouterr().err
     assert all(f"[{n}] done" in err for n in ("1/2", "2/2", "3/3")), err
     assert "[3/2]" not in err and progress.total == 3
+
+
+def round_line(number: int, of: int, measurements: int, unix_s: float) -> str:
+    return f"{unix_s:.3f} round {number} of {of} over {measurements} measurements\n"
+
+
+def test_interleaved_rounds_are_shown_before_any_row_lands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--order interleaved lands every row in its last round: until then the rounds are the
+    progress, a line each (at most one per RUNNING_NOTE_S) with an ETA from the rounds' mean."""
+    (tmp_path / "results.csv").write_text(HEADER)
+    log = progress_path(tmp_path, 2)
+    log.parent.mkdir()
+    log.write_text("")
+    progress = RunProgress(tmp_path, render, 9, [], "lines")
+    progress.start_launch(2, [2], 9)
+    with open(log, "a") as handle:  # rounds 1 and 2 begun 4 s apart: 6 more rounds, ~24 s
+        handle.write(round_line(1, 8, 9, 1000.0) + round_line(2, 8, 9, 1004.0))
+    progress.poll()
+    err = capsys.readouterr().err
+    assert "[0/9] round 2/8 of trials over 9 measurements" in err, err
+    assert "ETA ~0:28" in err  # 7 rounds left (this one too) x 4 s
+    with open(log, "a") as handle:
+        handle.write(round_line(3, 8, 9, 1008.0))
+    progress.poll()
+    assert capsys.readouterr().err == ""  # within RUNNING_NOTE_S of the line before
+    monkeypatch.setattr(progress, "last_line", 0.0)
+    with open(log, "a") as handle:
+        handle.write(round_line(4, 8, 9, 1012.0))
+    progress.poll()
+    assert "round 4/8" in capsys.readouterr().err
+
+
+def test_grouped_rounds_give_no_eta_of_their_own(tmp_path: Path) -> None:
+    """Grouped rounds hold 3 of the launch's measurements: their end is not the launch's."""
+    (tmp_path / "results.csv").write_text(HEADER)
+    log = progress_path(tmp_path, 2)
+    log.parent.mkdir()
+    log.write_text(round_line(1, 5, 3, 1000.0) + round_line(2, 5, 3, 1001.0))
+    progress = RunProgress(tmp_path, render, 9, [], "quiet")
+    progress.start_launch(2, [2], 9)
+    progress.events = None
+    from distbench.launch.events import parse_round
+
+    progress.started_round([r for r in map(parse_round, log.read_text().splitlines()) if r])
+    assert progress.rounds_left() is None and "ETA" not in progress.clock()
