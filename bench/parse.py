@@ -250,6 +250,17 @@ def asked_size(size_bytes: int, requested_bytes: object) -> int:
     return size_bytes
 
 
+def format_asked_size(size_bytes: object, requested_bytes: object = None) -> str:
+    """A row's size as every label of a report prints it: the size asked for (asked_size) in
+    format_size's spelling, `1K` for the 1,020 bytes an all_gather at 3 ranks measures of 1K
+    (only CSV and JSON exports keep raw byte counts); '' for a cell without a size (NaN)."""
+    try:
+        size = int(float(str(size_bytes)))
+    except (ValueError, OverflowError):
+        return ""
+    return format_size(asked_size(size, requested_bytes))
+
+
 def missing_file_hint(path: str | Path) -> str:
     """What to say of a relative path that names no file here: where distbench's own copy is,
     when it was installed from a clone that has one (`--config ci/sweep-example.toml`, as the

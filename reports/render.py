@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from distbench import tables
+from distbench.parse import format_asked_size
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto;
@@ -25,10 +26,12 @@ h1 { border-bottom: 2px solid #d0d7de; padding-bottom: .3rem; }
 h2 { border-bottom: 1px solid #d0d7de; padding-bottom: .2rem; margin-top: 2.2rem; }
 p.lead, p.note { color: #57606a; }
 table { border-collapse: collapse; margin: .8rem 0 1.4rem; font-size: .86rem; }
-th, td { border: 1px solid #d0d7de; padding: .25rem .55rem; text-align: left; vertical-align: top; }
+th, td { border: 1px solid #d0d7de; padding: .25rem .45rem; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
 td { white-space: nowrap; }
-table.wrap td { white-space: normal; min-width: 9rem; }
+/* a manifest of 10 runs side by side fits a 1,400 px window (long words break) */
+table.wrap td { white-space: normal; min-width: 6rem; overflow-wrap: anywhere; }
+td.text { white-space: normal; min-width: 10rem; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.differs th { background: #fff8c5; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding: .3rem 0; }
@@ -78,6 +81,9 @@ class TableOut:
     """Row positions to mark (e.g. manifest fields that differ between runs)."""
     wrap: bool = False
     """HTML: let long cells wrap (manifests: commands); other tables keep a row on one line."""
+    wrapped: tuple[str, ...] = ()
+    """HTML: columns whose cells wrap in a table whose rows keep to one line otherwise (verdicts:
+    'cannot tell: learning the noise: 1 of 5 nights' held a speedup table wider than the page)."""
 
 
 @dataclass
@@ -95,6 +101,13 @@ def format_number(value: object, digits: int = 4) -> str:
         return value or ""
     number = float(value)  # type: ignore[arg-type]
     return tables.format_number(number, digits, empty="—", infinite="∞")
+
+
+def size_cells(rows: pd.DataFrame) -> list[str]:
+    """Each row's size as a report's cell: as asked for, `1K` (parse.format_asked_size), never
+    the 1,020 bytes an all_gather at 3 ranks measured of it; CSV and JSON keep the bytes."""
+    asked = rows["requested_bytes"] if "requested_bytes" in rows else [None] * len(rows)
+    return list(map(format_asked_size, rows["size_bytes"], asked))
 
 
 def frame_columns(frame: pd.DataFrame) -> list[list[Any]]:
@@ -125,8 +138,14 @@ def html_table(table: TableOut) -> str:
         return f"{start}{found}</td>"
 
     frame = table.frame
+
+    def start(column: str) -> str:
+        if column in table.numeric:
+            return '<td class="num">'
+        return '<td class="text">' if column in table.wrapped else "<td>"
+
     columns = [  # each column's cells at once (a 5,000-row table: 0.3 s in per-cell loops)
-        [cell(value, '<td class="num">' if column in table.numeric else "<td>") for value in cells]
+        [cell(value, start(column)) for value in cells]
         for column, cells in zip(frame.columns, frame_columns(frame), strict=True)
     ]
     rows = columns_to_rows(columns, len(frame))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from distbench.collectors.migrations import changed_meaning
-from distbench.parse import asked_size, format_size
+from distbench.parse import format_asked_size
 from distbench.reports.compare.checks import Metric, Thresholds
 from distbench.reports.compare.sides import Side, set_apart
 from distbench.reports.runs import Row
@@ -144,7 +144,7 @@ def asked_text(values: Mapping[str, object]) -> str:
     size = str(values.get("size_bytes", ""))
     if not size.isdigit():
         return ""
-    return format_size(asked_size(int(size), values.get("requested_bytes")))
+    return format_asked_size(size, values.get("requested_bytes"))
 
 
 def side_rows(side: Side) -> dict[Key, list[tuple[str, str, Row]]]:

@@ -28,7 +28,7 @@ import pandas as pd
 
 from distbench.collectors.rundir import MANIFEST_JSON, NIGHT_STATE
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
-from distbench.parse import asked_size, format_size
+from distbench.parse import format_asked_size
 from distbench.reports.compare.sides import launch_dirs
 from distbench.reports.kinds import CASE_DEFAULTS
 from distbench.reports.load import read_results
@@ -177,7 +177,7 @@ def case_label(kind: str, values: dict[str, Any], requested: object = None) -> s
             continue  # the default every row has: it tells no case apart, and reads as noise
         named = column in ("root", "src", "dst", "nnodes", *QUIET_VALUES)
         parts.append(f"{column}={value}" if named else str(value))
-    return " ".join([*parts, format_size(asked_size(int(values["size_bytes"]), requested))])
+    return " ".join([*parts, format_asked_size(values["size_bytes"], requested)])
 
 
 def points_of(kind: str, rows: pd.DataFrame) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from distbench.collectors.schema import (
     COMM_CASE_COLUMNS,
     DDP_CONFIG_COLUMNS,
 )
-from distbench.parse import format_size
+from distbench.parse import format_asked_size, format_size
 from distbench.reports.report.fit import fit_groups
 from distbench.reports.report.pairs import is_pair_row
 from distbench.reports.report.sources import (
@@ -236,28 +236,32 @@ def strategy_variants(ddp: pd.DataFrame) -> pd.Series:
 
 
 def summary_table(lines: pd.DataFrame) -> pd.DataFrame:
-    """Key results per source x case: the smallest size's p50 and the largest size's busbw.
-    One groupby for every case and size (a groupby per case cost ~1.5 s at 10,000 rows)."""
-    medians = lines.groupby([*CASE, "size_bytes"], observed=True, sort=True)[
-        ["time_us_p50", "busbw_GBps"]
-    ].median()
+    """Key results per source x case: the smallest size's p50 and the largest size's busbw, each
+    size as asked for (parse.format_asked_size). One groupby for every case and size (a groupby
+    per case cost ~1.5 s at 10,000 rows)."""
+    grouped = lines.groupby([*CASE, "size_bytes"], observed=True, sort=True)
+    medians = grouped[["time_us_p50", "busbw_GBps"]].median()
     if medians.empty:
         return pd.DataFrame()
+    has_asked = "requested_bytes" in lines  # the size's label (an older run may have none)
+    medians["requested_bytes"] = grouped["requested_bytes"].first() if has_asked else None
     by_case = medians.reset_index("size_bytes").groupby(level=CASE, observed=True, sort=True)
     small, large = by_case.head(1), by_case.tail(1)
     sizes, peaks = by_case.size(), by_case["busbw_GBps"].max()
+    small_size = map(format_asked_size, small["size_bytes"], small["requested_bytes"])
+    large_size = map(format_asked_size, large["size_bytes"], large["requested_bytes"])
     ends = zip(
-        sizes.index, sizes.tolist(), small["size_bytes"].tolist(), small["time_us_p50"].tolist(),
-        large["size_bytes"].tolist(), large["time_us_p50"].tolist(),
+        sizes.index, sizes.tolist(), small_size, small["time_us_p50"].tolist(),
+        large_size, large["time_us_p50"].tolist(),
         large["busbw_GBps"].tolist(), peaks.tolist(), strict=True,
     )  # fmt: skip
     records = [
         {
             **dict(zip(CASE, key, strict=True)),
             "sizes": count,
-            "small": format_size(int(small_size)),
+            "small": small_size,
             "small_p50_us": float(small_p50),
-            "large": format_size(int(large_size)),
+            "large": large_size,
             "large_p50_us": float(large_p50),
             "large_busbw_GBps": float(large_busbw),
             "peak_busbw_GBps": float(peak),

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from distbench.parse import asked_size
 from distbench.stats.fit import MAX_REL_RMS, Fit, fit_latency_bandwidth
 
 __all__ = [
@@ -42,6 +43,11 @@ FIT_COLUMNS = [
     "beta_from_bytes",
     "beta_to_bytes",
 ]
+
+
+SIZE_ENDS = ("alpha_from_bytes", "alpha_to_bytes", "beta_from_bytes", "beta_to_bytes")
+"""The sizes each end's fit came from, as asked for (parse.asked_size: the 1K an all_gather at 3
+ranks measures as 1,020 bytes), so the table names them as every other table does."""
 
 
 RANGE_COLUMNS = {
@@ -75,6 +81,7 @@ def fit_groups(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     ends = np.cumsum(counts.to_numpy())
     sizes, times = rows["size_bytes"].to_numpy(), rows["time_us_p50"].to_numpy()
     factors = rows["busbw_factor"].to_numpy()
+    asked = rows["requested_bytes"].to_numpy() if "requested_bytes" in rows else None
     records = []
     for key, end, count in zip(counts.index, ends, counts, strict=True):
         at = order[end - count : end]
@@ -85,11 +92,12 @@ def fit_groups(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
         factor = float(factors[at[0]])
         values = key if isinstance(key, tuple) else (key,)
         busbw_beta = fit.beta_GBps * factor if factor > 0 else math.nan
+        columns = fit_columns(fit)
+        if asked is not None:
+            request = dict(zip(sizes[at].tolist(), asked[at].tolist(), strict=True))
+            for column in SIZE_ENDS:
+                columns[column] = asked_size(int(columns[column]), request.get(columns[column]))
         records.append(
-            {
-                **dict(zip(by, values, strict=True)),
-                **fit_columns(fit),
-                "busbw_beta_GBps": busbw_beta,
-            }
+            {**dict(zip(by, values, strict=True)), **columns, "busbw_beta_GBps": busbw_beta}
         )
     return pd.DataFrame.from_records(records, columns=[*by, *FIT_COLUMNS])

@@ -14,7 +14,7 @@
    together, would have shown (detectable_change).
 """
 
-# ruff: noqa: RUF001, RUF002  (the multiplication sign and en dashes on purpose)
+# ruff: noqa: RUF002  (the multiplication sign in docstrings on purpose)
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ import statistics
 import pandas as pd
 
 from distbench.reports.compare.words import band_name, headline_verdicts, percent
+from distbench.reports.report.uncertainty import speedup_interval
 from distbench.reports.report.verdicts import (
     COMPARE,
     DIRECTION,
@@ -34,7 +35,7 @@ from distbench.reports.report.verdicts import (
 )
 from distbench.stats.defaults import SOURCE as DEFAULT_SOURCE
 from distbench.stats.engine import WHOLE_RUN
-from distbench.stats.verdict import IMPROVED, REGRESSED, Judged, level_text
+from distbench.stats.verdict import IMPROVED, REGRESSED, Judged
 
 MOST_SOURCES = 3
 """Sources given sentences of their own."""
@@ -42,23 +43,10 @@ MOST_CALLS = 3
 """Hypotheses named per direction; the rest are counted."""
 
 
-SPAN = 10.0
-"""Speedups beyond SPAN× either way print as '>10×' and '<0.1×' (an interval that wide says only
-that the noise is that wide)."""
-
-
-def times(value: float) -> str:
-    if value > SPAN:
-        return f">{SPAN:g}×"
-    if value < 1 / SPAN:
-        return f"<{1 / SPAN:g}×"
-    return f"{value:.2g}×"
-
-
 def speedup_words(judged: Judged, relative: bool) -> str:
-    """'1.4× [1.2–1.6] beyond the rest of the run'."""
-    speedup, low, high = speedup_of(judged)
-    text = f"{times(speedup)} [{times(low)}–{times(high)}]{level_text(judged.level)}"
+    """'1.41× [1.20×, 1.63×] beyond the rest of the run': as every table prints a speedup
+    (uncertainty.speedup_interval, capped at >10× and <0.1×)."""
+    text = speedup_interval(*speedup_of(judged), judged.level)
     beyond = relative and judged.hypothesis.primitive != WHOLE_RUN
     return text + (" beyond the rest of the run" if beyond else "")
 

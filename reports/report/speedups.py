@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
-from distbench.parse import asked_size, format_size
+from distbench.parse import format_asked_size
 from distbench.reports.report.analysis import CASE, series_names
 from distbench.reports.report.verdicts import SourceVerdict, speedup_of, state_text
 from distbench.reports.report.versions import version_keys
@@ -101,7 +101,7 @@ def ratio_summary(
             {
                 **dict(zip(CASE, key, strict=True)),
                 "sizes": len(group),
-                "largest": format_size(asked_size(int(last["size_bytes"]), asked)),
+                "largest": format_asked_size(last["size_bytes"], asked),
                 "speedup_largest": float(last["speedup"]),
                 "speedup_geomean": geomean,
                 "geomean_low": low,

@@ -47,30 +47,81 @@ def drop_changed_meaning(
     return matched[keep].reset_index(drop=True), notes
 
 
-def older_meanings(frame: pd.DataFrame, kind: str) -> list[str]:
-    """One note per source and schema version whose rows hold a column whose meaning changed
-    since (collectors/migrations.py): the report shows such numbers as their run wrote them, and
-    its words describe the current meaning (a v1 ddp run's samples/s is from its p50 step, the
-    DDP section says the mean)."""
-    if frame.empty or VERSION not in frame.columns:
+def older_meanings(frames: dict[str, pd.DataFrame]) -> list[str]:
+    """One note, or none, for the rows (frames: kind -> rows, each with its `source`) of schema
+    versions whose columns' meanings changed since (collectors/migrations.py): the report shows
+    such numbers as their run wrote them while its words describe the current meaning (a v1 ddp
+    run's samples/s is from its p50 step, the DDP section says the mean). Per version: its rows
+    per source and kind, the columns that changed, and the sections of upgrading.md that say how.
+    One short note: a paragraph per source and kind made four of the README's example."""
+    versions = sorted(set().union(*(versions_of(frame) for frame in frames.values())))
+    parts = [part for version in versions if (part := version_part(frames, version))]
+    if not parts:
         return []
-    notes = []
-    sources = frame["source"] if "source" in frame.columns else pd.Series("", index=frame.index)
-    for (source, label), rows in frame.groupby([sources, frame[VERSION]], sort=True):
-        version = int(str(label))
-        changed = sorted(
-            column
-            for column in set(columns_at(kind, version))
-            if changed_meaning(kind, column, version, SCHEMA_VERSION) and filled(rows, column)
-        )
-        if changed:
-            where = f" of {source}" if source else ""
-            notes.append(
-                f"{len(rows)} {kind} row(s){where} come from schema v{version} runs: their "
-                f"{', '.join(changed)} keep that version's definitions, not the ones this report "
-                "describes (what changed: docs/upgrading.md; re-measure to compare them)"
-            )
-    return notes
+    return [f"Older schema versions: {'; '.join(parts)}; re-measure to compare them"]
+
+
+def version_part(frames: dict[str, pd.DataFrame], version: int) -> str | None:
+    """'182 rows from schema v1 runs (cluster-a: 70 comm, 21 ddp; cluster-b: ...) keep that
+    version's definitions of comm ... and ddp ... (what changed: docs/upgrading.md#v2 and #v4)'."""
+    counts: dict[str, list[str]] = {}  # source -> ['70 comm', '21 ddp']
+    columns: list[str] = []
+    anchors: set[str] = set()
+    total = 0
+    for kind, frame in frames.items():
+        if version not in versions_of(frame):
+            continue
+        rows = frame[pd.to_numeric(frame[VERSION], errors="coerce") == version]
+        changed = changed_columns(rows, kind, version)
+        if not changed:
+            continue
+        total += len(rows)
+        columns.append(f"{kind} {', '.join(shorten(changed))}")
+        anchors.update(f"#v{step}" for steps in changed.values() for step in steps)
+        sources = rows["source"].astype(str) if "source" in rows else pd.Series("", rows.index)
+        for source, n in sources.value_counts().sort_index().items():
+            counts.setdefault(str(source), []).append(f"{n} {kind}")
+    if not columns:
+        return None
+    where = [f"{s}: {', '.join(n)}" if s else ", ".join(n) for s, n in counts.items()]
+    where = where if len(where) <= MOST_SOURCES else [f"{len(where)} sources"]
+    return (
+        f"{total} rows from schema v{version} runs ({'; '.join(where)}) keep that version's "
+        f"definitions of {' and '.join(columns)} (what changed: "
+        f"docs/upgrading.md{' and '.join(sorted(anchors))})"
+    )
+
+
+MOST_SOURCES = 3
+"""Sources the note names one by one; past it, it counts them."""
+
+
+def versions_of(frame: pd.DataFrame) -> set[int]:
+    """The schema versions older than this distbench's among the frame's rows."""
+    if frame.empty or VERSION not in frame.columns:
+        return set()
+    found = pd.to_numeric(frame[VERSION], errors="coerce").dropna().unique()
+    return {int(v) for v in found} - {SCHEMA_VERSION}
+
+
+def changed_columns(rows: pd.DataFrame, kind: str, version: int) -> dict[str, list[int]]:
+    """The columns of `kind` that `rows` (of `version`) fill and whose meaning changed since,
+    each with the versions that changed it (migrations.changed_meaning, one step at a time)."""
+    changed = {}
+    for column in sorted(set(columns_at(kind, version))):
+        steps = range(version + 1, SCHEMA_VERSION + 1)
+        when = [step for step in steps if changed_meaning(kind, column, step - 1, step)]
+        if when and filled(rows, column):
+            changed[column] = when
+    return changed
+
+
+def shorten(columns: dict[str, list[int]]) -> list[str]:
+    """Column names, those of three or more that share a prefix as one (`step_time_us_*`)."""
+    prefix = {column: column.rsplit("_", 1)[0] + "_" for column in columns}
+    shared = Counter(prefix.values())
+    shown = [f"{prefix[c]}*" if shared[prefix[c]] >= 3 else c for c in columns]
+    return list(dict.fromkeys(shown))
 
 
 def filled(rows: pd.DataFrame, column: str) -> bool:

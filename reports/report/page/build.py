@@ -234,7 +234,7 @@ def write_report(
         sections += own.render(loaded.comm, notes)
     sections += section_pipeline(loaded.pipeline, notes)
     notes += left_out(lines, pairs, loaded.ddp, fg.MAX_SCALING_SIZES, dtypes)
-    notes += older_meanings(loaded.comm, "comm") + older_meanings(loaded.ddp, "ddp")
+    notes += older_meanings({"comm": loaded.comm, "ddp": loaded.ddp})
     prepare_out(target)
     figure_paths = []
     for section in sections:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from distbench.collectors.schema import COMM_MATCH_KEY
-from distbench.reports.render import Section, TableOut, format_number
+from distbench.reports.render import Section, TableOut, format_number, size_cells
 
 KEY = [c for c in COMM_MATCH_KEY if c != "api"]
 
@@ -21,10 +21,11 @@ def api_overhead(lines: pd.DataFrame) -> pd.DataFrame:
     """One row per (case, size, non-c10d api) that has a c10d row: both p50s and their ratio."""
     if "api" not in lines or not len(lines):
         return pd.DataFrame()
+    asked = {"requested_bytes": ("requested_bytes", "first")} if "requested_bytes" in lines else {}
     median = lines.groupby([*KEY, "api"], dropna=False, as_index=False).agg(
-        time_us_p50=("time_us_p50", "median"), rows=("time_us_p50", "size")
+        time_us_p50=("time_us_p50", "median"), rows=("time_us_p50", "size"), **asked
     )
-    base = median[median["api"] == "c10d"].drop(columns="api")
+    base = median[median["api"] == "c10d"].drop(columns=["api", *asked])
     other = median[median["api"] != "c10d"]
     paired = other.merge(base, on=KEY, suffixes=("", "_c10d"), how="inner")
     paired["overhead"] = paired["time_us_p50"] / paired["time_us_p50_c10d"]
@@ -45,7 +46,7 @@ def section_api(lines: pd.DataFrame, notes: list[str]) -> list[Section]:
                 "dtype": paired["dtype"],
                 "mode": paired["mode"],
                 "api": paired["api"],
-                "size_bytes": paired["size_bytes"].astype(str),
+                "size": size_cells(paired),
                 "c10d p50 (µs)": paired["time_us_p50_c10d"].map(format_number),
                 "api p50 (µs)": paired["time_us_p50"].map(format_number),
                 "api / c10d": paired["overhead"].map(lambda v: format_number(v, 3)),
@@ -57,7 +58,7 @@ def section_api(lines: pd.DataFrame, notes: list[str]) -> list[Section]:
                 shown,
                 note="api / c10d above 1: the api costs that factor of c10d's time at this "
                 "size (p50 of the slowest rank; medians where several rows measured one case).",
-                numeric=("size_bytes", "c10d p50 (µs)", "api p50 (µs)", "api / c10d"),
+                numeric=("c10d p50 (µs)", "api p50 (µs)", "api / c10d"),
             )
         )
     else:
@@ -67,7 +68,9 @@ def section_api(lines: pd.DataFrame, notes: list[str]) -> list[Section]:
         )
     compiled = lines[lines["api"].str.startswith("compiled")]
     if len(compiled) and "compile_s" in compiled:
-        frame = compiled[["primitive", "world_size", "api", "size_bytes", "compile_s"]]
+        frame = compiled[["primitive", "world_size", "api", "compile_s"]].assign(
+            size=size_cells(compiled)
+        )
         tables.append(
             TableOut(
                 "Compile time (outside every timed region)",
@@ -76,13 +79,13 @@ def section_api(lines: pd.DataFrame, notes: list[str]) -> list[Section]:
                         "primitive": frame["primitive"],
                         "n": frame["world_size"].astype(str),
                         "api": frame["api"],
-                        "size_bytes": frame["size_bytes"].astype(str),
+                        "size": frame["size"],
                         "compile (s)": frame["compile_s"].map(lambda v: format_number(v, 3)),
                     }
                 ),
                 note="The compiled function's first call on rank 0: compilation plus one run of "
                 "the collective; one graph per size (dynamic=False).",
-                numeric=("size_bytes", "compile (s)"),
+                numeric=("compile (s)",),
                 collapsed=len(frame) > 20,
             )
         )

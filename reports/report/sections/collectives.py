@@ -16,17 +16,15 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from distbench.parse import format_size
 from distbench.reports.kinds import CASE_DEFAULTS
 from distbench.reports.load import Loaded
-from distbench.reports.render import FigureOut, Section, TableOut, format_number
+from distbench.reports.render import FigureOut, Section, TableOut, format_number, size_cells
 from distbench.reports.report import analysis as an
 from distbench.reports.report.figures import collectives as fg
 from distbench.reports.report.figures.drawing import Build, draw, later
 from distbench.reports.report.fit import MAX_REL_RMS
+from distbench.reports.report.sections.fit import fit_cells, fit_section
 from distbench.reports.report.shown import Panel, of_dtype
-from distbench.reports.report.uncertainty import with_interval
-from distbench.stats.fit import INTERVAL_SIZES
 
 HTML_ROW_LIMIT = 5000
 """The full results table in report.html stops here (report.md never lists every row)."""
@@ -42,17 +40,22 @@ its note (`every row: gloo, cpu, 1 node(s), float32`): a report's wide tables sc
 and hid the verdict at their right edge behind columns that told no row apart."""
 
 
-def display(frame: pd.DataFrame, names: dict[str, str], numeric: tuple[str, ...] = ()) -> TableOut:
+def display(
+    frame: pd.DataFrame,
+    names: dict[str, str],
+    numeric: tuple[str, ...] = (),
+    folded: tuple[str, ...] = FOLDED,
+) -> TableOut:
     """Rename and format a frame for display; columns that are empty everywhere are dropped, and
-    FOLDED columns with one value in every row go into the table's note."""
+    `folded` columns with one value in every row go into the table's note."""
     frame = frame[[c for c in names if c in frame.columns]].copy()
-    folded = []
+    said = []
     if len(frame) > 1:
-        for column in (c for c in FOLDED if c in frame.columns):
+        for column in (c for c in folded if c in frame.columns):
             values = frame[column].astype(str)
             if values.nunique() == 1 and values.iloc[0] not in ("", "nan"):
                 label = an.SERIES_LABELS.get(column, "{}").format(values.iloc[0])
-                folded.append(label)
+                said.append(label)
                 frame = frame.drop(columns=column)
     for column in list(frame.columns):
         values = frame[column]
@@ -66,7 +69,7 @@ def display(frame: pd.DataFrame, names: dict[str, str], numeric: tuple[str, ...]
             frame[column] = values.astype(str)
     shown = [names[c] for c in frame.columns]
     frame.columns = pd.Index(shown)
-    note = f"every row: {', '.join(folded)}" if folded else ""
+    note = f"every row: {', '.join(said)}" if said else ""
     return TableOut("", frame, note, tuple(names[c] for c in numeric if names[c] in shown))
 
 
@@ -106,34 +109,6 @@ CASE_NAMES = {
     "buffers": "buffers",
     "env": "env",
 }
-
-
-def size_range(fits: pd.DataFrame, which: str) -> pd.Series:
-    """'1K-16K' (with an en dash): the sizes behind a fit's alpha or beta; when the fit was not
-    split, 'all (intercept)' for alpha and 'all (slope)' for beta: one fit over every size."""
-    low, high = fits[f"{which}_from_bytes"], fits[f"{which}_to_bytes"]
-    text = [f"{format_size(int(a))}–{format_size(int(b))}" for a, b in zip(low, high, strict=True)]
-    whole = "all (intercept)" if which == "alpha" else "all (slope)"
-    return pd.Series(text, index=fits.index, dtype=object).where(fits["split"], whole)
-
-
-NO_FIT = "no fit (noise)"  # instead of the numbers of a fit below fit.MAX_REL_RMS
-
-
-def fit_cells(fits: pd.DataFrame) -> pd.DataFrame:
-    """The fit table's alpha and beta cells with their intervals; NO_FIT below the bar."""
-    noise = fits["noise"].astype(bool)
-    alpha = with_interval(fits["alpha_us"], fits["alpha_low"], fits["alpha_high"])
-    beta = with_interval(fits["beta_GBps"], fits["beta_low"], fits["beta_high"])
-    busbw = fits["busbw_beta_GBps"].map(format_number)
-    cells = {"alpha_us": alpha, "beta_GBps": beta, "busbw_beta_GBps": busbw}
-    percent = {  # as the prose and MAX_REL_RMS name them: 23.3 %, not 0.2327
-        column: fits[column].map(lambda v: f"{v:.1%}" if pd.notna(v) else "")
-        for column in ("rel_rms", "rel_max")
-    }
-    shown = fits.assign(**{name: text.where(~noise, NO_FIT) for name, text in cells.items()})
-    shown = shown.assign(**percent)
-    return shown.assign(alpha_from=size_range(fits, "alpha"), beta_from=size_range(fits, "beta"))
 
 
 def figure_out(
@@ -176,28 +151,6 @@ class RowsSection:
             return []
         figures = figure_out(self.plot(rows), self.figure, self.caption, notes, self.missing)
         return [Section(self.title, self.text, figures, [self.table(rows)])]
-
-
-def fit_section(figures: list[FigureOut], fit: TableOut) -> Section:
-    """The latency-bandwidth fit's figure and table, with how the fit is made."""
-    return Section(
-        "Model fit: t = α + size / β",
-        "As Hockney and LogP: α (latency) is the intercept of a fit on the smallest third of "
-        "a line's sizes, β (bandwidth) the slope of a fit on the largest third (sizes as in "
-        "nccl-tests); with fewer than four sizes one fit over all, and α is its intercept. "
-        "Least squares on relative error, α ≥ 0, β > 0. The quality is in relative error "
-        "too, of the two numbers at every size: rel. RMS the typical miss, rel. max the "
-        "worst (large where protocols switch between the two ends). A line whose rel. RMS "
-        f"is above {MAX_REL_RMS:.0%} shows '{NO_FIT}': its times are noise to this model, "
-        "and it is left out of the figure. A line of two sizes passes through both unless "
-        "α ≥ 0 or β > 0 holds it off them (a larger size timed faster): it describes those two "
-        "sizes, and tests nothing. [low, high]: 95 % intervals of weighted least squares, "
-        "each end's from its own fit's residuals and t quantile; none below "
-        f"{INTERVAL_SIZES} sizes, where an end's fit leaves no residual to estimate its "
-        "scatter.",
-        figures=figures,
-        tables=[titled(fit, "Latency-bandwidth fit")],
-    )
 
 
 def section_collectives(
@@ -282,11 +235,12 @@ def section_collectives(
         ("alpha_us", "beta_GBps", "busbw_beta_GBps", "rel_rms", "rel_max"),  # text kept as is
     )
     every = loaded.comm.sort_values(["source", "primitive", "world_size", "mode", "size_bytes"])
+    every = checked_text(every.head(HTML_ROW_LIMIT))
     all_rows = display(
-        checked_text(every.head(HTML_ROW_LIMIT)),
+        every.assign(size=size_cells(every)),
         {
             **CASE_NAMES,
-            "size_bytes": "size B",
+            "size": "size",
             "hosts": "hosts",
             "timer": "timer",
             "time_us_p50": "p50 µs",
@@ -302,7 +256,8 @@ def section_collectives(
     )
     total = len(loaded.comm)
     cut = f" (the first {HTML_ROW_LIMIT} of {total})" if total > HTML_ROW_LIMIT else ""
-    model_fit = [] if fits.empty else [fit_section(figures_fit, fit)]  # else a note says why
+    fitted_table = titled(fit, "Latency-bandwidth fit")
+    model_fit = [] if fits.empty else [fit_section(figures_fit, fitted_table)]  # else a note
     return [
         Section(
             "Collectives and point-to-point",

@@ -4,25 +4,32 @@ and fig-compare (figures/compare.py). Tables cover every matched row (all-pairs 
 figure draws the lines only.
 """
 
+# ruff: noqa: RUF001  (en dashes on purpose)
+
 from __future__ import annotations
 
 import pandas as pd
 
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
-from distbench.parse import format_size
 from distbench.reports.compare.checks import Metric
 from distbench.reports.keydiff import explain_no_common_rows, key_differences
 from distbench.reports.load import Loaded
-from distbench.reports.render import FigureOut, Section, TableOut
+from distbench.reports.render import FigureOut, Section, TableOut, size_cells
 from distbench.reports.report import speedups as sp
 from distbench.reports.report.figures.compare import plot_ratios
 from distbench.reports.report.figures.drawing import later
 from distbench.reports.report.headline import write_headline
 from distbench.reports.report.pairs import split_matrix_rows
-from distbench.reports.report.sections.collectives import CASE_NAMES, display, figure_out, titled
+from distbench.reports.report.sections.collectives import (
+    CASE_NAMES,
+    FOLDED,
+    display,
+    figure_out,
+    titled,
+)
 from distbench.reports.report.shown import Panel, of_dtype
 from distbench.reports.report.sources import argument_names
-from distbench.reports.report.uncertainty import with_interval
+from distbench.reports.report.uncertainty import speedup_cells, speedup_text
 from distbench.reports.report.verdicts import (
     COMPARE,
     SourceVerdict,
@@ -49,11 +56,16 @@ HOW = (
     " run: that speedup is shown beside. Method: docs/gate.md#how-sure-a-reports-comparison-is."
 )
 BEYOND = "beyond the rest of the run [interval]"
+ONE_SOURCE = ("source", *FOLDED)
+"""A comparison's tables fold the source too where one source is compared with the baseline:
+its name goes into the note, as the columns that tell no row apart (collectives.display)."""
+VERDICTS = ("verdict", "every size: verdict")
+"""The columns of compare's verdicts, whose cells wrap on the page (render.TableOut.wrapped)."""
 
 
 def beyond_cells(rows: pd.DataFrame) -> pd.Series:
     """The speedup beyond the rest of the run with its interval; empty where not judged so."""
-    text = with_interval(
+    text = speedup_cells(
         rows["beyond"], rows["beyond_low"], rows["beyond_high"], rows.get("beyond_level")
     )
     return text.where(rows["beyond"].notna(), "")
@@ -63,12 +75,19 @@ def summary_table(
     ratios: pd.DataFrame, baseline: str, verdicts: dict[str, SourceVerdict]
 ) -> TableOut:
     summary = sp.ratio_summary(ratios, verdicts)
-    summary["geomean"] = with_interval(
+    summary["geomean"] = speedup_cells(
         summary["speedup_geomean"],
         summary["geomean_low"],
         summary["geomean_high"],
         summary["geomean_level"],
     )
+    summary["speedup_largest"] = summary["speedup_largest"].map(speedup_text)
+    summary["range"] = (
+        summary["speedup_min"]
+        .map(speedup_text)
+        .str.cat(summary["speedup_max"].map(speedup_text), sep="–")
+    )
+    summary["called"] = summary["improved"].astype(str) + " / " + summary["regressed"].astype(str)
     table = display(
         summary,
         {
@@ -78,28 +97,28 @@ def summary_table(
             "speedup_largest": "speedup (largest)",
             "geomean": "every size: geo. mean [interval]",
             "case_verdict": "every size: verdict",
-            "improved": "sizes improved (faster)",
-            "regressed": "sizes regressed (slower)",
-            "speedup_min": "min",
-            "speedup_max": "max",
+            "called": "sizes improved / regressed",
+            "range": "min–max",
         },
-        ("speedup_largest", "geomean", "speedup_min", "speedup_max"),
+        ("speedup_largest", "geomean", "range"),
+        folded=ONE_SOURCE,
     )
     note = (
         "every size: the geometric mean of the speedup over all sizes of the case, with its "
-        "interval and compare's verdict on them together (the band of these rows); min and max "
-        "span every size. An interval beside a verdict (slower, faster) is at the level printed "
-        "beside it (docs: gate.md, the interval beside a verdict)."
+        "interval and compare's verdict on them together (the band of these rows); sizes "
+        "improved (faster) / regressed (slower): how many sizes compare called so; min–max: the "
+        "speedups' range over every size. An interval beside a verdict (slower, faster) is at "
+        "the level printed beside it (docs: gate.md, the interval beside a verdict)."
     )
-    return titled(table, f"Speedup over {baseline}", note=note)
+    return titled(table, f"Speedup over {baseline}", note=note, wrapped=VERDICTS)
 
 
 def per_size_table(ratios: pd.DataFrame, baseline: str, metric: Metric) -> TableOut:
     ordered = ratios.sort_values(["source", "primitive", "world_size", "mode", "size_bytes"])
     column, stat = str(metric.comm_column), statistic(metric)
     shown = ordered.assign(
-        size=ordered["size_bytes"].map(format_size),
-        speedup=with_interval(
+        size=size_cells(ordered),
+        speedup=speedup_cells(
             ordered["speedup"], ordered["low"], ordered["high"], ordered.get("level")
         ),
         beyond=beyond_cells(ordered),
@@ -116,15 +135,16 @@ def per_size_table(ratios: pd.DataFrame, baseline: str, metric: Metric) -> Table
             "verdict": "verdict",
         },
         (f"{column}_base", column, "speedup", "beyond"),
+        folded=ONE_SOURCE,
     )
-    return titled(table, "Speedup per size", markdown=False, collapsed=True)
+    return titled(table, "Speedup per size", markdown=False, collapsed=True, wrapped=VERDICTS)
 
 
 def ddp_table(judged: pd.DataFrame, baseline: str, metric: Metric) -> TableOut:
     ordered = judged.sort_values(["source", "world_size", "strategy"])
     column, stat = str(metric.ddp_column), statistic(metric)
     shown = ordered.assign(
-        speedup=with_interval(
+        speedup=speedup_cells(
             ordered["speedup"], ordered["low"], ordered["high"], ordered.get("level")
         ),
         beyond=beyond_cells(ordered),
@@ -141,8 +161,9 @@ def ddp_table(judged: pd.DataFrame, baseline: str, metric: Metric) -> TableOut:
             "verdict": "verdict",
         },
         (f"{column}_base", column, "speedup", "beyond"),
+        folded=ONE_SOURCE,
     )
-    return titled(table, f"DDP step-time speedup over {baseline}")
+    return titled(table, f"DDP step-time speedup over {baseline}", wrapped=VERDICTS)
 
 
 def unmatched_sentences(loaded: Loaded) -> list[str]:

@@ -9,8 +9,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from distbench.parse import format_size
-from distbench.reports.render import TableOut, format_number
+from distbench.reports.render import TableOut, format_number, size_cells
 from distbench.reports.report.figures.collectives import STYLE, new_figure, shared_legend
 from distbench.reports.report.figures.grid import log_x
 from distbench.reports.report.sections.collectives import RowsSection, run_cells
@@ -41,7 +40,7 @@ def case_text(rows: pd.DataFrame, between: str) -> pd.Series:
     return (
         rows["collective"].astype(str)
         + " "
-        + rows["size_bytes"].map(lambda b: format_size(int(b)))
+        + pd.Series(size_cells(rows), index=rows.index)
         + between
         + "N="
         + rows["compute_n"].astype(int).astype(str)
@@ -92,7 +91,7 @@ def overlap_table(rows: pd.DataFrame) -> TableOut:
         {
             **run_cells(rows),
             "collective": rows["collective"].astype(str),
-            "size": rows["size_bytes"].map(lambda b: format_size(int(b))),
+            "size": size_cells(rows),
             "matmul": rows["compute_n"].astype(int).astype(str)
             + "x"
             + rows["compute_iters"].astype(int).astype(str),

@@ -76,6 +76,14 @@ def plot_pipeline(rows: pd.DataFrame) -> Figure | None:
     return fig
 
 
+def megabytes(rows: pd.DataFrame, column: str) -> pd.Series:
+    """`column`'s bytes a step in MB (1e6 B), as the DDP table's all-gathered MB/step, not a raw
+    byte count; NaN where a row (or an older run) has none."""
+    if column not in rows:
+        return pd.Series(float("nan"), index=rows.index)
+    return pd.to_numeric(rows[column], errors="coerce") / 1e6
+
+
 def section_pipeline(rows: pd.DataFrame, notes: list[str]) -> list[Section]:
     if rows.empty:
         return []
@@ -90,7 +98,11 @@ def section_pipeline(rows: pd.DataFrame, notes: list[str]) -> list[Section]:
     )
     ordered = rows.sort_values(["source", "world_size", "microbatches", "strategy"])
     table = display(
-        ordered.assign(step_ms=ordered["step_time_us_mean"] / 1e3),
+        ordered.assign(
+            step_ms=ordered["step_time_us_mean"] / 1e3,
+            sent_MB=megabytes(ordered, "bytes_per_step"),
+            tensor_MB=megabytes(ordered, "tensor_bytes_per_step"),
+        ),
         {
             **{k: v for k, v in CASE_NAMES.items() if k != "primitive"},
             "model": "model",
@@ -100,14 +112,23 @@ def section_pipeline(rows: pd.DataFrame, notes: list[str]) -> list[Section]:
             "microbatches": "M",
             "step_ms": "step mean ms",
             "samples_per_s": "samples/s",
-            "bytes_per_step": "bytes/step",
-            "tensor_bytes_per_step": "bytes/step of the tensors",
+            "sent_MB": "MB/step",
+            "tensor_MB": "MB/step of the tensors",
             "bubble": "bubble",
             "bubble_p50": "bubble (median window)",
             "bubble_theory": "bubble theory",
             "max_param_diff": "max param diff",
         },
-        ("step_ms", "samples_per_s", "bubble", "bubble_p50", "bubble_theory", "max_param_diff"),
+        (
+            "step_ms",
+            "samples_per_s",
+            "sent_MB",
+            "tensor_MB",
+            "bubble",
+            "bubble_p50",
+            "bubble_theory",
+            "max_param_diff",
+        ),
     )
     return [
         Section(

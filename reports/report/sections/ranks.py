@@ -8,9 +8,8 @@ from __future__ import annotations
 import pandas as pd
 
 from distbench.collectors.rank_samples import read_rank_samples
-from distbench.parse import format_size
 from distbench.reports.load import Loaded
-from distbench.reports.render import Section, TableOut, format_number
+from distbench.reports.render import Section, TableOut, format_number, size_cells
 
 MAX_SHOWN = 60
 """Table rows in the Markdown report (every row stays in the HTML)."""
@@ -52,14 +51,15 @@ def section_rank_spread(loaded: Loaded, notes: list[str]) -> list[Section]:
             continue
         spread = rank_spread(samples)
         rows = run.rows.set_index(run.rows["measurement"].astype(str))
-        shown = spread.join(rows[["primitive", "mode", "size_bytes"]], how="inner")
+        sized = rows.assign(size=size_cells(rows))
+        shown = spread.join(sized[["primitive", "mode", "size"]], how="inner")
         if shown.empty:
             continue
         table = pd.DataFrame(
             {
                 "primitive": shown["primitive"],
                 "mode": shown["mode"],
-                "size": [format_size(int(s)) for s in shown["size_bytes"]],
+                "size": shown["size"],
                 "ranks": shown["ranks"],
                 "slowest rank": shown["slowest_rank"].astype(int).astype(str),
                 "slowest p50 (µs)": shown["slowest_p50_us"].map(format_number),

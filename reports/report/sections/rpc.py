@@ -8,8 +8,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 
-from distbench.parse import format_size
-from distbench.reports.render import TableOut, format_number
+from distbench.reports.render import TableOut, format_number, size_cells
 from distbench.reports.report.figures.collectives import (
     STYLE,
     draw_lines,
@@ -59,7 +58,7 @@ def rpc_table(rows: pd.DataFrame) -> TableOut:
             **run_cells(rows),
             "pattern": rows["pattern"].astype(str),
             "mode": rows["mode"].astype(str),
-            "size": rows["size_bytes"].map(lambda b: format_size(int(b))),
+            "size": size_cells(rows),
             "p50 µs": rows["time_us_p50"].map(format_number),
             "calls/s": rows["calls_per_s"].map(format_number),
             "algbw GB/s": rows["algbw_GBps"].map(format_number),

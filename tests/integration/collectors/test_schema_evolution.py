@@ -21,9 +21,9 @@ def test_a_v1_report_and_compare_run_from_the_cli(tmp_path: Path) -> None:
     assert code == 0
     assert (out / "report.html").stat().st_size > 0
     text = (out / "report.md").read_text()  # v1 numbers are shown as written, and said to be
-    assert "21 ddp row(s) of cluster-a come from schema v1 runs: their " in text
-    note = next(line for line in text.splitlines() if "ddp row(s) of cluster-a come" in line)
-    assert "samples_per_s" in note and "comm_share" in note and "upgrading.md" in note
+    note = next(line for line in text.splitlines() if "rows from schema v1 runs" in line)
+    assert "(cluster-a: 70 comm, 21 ddp; cluster-b: 70 comm, 21 ddp)" in note
+    assert "samples_per_s" in note and "comm_share" in note and "upgrading.md#v2" in note
     a, b = DATA / "cluster-a" / "allreduce", DATA / "cluster-b" / "allreduce"
     assert run_in_process(["compare", str(a), str(b), "--threshold", "1000%"]) == 0
 

@@ -19,6 +19,7 @@ def test_report_and_compare_take_pipeline_rows(pipeline_w23: CliRun, tmp_path: P
     assert "fig-pipeline.png" in markdown and (tmp_path / "report" / "fig-pipeline.png").exists()
     table = [line for line in markdown.splitlines() if line.startswith("| source | strategy |")]
     assert table and "bubble theory" in table[0] and "max param diff" in table[0]
+    assert "| MB/step | MB/step of the tensors |" in table[0]  # not raw byte counts
     compare = run_in_process("compare", str(run), str(run))
     assert compare.returncode == 0, compare.stderr + compare.stdout
     assert "distbench compare: pass (10 cannot tell)" in compare.stdout  # one launch a side

@@ -4,7 +4,9 @@ seconds; the in-process half, and the file's whole story: tests/unit/reports/tes
 # ruff: noqa: RUF001  (the report's headings use Greek letters on purpose)
 from __future__ import annotations
 
+import html
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,13 +23,15 @@ from tests.unit.reports.test_report import CLUSTERS, FIGURES, PageParser, copy_r
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-@pytest.mark.skipif(
+needs_chromium = pytest.mark.skipif(
     not CHROMIUM.exists() and not os.environ.get("CI"),
     reason="Debian's chromium is not installed (CI installs it, and there this test never skips)",
 )
-def test_headless_chromium_renders_the_page(frozen_report: Path, tmp_path: Path) -> None:
-    shot = tmp_path / "shot.png"
-    subprocess.run(
+
+
+def chromium(tmp_path: Path, *args: str) -> str:
+    """Headless Chromium with `args` (a window size, what to write, the page); its stdout."""
+    done = subprocess.run(
         [
             str(CHROMIUM),
             "--headless",
@@ -37,20 +41,68 @@ def test_headless_chromium_renders_the_page(frozen_report: Path, tmp_path: Path)
             "--disable-component-update",
             "--no-first-run",
             f"--user-data-dir={tmp_path / 'profile'}",
-            f"--screenshot={shot}",
-            "--window-size=1200,2000",
-            (frozen_report / "report.html").resolve().as_uri(),
+            *args,
         ],
         capture_output=True,
+        text=True,
         timeout=120,
         check=True,
     )
+    return done.stdout
+
+
+@needs_chromium
+def test_headless_chromium_renders_the_page(frozen_report: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "shot.png"
+    page = (frozen_report / "report.html").resolve().as_uri()
+    chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,2000", page)
     pixels = matplotlib.image.imread(shot)[..., :3]  # float RGB in [0, 1], 2000 x 1200
     assert pixels.shape[:2] == (2000, 1200)
     not_white = float(np.mean(np.any(pixels < 0.95, axis=-1)))
     colours = len(np.unique((pixels * 255).astype(np.uint8).reshape(-1, 3), axis=0))
     assert not_white > 0.05, not_white  # text, tables and a figure, not a blank page
     assert colours > 100, colours  # figures are in the first screen, not only black text
+
+
+MEASURE = """<script>
+addEventListener("load", () => {
+  document.querySelectorAll("details").forEach((d) => { d.open = true; });
+  const widths = [...document.querySelectorAll("div.scroll")].map((d) =>
+    [d.querySelector("caption").textContent, d.scrollWidth, d.clientWidth].join("\\t"));
+  const out = document.createElement("pre");
+  out.id = "widths";
+  out.textContent = widths.join("\\n");
+  document.body.append(out);
+});
+</script>"""
+"""Written into a copy of the page (the report itself holds no script): each table's caption,
+its scrolling box's scrollWidth and clientWidth, the folded tables opened."""
+
+
+@needs_chromium
+def test_every_table_fits_a_1400_px_window(frozen_report: Path, tmp_path: Path) -> None:
+    """The README's example report at 1,400 px: no table scrolls sideways. The speedup summary
+    was 1,662 px wide (verdicts on one line, uncapped intervals, the one compared source in
+    every row), the manifests of its 10 runs 2,521 px, the fit, DDP strategies and every row
+    a few dozen px past the window."""
+    page = tmp_path / "measured.html"
+    text = (frozen_report / "report.html").read_text(encoding="utf-8")
+    page.write_text(text.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    dom = chromium(tmp_path, "--window-size=1400,900", "--dump-dom", page.as_uri())
+    found = re.search(r'<pre id="widths">(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    widths = [line.split("\t") for line in html.unescape(found.group(1)).splitlines()]
+    assert len(widths) == 12, widths  # every table of the page was measured
+    assert {caption for caption, _scroll, _client in widths} >= {
+        "Runs and what they ran on",
+        "Speedup over cluster-a",
+        "Speedup per size",
+        "DDP step-time speedup over cluster-a",
+        "All results",
+    }
+    assert 1300 < int(widths[0][2]) <= 1400, widths  # the page's column at this window
+    wider = [(c, int(s), int(w)) for c, s, w in widths if int(s) > int(w)]
+    assert not wider, wider
 
 
 def test_reports_never_import_torch() -> None:
@@ -179,5 +231,6 @@ def test_markdown_has_the_key_tables(frozen_report: Path) -> None:
     assert all(r.split("|")[i + 2].strip() == "—" for i, r in enumerate(rows))
     # every fixture measurement of both labels is compared: 10 lines (all_gather, broadcast and
     # the send/recv ring at 2 world sizes, all_reduce at 2 x 2 modes) and 8 pingpong pairs (2 + 6)
-    summary = text.split("**Speedup over cluster-a**")[1].split("\n\n")[1]
-    assert sum(1 for line in summary.splitlines() if line.startswith("| cluster-b |")) == 18
+    summary, note = text.split("**Speedup over cluster-a**")[1].split("\n\n")[1:3]
+    assert len(summary.splitlines()) == 2 + 18  # the header, its rule and 18 rows of cluster-b:
+    assert note.startswith("every row: cluster-b, gloo")  # the one source, said in the note

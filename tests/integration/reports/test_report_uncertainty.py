@@ -104,7 +104,7 @@ def test_the_frozen_fixtures_headline_no_noise_row_as_slower(tmp_path: Path) -> 
     assert "regressed" not in lead.split("cannot tell", 1)[0].split("one box")[1], lead
     assert "(slower)" not in lead and "(faster)" not in lead
     markdown = files.markdown.read_text(encoding="utf-8")
-    assert "| sizes improved (faster) | sizes regressed (slower) |" in markdown
+    assert "| sizes improved / regressed | min\u2013max |" in markdown
     assert "every size: geo. mean [interval]" in markdown
 
 

@@ -70,3 +70,12 @@ def test_a_case_name_leaves_out_the_defaults_every_row_has() -> None:
         "all_reduce n=2 gloo cpu nnodes=2 float32 sum throughput api=functional placement=in "
         "graph=true buffers=symmetric 1K"
     )
+
+
+def test_a_size_cell_is_the_size_asked_for_in_k_m_g() -> None:
+    from distbench.parse import format_asked_size
+
+    assert format_asked_size(1_020, 1_024) == "1K"  # all_gather at 3 ranks
+    assert format_asked_size("4194300", "4194304") == "4M"  # as a CSV cell holds them
+    assert format_asked_size(65_520, None) == "65520"  # no request recorded: the bytes measured
+    assert format_asked_size(float("nan")) == ""

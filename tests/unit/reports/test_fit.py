@@ -192,7 +192,7 @@ def test_the_report_names_what_each_fit_came_from_and_why_no_figure() -> None:
     "β from sizes" (β is a slope) and closed with "no line has two or more sizes" beside it; its
     prose promised bootstrap intervals that the core replaced with weighted least squares."""
     from distbench.reports.render import TableOut
-    from distbench.reports.report.sections.collectives import fit_section, size_range
+    from distbench.reports.report.sections.fit import fit_section, size_range
     from distbench.stats.fit import INTERVAL_SIZES
 
     fits = pd.DataFrame(
