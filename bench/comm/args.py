@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from distbench.comm.api import check_api, parse_apis
 from distbench.comm.gpu_modes import BUFFERS_OPTION, CUDA_GRAPH_OPTION, check_gpu_modes
+from distbench.comm.memory import check_memory
 from distbench.comm.spec import TRIAL_ORDERS, CommSpec
 from distbench.options.launch import ResolvedLaunch, same_named
 from distbench.options.nccl import (
@@ -261,6 +262,7 @@ def build_comm_spec(
     check_gpu_modes(primitives, args, *where)
     sizes = resolve_sizes(args, launch.backend)
     check_dtypes(args.dtype, op, sizes)
+    check_memory(sizes, launch)
     return CommSpec(
         primitives=primitives,
         sizes=tuple(sizes),

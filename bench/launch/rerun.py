@@ -9,6 +9,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 from distbench.collectors.manifest import read_manifest
 from distbench.collectors.schema import RESULTS_CSV, SPEC_JSON
@@ -84,6 +85,23 @@ def rest_line(spec: RunSpec, run_dir: Path, left: int = -1) -> str:
     return (
         f"to measure the rest, on every node at once: node 0 "
         f"{resume_command(spec, shown_path(home))}, node K > 0 {node_k}"
+    )
+
+
+OUT_OF_MEMORY = ("can't allocate memory", "out of memory", "OutOfMemoryError")
+"""What a rank's failure says when an allocation failed (torch's CPU allocator, CUDA's)."""
+
+
+def failed_rest_line(spec: RunSpec, run_dir: Path, manifest: dict[str, Any], left: int) -> str:
+    """rest_line, unless a rank ran out of memory: a resume measures the same sizes and would
+    run out again, so the line says so first."""
+    rest = rest_line(spec, run_dir, left)
+    failures = " ".join(str(launch.get("failure") or "") for launch in manifest["launches"])
+    if not any(marker in failures for marker in OUT_OF_MEMORY):
+        return rest
+    return (
+        "a rank ran out of memory, and a resume measures the same sizes: start again with smaller "
+        f"--sizes, or free the memory first; {rest}"
     )
 
 

@@ -41,10 +41,10 @@ from distbench.comm.nccl_table import render_nccl_table
 from distbench.launch.closed import EXIT_PIPE, flushes, output_closed, silence_closed_outputs
 from distbench.launch.progress import RunProgress, choose_mode
 from distbench.launch.rerun import (
+    failed_rest_line,
     held_run_error,
     report_closed_output,
     report_interrupt,
-    rest_line,
 )
 from distbench.launch.torchrun import LaunchResult, build_torchrun_command, run_launch
 from distbench.parse import UsageError
@@ -271,7 +271,7 @@ def closing_lines(
     if status == "failed" and (run_dir / RESULTS_CSV).exists():  # a rank died: go on from here
         kept = len(finished_measurements(run_dir))
         print(f"{kept} of {total} measurements are kept", file=sys.stderr, flush=True)
-        print(rest_line(spec, run_dir, total - kept), file=sys.stderr, flush=True)
+        print(failed_rest_line(spec, run_dir, manifest, total - kept), file=sys.stderr, flush=True)
     for line in node_warnings(manifest):  # one node with another driver, a slower link ...
         print(line, file=sys.stderr, flush=True)
     if (run_dir / RESULTS_CSV).exists():

@@ -115,3 +115,23 @@ def test_an_out_holding_a_c10d_several_node_run_offers_no_resume(tmp_path: Path)
     message = str(held_run_error(run_dir))
     assert "started without --node-rank, which cannot be resumed" in message
     assert "--resume" not in message
+
+
+def test_a_rank_out_of_memory_says_a_resume_meets_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure that is an allocation (torch's CPU allocator here) comes back at the same size:
+    the line says so before the resume command; any other failure gets the plain line."""
+    from distbench.launch.rerun import failed_rest_line
+
+    monkeypatch.chdir(tmp_path)
+    spec = spec_of(tmp_path / "run")
+    oom = "world size 2: rank 0 failed: RuntimeError: DefaultCPUAllocator: can't allocate memory"
+    manifest = {"launches": [{"failure": None}, {"failure": oom}]}
+    line = failed_rest_line(spec, tmp_path / "run", manifest, 3)
+    assert line.startswith("a rank ran out of memory") and "smaller --sizes" in line
+    assert line.endswith("to measure the rest: distbench allreduce --resume run")
+    manifest = {"launches": [{"failure": "world size 2: rank 1 exited with code 9"}]}
+    assert failed_rest_line(spec, tmp_path / "run", manifest, 3) == rest_line(
+        spec, tmp_path / "run", 3
+    )
