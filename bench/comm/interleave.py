@@ -119,7 +119,7 @@ def run_rounds(
         for pending in plan:
             case = case_of(ctx, pending)
             if last:  # the progress display shows the measurement whose row lands next
-                log(begin_line(pending))
+                log(begin_line(pending, case))
             visit(ctx, pending, case)
             if last:
                 mark = time.perf_counter_ns()
@@ -132,12 +132,20 @@ def run_rounds(
             del case
 
 
-def begin_line(pending: Pending) -> str:
-    """The log's `begin` line of a measurement (launch/progress.py reads it)."""
+def begin_line(pending: Pending, case: Case | None = None) -> str:
+    """The log's `begin` line of a measurement (launch/progress.py reads it), with the labels
+    of its case where it is built (case_labels)."""
+    built = case or pending.case
     return (
         f"begin {pending.measurement} {pending.primitive} {pending.dtype} {pending.mode} "
-        f"size={pending.size_bytes}"
+        f"size={pending.size_bytes}{case_labels(built) if built is not None else ''}"
     )
+
+
+def case_labels(case: Case) -> str:
+    """` pattern=pingpong src=0 dst=3`: what tells the cases of one size apart (a sendrecv
+    --pairs all measures every ordered pair at each size), for the begin line."""
+    return "".join(f" {key}={value}" for key, value in case.labels.items() if value != "")
 
 
 def visit(ctx: Context, pending: Pending, case: Case) -> list[float]:

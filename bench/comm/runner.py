@@ -16,7 +16,7 @@ from distbench.collectors.sink import RunSinks, run_sinks
 from distbench.comm import graph, symmetric
 from distbench.comm.api_cases import build_cases
 from distbench.comm.dispatch import host_enqueue_us
-from distbench.comm.interleave import Pending, build_plan, run_rounds, stream
+from distbench.comm.interleave import Pending, build_plan, case_labels, run_rounds, stream
 from distbench.comm.nccl_trace import NcclTrace, open_trace
 from distbench.comm.precision import Trials, choose_iters, run_trials
 from distbench.comm.rows import Measured, build_row, sample_rows
@@ -166,7 +166,8 @@ def run_sequential(
         for measurement, case in zip(ids, cases, strict=True):
             if measurement in done:
                 continue
-            log(f"begin {measurement} {primitive} {dtype_name} {mode} size={case.size_bytes}")
+            what = f"{primitive} {dtype_name} {mode} size={case.size_bytes}{case_labels(case)}"
+            log(f"begin {measurement} {what}")
             result = measure(ctx, case, workload, mode, trace, measurement)
             record(measurement, primitive, dtype_name, requested, replace(result, api=api))
         del cases  # free this size's buffers before the next is allocated

@@ -63,3 +63,22 @@ def test_auto_is_sequential_where_one_case_is_measured_at_a_time() -> None:
     assert resolve_order(CommArgs(mode=("latency",), buffers="symmetric")) == "sequential"
     assert resolve_order(CommArgs(mode=("throughput",), cuda_graph=2)) == "sequential"
     assert resolve_order(CommArgs(mode=("latency",), order="interleaved")) == "interleaved"
+
+
+def test_a_begin_line_tells_the_cases_of_one_size_apart() -> None:
+    """sendrecv --pairs all measures every ordered pair at each size: the begin line (the
+    progress line and a hang's diagnosis read it) names the case's labels, empty ones left out."""
+    import torch
+
+    from distbench.comm.interleave import Pending, begin_line
+    from distbench.primitives.base import Case, CaseRequest
+
+    labels = {"src": "0", "dst": "3", "pattern": "pingpong", "root": ""}
+    case = Case(1024, 256, lambda: None, lambda: 0, labels)
+    request = CaseRequest(1024, torch.float32, "sum", "0", {}, "c10d")
+    pending = Pending("ws4/i2", "send_recv", "float32", "throughput", request, 2, None, 1024)
+    line = begin_line(pending, case)
+    assert line == (
+        "begin ws4/i2 send_recv float32 throughput size=1024 src=0 dst=3 pattern=pingpong"
+    )
+    assert begin_line(pending) == "begin ws4/i2 send_recv float32 throughput size=1024"
