@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from distbench.parse import format_size
+from distbench.parse import format_significant, format_size
 from distbench.tables import BANDWIDTH_DIGITS, format_number, group_rows
 
 Row = dict[str, str]
@@ -78,6 +78,19 @@ WIDTHS = {
 """Widths of the columns shown only when some row has them (6 otherwise)."""
 
 
+def bytes_cell(size_bytes: int) -> str:
+    """A byte count in the size column's units: exact as the sizes print (`9471K`), else 3
+    significant digits of the largest unit it reaches (1461152 -> `1.39M`), never raw bytes
+    beside suffixed ones."""
+    exact = format_size(size_bytes)
+    if not exact.isdigit() or size_bytes < 1024:
+        return exact
+    units = (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10))
+    # the largest unit it reaches once rounded (1048572 reads 1.00M, not 1024K)
+    suffix, unit = next((s, u) for s, u in units if float(format_significant(size_bytes / u)) >= 1)
+    return f"{format_significant(size_bytes / unit)}{suffix}"
+
+
 def cell(row: dict[str, str], name: str) -> str:
     """An extra column's cell; ci_pct is the CI's larger half-width in % of the p50, e.g. +-1.8."""
     if name == "trials":
@@ -85,7 +98,7 @@ def cell(row: dict[str, str], name: str) -> str:
     if name == "msg_rate_per_s":
         return format_number(row.get(name), ".0f")
     if name == "recv_bytes_max":
-        return format_size(int(float(row[name]))) if row.get(name) else "-"
+        return bytes_cell(int(float(row[name]))) if row.get(name) else "-"
     if name == "imbalance":
         return format_number(row.get(name), ".2f")
     if name != "ci_pct":

@@ -244,9 +244,10 @@ def write_report(
             figure_paths.append(path)
     rows = len(loaded.comm) + len(loaded.ddp) + len(loaded.pipeline)
     sources = sorted({str(s) for f in (loaded.comm, loaded.ddp) for s in f.get("source", [])})
-    lead = (
-        f"{len(loaded.runs)} run(s), {row_counts(loaded)}, compared by {by}: {', '.join(sources)}."
-    )
+    compared = f"compared by {by}: {', '.join(sources)}"
+    if len(sources) == 1:  # nothing to compare: say so, and by what a second source would come
+        compared = f"one {by}, {sources[0]}: nothing compared (a second {by} would be)"
+    lead = f"{len(loaded.runs)} run(s), {row_counts(loaded)}, {compared}."
     lead = "\n\n".join([*headline, lead])  # the headline opens the page (headline.py)
     footer = f"distbench {__version__} report, {utc_now()}, from {' '.join(paths)}"
     title = "distbench report"

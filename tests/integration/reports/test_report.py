@@ -143,7 +143,7 @@ def test_by_host_and_by_run(tmp_path: Path) -> None:
     runs = [str(p / "broadcast") for p in CLUSTERS]
     assert run_in_process(["report", *runs, "--by", "host", "--out", str(tmp_path / "h")]) == 0
     lead = (tmp_path / "h" / "report.md").read_text(encoding="utf-8").splitlines()[2]
-    assert lead.endswith("compared by host: vm.")  # one host: nothing to compare
+    assert lead.endswith("one host, vm: nothing compared (a second host would be).")
     a, b = DATA / "cluster-a" / "broadcast", DATA / "cluster-b" / "broadcast"
     assert (
         run_in_process(["report", str(a), str(b), "--by", "run", "--out", str(tmp_path / "r")]) == 0

@@ -95,7 +95,7 @@ def test_the_runs_one_by_one_give_the_report_of_their_parent(fold: Path, tmp_pat
     assert run_in_process(["report", str(box), "--out", str(tmp_path / "parent")]) == 0
     each, parent = report_md(tmp_path / "each"), report_md(tmp_path / "parent")
     assert without_footer(each) == without_footer(parent)
-    assert "4 run(s), " in each and "compared by host: vm." in each  # one source: merged
+    assert "4 run(s), " in each and "one host, vm: nothing compared" in each  # one source: merged
     for primitive in ("all_reduce", "broadcast"):
         assert f"| vm | {primitive} |" in each  # many primitives in one report
     assert "**algbw GB/s: vm · 2 ranks · 64K float32**" in each  # send/recv, every pair

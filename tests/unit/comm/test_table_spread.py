@@ -83,3 +83,15 @@ def test_notes_say_which_interval_ci_pct_is_and_advise_only_what_is_not_in_use()
         wide = [{**row("1173", "1100", "3282"), "trial_order": order}]
         note = render_table(wide).splitlines()[-1]
         assert note.endswith("add --trials, or a quieter machine"), note
+
+
+def test_received_bytes_read_in_the_sizes_units() -> None:
+    """alltoallv's recv_bytes_max: exact sizes as the size column prints them, others in 3
+    significant digits of the largest unit reached; raw bytes printed 1461152 beside 9471K."""
+    from distbench.comm.table import bytes_cell, cell
+
+    assert [bytes_cell(n) for n in (9471 << 10, 1461152, 1048572, 1536, 1000, 3 << 30)] == [
+        "9471K", "1.39M", "1.00M", "1.50K", "1000", "3G",
+    ]  # fmt: skip
+    assert cell({"recv_bytes_max": "1461152.0"}, "recv_bytes_max") == "1.39M"
+    assert cell({"recv_bytes_max": ""}, "recv_bytes_max") == "-"
