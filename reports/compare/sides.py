@@ -150,12 +150,18 @@ def launch_keys(manifest: dict[str, Any] | None, folder: Path) -> set[tuple[str,
     """What knows a launch again: (run id, start, host) from its manifest (a nightly names its
     launches launch-1 ... every night, so the id alone names none), and the contents of its
     results.csv files (a copy kept in a baseline window is byte for byte the same; a manifest
-    lost or hand-made has no start)."""
+    lost or hand-made has no start). A folder without results.csv (the report's side of several
+    run directories read as one launch, reports/report/sides.py merged_run, is named after its
+    source, not a folder) has no contents to know it by: the digest of nothing would make every
+    such launch the same launch, and two labels of one folder "a run against itself"."""
     manifest = manifest or {}
-    digest = hashlib.sha1(usedforsecurity=False)
-    for results in find_results(folder):
-        digest.update(results.read_bytes())
-    keys = {("results", digest.hexdigest(), "")}
+    keys: set[tuple[str, str, str]] = set()
+    found = find_results(folder)
+    if found:
+        digest = hashlib.sha1(usedforsecurity=False)
+        for results in found:
+            digest.update(results.read_bytes())
+        keys.add(("results", digest.hexdigest(), ""))
     if manifest.get("started_utc"):
         keys.add(
             (str(manifest.get("run_id")), str(manifest["started_utc"]), str(manifest.get("host")))
