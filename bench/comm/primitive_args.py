@@ -182,7 +182,8 @@ def build_primitive_options(
     root = "0"
     if args.root is not None:
         if not any(name in ROOTED for name in primitives):
-            raise UsageError("--root applies to broadcast and reduce only")
+            rooted = ", ".join(FACTS[name].command for name in ROOTED)
+            raise UsageError(f"--root applies to {rooted} only (and sweep measuring one of them)")
         root = args.root
         if root != "all" and int(root) >= smallest:
             raise UsageError(

@@ -159,7 +159,14 @@ ERRORS = [
     (["sendrecv", "--pattern", "multipair", "--window", "0"], "--window must be at least 1"),
     (["broadcast", "--root", "2"], "--root 2 is not a rank at world size 2"),
     (["reduce", "--root", "first"], "--root 'first' is not a rank"),
-    (["allreduce", "--root", "1"], "--root applies to broadcast and reduce only"),
+    (
+        ["allreduce", "--root", "1"],
+        "--root applies to broadcast, reduce, gather only (and sweep measuring one of them)",
+    ),
+    (
+        ["sweep", "--primitives", "allreduce,allgather", "--root", "1"],
+        "--root applies to broadcast, reduce, gather only (and sweep measuring one of them)",
+    ),
     (["allgather", "--window", "4"], "--window applies to sendrecv only"),
     (["alltoall", "--sizes", "4", "--world-sizes", "2"], "use sizes of at least 32 B"),
 ]
