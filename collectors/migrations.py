@@ -114,6 +114,15 @@ MIGRATIONS: tuple[Migration, ...] = (
                 "time: busbw too high)"
                 for column in ("comm_share", "comm_busbw_GBps")
             },
+            **{
+                ("ddp", column): "empty at world size 1, where nothing crosses a link, as "
+                "comm_busbw_GBps (v3: the bytes the strategy hands its collectives there too)"
+                for column in (
+                    "comm_bytes_per_step",
+                    "allgather_bytes_per_step",
+                    "reduce_scatter_bytes_per_step",
+                )
+            },
             ("pipeline", "bubble"): "the optimizer's zero_grad and step count as busy, and on "
             "CUDA busy time is timed with events (v3: idle, and a synchronize around each part)",
             **{

@@ -271,8 +271,9 @@ class DdpRow(TrainingRow):
     """Whole job: world_size x batch_size / step_time_us_mean, samples per second."""
     scaling_efficiency: float
     """samples_per_s at n ranks / (n x samples_per_s of the run's 1-rank row); empty without one."""
-    comm_bytes_per_step: int
-    """Bytes each rank reduces per step, after compression (param-avg: / K; fsdp*: AG + RS)."""
+    comm_bytes_per_step: int | None
+    """Bytes each rank reduces per step, after compression (param-avg: / K; fsdp*: AG + RS).
+    Empty at world size 1, where nothing crosses a link (v4), as comm_busbw_GBps."""
     comm_busbw_GBps: float
     """Bus bandwidth, GB/s (1e9 B/s), of comm_bytes_per_step in (step mean - comm_baseline's
     mean), by nccl-tests' factor: all_reduce's 2(n-1)/n; fsdp*, all_gather's and
@@ -292,10 +293,12 @@ class DdpRow(TrainingRow):
     """Largest |parameter - the first ddp run's| after the same steps on the same data."""
     env: str = ""
     """The --env combination the launch's workers ran with, as ResultRow's env (v3)."""
-    allgather_bytes_per_step: int = 0
-    """fsdp*: bytes all-gathered per step (unsharded size, padded; 0 for other strategies; v3)."""
-    reduce_scatter_bytes_per_step: int = 0
-    """fsdp*: bytes reduce-scattered per step (unsharded size, padded; 0 otherwise; v3)."""
+    allgather_bytes_per_step: int | None = 0
+    """fsdp*: bytes all-gathered per step (unsharded size, padded; 0 for other strategies; v3).
+    Empty at world size 1 (v4), as comm_bytes_per_step."""
+    reduce_scatter_bytes_per_step: int | None = 0
+    """fsdp*: bytes reduce-scattered per step (unsharded size, padded; 0 otherwise; v3). Empty at
+    world size 1 (v4), as comm_bytes_per_step."""
     peak_mem_bytes: float = float("nan")
     """Largest rank's peak memory of the steps above its pre-model baseline, by mem_source (v3)."""
     mem_source: str = ""

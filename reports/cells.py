@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from distbench.parse import UsageError
+from distbench.reports.kinds import INTEGER_TYPES
 
 BOOLEANS = ("true", "false")
 
@@ -65,7 +66,7 @@ def canonical_cells(frame: pd.DataFrame, row_type: type, keys: Collection[str]) 
     types = {f.name: str(f.type) for f in fields(row_type)}
     for name in frame.columns:
         kind = types.get(name)
-        if kind == "int" or (kind == "str" and name in keys):
+        if kind in INTEGER_TYPES or (kind == "str" and name in keys):
             frame[name] = canonical_integers(frame[name])
         if kind == "str":
             frame[name] = canonical_booleans(frame[name])

@@ -51,6 +51,11 @@ def kind_of(row_type: type) -> str:
     return next(kind for kind, known in ROW_TYPES.items() if known is row_type)
 
 
+INTEGER_TYPES = ("int", "int | None")
+"""A schema column of whole numbers; `int | None` is empty where it does not apply (DdpRow's bytes
+per step at world size 1)."""
+
+
 def numeric_columns(row_type: type) -> list[str]:
     """Columns declared int or float in a schema dataclass (annotations are strings here)."""
-    return [f.name for f in fields(row_type) if str(f.type) in ("int", "float")]
+    return [f.name for f in fields(row_type) if str(f.type) in (*INTEGER_TYPES, "float")]

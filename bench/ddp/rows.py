@@ -125,7 +125,8 @@ def comm_columns(
 ) -> dict[str, Any]:
     """comm_bytes_per_step, comm_busbw_GBps, comm_share and comm_baseline of a row whose mean step
     is `mean` (us): the exposed communication is the step minus its own no-communication
-    baseline's mean (spec.COMM_BASELINE; any bucket size: it sends nothing)."""
+    baseline's mean (spec.COMM_BASELINE; any bucket size: it sends nothing). At one rank nothing
+    crosses a link: the bytes are None (an empty cell), as busbw and the share are."""
     name = COMM_BASELINE.get(strategy, "")
     base = next((t for (other, _), t in baselines.items() if name and other == name), math.nan)
     busbw = metrics.comm_busbw_gbps(comm_bytes, mean, base, world_size)
@@ -133,7 +134,7 @@ def comm_columns(
         comm_bytes = sum(fsdp_bytes)
         busbw = metrics.comm_busbw_gbps(comm_bytes, mean, base, world_size) / 2
     return {
-        "comm_bytes_per_step": comm_bytes,
+        "comm_bytes_per_step": comm_bytes if world_size > 1 else None,
         "comm_busbw_GBps": busbw,
         "comm_share": metrics.comm_share(world_size, mean, base),
         "comm_baseline": name,
@@ -185,8 +186,8 @@ def build_row(
         ),
         max_param_diff=trained.max_param_diff,
         env=spec.env_label,
-        allgather_bytes_per_step=trained.fsdp_bytes[0],
-        reduce_scatter_bytes_per_step=trained.fsdp_bytes[1],
+        allgather_bytes_per_step=trained.fsdp_bytes[0] if n > 1 else None,
+        reduce_scatter_bytes_per_step=trained.fsdp_bytes[1] if n > 1 else None,
         peak_mem_bytes=trained.peak_mem[0],
         mem_source=trained.peak_mem[1],
     )

@@ -140,6 +140,10 @@ def test_every_strategy_end_to_end(tmp_path: Path) -> None:
     assert all(float(r["scaling_efficiency"]) == 1.0 for r in one.values())
     for r in one.values():  # nothing to hide, nothing moved on one rank: empty, not a number
         assert r["comm_hidden_share"] == r["comm_busbw_GBps"] == r["comm_share"] == ""
+        assert r["comm_bytes_per_step"] == r["allgather_bytes_per_step"] == ""
+    one_rank = result.stdout.split("world_size=1", 1)[1].split("world_size=2", 1)[0]
+    ddp_line = next(line for line in one_rank.splitlines() if line.startswith("ddp "))
+    assert ddp_line.split()[5] == "-", ddp_line  # comm_MB, as busbw_GBps beside it
     nocomm = float(two[("ddp-nocomm", "0.001")]["step_time_us_mean"])
     for bucket in ("0.001", "25"):  # ddp against ddp-nooverlap of its bucket size
         reference = float(two[("ddp-nooverlap", bucket)]["step_time_us_mean"])

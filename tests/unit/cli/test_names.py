@@ -84,12 +84,15 @@ def walk_options(command: Any, path: str = "distbench") -> Iterator[tuple[str, s
 
 
 def column_meanings() -> dict[str, dict[str, Meaning]]:
-    """Column name -> {row class: meaning}."""
+    """Column name -> {row class: meaning}; a column that may be empty (`int | None`) means its
+    type (DdpRow's bytes per step, empty at world size 1)."""
     found: dict[str, dict[str, Meaning]] = {}
     for row_type in ROW_TYPES:
         hints = typing.get_type_hints(row_type)
         for f in fields(row_type):
-            found.setdefault(f.name, {})[row_type.__name__] = Meaning(hints[f.name].__name__)
+            kept = [t for t in typing.get_args(hints[f.name]) if t is not type(None)]
+            hint = kept[0] if len(kept) == 1 else hints[f.name]
+            found.setdefault(f.name, {})[row_type.__name__] = Meaning(hint.__name__)
     return found
 
 

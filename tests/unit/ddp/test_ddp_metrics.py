@@ -81,6 +81,22 @@ def test_comm_bytes_per_step() -> None:
     assert comm_bytes_per_step("param-avg", 1000, 3) == 1333
 
 
+def test_one_rank_sends_no_bytes() -> None:
+    """`distbench ddp --world-sizes 1,2` showed comm_MB 0.800 (fsdp 2.399) at world size 1,
+    beside an empty busbw and comm_share: at one rank nothing crosses a link, so the bytes per
+    step are empty too (results.csv's cell, the table's '-'); at two ranks they are the
+    strategy's (the end-to-end run: tests/integration/ddp/test_ddp.py)."""
+    from distbench.ddp.rows import comm_columns
+
+    base = {("ddp-nocomm", "25"): 600.0, ("local", ""): 500.0}
+    for strategy, fsdp, sent in (("ddp", (0, 0), 4000), ("fsdp", (8000, 4000), 12000)):
+        two = comm_columns(strategy, 1000.0, 4000, fsdp, base, 2)
+        assert two["comm_bytes_per_step"] == sent
+        one = comm_columns(strategy, 1000.0, 4000, fsdp, base, 1)
+        assert one["comm_bytes_per_step"] is None
+        assert math.isnan(one["comm_busbw_GBps"]) and math.isnan(one["comm_share"])
+
+
 @pytest.mark.parametrize(
     ("model", "width", "depth", "expected"),
     [
