@@ -29,7 +29,7 @@ def pairs(pairs: PairsArgs, launch: LaunchArgs) -> None:
     \b
     Examples:
       distbench pairs --backend gloo --world-sizes 4 --sizes 1M
-      distbench pairs --primitive allreduce --fail-on-outlier
+      distbench pairs --primitive allreduce --world-sizes 4 --fail-on-outlier
       distbench pairs --level node --nnodes 2 --nproc-per-node 8 --rdzv-endpoint HOST:29500
     """
 

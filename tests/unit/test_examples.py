@@ -187,6 +187,19 @@ def test_no_command_hides_where_the_collector_does_not_look() -> None:
     assert set(HELP_MARKERS) <= helps, "HELP_MARKERS names an example --help no longer shows"
 
 
+def test_an_outlier_gate_example_has_ranks_to_flag() -> None:
+    """`distbench pairs --primitive allreduce --fail-on-outlier`, billed as an acceptance test,
+    ran at the default world size 2: one pair, whose two ranks stand alike, so nothing could ever
+    be flagged and the gate always passed. Every such example names 3 ranks or more (or nodes)."""
+    gates = [e for e in all_examples() if re.match(r"distbench pairs\b.*--fail-on-outlier", e.text)]
+    assert gates
+    for example in gates:
+        sizes = re.search(r"--world-sizes (\S+)", example.text)
+        nodes = re.search(r"--level node\b.*--nnodes (\d+)", example.text)
+        units = int(nodes[1]) if nodes else max(int(w) for w in sizes[1].split(",")) if sizes else 2
+        assert units >= 3, (example.source, example.text)
+
+
 def test_shrinks_only_make_a_command_smaller() -> None:
     assert shrink("distbench allreduce --backend gloo --sizes 1M") == (
         "distbench allreduce --backend gloo --sizes 1M",
