@@ -62,8 +62,6 @@ def load_resumable(path_text: str) -> tuple[RunSpec, dict[str, object]]:
         raise UsageError(
             f"--resume {run_dir}: cannot read its spec or manifest (no {MANIFEST_JSON})"
         )
-    if manifest.get("status") == "completed":
-        raise UsageError(f"--resume {run_dir}: that run completed; nothing is left to measure")
     return spec, manifest
 
 
@@ -85,6 +83,8 @@ def resume_run(
             f"--resume {path_text}: a distbench init run cannot be resumed (each repetition is a "
             "fresh process group, measured again as a whole): run it again with a new --out"
         )
+    if manifest.get("status") == "completed":  # after init's own refusal, which is the reason
+        raise UsageError(f"--resume {path_text}: that run completed; nothing is left to measure")
     if spec.launch.nnodes > 1 and spec.launch.node_rank < 0:
         raise UsageError(
             f"--resume {path_text}: a several-node run started without --node-rank cannot be "

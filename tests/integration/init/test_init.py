@@ -105,6 +105,8 @@ def test_an_init_run_is_not_resumed(
     assert "init run cannot be resumed" in line and "new --out" in line
     line = usage_error_line(["init", "--backend", "gloo", "--out", str(unfinished)], capsys)
     assert "cannot be resumed" in line and "--resume" not in line
+    line = usage_error_line(["init", "--resume", str(init_run)], capsys)  # completed: same reason
+    assert "init run cannot be resumed" in line, line
 
 
 def test_a_taken_port_is_reported_as_itself(
