@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +44,9 @@ def table(path: str) -> Render:
     return render
 
 
+Unfinished = Callable[[Any, int, str, Collection[str], Path], int]
+
+
 @dataclass(frozen=True)
 class Workload:
     """One workload kind, as every part of distbench needs to know it."""
@@ -63,6 +66,10 @@ class Workload:
     resumed_by: Callable[[Any], tuple[str, ...]]
     """The commands that may --resume a run of it (a run is resumed by the command that
     started it)."""
+    unfinished: Unfinished = lambda workload, world_size, tag, done, run_dir: 0
+    """Work a launch of world size n has left that no missing planned row marks, given the
+    measurement ids `done` and the run directory (pairs: a size whose standings ranks.csv lacks:
+    launch/planned.py); torch-free."""
 
     def load_runner(self) -> Runner:
         module, function = self.runner.split(":")
@@ -70,13 +77,17 @@ class Workload:
         return runner
 
 
-def own_command(kind: str, spec_type: type, plan_size: Callable[[Any, int], int]) -> Workload:
+def own_command(
+    kind: str, spec_type: type, plan_size: Callable[[Any, int], int],
+    unfinished: Unfinished | None = None,
+) -> Workload:  # fmt: skip
     """A workload of one command named as its kind (`distbench ddp` runs and resumes kind ddp),
     its table `distbench.<kind>.table:render_<kind>_table`, its runner
     `distbench.<kind>.runner:run_<kind>`, on the launch's world group."""
     render = table(f"distbench.{kind}.table:render_{kind}_table")
     runner = f"distbench.{kind}.runner:run_{kind}"
-    return Workload(kind, spec_type, plan_size, render, runner, False, lambda workload: (kind,))
+    own = Workload(kind, spec_type, plan_size, render, runner, False, lambda workload: (kind,))
+    return own if unfinished is None else replace(own, unfinished=unfinished)
 
 
 WORKLOADS: dict[str, Workload] = {
@@ -92,7 +103,9 @@ WORKLOADS: dict[str, Workload] = {
             resumed_by=lambda workload: tuple(workload.primitives),
         ),
         own_command("ddp", ddp_spec.DdpSpec, ddp_spec.plan_size),
-        own_command("pairs", pairs_spec.PairsSpec, pairs_spec.plan_size),
+        own_command(
+            "pairs", pairs_spec.PairsSpec, pairs_spec.plan_size, unfinished=pairs_spec.unranked
+        ),
         own_command("init", init_spec.InitSpec, init_spec.plan_size),
         own_command("rpc", rpc_spec.RpcSpec, rpc_spec.plan_size),
         own_command("pipeline", pipeline_spec.PipelineSpec, pipeline_spec.plan_size),

@@ -131,7 +131,7 @@ class ResultRow:
     7 trials; empty otherwise (v3: the binomial interval over every sample, ops of one trial
     counted as independent; empty before v3). What no interval over one launch's trials sees:
     drift slower than all of them; latency rows of this project's shared box held the launch's
-    p50 89.8-92.8 % of the time at 12 sequential trials, 94.9-97.4 % with --order interleaved
+    p50 89.2-92.5 % of the time at 12 sequential trials, 95.1-97.5 % with --order interleaved
     (docs/measurement.md)."""
     ci_high_us: float = float("nan")
     """High end of that interval (v4 as ci_low_us; v3: the binomial interval; empty before)."""

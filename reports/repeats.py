@@ -37,10 +37,11 @@ def keep_last_repeats(
     kept = ranked[~ranked.duplicated(key, keep="last")]
     runs = ranked.loc[repeated].drop_duplicates("run")["run"].astype(str).tolist()
     dropped = len(frame) - len(kept)
-    if len(runs) == 1:  # within one results.csv: a pairs confirmation, or a row measured again
+    if len(runs) == 1:  # within one results.csv: a pairs confirmation
         note = (
             f"{dropped} {what} row(s) of run {runs[0]} measure a case again later in the same "
-            "run (pairs: an outlier's confirmation; else a resumed case): the later row is shown"
+            "run (pairs: an outlier's pairs, measured again to confirm it): the later row is "
+            "shown"
         )
         return kept.drop(columns="_order").sort_index(), note
     note = (

@@ -73,12 +73,15 @@ class RunProgress:
 
     def __init__(
         self, run_dir: Path, render: Render, total: int, kept: Sequence[dict[str, str]], mode: Mode,
-        planned: Sequence[int] = (),
+        planned: Sequence[int] = (), is_planned: Callable[[str], bool] = lambda m: True,
     ) -> None:  # fmt: skip
-        """`planned`: the size (bytes asked for) of every measurement of the run, where known."""
+        """`planned`: the size (bytes asked for) of every measurement of the run, where known;
+        `is_planned`: whether a measurement id is one of the `total` planned, not a row past the
+        plan (pairs: an outlier's confirmation), which the counter shows but does not count."""
         self.run_dir, self.render, self.total, self.mode = run_dir, render, total, mode
+        self.is_planned = is_planned
         self.ended = {row.get("measurement", "") for row in kept}
-        self.done = len(self.ended)
+        self.done = sum(map(is_planned, self.ended))
         self.eta = Eta(planned)
         for row in kept:  # a resumed run's rows: their sizes are not to come
             self.eta.take(row_size(row))
@@ -239,11 +242,8 @@ class RunProgress:
     def finished(self, row: dict[str, str]) -> None:
         measurement = row.get("measurement", "")
         self.ended.add(measurement)
-        self.done, self.new = self.done + 1, self.new + 1
-        if self.done > self.total:  # a row past the plan (pairs: an outlier's confirmation)
-            self.total, self.launch_left = self.done, self.launch_left + 1
-            if self.bar is not None and self.task is not None:
-                self.bar.update(self.task, total=self.total)
+        planned = self.is_planned(measurement)
+        self.done, self.new = self.done + planned, self.new + 1
         self.eta.finished(row_size(row), self.took(measurement))
         if self.running is not None and self.running.measurement == measurement:
             self.running = None
@@ -251,12 +251,13 @@ class RunProgress:
         if self.bar is not None and self.task is not None:
             self.bar.update(self.task, completed=self.done, clock=self.clock())
         elif self.mode == "lines":
-            line = f"[{self.done}/{self.total}] done {what}  ({self.clock()})"
+            extra = "" if planned else f" ({measurement}: beyond the plan, measured again)"
+            line = f"[{self.done}/{self.total}] done {what}{extra}  ({self.clock()})"
             print(line, file=sys.stderr, flush=True)
             self.last_line = time.time()
         self.add_row(row)
-        self.launch_left -= 1
-        if self.launch_left == 0:
+        self.launch_left -= planned
+        if planned and self.launch_left == 0:
             self.flush()  # the launch's last measurement: no need to wait for the ranks to exit
 
     @staticmethod

@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -156,10 +157,13 @@ def report_closed_output(spec: RunSpec, run_dir: Path, kept: int, total: int) ->
     silence_closed_outputs()
 
 
-def report_interrupt(spec: RunSpec, run_dir: Path, total: int, render: Render) -> None:
-    """After Ctrl-C or SIGTERM: the table of every kept row and the command that continues."""
+def report_interrupt(
+    spec: RunSpec, run_dir: Path, total: int, render: Render, planned: Callable[[str], bool]
+) -> None:
+    """After Ctrl-C or SIGTERM: the table of every kept row and the command that continues;
+    `planned`: whether a row's measurement is one of the `total` planned (not an extra row)."""
     rows = read_rows(run_dir / RESULTS_CSV)
-    kept = len({row.get("measurement") for row in rows})
+    kept = sum(map(planned, {row.get("measurement", "") for row in rows}))
     print(
         f"interrupted: the process group was stopped; {kept} of {total} measurements are kept",
         file=sys.stderr,

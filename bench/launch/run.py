@@ -10,7 +10,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -39,6 +39,7 @@ from distbench.collectors.schema import (
 from distbench.collectors.sink import finished_measurements, read_rows
 from distbench.comm.nccl_table import render_nccl_table
 from distbench.launch.closed import EXIT_PIPE, flushes, output_closed, silence_closed_outputs
+from distbench.launch.planned import launch_left, planned_of
 from distbench.launch.progress import RunProgress, choose_mode
 from distbench.launch.rerun import (
     failed_rest_line,
@@ -126,29 +127,6 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     raise Terminated
 
 
-def expected_rows(spec: RunSpec, world_size: int) -> int:
-    """Rows one launch writes, for the progress bar: every world size it measures (subgroups),
-    less the planned measurements a resumed run already has (rows numbered past the plan, as
-    pairs' confirmations, are not in it: `planned_id`)."""
-    counter = WORKLOADS[spec.kind].plan_size
-    sizes = measured_sizes(spec.launch, spec.kind, world_size)
-    plans = {k: counter(spec.workload, k) for k in sizes}
-    total = sum(plans.values())
-    tag = str(getattr(spec.workload, "tag", ""))
-    done = sum(1 for m in spec.launch.done if any(planned_id(m, tag, k, plans[k]) for k in sizes))
-    return max(0, total - done)
-
-
-def planned_id(measurement: str, tag: str, world_size: int, plan: int) -> bool:
-    """Whether `measurement` is one of the `plan` measurements of world size `world_size`:
-    `[tag]ws<N>/i<k>` with k below the plan (an id of another form counts as planned)."""
-    head = f"{tag}ws{world_size}/"
-    if not measurement.startswith(head):
-        return False
-    index = measurement[len(head) :]
-    return not (index[:1] == "i" and index[1:].isdigit() and int(index[1:]) >= plan)
-
-
 def launch_order(
     first: RunSpec, first_path: Path, more: Sequence[RunSpec]
 ) -> Iterator[tuple[RunSpec, Path, int]]:
@@ -208,13 +186,15 @@ def execute(
     kept = read_rows(run_dir / RESULTS_CSV)
     total = sum(planned_rows(part) for part in (spec, *more))
     planned = [size for part in (spec, *more) for size in planned_sizes(part)]
-    progress = RunProgress(run_dir, render, total, kept, choose_mode(quiet, console), planned)
+    is_planned = planned_of((spec, *more))  # rows past a plan (pairs' confirmations) are extra
+    mode = choose_mode(quiet, console)
+    progress = RunProgress(run_dir, render, total, kept, mode, planned, is_planned)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     status, code, stopped_by = "completed", EXIT_OK, "finished"
     try:
         with progress:
             for spec, spec_path, world_size in launch_order(spec, first_path, more):  # noqa: B020
-                remaining = expected_rows(spec, world_size)
+                remaining = launch_left(spec, world_size, spec.launch.done)
                 if remaining == 0 and spec.launch.done:
                     continue  # a resumed run finished this launch before
                 before = len(read_rows(run_dir / RESULTS_CSV))
@@ -224,7 +204,8 @@ def execute(
                 progress.end_launch()
                 record_launch(manifest, spec, spec_path, world_size, result)
                 rows = read_rows(run_dir / RESULTS_CSV)[before:]
-                problem = launch_problem(spec, rows, result, remaining)
+                left = launch_left(spec, world_size, finished_measurements(run_dir))
+                problem = launch_problem(spec, rows, result, remaining, left)
                 if problem is not None:
                     status, code, stopped_by = problem
                     break
@@ -232,12 +213,12 @@ def execute(
     except KeyboardInterrupt as stop:
         status, code = "interrupted", EXIT_INTERRUPTED
         stopped_by = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C (SIGINT)"
-        report_interrupt(spec, run_dir, total, render)
+        report_interrupt(spec, run_dir, total, render, is_planned)
     except BrokenPipeError:  # the reader of the output left (`| head`): an interruption
         if not output_closed():  # a pipe of something else: a failure like any other
             status, code, stopped_by = "failed", EXIT_FAILED, "error: BrokenPipeError"
             raise
-        kept = len(finished_measurements(run_dir))
+        kept = sum(map(is_planned, finished_measurements(run_dir)))
         # closed after the last measurement (`| true`): the run is whole, its last lines unread
         status, code = ("completed", EXIT_OK) if kept >= total else ("interrupted", EXIT_PIPE)
         stopped_by = "finished" if kept >= total else "output closed (its reader left: | head)"
@@ -257,19 +238,20 @@ def execute(
     if code == EXIT_PIPE or (status == "completed" and not flushes(sys.stdout)):
         return code
     try:
-        closing_lines(spec, run_dir, manifest, status, total)
+        closing_lines(spec, run_dir, manifest, status, total, is_planned)
     except BrokenPipeError:  # the output closed after the last measurement: the run is whole
         silence_closed_outputs()
     return code
 
 
 def closing_lines(
-    spec: RunSpec, run_dir: Path, manifest: dict[str, Any], status: str, total: int
-) -> None:
+    spec: RunSpec, run_dir: Path, manifest: dict[str, Any], status: str, total: int,
+    is_planned: Callable[[str], bool],
+) -> None:  # fmt: skip
     """What a run prints after its last launch: what a failed run keeps and the command that
     continues it, the nodes' warnings, and where the run is."""
     if status == "failed" and (run_dir / RESULTS_CSV).exists():  # a rank died: go on from here
-        kept = len(finished_measurements(run_dir))
+        kept = sum(map(is_planned, finished_measurements(run_dir)))
         print(f"{kept} of {total} measurements are kept", file=sys.stderr, flush=True)
         print(failed_rest_line(spec, run_dir, manifest, total - kept), file=sys.stderr, flush=True)
     for line in node_warnings(manifest):  # one node with another driver, a slower link ...
@@ -327,13 +309,14 @@ def record_launch(
 
 
 def launch_problem(
-    spec: RunSpec, rows: Sequence[dict[str, str]], result: LaunchResult, expected: int
+    spec: RunSpec, rows: Sequence[dict[str, str]], result: LaunchResult, expected: int, left: int
 ) -> tuple[str, int, str] | None:
     """Print what ended a launch badly and return the run's (status, exit code, the manifest's
     `stopped_by`); None if fine.
-    A rank that fails after the launch wrote all its `expected` rows (each row is written once
-    every rank has finished that measurement) failed while leaving: a warning, and the run goes
-    on (the manifest's launch keeps the failure)."""
+    A rank that fails after the launch had `expected` left and nothing is `left` now
+    (launch/planned.py: every planned row written, each once every rank had finished it, and no
+    work past them unfinished) failed while leaving: a warning, and the run goes on (the
+    manifest's launch keeps the failure)."""
     console = Console(stderr=True)
     where = f"world size {result.world_size}"
     if not rows and spec.launch.nnodes > 1 and result.returncode == 0:
@@ -355,7 +338,7 @@ def launch_problem(
             highlight=False,
         )
         return "wrong_results", EXIT_FAILED, f"{where}: --check found wrong results"
-    if result.failure and expected > 0 and len(rows) >= expected:
+    if result.failure and expected > 0 and left == 0:
         console.print(
             f"warning: {result.failure}; every measurement of this launch had finished, so its "
             f"{len(rows)} rows are kept and the run goes on",

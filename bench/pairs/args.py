@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Annotated
 
+from distbench.comm.memory import check_memory
 from distbench.comm.primitive_args import MAX_WINDOW, parse_window
 from distbench.options.launch import ResolvedLaunch, same_named
 from distbench.options.opt import ITERS_OPTION, MODE_OPTION, choice, flag, integer, text
@@ -109,6 +110,7 @@ def build_pairs_spec(args: PairsArgs, launch: ResolvedLaunch) -> PairsSpec:
             f"pairs measures one world: give one --world-sizes value, not {launch.world_sizes}"
         )
     sizes = args.sizes or (DEFAULT_SIZE[launch.backend],)
+    check_memory(sizes, launch)
     return PairsSpec(
         sizes=tuple(sizes),
         **same_named(args, "primitive", "level", "dtype", "iters", "warmup", "trials"),

@@ -80,10 +80,10 @@ class PairsRun:
 
     def measure_size(self, mode: str, requested: int, log: Callable[[str], None]) -> None:
         """Every round at one size, then the confirmation of the units they flag; rank 0 writes
-        each round's rows, then the size's ranks.csv. The last round's rows wait for the
-        confirmation, whose rows follow them: while a confirmation runs, a planned row is
-        missing, so a run stopped then is resumed (the launch is not taken for finished), and a
-        re-measured pair's later row is its confirmation's (the row report and compare use)."""
+        each round's rows as it ends (a confirmation's too: a re-measured pair's later row is its
+        confirmation's, the row report and compare use), then the size's ranks.csv. A run
+        stopped before that is resumed at this size: its standings are missing
+        (pairs/spec.py unranked), though every planned row may be there."""
         workload: PairsSpec = self.spec.workload
         dtype = getattr(torch, workload.dtype)
         count = element_count(requested, dtype)
@@ -92,44 +92,40 @@ class PairsRun:
         rounds = circle_rounds(len(self.layout.units))
         first_index = self.index
         results: list[PairValue] = []
-        held: list[tuple[ResultRow, PairResult]] = []
         for number, pairs in enumerate(rounds, 1):
-            self.write(held)
             ids = [self.next_id(self.index + j) for j in range(len(pairs))]
             self.index += len(pairs)
             what = f"pairs round {number}/{len(rounds)} {mode} size={case.size}"
-            held, values = self.measure_round(case, pairs, ids, what, log)
+            rows, values = self.measure_round(case, pairs, ids, what, log)
+            self.write(rows)
             results += values
         finished = (mode, case.size) in self.ranked  # --resume: confirmed and ranked before
         found = standings(results, workload.threshold) if self.sinks is not None else []
         flagged = agree_flagged(self.ctx, [] if finished else flagged_units(found))
         if flagged:
             positions = {pair: first_index + j for j, pair in enumerate(chain(*rounds))}
-            rows, again = self.confirm(case, rounds, positions, flagged, log)
-            held += rows
+            again = self.run_confirmation(case, rounds, positions, flagged, log)
             if self.sinks is not None:
                 found = confirm(found, standings(remeasured(results, again), workload.threshold))
-        self.write(held)
         if self.ranks_csv is not None and not finished:
             self.ranks_csv.write(rank_rows(self.spec, self.layout, found, mode, case.size))
 
-    def confirm(
+    def run_confirmation(
         self,
         case: Case,
         rounds: list[list[tuple[int, int]]],
         positions: dict[tuple[int, int], int],
         flagged: list[int],
         log: Callable[[str], None],
-    ) -> tuple[list[tuple[ResultRow, PairResult]], list[PairValue]]:
+    ) -> list[PairValue]:
         """The flagged units' pairs measured again, in the rounds that hold them (whole: the
         others' pairs load the network as the first time, unrecorded), numbered past the
-        launch's plan (pairs/spec.py confirmation_index). Rank 0 gets their rows (the caller
-        writes them) and values."""
+        launch's plan (pairs/spec.py confirmation_index). Rank 0 writes their rows as each
+        round ends and gets their values."""
         workload: PairsSpec = self.spec.workload
         plan = plan_size(workload, self.ctx.world_size)
         again = confirmation_rounds(rounds, flagged)
         names = ",".join(map(str, flagged))
-        rows: list[tuple[ResultRow, PairResult]] = []
         values: list[PairValue] = []
         for number, pairs in enumerate(again, 1):
             ids = [
@@ -142,10 +138,10 @@ class PairsRun:
                 f"pairs confirmation round {number}/{len(again)} of {workload.level}s {names} "
                 f"{case.mode} size={case.size}"
             )
-            new, found = self.measure_round(case, pairs, ids, what, log)
-            rows += new
+            rows, found = self.measure_round(case, pairs, ids, what, log)
+            self.write(rows)
             values += found
-        return rows, values
+        return values
 
     def next_id(self, index: int) -> str:
         return measurement_id(self.ctx.world_size, index, self.spec.workload.tag)

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from distbench.collectors.schema import RANKS_CSV
+from distbench.collectors.sink import read_rows
 from distbench.parse import DTYPES, UsageError
 from distbench.spec import Repeats, check_minimums
 
@@ -111,3 +114,22 @@ def plan_size(workload: PairsSpec, world_size: int) -> int:
     units = workload.nodes if workload.level == "node" and workload.nodes else world_size
     pairs = units * (units - 1) // 2
     return pairs * len(workload.sizes) * len(workload.modes)
+
+
+def unranked(
+    workload: PairsSpec, world_size: int, tag: str, done: Collection[str], run_dir: Path
+) -> int:
+    """Sizes of a launch whose planned rows are all in `done` while ranks.csv holds no standings
+    for them (a run stopped during their confirmation): work no missing row marks, so that a
+    resume runs the launch again (Workload.unfinished). Sizes are measured in plan order, mode
+    by mode, and ranks.csv gets a size's standings as its confirmation ends."""
+    blocks = len(workload.sizes) * len(workload.modes)
+    per_size = plan_size(workload, world_size) // blocks if blocks else 0
+    head = f"{tag}ws{world_size}/i"
+    indices = {int(m[len(head) :]) for m in done if m.startswith(head) and m[len(head) :].isdigit()}
+    measured = sum(
+        per_size > 0 and all(i in indices for i in range(b * per_size, (b + 1) * per_size))
+        for b in range(blocks)
+    )
+    ranked = {(row.get("mode"), row.get("size_bytes")) for row in read_rows(run_dir / RANKS_CSV)}
+    return max(0, measured - len(ranked))

@@ -58,7 +58,8 @@ def test_planning_imports_no_torch(tmp_path: Path) -> None:
         from distbench.comm.args import CommArgs
         from distbench.comm.primitive_args import PrimitiveArgs, build_workload
         from distbench.ddp.args import DdpArgs, build_ddp_spec
-        from distbench.launch.run import expected_rows, launch_order
+        from distbench.launch.planned import launch_left
+        from distbench.launch.run import launch_order
         from distbench.launch.torchrun import build_torchrun_command
         from distbench.spec import RunSpec
 
@@ -74,11 +75,11 @@ def test_planning_imports_no_torch(tmp_path: Path) -> None:
         path = spec.save(run_dir)
         write_manifest(run_dir, build_manifest("id", ["distbench"], {{}}))
         for part, spec_path, world_size in launch_order(spec, path, ()):
-            assert expected_rows(part, world_size) == 8
+            assert launch_left(part, world_size, part.launch.done) == 8
             build_torchrun_command(part.launch, world_size, spec_path)
         ddp_args = parse_group(DdpArgs, {{"params": "1M"}})
         ddp = RunSpec(launch=spec.launch, workload=build_ddp_spec(ddp_args))
-        assert expected_rows(ddp, 2) > 0
+        assert launch_left(ddp, 2, ()) > 0
         """
     )
 

@@ -91,7 +91,7 @@ def test_a_pipe_gets_a_line_per_measurement_and_each_table_when_its_primitive_is
     done = [line for _, name, line in run.lines if name == "err" and "] done " in line]
     assert [line.split("]")[0] for line in done] == ["[1/4", "[2/4", "[3/4", "[4/4"], run.text()
     assert "all_reduce float32 throughput size=1K world_size=2" in done[0]
-    assert "broadcast float32 throughput size=16M world_size=2" in done[3]
+    assert "broadcast float32 throughput size=16M root=0 world_size=2" in done[3]
     assert all("elapsed" in line for line in done) and "ETA ~" in done[1]
 
     # the 16M all_reduce runs for seconds: it is named while it runs, before its done line

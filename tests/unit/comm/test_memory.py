@@ -19,7 +19,7 @@ def test_a_size_past_the_nodes_memory_is_refused() -> None:
     with pytest.raises(UsageError) as refused:
         check_memory([1 << 20, 1 << 40], launch(), total=24 * GIB)  # 1T typed for 1G
     text = str(refused.value)
-    assert "size 1024G cannot fit" in text and "each of the 3 ranks" in text
+    assert "size 1T cannot fit" in text and "each of the 3 ranks" in text
     assert "24.0 GiB of memory" in text and "give sizes up to about 8G" in text
     assert "\n" not in text
 

@@ -61,24 +61,28 @@ def test_a_begin_already_finished_does_not_split_the_next_table(
     ]
 
 
-def test_rows_past_the_plan_grow_the_total(
+def test_rows_past_the_plan_are_shown_not_counted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A pairs run whose outlier was confirmed writes rows past its plan (ws2/i2 of a plan of 2):
-    the counter reads [3/3], never [3/2]."""
+    the counter counts the planned rows only ([2/2], never [3/2]) and names the extra one."""
     (tmp_path / "results.csv").write_text(HEADER)
     log = progress_path(tmp_path, 2)
     log.parent.mkdir()
     log.write_text("")
-    progress = RunProgress(tmp_path, render, 2, [], "lines")
+    planned = {"ws2/i0", "ws2/i1"}.__contains__
+    progress = RunProgress(tmp_path, render, 2, [], "lines", is_planned=planned)
     progress.start_launch(2, [2], 2)
     with open(tmp_path / "results.csv", "a") as handle:
-        handle.write("ws2/i0,pairs\nws2/i1,pairs\nws2/i2,pairs\n")
+        handle.write("ws2/i0,pairs\nws2/i2,pairs\nws2/i1,pairs\n")
     progress.poll()
     progress.end_launch()
     err = capsys.readouterr().err
-    assert all(f"[{n}] done" in err for n in ("1/2", "2/2", "3/3")), err
-    assert "[3/2]" not in err and progress.total == 3
+    assert "[1/2] done" in err and "[2/2] done" in err, err
+    assert "(ws2/i2: beyond the plan, measured again)" in err
+    assert "[3/" not in err and "/3]" not in err and progress.done == 2
+    resumed = RunProgress(tmp_path, render, 2, [{"measurement": "ws2/i2"}], "quiet", [], planned)
+    assert resumed.done == 0  # a kept extra row is no planned row kept
 
 
 def round_line(number: int, of: int, measurements: int, unix_s: float) -> str:

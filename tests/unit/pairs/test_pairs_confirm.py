@@ -11,7 +11,7 @@ from itertools import chain
 
 import pytest
 
-from distbench.launch.run import planned_id
+from distbench.launch.planned import planned_id
 from distbench.pairs.outliers import confirm, flagged_units, remeasured, standings
 from distbench.pairs.spec import (
     DEFAULT_THRESHOLD,
