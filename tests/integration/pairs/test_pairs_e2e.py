@@ -162,3 +162,44 @@ def test_allreduce_on_each_pairs_subgroup_at_odd_world_size(pairs_allreduce_3: C
     assert {r["primitive"] for r in rows} == {"all_reduce"}
     assert {r["busbw_factor"] for r in rows} == {"1.0"}
     assert len(read(run_dir / "ranks.csv")) == 3
+
+
+def test_a_run_stopped_during_its_confirmation_keeps_its_rows_and_resumes_it(
+    tmp_path: Path,
+) -> None:
+    """4 ranks, rank 1 slowed throughout: Ctrl-C as the confirmation's second round begins. The
+    size's first rows and the confirmation's first row are kept (written as each round ended),
+    ranks.csv has no standings yet, and the run is not taken for finished although every planned
+    row is there: --resume ranks the size, measures what the confirmation had left, names rank
+    1, and writes no row twice."""
+    import re
+    import signal
+    import time
+
+    run_dir = tmp_path / "run"
+    env = dict(os.environ, OMP_NUM_THREADS="1", DISTBENCH_TEST_SLOW_RANK=f"1:{SLOW_DELAY}")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SLOW_RANK), env.get("PYTHONPATH")]))
+    argv = ["pairs", *QUICK, *WINDOW, *STEADY, "--world-sizes", "4", "--out", str(run_dir)]
+    proc = subprocess.Popen([sys.executable, "-m", "distbench", *argv], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    log = run_dir / "logs" / "ws4-progress.log"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.exists() and re.search(r"confirmation round 2/", log.read_text()):
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    kept = [r["measurement"] for r in read(run_dir / "results.csv")]
+    assert kept[:6] == [f"ws4/i{k}" for k in range(6)] and "ws4/i7" in kept, kept
+    assert not read(run_dir / "ranks.csv")
+    assert "6 of 6 measurements are kept" in err, err
+    resumed = subprocess.run([sys.executable, "-m", "distbench", "pairs", "--resume", str(run_dir),
+                              "--quiet"], env=env, capture_output=True, text=True, timeout=600,
+                             check=False)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    rows = [r["measurement"] for r in read(run_dir / "results.csv")]
+    assert len(rows) == len(set(rows)), rows  # nothing measured twice
+    assert set(rows) >= {"ws4/i7", "ws4/i9", "ws4/i10"}  # rank 1's pairs, confirmed
+    assert outliers(run_dir) == ["1"]
