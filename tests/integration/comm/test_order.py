@@ -42,8 +42,15 @@ def test_interleaved_rows_are_labelled_complete_and_land_after_the_last_round(
     ends = [m.start() for m in re.finditer(r"\bend ws2/i\d", log)]
     assert len(rounds) == 3 and len(ends) == 4
     assert min(ends) > rounds[-1]  # no row before the last round began: the trials interleave
-    progress = (out / "logs" / "ws2-progress.log").read_text().splitlines()
-    assert [line.split()[2] for line in progress] == [row["measurement"] for row in rows]
+    progress = [
+        line.split() for line in (out / "logs" / "ws2-progress.log").read_text().splitlines()
+    ]
+    begins = [fields[2] for fields in progress if fields[1] == "begin"]
+    assert begins == [row["measurement"] for row in rows]
+    # each round announced (launch/progress.py shows it before any row lands), before the begins
+    announced = [" ".join(fields[1:]) for fields in progress if fields[1] == "round"]
+    assert announced == [f"round {k} of 3 over 4 measurements" for k in (1, 2, 3)]
+    assert progress.index(next(f for f in progress if f[1] == "begin")) == 3
 
 
 def test_auto_order_is_recorded_resolved_and_the_sweep_file_takes_order(
