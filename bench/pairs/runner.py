@@ -95,7 +95,11 @@ class PairsRun:
         for number, pairs in enumerate(rounds, 1):
             ids = [self.next_id(self.index + j) for j in range(len(pairs))]
             self.index += len(pairs)
-            what = f"pairs round {number}/{len(rounds)} {mode} size={case.size}"
+            # the primitive first, as the rows' column: the progress display keeps a table
+            # together while its begin lines name the rows' primitive (launch/events.py part_of)
+            what = (
+                f"{workload.primitive} pairs round {number}/{len(rounds)} {mode} size={case.size}"
+            )
             rows, values = self.measure_round(case, pairs, ids, what, log)
             self.write(rows)
             results += values
@@ -135,7 +139,8 @@ class PairsRun:
                 for p in pairs
             ]
             what = (
-                f"pairs confirmation round {number}/{len(again)} of {workload.level}s {names} "
+                f"{workload.primitive} pairs confirmation round {number}/{len(again)} of "
+                f"{workload.level}s {names} "
                 f"{case.mode} size={case.size}"
             )
             rows, found = self.measure_round(case, pairs, ids, what, log)

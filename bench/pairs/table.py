@@ -10,11 +10,27 @@ from distbench.tables import format_number, render_rows
 
 
 def render_pairs_table(rows: Sequence[dict[str, str]]) -> str:
-    """One line per pair: the pair, its ranks, size, mode, p50 time and busbw."""
+    """A `#` line saying what was measured and how (as the collectives' tables do), then one line
+    per pair: the pair, its ranks, size, mode, p50 time and busbw. A pair measured again (an
+    outlier's confirmation) reads `1-2 again`."""
+    if not rows:
+        return "no rows"
+    first = rows[0]
+    title = (
+        f"# pairs {first.get('primitive', '')}  backend={first.get('backend', '')}  "
+        f"device={first.get('device', '')}  world_size={first.get('world_size', '')}  "
+        f"timer={first.get('timer', '')}  time=p50 of max over the pair's ranks"
+    )
     header = ["pair", "ranks", "size", "mode", "env", "time_us_p50", "busbw_GBps"]
+    seen: set[tuple[str, ...]] = set()
+    names = []
+    for row in rows:
+        case = tuple(row.get(k, "") for k in ("src", "dst", "size_bytes", "mode", "env"))
+        names.append(f"{row['src']}-{row['dst']}" + (" again" if case in seen else ""))
+        seen.add(case)
     lines = [
         [
-            f"{row['src']}-{row['dst']}",
+            name,
             row["ranks"],
             format_size(int(row["size_bytes"])),
             row["mode"],
@@ -22,9 +38,9 @@ def render_pairs_table(rows: Sequence[dict[str, str]]) -> str:
             format_number(row["time_us_p50"], 4),
             format_number(row["busbw_GBps"], 4),
         ]
-        for row in rows
+        for name, row in zip(names, rows, strict=True)
     ]
-    return "\n".join(render_rows(header, lines, numeric=("time_us_p50", "busbw_GBps")))
+    return "\n".join([title, *render_rows(header, lines, numeric=("time_us_p50", "busbw_GBps"))])
 
 
 def render_standings(rows: Sequence[dict[str, str]]) -> str:

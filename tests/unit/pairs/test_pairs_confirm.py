@@ -114,3 +114,22 @@ def test_only_units_flagged_the_first_time_can_be_outliers() -> None:
     odd = standings(matrix(6, {3}), DEFAULT_THRESHOLD)
     assert flagged_units(first) == [] and flagged_units(odd) == [3]
     assert confirm(first, odd) == first
+
+
+def test_the_pairs_table_says_how_it_was_measured_and_which_pair_ran_again() -> None:
+    """The collectives' `#` line, and a confirmation's row named `again` (its pair's first row
+    stays as it was)."""
+    from distbench.pairs.table import render_pairs_table
+
+    def row(src: int, dst: int, p50: str) -> dict[str, str]:
+        return {"src": str(src), "dst": str(dst), "ranks": f"{src}-{dst}", "size_bytes": "1024",
+                "mode": "throughput", "env": "", "time_us_p50": p50, "busbw_GBps": "0.04",
+                "primitive": "send_recv", "backend": "gloo", "device": "cpu", "world_size": "4",
+                "timer": "perf_counter"}  # fmt: skip
+
+    text = render_pairs_table([row(1, 2, "90"), row(0, 3, "20"), row(1, 2, "21")])
+    lines = text.splitlines()
+    assert lines[0].startswith("# pairs send_recv  backend=gloo  device=cpu  world_size=4")
+    assert "time=p50 of max over the pair's ranks" in lines[0]
+    cells = [line.split()[:2] for line in lines[3:]]
+    assert cells == [["1-2", "1-2"], ["0-3", "0-3"], ["1-2", "again"]]
