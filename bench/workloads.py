@@ -44,7 +44,7 @@ def table(path: str) -> Render:
     return render
 
 
-Unfinished = Callable[[Any, int, str, Collection[str], Path], int]
+Unfinished = Callable[[RunSpec, int, Collection[str]], int]
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,12 @@ class Workload:
     resumed_by: Callable[[Any], tuple[str, ...]]
     """The commands that may --resume a run of it (a run is resumed by the command that
     started it)."""
-    unfinished: Unfinished = lambda workload, world_size, tag, done, run_dir: 0
-    """Work a launch of world size n has left that no missing planned row marks, given the
-    measurement ids `done` and the run directory (pairs: a size whose standings ranks.csv lacks:
+    past_plan: bool = False
+    """Whether rows numbered past the plan may follow the planned ones (pairs: an outlier's
+    confirmation): the progress display then keeps a launch's table open until it ends."""
+    unfinished: Unfinished = lambda spec, world_size, done: 0
+    """Work a launch of world size n of the run `spec` has left that no missing planned row
+    marks, given the measurement ids `done` (pairs: a size whose standings ranks.csv lacks:
     launch/planned.py); torch-free."""
 
     def load_runner(self) -> Runner:
@@ -83,11 +86,12 @@ def own_command(
 ) -> Workload:  # fmt: skip
     """A workload of one command named as its kind (`distbench ddp` runs and resumes kind ddp),
     its table `distbench.<kind>.table:render_<kind>_table`, its runner
-    `distbench.<kind>.runner:run_<kind>`, on the launch's world group."""
+    `distbench.<kind>.runner:run_<kind>`, on the launch's world group; `unfinished`: a
+    workload that writes rows past its plan and may leave work no row marks (pairs)."""
     render = table(f"distbench.{kind}.table:render_{kind}_table")
     runner = f"distbench.{kind}.runner:run_{kind}"
     own = Workload(kind, spec_type, plan_size, render, runner, False, lambda workload: (kind,))
-    return own if unfinished is None else replace(own, unfinished=unfinished)
+    return own if unfinished is None else replace(own, unfinished=unfinished, past_plan=True)
 
 
 WORKLOADS: dict[str, Workload] = {

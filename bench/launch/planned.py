@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable
-from pathlib import Path
 
 from distbench.plan import measured_sizes, plan_launches
 from distbench.spec import RunSpec
@@ -40,16 +39,33 @@ def launch_plans(spec: RunSpec, world_size: int) -> dict[int, int]:
     }
 
 
-def launch_left(spec: RunSpec, world_size: int, done: Collection[str]) -> int:
-    """What one launch has left: its planned rows not in `done`, and the work its workload says
-    no row marks (Workload.unfinished)."""
+def planned_left(spec: RunSpec, world_size: int, done: Collection[str]) -> int:
+    """The planned rows of one launch not in `done`."""
     plans = launch_plans(spec, world_size)
     tag = str(getattr(spec.workload, "tag", ""))
     kept = sum(1 for m in done if any(planned_id(m, tag, k, n) for k, n in plans.items()))
-    unfinished = WORKLOADS[spec.kind].unfinished
-    run_dir = Path(spec.launch.run_dir)
-    more = sum(unfinished(spec.workload, k, tag, done, run_dir) for k in plans)
-    return max(0, sum(plans.values()) - kept) + more
+    return max(0, sum(plans.values()) - kept)
+
+
+def unfinished(spec: RunSpec, world_size: int, done: Collection[str]) -> int:
+    """The work of one launch that no missing planned row marks (Workload.unfinished)."""
+    finish = WORKLOADS[spec.kind].unfinished
+    return sum(finish(spec, k, done) for k in launch_plans(spec, world_size))
+
+
+def launch_left(spec: RunSpec, world_size: int, done: Collection[str]) -> int:
+    """What one launch has left: its planned rows not in `done`, and the work its workload says
+    no row marks (Workload.unfinished)."""
+    return planned_left(spec, world_size, done) + unfinished(spec, world_size, done)
+
+
+def run_left(specs: Iterable[RunSpec], done: Collection[str]) -> int:
+    """What a whole run has left (every launch of every part: a sweep's backends)."""
+    return sum(
+        launch_left(part, launch.world_size, done)
+        for part in specs
+        for launch in plan_launches(part.launch, part.kind)
+    )
 
 
 def planned_of(specs: Iterable[RunSpec]) -> Callable[[str], bool]:

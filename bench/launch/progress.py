@@ -87,6 +87,7 @@ class RunProgress:
             self.eta.take(row_size(row))
         self.began: dict[str, float] = {}  # measurement -> unix time it began
         self.launch_left = 0  # measurements the current launch has still to finish
+        self.past_plan = False  # rows past the plan may follow its last planned one
         self.first_begin = 0.0  # unix time this invocation's first measurement began
         self.new = 0
         self.start = time.monotonic()
@@ -162,14 +163,27 @@ class RunProgress:
         per_round = (at.unix_s - self.rounds_began) / (at.number - 1)
         return per_round * (at.of - at.number + 1)
 
-    def start_launch(self, world_size: int, measured: Sequence[int], remaining: int) -> None:
+    def start_launch(
+        self, world_size: int, measured: Sequence[int], remaining: int, unfinished: int = 0,
+        past_plan: bool = False,
+    ) -> None:  # fmt: skip
+        """`remaining`: the launch's planned rows to come; `unfinished`: its sizes whose rows are
+        kept but whose work was cut short (pairs' standings: launch/planned.py); `past_plan`:
+        rows past the plan may follow the last planned one (pairs' confirmations), so its table
+        waits for the launch's end."""
         self.launch_left, self.round, self.rounds_began = remaining, None, 0.0
+        self.past_plan = past_plan
         self.events = FileTail(progress_path(self.run_dir, world_size), from_end=True)
         sizes = ", ".join(str(size) for size in measured)
+        more = (
+            f", and {unfinished} size(s) to finish (rows kept, work cut short)"
+            if unfinished
+            else ""
+        )
         text = (
             f"starting {world_size} rank{'s' * (world_size != 1)} (world size"
             f"{'s' * (len(measured) > 1)} {sizes}): "
-            f"{remaining} of {self.total} measurements to go"
+            f"{remaining} of {self.total} measurements to go{more}"
         )
         self.show(text)
 
@@ -257,7 +271,7 @@ class RunProgress:
             self.last_line = time.time()
         self.add_row(row)
         self.launch_left -= planned
-        if planned and self.launch_left == 0:
+        if planned and self.launch_left == 0 and not self.past_plan:
             self.flush()  # the launch's last measurement: no need to wait for the ranks to exit
 
     @staticmethod

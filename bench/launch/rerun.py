@@ -62,8 +62,9 @@ def resume_command(spec: RunSpec, run_dir: str) -> str:
 def rest_line(spec: RunSpec, run_dir: Path, left: int = -1) -> str:
     """What an interrupted run prints last: the command that measures the rest, or why none can.
     On several nodes every node resumes, each from its own directory (node K > 0: OUT/node<K>,
-    run.prepare_run_dir), so the line names node 0's and the others'. `left`: measurements not
-    yet kept (-1: not counted); with none left the command only marks the run completed."""
+    run.prepare_run_dir), so the line names node 0's and the others'. `left`: what the run has
+    left (launch/planned.py run_left: planned rows not kept, and work no row marks, as a pairs
+    size's standings; -1: not counted); with none left the command only marks it completed."""
     if not resumable(run_dir):
         return f"{NOT_RESUMABLE}: run it again with a new --out"
     if left == 0 and spec.launch.nnodes <= 1:
@@ -135,19 +136,20 @@ def held_run_error(run_dir: Path) -> UsageError:
     return UsageError(f"{refusal} of {what}: continue it with `{command}`, or give a new directory")
 
 
-def report_closed_output(spec: RunSpec, run_dir: Path, kept: int, total: int) -> None:
+def report_closed_output(spec: RunSpec, run_dir: Path, kept: int, total: int, left: int) -> None:
     """After the output was closed: the run stopped as after Ctrl-C; what is kept and the
-    command that continues, on stderr where it is still open."""
+    command that continues, on stderr where it is still open. `left`: what the run has left
+    (launch/planned.py run_left: planned rows, and work no row marks)."""
     silence_closed_outputs()
     lines = [
         f"the output was closed (its reader left, e.g. '| head') after the last measurement: "
         f"the run completed, its {kept} measurements kept",
     ]
-    if kept < total:
+    if left > 0:
         lines = [
             f"interrupted: the output was closed (its reader left, e.g. '| head'); {kept} of "
             f"{total} measurements are kept",
-            rest_line(spec, run_dir, total - kept),
+            rest_line(spec, run_dir, left),
         ]
     try:
         for line in lines:
@@ -158,8 +160,9 @@ def report_closed_output(spec: RunSpec, run_dir: Path, kept: int, total: int) ->
 
 
 def report_interrupt(
-    spec: RunSpec, run_dir: Path, total: int, render: Render, planned: Callable[[str], bool]
-) -> None:
+    spec: RunSpec, run_dir: Path, total: int, render: Render, planned: Callable[[str], bool],
+    left: int,
+) -> None:  # fmt: skip
     """After Ctrl-C or SIGTERM: the table of every kept row and the command that continues;
     `planned`: whether a row's measurement is one of the `total` planned (not an extra row)."""
     rows = read_rows(run_dir / RESULTS_CSV)
@@ -173,4 +176,4 @@ def report_interrupt(
         print(f"kept rows ({kept} of {total} measurements):", flush=True)
         print(render(rows), flush=True)
         print(flush=True)
-    print(rest_line(spec, run_dir, total - kept), file=sys.stderr, flush=True)
+    print(rest_line(spec, run_dir, left), file=sys.stderr, flush=True)

@@ -39,7 +39,7 @@ from distbench.collectors.schema import (
 from distbench.collectors.sink import finished_measurements, read_rows
 from distbench.comm.nccl_table import render_nccl_table
 from distbench.launch.closed import EXIT_PIPE, flushes, output_closed, silence_closed_outputs
-from distbench.launch.planned import launch_left, planned_of
+from distbench.launch.planned import launch_left, planned_of, run_left, unfinished
 from distbench.launch.progress import RunProgress, choose_mode
 from distbench.launch.rerun import (
     failed_rest_line,
@@ -184,9 +184,10 @@ def execute(
         print(warning, file=sys.stderr, flush=True)
     render = render_nccl_table if table == "nccl-tests" else WORKLOADS[spec.kind].render
     kept = read_rows(run_dir / RESULTS_CSV)
-    total = sum(planned_rows(part) for part in (spec, *more))
-    planned = [size for part in (spec, *more) for size in planned_sizes(part)]
-    is_planned = planned_of((spec, *more))  # rows past a plan (pairs' confirmations) are extra
+    parts = (spec, *more)  # `spec` is each launch's in the loop below
+    total = sum(planned_rows(part) for part in parts)
+    planned = [size for part in parts for size in planned_sizes(part)]
+    is_planned = planned_of(parts)  # rows past a plan (pairs' confirmations) are extra
     mode = choose_mode(quiet, console)
     progress = RunProgress(run_dir, render, total, kept, mode, planned, is_planned)
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -199,7 +200,11 @@ def execute(
                     continue  # a resumed run finished this launch before
                 before = len(read_rows(run_dir / RESULTS_CSV))
                 measured = measured_sizes(spec.launch, spec.kind, world_size)
-                progress.start_launch(world_size, measured, remaining)
+                to_finish = unfinished(spec, world_size, spec.launch.done)
+                past_plan = WORKLOADS[spec.kind].past_plan
+                progress.start_launch(
+                    world_size, measured, remaining - to_finish, to_finish, past_plan
+                )
                 result = run_launch(spec.launch, world_size, spec_path, progress.poll)
                 progress.end_launch()
                 record_launch(manifest, spec, spec_path, world_size, result)
@@ -213,16 +218,18 @@ def execute(
     except KeyboardInterrupt as stop:
         status, code = "interrupted", EXIT_INTERRUPTED
         stopped_by = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C (SIGINT)"
-        report_interrupt(spec, run_dir, total, render, is_planned)
+        left = run_left(parts, finished_measurements(run_dir))
+        report_interrupt(spec, run_dir, total, render, is_planned, left)
     except BrokenPipeError:  # the reader of the output left (`| head`): an interruption
         if not output_closed():  # a pipe of something else: a failure like any other
             status, code, stopped_by = "failed", EXIT_FAILED, "error: BrokenPipeError"
             raise
-        kept = sum(map(is_planned, finished_measurements(run_dir)))
+        finished = finished_measurements(run_dir)
+        kept, left = sum(map(is_planned, finished)), run_left(parts, finished)
         # closed after the last measurement (`| true`): the run is whole, its last lines unread
-        status, code = ("completed", EXIT_OK) if kept >= total else ("interrupted", EXIT_PIPE)
-        stopped_by = "finished" if kept >= total else "output closed (its reader left: | head)"
-        report_closed_output(spec, run_dir, kept, total)
+        status, code = ("completed", EXIT_OK) if left == 0 else ("interrupted", EXIT_PIPE)
+        stopped_by = "finished" if left == 0 else "output closed (its reader left: | head)"
+        report_closed_output(spec, run_dir, kept, total, left)
     except BaseException as error:  # anything else (a full disk, a bug): never "completed"
         status, code = "failed", EXIT_FAILED
         stopped_by = f"error: {type(error).__name__}: {error}"[:300]
@@ -238,7 +245,7 @@ def execute(
     if code == EXIT_PIPE or (status == "completed" and not flushes(sys.stdout)):
         return code
     try:
-        closing_lines(spec, run_dir, manifest, status, total, is_planned)
+        closing_lines(spec, run_dir, manifest, status, total, parts, is_planned)
     except BrokenPipeError:  # the output closed after the last measurement: the run is whole
         silence_closed_outputs()
     return code
@@ -246,14 +253,15 @@ def execute(
 
 def closing_lines(
     spec: RunSpec, run_dir: Path, manifest: dict[str, Any], status: str, total: int,
-    is_planned: Callable[[str], bool],
+    parts: Sequence[RunSpec], is_planned: Callable[[str], bool],
 ) -> None:  # fmt: skip
     """What a run prints after its last launch: what a failed run keeps and the command that
     continues it, the nodes' warnings, and where the run is."""
     if status == "failed" and (run_dir / RESULTS_CSV).exists():  # a rank died: go on from here
-        kept = sum(map(is_planned, finished_measurements(run_dir)))
+        finished = finished_measurements(run_dir)
+        kept, left = sum(map(is_planned, finished)), run_left(parts, finished)
         print(f"{kept} of {total} measurements are kept", file=sys.stderr, flush=True)
-        print(failed_rest_line(spec, run_dir, manifest, total - kept), file=sys.stderr, flush=True)
+        print(failed_rest_line(spec, run_dir, manifest, left), file=sys.stderr, flush=True)
     for line in node_warnings(manifest):  # one node with another driver, a slower link ...
         print(line, file=sys.stderr, flush=True)
     if (run_dir / RESULTS_CSV).exists():

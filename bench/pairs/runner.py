@@ -51,6 +51,7 @@ from distbench.pairs.spec import (
     confirmation_rounds,
     plan_size,
     remeasured_pair,
+    standing_key,
 )
 from distbench.primitives.base import Context, element_count
 from distbench.ranks import max_by_slot, save_rank_samples
@@ -75,8 +76,9 @@ class PairsRun:
     """Every measurement id of the launch so far, in order (the same on every rank)."""
     local: list[SampleRow] = field(default_factory=list)
     """This rank's own samples (--rank-samples), written at the end of the launch."""
-    ranked: set[tuple[str, int]] = field(default_factory=set)
-    """(mode, size_bytes) whose standings ranks.csv holds (--resume: finished before); rank 0."""
+    ranked: set[tuple[str, str, str]] = field(default_factory=set)
+    """Sizes whose standings ranks.csv holds (--resume: finished before), by
+    pairs/spec.py standing_key; rank 0."""
 
     def measure_size(self, mode: str, requested: int, log: Callable[[str], None]) -> None:
         """Every round at one size, then the confirmation of the units they flag; rank 0 writes
@@ -103,7 +105,8 @@ class PairsRun:
             rows, values = self.measure_round(case, pairs, ids, what, log)
             self.write(rows)
             results += values
-        finished = (mode, case.size) in self.ranked  # --resume: confirmed and ranked before
+        key = standing_key(self.spec.env_label, mode, case.size)
+        finished = key in self.ranked  # --resume: confirmed and ranked before
         found = standings(results, workload.threshold) if self.sinks is not None else []
         flagged = agree_flagged(self.ctx, [] if finished else flagged_units(found))
         if flagged:
@@ -224,7 +227,9 @@ def run_pairs(spec: RunSpec, ctx: Context, log: Callable[[str], None]) -> None:
         run = PairsRun(spec, ctx, layout, pair_groups(workload, layout), sinks, ranks_csv, kept)
         if writer:
             ranked = read_rows(run_dir / RANKS_CSV)
-            run.ranked = {(row["mode"], int(row["size_bytes"])) for row in ranked}
+            run.ranked = {
+                standing_key(r.get("env", ""), r["mode"], r["size_bytes"]) for r in ranked
+            }
         for mode in workload.modes:
             for requested in workload.sizes:
                 run.measure_size(mode, requested, log)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from distbench.collectors.schema import RANKS_CSV
 from distbench.collectors.sink import read_rows
-from distbench.parse import DTYPES, UsageError
-from distbench.spec import Repeats, check_minimums
+from distbench.parse import DTYPE_BYTES, DTYPES, UsageError
+from distbench.spec import Repeats, RunSpec, check_minimums
 
 PAIR_PRIMITIVES = ("send_recv", "all_reduce")
 """What one pair runs: a bidirectional window of send/recv, or an all_reduce on its subgroup."""
@@ -116,20 +116,32 @@ def plan_size(workload: PairsSpec, world_size: int) -> int:
     return pairs * len(workload.sizes) * len(workload.modes)
 
 
-def unranked(
-    workload: PairsSpec, world_size: int, tag: str, done: Collection[str], run_dir: Path
-) -> int:
+def standing_key(env: str, mode: str, size_bytes: int | str) -> tuple[str, str, str]:
+    """What ranks.csv's standings of one size are known by: the launch's --env combination, the
+    mode and the measured size (the asked one rounded down to whole elements)."""
+    return (env, mode, str(size_bytes))
+
+
+def unranked(spec: RunSpec, world_size: int, done: Collection[str]) -> int:
     """Sizes of a launch whose planned rows are all in `done` while ranks.csv holds no standings
     for them (a run stopped during their confirmation): work no missing row marks, so that a
     resume runs the launch again (Workload.unfinished). Sizes are measured in plan order, mode
     by mode, and ranks.csv gets a size's standings as its confirmation ends."""
-    blocks = len(workload.sizes) * len(workload.modes)
-    per_size = plan_size(workload, world_size) // blocks if blocks else 0
-    head = f"{tag}ws{world_size}/i"
+    workload: PairsSpec = spec.workload
+    blocks = [(mode, size) for mode in workload.modes for size in workload.sizes]
+    per_size = plan_size(workload, world_size) // len(blocks) if blocks else 0
+    if per_size == 0:
+        return 0
+    head = f"{workload.tag}ws{world_size}/i"
     indices = {int(m[len(head) :]) for m in done if m.startswith(head) and m[len(head) :].isdigit()}
-    measured = sum(
-        per_size > 0 and all(i in indices for i in range(b * per_size, (b + 1) * per_size))
-        for b in range(blocks)
-    )
-    ranked = {(row.get("mode"), row.get("size_bytes")) for row in read_rows(run_dir / RANKS_CSV)}
-    return max(0, measured - len(ranked))
+    rows = read_rows(Path(spec.launch.run_dir) / RANKS_CSV)
+    ranked = {
+        standing_key(r.get("env", ""), r.get("mode", ""), r.get("size_bytes", "")) for r in rows
+    }
+    itemsize = DTYPE_BYTES[workload.dtype]
+    left = 0
+    for block, (mode, size) in enumerate(blocks):
+        if all(i in indices for i in range(block * per_size, (block + 1) * per_size)):
+            key = standing_key(spec.env_label, mode, size // itemsize * itemsize)
+            left += key not in ranked
+    return left

@@ -10,7 +10,7 @@ from distbench.launch.planned import launch_left, planned_of
 from distbench.pairs.spec import PairsSpec, unranked
 from distbench.spec import LaunchSpec, RunSpec
 
-RANKS_HEADER = "run_id,label,level,rank,host,node,primitive,mode,size_bytes\n"
+RANKS_HEADER = "run_id,label,level,rank,host,node,primitive,mode,size_bytes,env\n"
 
 
 def pairs_run(run_dir: Path) -> RunSpec:
@@ -43,14 +43,14 @@ def test_a_size_without_standings_is_left(tmp_path: Path) -> None:
     spec = pairs_run(tmp_path / "run")
     every = ids(*range(12), 12, 13, 14)
     ranks = tmp_path / "run" / "ranks.csv"
-    rows = [f"r,,rank,{u},h,0,send_recv,throughput,1024\n" for u in range(4)]
+    rows = [f"r,,rank,{u},h,0,send_recv,throughput,1024,\n" for u in range(4)]
     ranks.write_text(RANKS_HEADER + "".join(rows))
-    assert unranked(spec.workload, 4, "", every, tmp_path / "run") == 1
+    assert unranked(spec, 4, every) == 1
     assert launch_left(spec, 4, every) == 1
-    rows += [f"r,,rank,{u},h,0,send_recv,throughput,65536\n" for u in range(4)]
+    rows += [f"r,,rank,{u},h,0,send_recv,throughput,65536,\n" for u in range(4)]
     ranks.write_text(RANKS_HEADER + "".join(rows))
     assert launch_left(spec, 4, every) == 0
-    assert unranked(spec.workload, 4, "", ids(*range(6)), tmp_path / "run") == 0
+    assert unranked(spec, 4, ids(*range(6))) == 0
     ranks.unlink()  # a fresh run: nothing measured, nothing ranked, nothing left beyond rows
     assert launch_left(spec, 4, ()) == 12
 
@@ -69,3 +69,22 @@ def test_a_failed_launch_with_work_left_fails_the_run(tmp_path: Path) -> None:
     )
     assert problem is not None and problem[0] == "failed"
     assert launch_problem(spec, rows, died, 12, 0) is None  # nothing left: it failed leaving
+
+
+def test_standings_are_known_by_env_and_the_measured_size(tmp_path: Path) -> None:
+    """--env runs write every combination's standings to one ranks.csv: another combination's
+    standings of the same size do not finish this one's; and a size is known by the bytes it
+    measured (1001 asked of float32 measures 1000)."""
+    from dataclasses import replace
+
+    spec = pairs_run(tmp_path / "run")
+    spec = replace(spec, launch=replace(spec.launch, env=("NCCL_ALGO=Ring",)),
+                   workload=replace(spec.workload, sizes=(1001, 65536), tag="env1/"))  # fmt: skip
+    every = [f"env1/ws4/i{k}" for k in range(12)]
+    ranks = tmp_path / "run" / "ranks.csv"
+    other = [f"r,,rank,{u},h,0,send_recv,throughput,1000,NCCL_ALGO=Tree\n" for u in range(4)]
+    ranks.write_text(RANKS_HEADER + "".join(other))
+    assert unranked(spec, 4, every) == 2  # the other combination's standings finish nothing
+    mine = [f"r,,rank,{u},h,0,send_recv,throughput,1000,NCCL_ALGO=Ring\n" for u in range(4)]
+    ranks.write_text(RANKS_HEADER + "".join(other + mine))
+    assert unranked(spec, 4, every) == 1  # 1001 B measured as 1000: ranked; 64K: not yet
