@@ -222,9 +222,13 @@ def format_significant(value: float, digits: int = 3) -> str:
     return "0" if float(text) == 0 else text
 
 
+SIZE_UNITS = (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10))
+"""The suffixes sizes print with, largest first."""
+
+
 def format_size(size_bytes: int) -> str:
     """67108864 -> '64M' when exact, else bytes: the inverse of parse_size for table output."""
-    for suffix, unit in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+    for suffix, unit in SIZE_UNITS:
         if size_bytes >= unit and size_bytes % unit == 0:
             return f"{size_bytes // unit}{suffix}"
     return str(size_bytes)

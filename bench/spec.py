@@ -154,3 +154,11 @@ def measurement_id(world_size: int, index: int, tag: str = "") -> str:
     """The key joining a results row to its samples: `[tag]ws<N>/i<k>`, k counting the plan's
     cases in order (what --resume matches on)."""
     return f"{tag}ws{world_size}/i{index}"
+
+
+def measurement_index(measurement: str, world_size: int, tag: str = "") -> int | None:
+    """k of a `[tag]ws<N>/i<k>` id of this world size and tag (measurement_id's inverse); None
+    for another world size or tag, or an id of another form."""
+    head = f"{tag}ws{world_size}/i"
+    index = measurement[len(head) :] if measurement.startswith(head) else ""
+    return int(index) if index.isdigit() else None

@@ -43,12 +43,12 @@ def keep_last_repeats(
             "run (pairs: an outlier's pairs, measured again to confirm it): the later row is "
             "shown"
         )
-        return kept.drop(columns="_order").sort_index(), note
-    note = (
-        f"{dropped} {what} row(s) repeat a case of the same source in runs {', '.join(runs)} "
-        f"(by start time): each case is shown from the run that started last, as compare does "
-        "(a run's launch-N folders are pooled instead)"
-    )
+    else:
+        note = (
+            f"{dropped} {what} row(s) repeat a case of the same source in runs {', '.join(runs)} "
+            f"(by start time): each case is shown from the run that started last, as compare "
+            "does (a run's launch-N folders are pooled instead)"
+        )
     return kept.drop(columns="_order").sort_index(), note
 
 

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from distbench.parse import format_significant, format_size
+from distbench.parse import SIZE_UNITS, format_significant, format_size
 from distbench.tables import BANDWIDTH_DIGITS, format_number, group_rows
 
 Row = dict[str, str]
@@ -85,9 +85,10 @@ def bytes_cell(size_bytes: int) -> str:
     exact = format_size(size_bytes)
     if not exact.isdigit() or size_bytes < 1024:
         return exact
-    units = (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10))
     # the largest unit it reaches once rounded (1048572 reads 1.00M, not 1024K)
-    suffix, unit = next((s, u) for s, u in units if float(format_significant(size_bytes / u)) >= 1)
+    suffix, unit = next(
+        (s, u) for s, u in SIZE_UNITS if float(format_significant(size_bytes / u)) >= 1
+    )
     return f"{format_significant(size_bytes / unit)}{suffix}"
 
 

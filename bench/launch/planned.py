@@ -11,24 +11,22 @@ much, so that a resume runs that launch again instead of taking it for finished.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable
+from pathlib import Path
 
+from distbench.collectors.sink import finished_measurements
 from distbench.plan import measured_sizes, plan_launches
-from distbench.spec import RunSpec
+from distbench.spec import RunSpec, measurement_index
 from distbench.workloads import WORKLOADS
-
-ID = re.compile(r"^(.*)ws(\d+)/i(\d+)$")
 
 
 def planned_id(measurement: str, tag: str, world_size: int, plan: int) -> bool:
     """Whether `measurement` is one of the `plan` measurements of world size `world_size`:
     `[tag]ws<N>/i<k>` with k below the plan (an id of another form counts as planned)."""
-    head = f"{tag}ws{world_size}/"
-    if not measurement.startswith(head):
+    if not measurement.startswith(f"{tag}ws{world_size}/"):
         return False
-    index = measurement[len(head) :]
-    return not (index[:1] == "i" and index[1:].isdigit() and int(index[1:]) >= plan)
+    index = measurement_index(measurement, world_size, tag)
+    return index is None or index < plan
 
 
 def launch_plans(spec: RunSpec, world_size: int) -> dict[int, int]:
@@ -68,6 +66,15 @@ def run_left(specs: Iterable[RunSpec], done: Collection[str]) -> int:
     )
 
 
+def kept_and_left(
+    parts: Iterable[RunSpec], planned: Callable[[str], bool], run_dir: Path
+) -> tuple[int, int]:
+    """After a run stopped: its planned measurements with a row in results.csv (`planned`:
+    planned_of), and what it has left (run_left)."""
+    finished = finished_measurements(run_dir)
+    return sum(map(planned, finished)), run_left(parts, finished)
+
+
 def planned_of(specs: Iterable[RunSpec]) -> Callable[[str], bool]:
     """Whether a measurement id is one a run of `specs` (a sweep's backends: several) planned,
     rather than an extra row past a plan."""
@@ -79,10 +86,9 @@ def planned_of(specs: Iterable[RunSpec]) -> Callable[[str], bool]:
                 plans[(tag, world_size)] = WORKLOADS[part.kind].plan_size(part.workload, world_size)
 
     def planned(measurement: str) -> bool:
-        found = ID.match(measurement)
-        if found is None:
-            return True
-        plan = plans.get((found.group(1), int(found.group(2))))
-        return plan is None or int(found.group(3)) < plan
+        for (tag, world_size), plan in plans.items():
+            if measurement.startswith(f"{tag}ws{world_size}/"):
+                return planned_id(measurement, tag, world_size, plan)
+        return True  # another launch's or form's: not a row past one of these plans
 
     return planned

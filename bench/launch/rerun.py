@@ -8,7 +8,6 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -160,13 +159,12 @@ def report_closed_output(spec: RunSpec, run_dir: Path, kept: int, total: int, le
 
 
 def report_interrupt(
-    spec: RunSpec, run_dir: Path, total: int, render: Render, planned: Callable[[str], bool],
-    left: int,
-) -> None:  # fmt: skip
+    spec: RunSpec, run_dir: Path, total: int, render: Render, kept: int, left: int
+) -> None:
     """After Ctrl-C or SIGTERM: the table of every kept row and the command that continues;
-    `planned`: whether a row's measurement is one of the `total` planned (not an extra row)."""
+    `kept` of the `total` planned measurements have a row, and the run has `left` to do
+    (launch/planned.py kept_and_left)."""
     rows = read_rows(run_dir / RESULTS_CSV)
-    kept = sum(map(planned, {row.get("measurement", "") for row in rows}))
     print(
         f"interrupted: the process group was stopped; {kept} of {total} measurements are kept",
         file=sys.stderr,

@@ -39,7 +39,13 @@ from distbench.collectors.schema import (
 from distbench.collectors.sink import finished_measurements, read_rows
 from distbench.comm.nccl_table import render_nccl_table
 from distbench.launch.closed import EXIT_PIPE, flushes, output_closed, silence_closed_outputs
-from distbench.launch.planned import launch_left, planned_of, run_left, unfinished
+from distbench.launch.planned import (
+    kept_and_left,
+    launch_left,
+    planned_left,
+    planned_of,
+    unfinished,
+)
 from distbench.launch.progress import RunProgress, choose_mode
 from distbench.launch.rerun import (
     failed_rest_line,
@@ -195,16 +201,15 @@ def execute(
     try:
         with progress:
             for spec, spec_path, world_size in launch_order(spec, first_path, more):  # noqa: B020
-                remaining = launch_left(spec, world_size, spec.launch.done)
+                to_come = planned_left(spec, world_size, spec.launch.done)
+                to_finish = unfinished(spec, world_size, spec.launch.done)  # reads ranks.csv
+                remaining = to_come + to_finish  # launch_left, each part read once
                 if remaining == 0 and spec.launch.done:
                     continue  # a resumed run finished this launch before
                 before = len(read_rows(run_dir / RESULTS_CSV))
                 measured = measured_sizes(spec.launch, spec.kind, world_size)
-                to_finish = unfinished(spec, world_size, spec.launch.done)
                 past_plan = WORKLOADS[spec.kind].past_plan
-                progress.start_launch(
-                    world_size, measured, remaining - to_finish, to_finish, past_plan
-                )
+                progress.start_launch(world_size, measured, to_come, to_finish, past_plan)
                 result = run_launch(spec.launch, world_size, spec_path, progress.poll)
                 progress.end_launch()
                 record_launch(manifest, spec, spec_path, world_size, result)
@@ -218,14 +223,13 @@ def execute(
     except KeyboardInterrupt as stop:
         status, code = "interrupted", EXIT_INTERRUPTED
         stopped_by = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C (SIGINT)"
-        left = run_left(parts, finished_measurements(run_dir))
-        report_interrupt(spec, run_dir, total, render, is_planned, left)
+        kept, left = kept_and_left(parts, is_planned, run_dir)
+        report_interrupt(spec, run_dir, total, render, kept, left)
     except BrokenPipeError:  # the reader of the output left (`| head`): an interruption
         if not output_closed():  # a pipe of something else: a failure like any other
             status, code, stopped_by = "failed", EXIT_FAILED, "error: BrokenPipeError"
             raise
-        finished = finished_measurements(run_dir)
-        kept, left = sum(map(is_planned, finished)), run_left(parts, finished)
+        kept, left = kept_and_left(parts, is_planned, run_dir)
         # closed after the last measurement (`| true`): the run is whole, its last lines unread
         status, code = ("completed", EXIT_OK) if left == 0 else ("interrupted", EXIT_PIPE)
         stopped_by = "finished" if left == 0 else "output closed (its reader left: | head)"
@@ -258,8 +262,7 @@ def closing_lines(
     """What a run prints after its last launch: what a failed run keeps and the command that
     continues it, the nodes' warnings, and where the run is."""
     if status == "failed" and (run_dir / RESULTS_CSV).exists():  # a rank died: go on from here
-        finished = finished_measurements(run_dir)
-        kept, left = sum(map(is_planned, finished)), run_left(parts, finished)
+        kept, left = kept_and_left(parts, is_planned, run_dir)
         print(f"{kept} of {total} measurements are kept", file=sys.stderr, flush=True)
         print(failed_rest_line(spec, run_dir, manifest, left), file=sys.stderr, flush=True)
     for line in node_warnings(manifest):  # one node with another driver, a slower link ...

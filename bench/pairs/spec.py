@@ -12,7 +12,7 @@ from pathlib import Path
 from distbench.collectors.schema import RANKS_CSV
 from distbench.collectors.sink import read_rows
 from distbench.parse import DTYPE_BYTES, DTYPES, UsageError
-from distbench.spec import Repeats, RunSpec, check_minimums
+from distbench.spec import Repeats, RunSpec, check_minimums, measurement_index
 
 PAIR_PRIMITIVES = ("send_recv", "all_reduce")
 """What one pair runs: a bidirectional window of send/recv, or an all_reduce on its subgroup."""
@@ -132,8 +132,7 @@ def unranked(spec: RunSpec, world_size: int, done: Collection[str]) -> int:
     per_size = plan_size(workload, world_size) // len(blocks) if blocks else 0
     if per_size == 0:
         return 0
-    head = f"{workload.tag}ws{world_size}/i"
-    indices = {int(m[len(head) :]) for m in done if m.startswith(head) and m[len(head) :].isdigit()}
+    indices = {measurement_index(m, world_size, workload.tag) for m in done}
     rows = read_rows(Path(spec.launch.run_dir) / RANKS_CSV)
     ranked = {
         standing_key(r.get("env", ""), r.get("mode", ""), r.get("size_bytes", "")) for r in rows

@@ -28,13 +28,20 @@ def begin(measurement: str, primitive: str) -> str:
     return f"1.0 begin {measurement} {primitive} float32 throughput size=1024\n"
 
 
+def run_files(run_dir: Path, log_text: str = "") -> Path:
+    """A run directory's results.csv (its header) and world size 2's progress log, as the ranks
+    start them; the log's path."""
+    (run_dir / "results.csv").write_text(HEADER)
+    log = progress_path(run_dir, 2)
+    log.parent.mkdir()
+    log.write_text(log_text)
+    return log
+
+
 def test_a_begin_already_finished_does_not_split_the_next_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "results.csv").write_text(HEADER)
-    log = progress_path(tmp_path, 2)
-    log.parent.mkdir()
-    log.write_text("")
+    log = run_files(tmp_path)
     progress = RunProgress(tmp_path, render, 6, [], "quiet")
     progress.start_launch(2, [2], 6)
 
@@ -66,10 +73,7 @@ def test_rows_past_the_plan_are_shown_not_counted(
 ) -> None:
     """A pairs run whose outlier was confirmed writes rows past its plan (ws2/i2 of a plan of 2):
     the counter counts the planned rows only ([2/2], never [3/2]) and names the extra one."""
-    (tmp_path / "results.csv").write_text(HEADER)
-    log = progress_path(tmp_path, 2)
-    log.parent.mkdir()
-    log.write_text("")
+    run_files(tmp_path)
     planned = {"ws2/i0", "ws2/i1"}.__contains__
     progress = RunProgress(tmp_path, render, 2, [], "lines", is_planned=planned)
     progress.start_launch(2, [2], 2)
@@ -94,10 +98,7 @@ def test_interleaved_rounds_are_shown_before_any_row_lands(
 ) -> None:
     """--order interleaved lands every row in its last round: until then the rounds are the
     progress, a line each (at most one per RUNNING_NOTE_S) with an ETA from the rounds' mean."""
-    (tmp_path / "results.csv").write_text(HEADER)
-    log = progress_path(tmp_path, 2)
-    log.parent.mkdir()
-    log.write_text("")
+    log = run_files(tmp_path)
     progress = RunProgress(tmp_path, render, 9, [], "lines")
     progress.start_launch(2, [2], 9)
     with open(log, "a") as handle:  # rounds 1 and 2 begun 4 s apart: 6 more rounds, ~24 s
@@ -119,10 +120,7 @@ def test_interleaved_rounds_are_shown_before_any_row_lands(
 
 def test_grouped_rounds_give_no_eta_of_their_own(tmp_path: Path) -> None:
     """Grouped rounds hold 3 of the launch's measurements: their end is not the launch's."""
-    (tmp_path / "results.csv").write_text(HEADER)
-    log = progress_path(tmp_path, 2)
-    log.parent.mkdir()
-    log.write_text(round_line(1, 5, 3, 1000.0) + round_line(2, 5, 3, 1001.0))
+    log = run_files(tmp_path, round_line(1, 5, 3, 1000.0) + round_line(2, 5, 3, 1001.0))
     progress = RunProgress(tmp_path, render, 9, [], "quiet")
     progress.start_launch(2, [2], 9)
     progress.events = None
