@@ -91,7 +91,9 @@ def parse_size(text: str) -> int:
     """'64M' -> 67108864. Binary suffixes K/M/G/T (or KiB/MiB/GiB/TiB, KB/MB/GB/TB), plain
     bytes, optional B; a lowercase b (a bit: '64Mb') is refused."""
     match = _SIZE_RE.match(text)
-    hint = "use a number of bytes with an optional K, M or G suffix (binary: 1K = 1024), e.g. 64M"
+    hint = (
+        "use a number of bytes with an optional K, M, G or T suffix (binary: 1K = 1024), e.g. 64M"
+    )
     if match is None:
         raise UsageError(f"'{text}' is not a size: {hint}")
     number, unit = match.groups()
@@ -222,7 +224,7 @@ def format_significant(value: float, digits: int = 3) -> str:
     return "0" if float(text) == 0 else text
 
 
-SIZE_UNITS = (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10))
+SIZE_UNITS = (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10))
 """The suffixes sizes print with, largest first."""
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from rich.box import Box
 from rich.console import Console
@@ -112,3 +112,14 @@ def render_rows(
     )
     console.print(table)
     return [line.rstrip() for line in buffer.getvalue().splitlines()]
+
+
+def title_line(what: str, rows: Sequence[Mapping[str, str]], time: str) -> str:
+    """The `#` line above a table, as the collectives' tables begin: what was measured, on what
+    backend, device, world size(s) and timer, and what its time cells are."""
+    first = rows[0] if rows else {}
+    sizes = ",".join(dict.fromkeys(row.get("world_size", "") for row in rows))
+    return (
+        f"# {what}  backend={first.get('backend', '')}  device={first.get('device', '')}  "
+        f"world_size={sizes}  timer={first.get('timer', '')}  time={time}"
+    )

@@ -27,13 +27,7 @@ def check_memory(sizes: Sequence[int], launch: ResolvedLaunch, total: int | None
         return
     fits = 1 << max(0, (total // ranks).bit_length() - 1)  # the largest power of 2 that fits
     raise UsageError(
-        f"size {spelled(largest)} cannot fit: each of the {ranks} ranks on this node holds "
+        f"size {format_size(largest)} cannot fit: each of the {ranks} ranks on this node holds "
         f"at least one buffer of it ({largest * ranks / 2**30:.1f} GiB in all), and this machine "
         f"has {total / 2**30:.1f} GiB of memory; give sizes up to about {format_size(fits)}"
     )
-
-
-def spelled(size_bytes: int) -> str:
-    """A size as a user types it: `1T` (format_size stops at G: `1024G`)."""
-    tera = 1 << 40
-    return f"{size_bytes // tera}T" if size_bytes % tera == 0 else format_size(size_bytes)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from distbench.tables import format_number, render_rows
+from distbench.tables import format_number, render_rows, title_line
 
 
 def render_init_table(rows: Sequence[dict[str, str]]) -> str:
@@ -19,4 +19,6 @@ def render_init_table(rows: Sequence[dict[str, str]]) -> str:
         ]
         for row in rows
     ]
-    return "\n".join(render_rows(header, lines, numeric=("p50_ms", "min_ms", "max_ms")))
+    time = "each trial the slowest rank's, in ms: p50, min, max over trials"
+    numeric = ("p50_ms", "min_ms", "max_ms")
+    return "\n".join([title_line("init", rows, time), *render_rows(header, lines, numeric=numeric)])

@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass
 from typing import Annotated
 
+from distbench.comm.memory import check_memory
 from distbench.options.launch import ResolvedLaunch, same_named
 from distbench.options.opt import ITERS_OPTION, MODE_OPTION, flag, integer, text
 from distbench.overlap.spec import MAX_COMPUTE, OVERLAP_PRIMITIVES, OverlapSpec
@@ -122,8 +123,10 @@ def build_overlap_spec(args: OverlapArgs, launch: ResolvedLaunch) -> OverlapSpec
         raise UsageError("--compute-threads sets the CPU's matmul threads: leave it out on CUDA")
     for line in emulation_notes(args.primitives, launch.backend):
         print(line, file=sys.stderr)
+    sizes = args.sizes or DEFAULT_SIZES.get(launch.backend, DEFAULT_SIZES["gloo"])
+    check_memory(sizes, launch)
     return OverlapSpec(
-        sizes=args.sizes or DEFAULT_SIZES.get(launch.backend, DEFAULT_SIZES["gloo"]),
+        sizes=sizes,
         modes=args.mode,
         **same_named(args, *TAKEN_AS_GIVEN),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from distbench.parse import format_size
-from distbench.tables import format_number, render_rows
+from distbench.tables import format_number, render_rows, title_line
 
 
 def render_overlap_table(rows: Sequence[dict[str, str]]) -> str:
@@ -28,7 +28,8 @@ def render_overlap_table(rows: Sequence[dict[str, str]]) -> str:
         for row in rows
     ]
     numeric = ("compute_us", "comm_us", "both_us", "efficiency", "compute_x", "comm_x")
-    return "\n".join([*render_rows(header, lines, numeric=numeric), *notes(rows)])
+    title = title_line("overlap", rows, "each phase's p50 of max over ranks")
+    return "\n".join([title, *render_rows(header, lines, numeric=numeric), *notes(rows)])
 
 
 def notes(rows: Sequence[dict[str, str]]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
+from distbench.comm.memory import check_memory
 from distbench.options.launch import ResolvedLaunch
 from distbench.options.opt import integer, text
 from distbench.options.shared import parse_count, sizes_option
@@ -88,6 +89,7 @@ def build_rpc_spec(args: RpcArgs, launch: ResolvedLaunch) -> RpcSpec:
         raise UsageError("rpc needs at least 2 ranks: give --world-sizes 2 or more")
     if args.window is not None and "async" not in args.pattern:
         raise UsageError("--window applies to --pattern async: drop --window or add async")
+    check_memory(args.sizes, launch)
     return RpcSpec(
         sizes=args.sizes,
         patterns=args.pattern,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from distbench.parse import format_size
-from distbench.tables import format_number, render_rows
+from distbench.tables import format_number, render_rows, title_line
 
 
 def render_rpc_table(rows: Sequence[dict[str, str]]) -> str:
@@ -23,6 +23,6 @@ def render_rpc_table(rows: Sequence[dict[str, str]]) -> str:
         ]
         for row in rows
     ]
-    return "\n".join(
-        render_rows(header, lines, numeric=("time_us_p50", "calls_per_s", "algbw_GBps"))
-    )
+    title = title_line("rpc", rows, "p50 of the slowest caller's time per call (TensorPipe)")
+    numeric = ("time_us_p50", "calls_per_s", "algbw_GBps")
+    return "\n".join([title, *render_rows(header, lines, numeric=numeric)])

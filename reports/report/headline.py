@@ -23,7 +23,7 @@ import statistics
 import pandas as pd
 
 from distbench.reports.compare.words import band_name, headline_verdicts, percent
-from distbench.reports.report.uncertainty import speedup_interval
+from distbench.reports.report.uncertainty import TIMES, speedup_interval
 from distbench.reports.report.verdicts import (
     COMPARE,
     DIRECTION,
@@ -140,6 +140,12 @@ def whole_sentence(verdict: SourceVerdict, baseline: str) -> str | None:
     )
 
 
+def caught(share: float) -> str:
+    """A detectable change as the report writes it: '31 %', or '>10×' as its speedups are capped
+    (compare's terminal spells it '>10x', in ASCII)."""
+    return percent(share).replace("x", TIMES)
+
+
 def seen_sentence(verdict: SourceVerdict, rows: pd.DataFrame) -> str:
     """Rule 4."""
     shown = ", ".join(f"{n} {state}" for state, n in counts(rows["state"]).items())
@@ -151,8 +157,8 @@ def seen_sentence(verdict: SourceVerdict, rows: pd.DataFrame) -> str:
         return text + "; what a row could see is not vouched for tonight (the box changed)."
     alone = judged["detectable"].astype(float).tolist()
     text += (
-        f"; one row alone would catch a slowdown from {percent(min(alone))} "
-        f"(median {percent(statistics.median(alone))})"
+        f"; one row alone would catch a slowdown from {caught(min(alone))} "
+        f"(median {caught(statistics.median(alone))})"
     )
     together = [
         j.detectable
@@ -160,7 +166,7 @@ def seen_sentence(verdict: SourceVerdict, rows: pd.DataFrame) -> str:
         if not j.hypothesis.band and j.hypothesis.primitive != WHOLE_RUN
     ]
     if together:
-        text += f", every row of a primitive together from {percent(min(together))}"
+        text += f", every row of a primitive together from {caught(min(together))}"
     return text + " (80 % power)."
 
 

@@ -19,6 +19,9 @@ from distbench.parse import format_significant
 from distbench.reports.render import format_number
 from distbench.stats.verdict import CONFIDENCE, level_text
 
+TIMES = "\u00d7"
+"""The multiplication sign every speedup of the report is written with (the terminal's x is
+ASCII)."""
 SPAN = 10.0
 """Speedups beyond SPAN× either way print as '>10×' and '<0.1×': an interval that wide says only
 that the noise is that wide, and a table's 0.008× beside the headline's <0.1× read as two

@@ -46,6 +46,7 @@ from distbench.reports.compare.sides import Side
 from distbench.reports.kinds import MATCH_KEYS
 from distbench.reports.load import Loaded
 from distbench.reports.report.sides import source_sides
+from distbench.reports.report.uncertainty import TIMES
 from distbench.stats.engine import WHOLE_RUN, Outcome, judge_family
 from distbench.stats.verdict import (
     CANNOT_TELL,
@@ -195,7 +196,7 @@ def state_text(judged: Judged) -> str:
     noise: 1 of 5 nights': the state as compare prints it, with its direction across sources."""
     if judged.state in DIRECTION:
         return f"{judged.state} ({DIRECTION[judged.state]})"
-    return describe_state(judged)
+    return describe_state(judged).replace("below 10x", f"below 10{TIMES}")  # as its speedups
 
 
 VERDICT_COLUMNS = (

@@ -18,7 +18,7 @@ def test_bad_input_through_the_installed_command(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "distbench: error: Invalid value for '--sizes': '1X' has an unknown unit 'X': use a "
-        "number of bytes with an optional K, M or G suffix (binary: 1K = 1024), e.g. 64M "
+        "number of bytes with an optional K, M, G or T suffix (binary: 1K = 1024), e.g. 64M "
         "(see 'distbench allreduce --help')"
     ]
 

@@ -61,3 +61,22 @@ def test_op_is_refused_where_nothing_is_reduced(capsys: pytest.CaptureFixture[st
         "distbench: error: --op applies to reducing primitives (allreduce, reduce, "
         "reducescatter); broadcast moves data unchanged: drop --op"
     ]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["allreduce"], ["sendrecv"], ["pairs"], ["overlap"], ["rpc"]],
+    ids=lambda c: c[0],
+)
+def test_a_size_that_cannot_fit_is_refused_before_launching(
+    command: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`1T` typed for `1G`: one line naming the size and what would fit, for every command that
+    takes --sizes (comm/memory.py), and no run directory."""
+    monkeypatch.chdir(tmp_path)
+    line = usage_error_line([*command, "--sizes", "1T", "--world-sizes", "2"], capsys)
+    assert "size 1T cannot fit" in line and "give sizes up to about" in line
+    assert not (tmp_path / "results").exists()
