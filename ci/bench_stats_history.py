@@ -161,6 +161,8 @@ def run(quick: bool, seed: int) -> list[dict]:
                 add("  ... found, of those whose fitted phi is >= 0.6",
                     share([h for h, s in zip(stepped(judged, at), strong, strict=True) if s]), "",
                     None)  # fmt: skip
+    add("20 % steps found, AR(1) phi 0.5, step at 40, the same test with phi and sd known",
+        known_phi(np.random.default_rng([seed, 5]), 4 * reps), "", None)  # fmt: skip
     one = drift(rng, reps, NIGHTS, 0.5) * 0.10 + STEP * (np.arange(NIGHTS) >= 40)
     add("20 % steps found, AR(1) phi 0.5, one launch a night (sd 0.10), step at 40",
         share(stepped(judge(one), 40)), "", None)  # fmt: skip
@@ -190,6 +192,24 @@ def run(quick: bool, seed: int) -> list[dict]:
 
     rows += where_run(quick, seed)
     return rows
+
+
+def known_phi(
+    rng: np.random.Generator, reps: int, phi: float = 0.5, at: int = 40
+) -> tuple[float, float]:
+    """What estimating phi costs a series alone: the GLS statistic of its log values with the
+    drift's phi and variance known (changepoint_model.profile), its null's 95th percentile
+    simulated at that phi; a step counts as found as above (within NEAR nights, slower)."""
+    from distbench.stats.changepoint_model import model, profile
+
+    noise = model(np.full(reps, phi), np.full(reps, NIGHT_SD**2), np.zeros(reps))
+    null, _ = profile(drift(rng, reps, NIGHTS, phi) * NIGHT_SD, noise)
+    critical = np.quantile(np.abs(null).max(axis=1), 0.95)
+    y = drift(rng, reps, NIGHTS, phi) * NIGHT_SD + STEP * (np.arange(NIGHTS) >= at)
+    t, effect = profile(y, noise)
+    night = np.abs(t).argmax(axis=1)  # profile's column k - 1: a step whose first night is k
+    hits = (np.abs(t).max(axis=1) > critical) & (np.abs(night + 1 - at) <= NEAR)
+    return share(list(hits & (effect[np.arange(reps), night] > 0)))
 
 
 HOW = {True: "phi pooled", False: "each series' own phi (as before)"}
