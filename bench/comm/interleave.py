@@ -69,6 +69,9 @@ class Pending:
     local_us: list[float] | None = None
     enqueue_us: float = math.nan
     """The host's time to issue one op (comm/dispatch.py), measured after the warm-up."""
+    labels: str = ""
+    """Its case's labels for the begin line (case_labels), kept from the warm-up: a case above
+    KEEP_BYTES is not built between visits."""
 
 
 Finish = Callable[[Pending, Case, Trials, int], None]
@@ -86,6 +89,7 @@ def prepare(ctx: Context, workload: CommSpec, plan: list[Pending], window: Windo
     kept."""
     for pending in plan:
         case = case_of(ctx, pending)
+        pending.labels = case_labels(case)
         with window(pending.measurement):
             warm_up(ctx, case.run, workload.warmup)
         pending.enqueue_us = host_enqueue_us(ctx, case.run, case.ops_per_run)
@@ -134,11 +138,13 @@ def run_rounds(
 
 def begin_line(pending: Pending, case: Case | None = None) -> str:
     """The log's `begin` line of a measurement (launch/progress.py reads it), with the labels
-    of its case where it is built (case_labels)."""
+    of its case (case_labels: of the case given, else of the one built, else those kept from
+    its warm-up)."""
     built = case or pending.case
+    labels = case_labels(built) if built is not None else pending.labels
     return (
         f"begin {pending.measurement} {pending.primitive} {pending.dtype} {pending.mode} "
-        f"size={pending.size_bytes}{case_labels(built) if built is not None else ''}"
+        f"size={pending.size_bytes}{labels}"
     )
 
 

@@ -82,3 +82,5 @@ def test_a_begin_line_tells_the_cases_of_one_size_apart() -> None:
         "begin ws4/i2 send_recv float32 throughput size=1024 src=0 dst=3 pattern=pingpong"
     )
     assert begin_line(pending) == "begin ws4/i2 send_recv float32 throughput size=1024"
+    pending.labels = " src=0 dst=3 pattern=pingpong"  # kept from its warm-up (interleave.prepare)
+    assert begin_line(pending) == line  # a case above KEEP_BYTES, not built between visits
