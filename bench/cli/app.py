@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import traceback
 from dataclasses import fields
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -37,6 +38,10 @@ from distbench.options.launch import LaunchArgs, ResolvedLaunch
 from distbench.options.opt import with_groups
 from distbench.parse import UsageError
 from distbench.primitives.facts import FACTS
+
+EXIT_INTERNAL = 3
+"""An unexpected error (a bug): its own code, since 1 means a regression to compare and the
+gate, a failed rank to a measurement."""
 
 if TYPE_CHECKING:
     from distbench.ddp.spec import DdpSpec
@@ -286,6 +291,14 @@ def run_cli(argv: list[str] | None = None) -> int:
             silence_closed_outputs()
             return EXIT_PIPE
         raise
+    except Exception:  # a bug: never exit 1, which a gate reads as "regressed"
+        traceback.print_exc()
+        print(
+            f"distbench: internal error (exit {EXIT_INTERNAL}): distbench failed, not your input "
+            "and not a verdict; the traceback above is what to report",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
     return code if isinstance(code, int) else 0
 
 

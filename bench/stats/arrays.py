@@ -23,7 +23,7 @@ from scipy import special
 from distbench.stats.components import MAX_PRIOR_DF, Prior
 from distbench.stats.family import Hypothesis, bh_adjust, weights
 from distbench.stats.nested import SideSummary
-from distbench.stats.shift import POWER, Shift
+from distbench.stats.shift import POWER, Shift, share_of
 from distbench.stats.verdict import IMPROVED, REGRESSED, Judged, decide_state, selected_level
 
 if TYPE_CHECKING:
@@ -152,15 +152,15 @@ def judged_outcome(
     reach = iter(special.stdtrit(df, POWER).tolist())
     judged = []
     for i, (hypothesis, shift) in enumerate(zip(family, shifts, strict=True)):
-        state, reason = decide_state(
-            shift, q_slow[i], q_fast[i], settings.alpha, floors[i], learning
-        )
         detectable = math.inf
         if shift is not None:
             quantile, power = next(critical), next(reach)
             if shift.se > 0 and math.isfinite(shift.se):
                 ends = max(math.log1p(floors[i]), quantile * shift.se) + power * shift.se
-                detectable = math.expm1(ends)
+                detectable = share_of(ends)
+        state, reason = decide_state(
+            shift, q_slow[i], q_fast[i], settings.alpha, floors[i], learning, detectable
+        )
         judged.append(
             Judged(hypothesis, shift, p_slow[i], p_fast[i], q_slow[i], q_fast[i], state,
                    detectable, floors[i], reason)

@@ -43,7 +43,7 @@ from distbench.stats.changepoint_model import (
     refined,
 )
 from distbench.stats.changepoint_null import NullPool
-from distbench.stats.shift import POWER
+from distbench.stats.shift import POWER, share_of
 
 if TYPE_CHECKING:
     from distbench.stats.changepoint import SeriesChanges
@@ -168,9 +168,9 @@ def detectable_step(
             critical = pool.critical_fixed(changes.level, phi, white, known)
         else:
             critical = pool.critical(changes.level, phi, white, length, known)
-        return math.expm1(max(least, critical * se + float(special.ndtri(power)) * se))
+        return share_of(max(least, critical * se + float(special.ndtri(power)) * se))
     delta = reach(pool, length, after, phi, white, known, changes.level, power, fixed)
-    return math.expm1(max(least, delta * changes.scale * score_sd(changes.nights)))
+    return share_of(max(least, delta * changes.scale * score_sd(changes.nights)))
 
 
 def together_step(changes: SeriesChanges, after: int, floor: float = 0.0) -> float:

@@ -28,6 +28,23 @@ from scipy import special
 from distbench.stats.components import LaunchValue, Prior
 from distbench.stats.nested import Parts, parts, summarize
 
+LOG_MAX = 700.0
+"""Past this a log ratio is read as infinite (math.exp overflows at 709.8): an interval or a
+detectable change with one degree of freedom (a window of two nights) can reach it."""
+
+
+def ratio_of(log_ratio: float) -> float:
+    """exp, infinite (or 0) past LOG_MAX instead of an OverflowError."""
+    if log_ratio > LOG_MAX:
+        return math.inf
+    return math.exp(max(log_ratio, -LOG_MAX))
+
+
+def share_of(log_ratio: float) -> float:
+    """expm1 (a change as a share: 0.25 = 25 % slower), infinite past LOG_MAX."""
+    return math.inf if log_ratio > LOG_MAX else math.expm1(log_ratio)
+
+
 POWER = 0.80
 """detectable_change's power: the convention of power analysis (Cohen)."""
 
@@ -62,7 +79,7 @@ class Shift:
     @property
     def ratio(self) -> float:
         """current / baseline in time terms (1.25: 25 % slower)."""
-        return math.exp(self.effect)
+        return ratio_of(self.effect)
 
     @property
     def between(self) -> float:
@@ -86,7 +103,7 @@ class Shift:
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """The time ratio's two-sided `level` interval."""
         half = float(special.stdtrit(self.df, 0.5 + level / 2)) * self.se
-        return math.exp(self.effect - half), math.exp(self.effect + half)
+        return ratio_of(self.effect - half), ratio_of(self.effect + half)
 
     def detectable(self, alpha: float, floor: float = 0.0, power: float = POWER) -> float:
         """The smallest slowdown (a share: 0.25 = 25 %) caught with `power` by a one-sided test
@@ -95,7 +112,7 @@ class Shift:
             return math.inf
         critical = float(special.stdtrit(self.df, 1 - alpha)) * self.se
         reach = max(math.log1p(floor), critical) + float(special.stdtrit(self.df, power)) * self.se
-        return math.expm1(reach)
+        return share_of(reach)
 
 
 def shift_of(

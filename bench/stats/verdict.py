@@ -6,7 +6,9 @@
 - no change seen:  neither, with the smallest slowdown the comparison would have caught
                    (detectable_change) beside it: "no change seen (would catch >= 18 %)";
 - cannot tell:     neither, and the comparison cannot vouch for its noise: the baseline window is
-                   still learning it (fewer nights than --min-nights), or a side has no launch.
+                   still learning it (fewer nights than --min-nights), a side has no launch, or
+                   its noise hides any change below 10x (BLIND: a window of two nights leaves a
+                   row one degree of freedom), as history says of a case that could see nothing.
 
 "no change seen" is not "unchanged": a row whose detectable change is 60 % may have slowed by 40 %.
 """
@@ -93,12 +95,18 @@ def selected_level(rejected: int, tested: int, alpha: float, weight: float = 1.0
     return min(1.0, max(0.5, 1 - 2 * weight * rejected * alpha / tested))
 
 
+BLIND = "would catch nothing below 10x"
+"""Why a hypothesis that is neither regressed nor improved cannot tell, where what it could see
+(its detectable change) is no change at all (`sees`): "no change seen" would vouch for it."""
+
+
 def decide_state(
     shift: Shift | None, q_slower: float, q_faster: float, alpha: float, floor: float,
-    learning: str,
+    learning: str, detectable: float,
 ) -> tuple[str, str]:  # fmt: skip
     """The state of one hypothesis and, for cannot tell, why. `learning` is '' once the noise
-    is known, else its reason ('learning the noise: 3 of 5 nights')."""
+    is known, else its reason ('learning the noise: 3 of 5 nights'); `detectable`: its
+    detectable change (BLIND where it sees nothing)."""
     if shift is None:
         return CANNOT_TELL, "no launch on one side"
     past = abs(shift.effect) > math.log1p(floor)
@@ -108,6 +116,8 @@ def decide_state(
         return IMPROVED, ""
     if learning:
         return CANNOT_TELL, learning
+    if not sees(detectable):
+        return CANNOT_TELL, BLIND
     return NO_CHANGE, ""
 
 

@@ -80,3 +80,24 @@ def test_a_size_that_cannot_fit_is_refused_before_launching(
     line = usage_error_line([*command, "--sizes", "1T", "--world-sizes", "2"], capsys)
     assert "size 1T cannot fit" in line and "give sizes up to about" in line
     assert not (tmp_path / "results").exists()
+
+
+def test_a_bug_exits_3_never_1_which_the_gate_reads_as_regressed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A crash inside compare (a window of two nights once overflowed exp) exited 1 through
+    Python's traceback, and ci/nightly.sh called the night regressed, confirmed. An unexpected
+    error now keeps its traceback and exits 3, which the nightly reports as compare failing."""
+    import distbench.reports.compare.cli as compare_cli
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OverflowError("math range error")  # the fault, injected from the test side
+
+    monkeypatch.setattr(compare_cli, "compare_sides", broken)
+    monkeypatch.chdir(tmp_path)
+    run = Path(__file__).resolve().parents[2] / "data" / "cluster-a" / "allreduce"
+    code = run_in_process(["compare", str(run), str(run)])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "OverflowError: math range error" in err
+    assert err.strip().splitlines()[-1].startswith("distbench: internal error (exit 3)")

@@ -51,7 +51,7 @@ from distbench.reports.compare.window import save_night
 from distbench.reports.compare.words import SEVERAL
 from distbench.stats import Stats, algbw_gbps, box
 from distbench.stats.engine import Settings
-from distbench.stats.verdict import CANNOT_TELL, IMPROVED, REGRESSED
+from distbench.stats.verdict import BLIND, CANNOT_TELL, IMPROVED, REGRESSED
 
 SIZES = (1024, 65536, 1 << 20)
 
@@ -843,3 +843,20 @@ def test_fewer_primitives_than_relative_needs_are_said_to_be_judged_on_their_own
     )
     one = judge(launch(tmp_path / "c", levels("all_reduce"), rng), a)
     assert relative_line(one) is None  # one primitive: nothing to judge it beyond
+
+
+def test_a_window_of_two_nights_judges_without_a_crash(tmp_path: Path) -> None:
+    """The nightly's loop reaches a window of two nights on its third night: one degree of
+    freedom between nights put a row's critical t near 2,000 and exp overflowed (compare
+    crashed, exit 1, and ci/nightly.sh called every later night a confirmed regression).
+    Such a window judges: what it cannot see reads `cannot tell`, never `no change seen`."""
+    rng = random.Random(2)
+    table = levels("all_reduce", "broadcast", "all_gather", "reduce_scatter", "send_recv")
+    base = window(tmp_path, rng, 2, table, launches=3, spread=0.3)  # a loud box: few df
+    tonight = night(tmp_path / "tonight", table, rng, launches=3, spread=0.3)
+    comparison = judge(base, tonight, min_nights=2)
+    judged = [*comparison.outcome.rows, *comparison.outcome.bands]
+    assert comparison.status() == "pass" and judged
+    blind = [j for j in judged if not math.isfinite(j.detectable) or j.detectable > 9]
+    assert blind, "one degree of freedom must leave some hypothesis blind"
+    assert all(j.state == "cannot tell" and j.reason == BLIND for j in blind)

@@ -25,6 +25,7 @@ from distbench.stats.engine import WHOLE_RUN, Settings, SideMatrix, judge_matric
 from distbench.stats.family import bh_adjust, build_family, size_classes, weights
 from distbench.stats.shift import judge_shift
 from distbench.stats.verdict import (
+    BLIND,
     CANNOT_TELL,
     IMPROVED,
     NO_CHANGE,
@@ -198,20 +199,30 @@ def test_with_fewer_than_four_primitives_every_hypothesis_is_absolute() -> None:
 
 def test_decide_state() -> None:
     shift = judge_shift(values([0.0, 0.01, -0.01]), values([0.3], "c"), Prior(1e-4, 10, "p"))
-    assert decide_state(shift, 0.01, 1.0, 0.05, 0.05, "") == (REGRESSED, "")
-    assert decide_state(shift, 0.01, 1.0, 0.05, 0.5, "") == (NO_CHANGE, "")  # under the floor
-    assert decide_state(shift, 0.2, 1.0, 0.05, 0.05, "learning the noise: 2 of 5 nights") == (
+    assert decide_state(shift, 0.01, 1.0, 0.05, 0.05, "", 0.2) == (REGRESSED, "")
+    assert decide_state(shift, 0.01, 1.0, 0.05, 0.5, "", 0.2) == (NO_CHANGE, "")  # under the floor
+    assert decide_state(shift, 0.2, 1.0, 0.05, 0.05, "learning the noise: 2 of 5 nights", 0.2) == (
         CANNOT_TELL, "learning the noise: 2 of 5 nights",
     )  # fmt: skip
     faster = judge_shift(values([0.3, 0.31, 0.29]), values([0.0], "c"), Prior(1e-4, 10, "p"))
-    assert decide_state(faster, 1.0, 0.001, 0.05, 0.05, "")[0] == IMPROVED
-    assert decide_state(None, 1.0, 1.0, 0.05, 0.05, "") == (CANNOT_TELL, "no launch on one side")
+    assert decide_state(faster, 1.0, 0.001, 0.05, 0.05, "", 0.2)[0] == IMPROVED
+    assert decide_state(None, 1.0, 1.0, 0.05, 0.05, "", 0.2) == (
+        CANNOT_TELL,
+        "no launch on one side",
+    )
     # the level is alpha itself, at its edge: q = alpha passes, just above it does not (a rule
     # at 2 alpha, or one that reads p for q, must fail here)
-    assert decide_state(shift, 0.05, 1.0, 0.05, 0.05, "")[0] == REGRESSED
-    assert decide_state(shift, 0.0501, 1.0, 0.05, 0.05, "")[0] == NO_CHANGE
-    assert decide_state(faster, 1.0, 0.0501, 0.05, 0.05, "")[0] == NO_CHANGE
-    assert decide_state(shift, 1.0, 0.001, 0.05, 0.05, "")[0] == NO_CHANGE  # slower, q of faster
+    assert decide_state(shift, 0.05, 1.0, 0.05, 0.05, "", 0.2)[0] == REGRESSED
+    assert decide_state(shift, 0.0501, 1.0, 0.05, 0.05, "", 0.2)[0] == NO_CHANGE
+    assert decide_state(faster, 1.0, 0.0501, 0.05, 0.05, "", 0.2)[0] == NO_CHANGE
+    assert (
+        decide_state(shift, 1.0, 0.001, 0.05, 0.05, "", 0.2)[0] == NO_CHANGE
+    )  # slower, q of faster
+    # a hypothesis that could see nothing below 10x is not vouched for: cannot tell, as
+    # history says (a window of two nights: one degree of freedom)
+    assert decide_state(shift, 0.2, 1.0, 0.05, 0.05, "", math.inf) == (CANNOT_TELL, BLIND)
+    assert decide_state(shift, 0.2, 1.0, 0.05, 0.05, "", 9.5)[0] == CANNOT_TELL
+    assert decide_state(shift, 0.2, 1.0, 0.05, 0.05, "", 9.0)[0] == NO_CHANGE
 
 
 def test_describe_state() -> None:

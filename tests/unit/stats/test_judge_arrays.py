@@ -76,11 +76,11 @@ def reference_judged(
     q_slow, q_fast = bh_adjust(p_slow, weight), bh_adjust(p_fast, weight)
     judged = []
     for i, (hypothesis, shift) in enumerate(zip(family, shifts, strict=True)):
-        state, reason = decide_state(
-            shift, q_slow[i], q_fast[i], settings.alpha, floors[i], learning
-        )
         alpha_own = settings.alpha * weight[i] / max(1, len(family))
         detectable = shift.detectable(alpha_own, floors[i]) if shift else math.inf
+        state, reason = decide_state(
+            shift, q_slow[i], q_fast[i], settings.alpha, floors[i], learning, detectable
+        )
         judged.append(Judged(hypothesis, shift, p_slow[i], p_fast[i], q_slow[i], q_fast[i],
                              state, detectable, floors[i], reason))  # fmt: skip
     rejected = {

@@ -94,3 +94,25 @@ def test_the_box_rule_gives_its_hypotheses_back_the_rows_own_level() -> None:
     (back,) = unjudged([chosen])
     assert back.level == CONFIDENCE and " at " not in describe_change(back)  # 95 %: no level
     assert describe_change(replace(back)).endswith("] %")  # a percent is labelled as one
+
+
+def test_one_degree_of_freedom_reads_as_seeing_nothing_not_a_crash() -> None:
+    """A window of two nights leaves a row's t one degree of freedom: its critical t at
+    Bonferroni's level over 343 hypotheses is about 2,000, and exp of that many standard errors
+    overflowed (an OverflowError that ci/nightly.sh read as a confirmed regression, night after
+    night). Now the row would catch nothing (an infinite detectable change, cannot tell) and
+    its interval's ends are finite or infinite, never an error."""
+    from distbench.stats.arrays import judged_outcome
+    from distbench.stats.verdict import CANNOT_TELL
+
+    family = [Hypothesis("comm:all_reduce", (i,), ()) for i in range(343)]
+    shifts: list[Shift | None] = [
+        Shift(0.01 * (i % 7), 0.4, 1.0, 0.16, math.nan, 2, 3, "data", 1) for i in range(343)
+    ]
+    outcome = judged_outcome(family, shifts, [0.05] * 343, Settings(), "", (2, 1), False)
+    judged = [*outcome.rows, *outcome.bands]
+    assert all(math.isinf(j.detectable) for j in judged)
+    assert {j.state for j in judged} == {CANNOT_TELL}
+    assert shifts[0] is not None and shifts[0].detectable(0.05 / 343) == math.inf
+    low, high = Shift(0.0, 0.6, 1.0, 0.36, math.nan, 2, 3, "data", 1).interval(1 - 1e-9)
+    assert low == 0.0 or (low > 0 and high == math.inf)
