@@ -63,6 +63,9 @@ class RunData:
     manifest: dict[str, Any] | None
     schema_version: int = SCHEMA_VERSION
     """The version that wrote it; its rows are already upgraded to SCHEMA_VERSION."""
+    launch_manifests: tuple[dict[str, Any], ...] = ()
+    """A night's launches drawn as one run (report/launch_frames.py): each launch's manifest, in
+    launch order (`manifest` is the last one's); empty for a run of its own."""
 
 
 @dataclass

@@ -28,6 +28,7 @@ from distbench.reports.compare.words import (
     verdict_line,
 )
 from distbench.stats.verdict import (
+    BLIND,
     CANNOT_TELL,
     IMPROVED,
     REGRESSED,
@@ -85,9 +86,26 @@ def verdict_lines(comparison: Comparison) -> list[str]:
     elif comparison.outcome.split:
         lines.append(split_line(comparison.outcome.split))
     if not lines:
-        state = "no change seen" if not comparison.outcome.learning else "cannot tell"
-        lines = [f"{state}: no row or band past the noise and the threshold"]
+        judged = [*comparison.outcome.rows, *comparison.outcome.bands]
+        learning = comparison.outcome.learning
+        if learning:
+            lines = [f"cannot tell: {learning}: no row or band past the noise and the threshold",
+                     NEXT_STEP]  # fmt: skip
+        elif judged and all(j.state == CANNOT_TELL for j in judged):
+            lines = [f"cannot tell: no row or band past the noise and the threshold; {BLIND}"]
+        else:
+            lines = ["no change seen: no row or band past the noise and the threshold"]
     return lines
+
+
+NEXT_STEP = (
+    "to judge, give each side more launches: save each night into a baseline window "
+    "(distbench baseline save RUN --name NAME, or ci/nightly.sh --update-baseline) until it holds "
+    "--min-nights nights, or compare folders of several launches a side "
+    "(docs/gate.md#learning-the-noise)"
+)
+"""What a comparison still learning the noise needs, printed under its verdict (one launch a
+side is always learning: a run directory never gains nights)."""
 
 
 def box_line(reason: str) -> str:
@@ -206,7 +224,8 @@ def columns_line(comparison: Comparison) -> str:
         )
     return (
         f"columns: baseline and current in {metric.unit} ({metric.name}); {change} in time "
-        f"terms, + slower{flipped}; interval: 95 % for the row alone{chosen}; q: "
+        f"terms, + slower{flipped}; interval: 95 % for the row alone{chosen}; q: of the "
+        "change's direction (slower where +, else faster; the JSON has both), "
         f"Benjamini-Hochberg over all {outcome.family_size} hypotheses, so an interval that "
         "leaves out 0 can sit beside q = 1"
     )

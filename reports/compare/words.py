@@ -186,11 +186,29 @@ def noise_line(comparison: Comparison) -> str:
     line = (
         f"noise: baseline {what} of {outcome.nights[0]} night(s), {len(base.launches)} launch(es); "
         f"current {outcome.nights[1]} night(s), {len(cur.launches)} launch(es); the launch is "
-        f"the unit; prior: {'; '.join(sources) or 'none'}"
+        f"the unit; prior: {prior_text(sources)}"
     )
     if outcome.learning:
         line += f"; {CANNOT_TELL} where nothing is past the default spread ({outcome.learning})"
     return line
+
+
+def prior_text(sources: list[str]) -> str:
+    """The priors' sources, each named where they are few; where many groups of similar rows
+    (a primitive and size band each) estimated their own, one phrase for them all (the line ran
+    to a thousand characters), each row's source left to the JSON's `prior`."""
+    if len(sources) <= 3:
+        return "; ".join(sources) or "none"
+    estimated = [s for s in sources if s.startswith("estimated from ")]
+    rows = [int(s.split()[2]) for s in estimated if s.split()[2].isdigit()]
+    if len(rows) != len(estimated) or len(estimated) < 2:
+        return "; ".join(sources)
+    others = [s for s in sources if s not in estimated]
+    grouped = (
+        f"estimated in each of {len(estimated)} groups of similar rows (a primitive and size band; "
+        f"{min(rows)}-{max(rows)} rows a group; each row's source: the JSON's prior)"
+    )
+    return "; ".join([grouped, *others])
 
 
 def parts_line(comparison: Comparison) -> str:
@@ -213,6 +231,8 @@ def parts_line(comparison: Comparison) -> str:
     nights = (
         "not measured (one night a side)" if one_night else median_sd([s.night for s in shifts])
     )
+    if nights == "0.0 %":  # a moment estimate below zero, read as none: say so, not a floor
+        nights += " (estimated: the nights lay no further apart than their launches)"
     return (
         "noise by part (median row, sd of a launch value): trials "
         f"{median_sd([s.within for s in shifts])}, launches beyond them {launches}, "

@@ -84,8 +84,8 @@ def manifest_fields(run: RunData) -> dict[str, str]:
         "run": run.name,
         "directory": str(run.path),
         "label": ", ".join(label for label in labels if label),
-        "status": str(m.get("status", "unknown (no manifest)")),
-        "started (UTC)": str(m.get("started_utc") or ""),
+        "status": launches_text(run, "status") or str(m.get("status", "unknown (no manifest)")),
+        "started (UTC)": launches_text(run, "started_utc") or str(m.get("started_utc") or ""),
         "host": str(m.get("host") or ", ".join(sorted(set(run.rows.get("host", []))))),
         "platform": str(m.get("platform") or ""),
         "CPU": cpu_text(m) if m else "",
@@ -96,11 +96,39 @@ def manifest_fields(run: RunData) -> dict[str, str]:
         "CUDA": str(m.get("cuda") or "—"),
         "NCCL": str(m.get("nccl") or "—"),
         "distbench": f"{m.get('distbench_version', '')} {sha}".strip(),
-        "command": " ".join(str(part) for part in m.get("command") or []),
+        "command": launches_text(run, "command") or command_text(m),
         "environment": "; ".join(f"{k}={v}" for k, v in (m.get("env") or {}).items()) or "—",
         "worker environment": "; ".join(f"{k}={v}" for k, v in worker_env.items()) or "—",
         "rows": str(len(run.rows)),
     }
+
+
+def command_text(manifest: dict) -> str:
+    return " ".join(str(part) for part in manifest.get("command") or [])
+
+
+def launches_text(run: RunData, field: str) -> str:
+    """A night's launches drawn as one run: its `field` over them ('' for a run of its own, or
+    where no launch recorded it). started_utc: the first to the last launch's start; command:
+    one line with launch-N for the folder where the launches' commands differ only there, else
+    each launch's; status: one value, else each launch's."""
+    manifests = run.launch_manifests
+    if len(manifests) < 2:
+        return ""
+    if field == "started_utc":
+        starts = sorted(str(m["started_utc"]) for m in manifests if m.get("started_utc"))
+        return f"{starts[0]} to {starts[-1]} ({len(manifests)} launches)" if starts else ""
+    values = [command_text(m) if field == "command" else str(m.get(field, "")) for m in manifests]
+    if field == "command":
+        masked = {LAUNCH_FOLDER.sub("launch-N", v) for v in values}
+        if len(masked) == 1:
+            return f"{masked.pop()} (N = 1 to {len(manifests)})"
+    if len(set(values)) == 1:
+        return values[0]
+    return "; ".join(f"launch-{i}: {v}" for i, v in enumerate(values, 1))
+
+
+LAUNCH_FOLDER = re.compile(r"launch-\d+")
 
 
 def manifests_table(runs: list[RunData]) -> TableOut:
