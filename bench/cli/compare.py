@@ -80,7 +80,8 @@ def baseline_save(
 ) -> None:
     """Append a night (a run, or a night's launch-N folders) to the named baseline window, which
     keeps the last --keep nights by when they ran. Refuses a night that did not complete or was
-    resumed; a night it holds already changes nothing.
+    resumed, and a folder that is not one night (runs that measured the same cases: save each
+    on its own); a night it holds already changes nothing.
 
     \b
     Example:

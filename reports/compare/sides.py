@@ -169,27 +169,74 @@ def launch_keys(manifest: dict[str, Any] | None, folder: Path) -> set[tuple[str,
     return keys
 
 
+def run_identities(run: Run) -> list[set[tuple[str, str, str]]]:
+    """launch_keys of each run directory of a loaded launch: a folder of runs read as one launch
+    (a sweep's subdirectories) is known again by any one of its runs, so that a run of it given
+    on its own is found in it; a launch that is no folder (reports/report/sides.py merged_run)
+    by its manifest."""
+    found = find_results(run.path) if run.path.is_dir() else []
+    if len(found) < 2:
+        return [launch_keys(run.manifest, run.path)]
+    return [
+        launch_keys(read_manifest(results.parent) or run.manifest, results.parent)
+        for results in found
+    ]
+
+
 def launch_identity(run: Run) -> set[tuple[str, str, str]]:
-    """launch_keys of a loaded launch."""
-    return launch_keys(run.manifest, run.path)
+    """What knows a loaded launch again: the launch_keys of each of its run directories."""
+    return set().union(*run_identities(run))
 
 
 def set_apart(baseline: Side, current: Side) -> Side:
     """The baseline without the nights that hold any of the current side's launches, with a note:
     a night judged against a window that holds it (a CI step retried after --update-baseline
-    saved it) is judged partly against itself and looks unchanged. A baseline that is the same
-    launches as the current side is kept, and said to be so."""
+    saved it), or against a window one of whose nights it is part of (a run of a sweep folder
+    saved as a night), is judged partly against itself and looks unchanged. A baseline that is
+    the same launches as the current side is kept, and said to be so; one the current side is
+    part of, or holds part of, likewise."""
     mine = set().union(*(launch_identity(launch.run) for launch in current.launches))
     held = {launch.night for launch in baseline.launches if launch_identity(launch.run) & mine}
     if not held:
         return baseline
+    how = overlap(baseline, current, held)
     if not baseline.window or set(baseline.nights) == held:
-        note = f"{baseline.path} and {current.path} hold the same launches: a run against itself"
+        if how == "is":
+            note = (
+                f"{baseline.path} and {current.path} hold the same launches: a run against itself"
+            )
+        else:
+            where = (
+                f"night {', '.join(sorted(held))} of baseline {baseline.path.name}, the only "
+                "night(s) it holds"
+                if baseline.window
+                else str(baseline.path)
+            )
+            note = (
+                f"{current.path} {how} {where}: the runs they share are judged against themselves"
+            )
         return replace(baseline, notes=[*baseline.notes, note])
     kept = [launch for launch in baseline.launches if launch.night not in held]
     nights = [night for night in baseline.nights if night not in held]
     note = (
-        f"{current.path} is night {', '.join(sorted(held))} of baseline {baseline.path.name}: "
-        f"judged against its other {len(nights)} night(s)"
+        f"{current.path} {how} night {', '.join(sorted(held))} of baseline "
+        f"{baseline.path.name}: judged against its other {len(nights)} night(s)"
     )
     return replace(baseline, launches=kept, nights=nights, notes=[*baseline.notes, note])
+
+
+def overlap(baseline: Side, current: Side, held: set[str]) -> str:
+    """How the current side's runs stand to those of the baseline's nights `held`: 'is' (the
+    same runs), 'is part of', 'holds' (all of them and more) or 'shares runs with'."""
+    mine = [keys for launch in current.launches for keys in run_identities(launch.run)]
+    theirs = [
+        keys
+        for launch in baseline.launches
+        if launch.night in held
+        for keys in run_identities(launch.run)
+    ]
+    inside = all(any(keys & other for other in theirs) for keys in mine)
+    whole = all(any(keys & other for other in mine) for keys in theirs)
+    if inside and whole:
+        return "is"
+    return "is part of" if inside else "holds" if whole else "shares runs with"

@@ -15,6 +15,12 @@ directory). A baseline is `STORE/NAME/`:
 `save` adds a night and keeps the newest `keep` by when they ran (the window's own keep, 14 for a
 new one); a night it holds already changes nothing, and a folder holding launches it has (a
 night's launch-1 after the night) is refused; `--force` replaces the whole window by this night.
+A folder that is not one night is refused (`refuse_not_a_night`): a folder of runs two of which
+measured the same case (runs repeated by hand, or several nights, would enter as one launch, the
+last run's rows hiding the others'), launch-N folders that measured different cases, or runs
+beside a night's launch-N folders (compare reads the launch-N folders only). A run, a night of
+launch-N folders that repeat one sweep, and a folder of runs that each measured cases of their
+own (a sweep made of several commands) are nights.
 A night that did not complete (cut, failed) or was resumed is refused: it is not a draw of the
 noise the window learns. A baseline saved before windows existed
 (results.csv at STORE/NAME) reads as a window of one night and becomes one on its next save.
@@ -35,12 +41,16 @@ from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV, SAMPLES_CSV
 from distbench.collectors.sink import count_rows
 from distbench.parse import UsageError
 from distbench.reports.compare.sides import (
+    LAUNCH,
     NIGHTS_DIR,
     WINDOW_JSON,
     launch_dirs,
     launch_keys,
     window_nights,
 )
+from distbench.reports.compare.words import row_name
+from distbench.reports.kinds import MATCH_KEYS, kind_of
+from distbench.reports.load import read_results_text, schema_version_of
 from distbench.reports.runs import find_results, load_run
 
 STORE_ENV = "DISTBENCH_BASELINES"
@@ -89,6 +99,87 @@ def refuse_unfinished(run_dir: Path) -> None:
                 f"{where} was resumed: its launches ran at different times, so it is no draw of "
                 "the noise a baseline window learns; save a night that ran in one go"
             )
+
+
+Case = tuple[tuple[str, str], ...]
+"""What a row measured: its kind and match key (reports/kinds.py MATCH_KEYS), as in runs.py."""
+
+
+def cases_of(run_dir: Path, top: Path) -> list[Case]:
+    """The cases one run directory's results.csv measured, in its order (`top`: the folder given,
+    whose manifest stands for a run directory without one)."""
+    version = schema_version_of(read_manifest(run_dir) or read_manifest(top))
+    row_type, frame = read_results_text(run_dir, version)
+    kind = kind_of(row_type)
+    columns = MATCH_KEYS[kind]
+    return [
+        (("kind", kind), *((c, str(values[c])) for c in columns))
+        for values in frame[list(columns)].to_dict("records")
+    ]
+
+
+def some(paths: list[Path], top: Path, most: int = 3) -> str:
+    """'a, b and c', or 'a, b, c and 4 more': run directories named below `top`."""
+    names = [str(p.relative_to(top)) for p in paths]
+    if len(names) > most + 1:
+        names = [*names[:most], f"{len(names) - most} more"]
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+
+
+def refuse_not_a_night(run_dir: Path, name: str) -> None:
+    """A folder that is not one night's launches (module docstring) would enter the window as a
+    night that never ran: one line naming what it holds and what to save instead."""
+    dirs = [results.parent for results in find_results(run_dir)]
+    launches = launch_dirs(run_dir)
+    each = f"save each run as a night of its own (distbench baseline save RUN_DIR --name {name})"
+    if launches:
+        beside = [d for d in dirs if not any(d.is_relative_to(folder) for folder in launches)]
+        if beside:
+            raise UsageError(
+                f"{run_dir} is not one night: beside its launch-N folders it holds "
+                f"{len(beside)} other run(s) ({some(beside, run_dir)}), which compare would not "
+                f"read: save a folder of the night's launch-N folders only, and {each}"
+            )
+        first = set(cases_of_folder(launches[0], run_dir))
+        for other in launches[1:]:
+            theirs = set(cases_of_folder(other, run_dir))
+            if theirs != first:
+                apart = sorted(first ^ theirs)
+                raise UsageError(
+                    f"{run_dir} is not one night: {other.name} measured other cases than "
+                    f"{launches[0].name} ({len(apart)} in one of them only, e.g. "
+                    f"{row_name(dict(apart[0]))}), and a night's launch-N folders repeat one "
+                    f"sweep: {each}"
+                )
+        return
+    if len(dirs) < 2:
+        return
+    holders: dict[Case, list[Path]] = {}
+    for run in dirs:
+        for case in dict.fromkeys(cases_of(run, run_dir)):
+            holders.setdefault(case, []).append(run)
+    repeated = [(case, runs) for case, runs in holders.items() if len(runs) > 1]
+    nights = sorted({d.parent for d in dirs if LAUNCH.fullmatch(d.name)})
+    if repeated and nights:
+        raise UsageError(
+            f"{run_dir} is not one night: it holds the launch-N folders of {len(nights)} nights "
+            f"({some(nights, run_dir)}): save each night's folder as a night of its own "
+            f"(distbench baseline save NIGHT --name {name})"
+        )
+    if repeated:
+        runs = sorted({run for _case, held in repeated for run in held})
+        case, held = repeated[0]
+        raise UsageError(
+            f"{run_dir} is not one night: it holds {len(dirs)} runs, and {some(runs, run_dir)} "
+            f"measured the same cases (e.g. {row_name(dict(case))} in {len(held)} of them), "
+            f"so they would enter as one launch, the last one's rows hiding the others': {each}, "
+            "or the directory of one night (its launches in NIGHT/launch-1 ... launch-N)"
+        )
+
+
+def cases_of_folder(folder: Path, top: Path) -> list[Case]:
+    """The cases of every run directory in `folder` (a launch-N folder: usually one)."""
+    return [case for results in find_results(folder) for case in cases_of(results.parent, top)]
 
 
 def copy_rank_samples(source: Path, target: Path) -> None:
@@ -192,6 +283,7 @@ def save_night(
         raise UsageError(f"{run_dir} is a baseline window itself: save a night's run directory")
     load_run(run_dir)  # refuses a missing, empty or foreign-schema run before anything is copied
     refuse_unfinished(run_dir)
+    refuse_not_a_night(run_dir, name)
     target = store / name
     try:
         if force and target.exists():

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import random
+import shutil
 from collections.abc import Callable
 from dataclasses import fields, replace
 from pathlib import Path
@@ -364,6 +365,83 @@ def test_a_cut_or_resumed_night_never_enters_the_window(tmp_path: Path) -> None:
     assert f"{partial / 'launch-2'}: no rows (interrupted): this night is judged without" in (
         " ".join(notes)
     ), notes
+
+
+def test_a_folder_that_is_not_one_night_is_refused_and_a_night_still_saves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new user's `baseline save results --name y` of four ad-hoc runs (two commands, made at
+    different times) saved them as one night of one launch, the last run's rows hiding the
+    others', and said "1 of 14 nights kept"."""
+    rng, store = random.Random(18), tmp_path / "store"
+    table = levels("all_reduce")
+    folder = tmp_path / "results"
+    for n, changes in enumerate(({}, {}, {"world_size": 3}, {"world_size": 3})):
+        launch(folder / f"run-{n}", table, rng, **changes)
+    code, out, err = cli(["baseline", "save", str(folder), "--name", "y", "--store", str(store)],
+                         capsys)  # fmt: skip
+    assert code == 2 and out == "" and err.count("\n") == 1, (out, err)
+    assert f"{folder} is not one night: it holds 4 runs, and run-0, run-1, run-2 and run-3 " in err
+    assert "measured the same cases (e.g. all_reduce 1K float32 n=2" in err
+    assert "save each run as a night of its own (distbench baseline save RUN_DIR --name y)" in err
+    assert not (store / "y").exists()
+    # a folder of nights: each night's folder is a night
+    for n in range(2):
+        night(tmp_path / "nights" / f"nightly-{n}", table, rng)
+    with pytest.raises(UsageError, match=r"holds the launch-N folders of 2 nights \(nightly-0 and "
+                       r"nightly-1\): save each night's folder as a night of its own"):  # fmt: skip
+        save_night(tmp_path / "nights", "y", store)
+    # launch-N folders that measured different cases are no night's launches either
+    mixed = night(tmp_path / "mixed", table, rng)
+    shutil.rmtree(mixed / "launch-2")
+    launch(mixed / "launch-2", levels("broadcast"), rng)
+    with pytest.raises(UsageError, match=r"launch-2 measured other cases than launch-1 \(6 in one"):
+        save_night(mixed, "y", store)
+    # nor runs beside a night's launch-N folders, which compare never reads
+    beside = night(tmp_path / "beside", table, rng)
+    launch(beside / "extra", table, rng)
+    with pytest.raises(UsageError, match=r"beside its launch-N folders it holds 1 other run\(s\) "
+                       r"\(extra\)"):  # fmt: skip
+        save_night(beside, "y", store)
+    # a night of launches, a single run, and a sweep of runs that each measured cases of their
+    # own are nights; each run of the folder saves as a night of its own
+    assert save_night(night(tmp_path / "n1", table, rng, launches=3), "y", store)[1] == (
+        "1 of 14 nights kept"
+    )
+    sweep = tmp_path / "sweep"
+    launch(sweep / "all_reduce", table, rng)
+    launch(sweep / "broadcast", levels("broadcast"), rng)
+    assert save_night(sweep, "y", store)[1] == "2 of 14 nights kept"
+    for n in range(4):
+        save_night(folder / f"run-{n}", "y", store)
+    assert load_side(store / "y").nights[-4:] == [f"run-{n}" for n in range(4)]
+
+
+def test_a_run_that_is_part_of_a_baseline_night_is_said_to_be(tmp_path: Path) -> None:
+    """compare of one run of a folder saved as a night against that window said nothing: the
+    night, one launch read from several run directories, was known by all of them at once."""
+    rng, store = random.Random(19), tmp_path / "store"
+    sweep = tmp_path / "sweep"
+    launch(sweep / "all_reduce", levels("all_reduce"), rng)
+    launch(sweep / "broadcast", levels("broadcast"), rng)
+    save_night(sweep, "w", store)
+    notes = judge(store / "w", sweep / "all_reduce").notes
+    assert (
+        f"{sweep / 'all_reduce'} is part of night sweep of baseline w, the only night(s) it holds: "
+        "the runs they share are judged against themselves"
+    ) in notes, notes
+    assert f"{sweep} is part of {sweep}" not in " ".join(judge(sweep, sweep).notes)
+    assert f"{sweep} holds {sweep / 'broadcast'}: " in " ".join(
+        judge(sweep / "broadcast", sweep).notes
+    )
+    # in a window of other nights too, that night is set apart
+    for n in range(2):
+        save_night(night(tmp_path / f"n{n}", levels("all_reduce", "broadcast"), rng), "w", store)
+    comparison = judge(store / "w", sweep / "broadcast")
+    assert (
+        f"{sweep / 'broadcast'} is part of night sweep of baseline w: judged against its other 2 "
+        "night(s)"
+    ) in comparison.notes, comparison.notes
 
 
 def test_a_baseline_of_the_single_run_layout_is_a_window_of_one_night(tmp_path: Path) -> None:
