@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 TORCHRUN_HINT = (
     "needs a torchrun group: run it with ci/bench-tests.sh FILE (torchrun, 2 ranks or one per "
-    "GPU; docs: compare-and-ci, pytest-benchmark)"
+    "GPU; docs/compare.md#pytest-benchmark-comm_benchmark)"
 )
 
 RANK0_ONLY_OPTIONS: dict[str, object] = {
