@@ -26,7 +26,10 @@
 #
 # The log: one line per sweep (the sweeps' tables and progress go to RUN/sweeps.log; --verbose
 # shows them as they come instead), then distbench compare's output, which opens with the verdict,
-# and the verdict again as the last line.
+# and the verdict again as the last line; a night on which compare judged nothing (every row and
+# band 'cannot tell', e.g. a window still learning the noise) passes, and its last line says so:
+# "nothing judged against 'nightly' yet (every row cannot tell: the window is learning the noise,
+# 1 of 5 nights); the night passes", the reason read from compare.json.
 #
 # Confirmation (on by default when the script sweeps): on a shared or virtual box the hypervisor
 # can take the CPU for minutes and slow a whole night. A night that regressed is swept again at
@@ -41,11 +44,14 @@
 # and kept for history, but never becomes the baseline.
 #
 # Exit codes (for the CI system):
-#   0    no regression, or a regression its re-run did not confirm
+#   0    no regression, or a regression its re-run did not confirm, or nothing judged (every row
+#        cannot tell)
 #   1    at least one row regressed (distbench compare's verdict), and its re-run regressed too
 #        (with --no-confirm or --run-dir: no re-run)
-#   2    usage: bad option, missing config or baseline, nothing in common with the baseline;
-#        compare's options (--metric, --threshold(s) ...) are checked before any sweep
+#   2    usage: bad option, missing config, run (--run-dir) or baseline, checked in that order,
+#        nothing in common with the baseline; compare's options (--metric, --threshold(s) ...)
+#        are checked before any sweep. And distbench compare failed: no verdict (its internal
+#        error, exit 3, or no compare.json), never read as a regression, in the re-run's gate too
 #   3    the benchmark itself failed (a rank died, --check found wrong results)
 #   4    rows of the baseline are missing tonight (a case was lost); --allow-missing passes them
 #   5    cannot tell: the box changed under the baseline window (most primitives moved at once,
@@ -114,7 +120,8 @@ Options:
   --update-baseline    after a night that passed, was complete and was not resumed, add it to
                        the baseline's window of recent nights (distbench baseline save); a
                        night in the window already (a CI retry) is left as it is
-  --bootstrap          when the baseline does not exist, save this run as it and exit 0
+  --bootstrap          when the baseline does not exist, save this run as it and exit 0 (when it
+                       exists: ignored, with a note, and the night is gated)
   --confirm            when tonight regresses, sweep the night again at once (into RUN-confirm)
                        and gate that too: exit 1 only when the re-run regresses as well (the
                        default whenever this script sweeps; refused with --run-dir)
@@ -262,11 +269,50 @@ if [[ $CONFIG_GIVEN -eq 0 && $THRESHOLDS_GIVEN -eq 0 ]]; then
 fi
 [[ $METRIC_GIVEN -eq 0 ]] && COMPARE_ARGS+=(--metric time_us_min)
 
+# --- 0b. what the night reads and writes: checked before the baseline, whose advice names them --
+if [[ -n "$RUN_DIR" ]]; then
+    OUT=${RUN_DIR%/}
+    if [[ ! -d "$OUT" ]]; then
+        say "error: --run-dir $OUT does not exist (give the folder of a run or of a night)"
+        exit 2
+    fi
+    if [[ -f "$OUT/$STATE_FILE" && $(state_value status) != complete ]]; then
+        say "error: --run-dir $OUT is a partial night: finish it with $SELF --resume $OUT"
+        exit 2
+    fi
+    if [[ -z $(find "$OUT" -name results.csv -not -path "$OUT/report/*" -print -quit) ]]; then
+        say "error: --run-dir $OUT holds no results (no results.csv in it or in its launch-N" \
+            "folders): give the folder of a run or of a night"
+        exit 2
+    fi
+else
+    if [[ -z "$RESUME" ]]; then
+        OUT=${OUT:-results/nightly-$(date -u +%Y%m%dT%H%M%SZ)}
+        if [[ -e "$OUT" ]]; then
+            say "error: --out $OUT already exists: give a new directory" \
+                "(a night cut short: $SELF --resume $OUT)"
+            exit 2
+        fi
+    fi
+    if [[ ! -f "$CONFIG" ]]; then say "error: no sweep config $CONFIG (give --config FILE)"; exit 2; fi
+    CONFIG=$(cd "$(dirname "$CONFIG")" && pwd)/$(basename "$CONFIG")  # --resume finds it anywhere
+fi
+
 # --- 1. the baseline: a run directory, or a name in the store; checked before any sweep ------
 if [[ -d "$BASELINE" ]]; then
     BASELINE_DIR=$BASELINE
 else
     BASELINE_DIR=$STORE/$BASELINE
+fi
+if [[ -d "$BASELINE_DIR" && $BOOTSTRAP -eq 1 ]]; then
+    if [[ $BASELINE_DIR == "$BASELINE" ]]; then
+        say "note: --bootstrap ignored: the baseline $BASELINE is a run directory that exists;" \
+            "gating against it"
+    else
+        say "note: --bootstrap ignored: baseline '$BASELINE' exists in $STORE, so tonight is" \
+            "gated against it; to start it over from this run instead: distbench baseline save" \
+            "$OUT --name $BASELINE --store $STORE --force"
+    fi
 fi
 if [[ ! -d "$BASELINE_DIR" && $BOOTSTRAP -eq 0 ]]; then
     if [[ -n "$RUN_DIR" ]]; then
@@ -294,11 +340,16 @@ check_compare_options() {
         say "INTERRUPTED before anything was measured: nothing kept; run the night again"
         exit "$EXIT_INTERRUPTED"
     fi
-    if [[ $rc -eq 2 ]]; then
-        refused=$(tail -n 1 <<<"$refused")
-        say "error: the gate's options: ${refused#distbench: error: } (nothing swept)"
-        exit 2
-    fi
+    case $rc in
+        0 | 1 | 4 | 5) ;;
+        2) refused=$(tail -n 1 <<<"$refused")
+           say "error: the gate's options: ${refused#distbench: error: } (nothing swept)"
+           exit 2 ;;
+        *) [[ -z $refused ]] || echo "$refused" >&2  # its error (exit 3: an internal error)
+           say "error: distbench compare failed (exit $rc) judging the baseline '$BASELINE'" \
+               "against itself: tonight's gate would fail too (nothing swept)"
+           exit 2 ;;
+    esac
 }
 [[ -z "$RUN_DIR" && -d "$BASELINE_DIR" ]] && check_compare_options
 
@@ -365,26 +416,7 @@ sweep_night() {  # every launch of the night OUT (with --resume: those not compl
     write_state complete
 }
 
-if [[ -n "$RUN_DIR" ]]; then
-    OUT=${RUN_DIR%/}
-    if [[ ! -d "$OUT" ]]; then say "error: --run-dir $OUT does not exist"; exit 2; fi
-    if [[ -f "$OUT/$STATE_FILE" && $(state_value status) != complete ]]; then
-        say "error: --run-dir $OUT is a partial night: finish it with $SELF --resume $OUT"
-        exit 2
-    fi
-else
-    if [[ -z "$RESUME" ]]; then
-        OUT=${OUT:-results/nightly-$(date -u +%Y%m%dT%H%M%SZ)}
-        if [[ -e "$OUT" ]]; then
-            say "error: --out $OUT already exists: give a new directory" \
-                "(a night cut short: $SELF --resume $OUT)"
-            exit 2
-        fi
-    fi
-    if [[ ! -f "$CONFIG" ]]; then say "error: no sweep config $CONFIG (give --config FILE)"; exit 2; fi
-    CONFIG=$(cd "$(dirname "$CONFIG")" && pwd)/$(basename "$CONFIG")  # --resume finds it anywhere
-    sweep_night
-fi
+[[ -z "$RUN_DIR" ]] && sweep_night
 
 # --- 3. the bootstrap night: save tonight as the baseline, report it, nothing to compare ------
 report() {  # figures for people: a failure is a warning, never the gate's verdict
@@ -433,7 +465,30 @@ gate() {  # PUBLISH: the night OUT against the baseline; sets rc (compare's exit
             "$SELF --resume $OUT"
         exit "$EXIT_INTERRUPTED"
     }
-    case $rc in 0 | 1 | 4 | 5) ;; *) say "error: distbench compare failed (exit $rc)"; exit 2 ;; esac
+    # a verdict is one of compare's four exit codes with its verdict file written; anything else
+    # (exit 3: an internal error, its traceback above) is no verdict: never read as a regression
+    case $rc in
+        0 | 1 | 4 | 5) [[ -f $OUT/compare.json ]] || compare_broke "$rc, and no $OUT/compare.json" ;;
+        *) compare_broke "$rc" ;;
+    esac
+}
+compare_broke() {  # WHY: compare gave no verdict on OUT; the night fails (exit 2), never regressed
+    if [[ -z ${FIRST_NIGHT:-} ]]; then
+        say "error: distbench compare failed (exit $1; its error above): no verdict, so the" \
+            "night neither passed nor regressed"
+        exit 2
+    fi
+    # the re-run's gate, as a re-run that did not finish (rerun_broke): the first gate's word stands
+    local again=$OUT words
+    OUT=$FIRST_NIGHT CONFIRMS="" CONFIRMATION="$again compare failed"
+    write_state complete
+    words="this night regressed, and the gate of its re-run at once ($again) failed (distbench"
+    words+=" compare exit $1, no verdict): the regression stands, unconfirmed"
+    prepend "$OUT/compare.md" "> **ci/nightly.sh: $words.**"
+    prepend "$OUT/compare.txt" "ci/nightly.sh: $words."
+    rc=1 publish  # the quiet first gate's verdict reaches the job summary after all
+    say "error: distbench compare failed (its error above): $words; see $OUT/compare.md"
+    exit 2
 }
 publish() {  # the quiet first gate's verdict is the night's after all: compare publishes it now
     [[ $GITHUB -eq 1 ]] || return 0
@@ -445,8 +500,28 @@ publish() {  # the quiet first gate's verdict is the night's after all: compare 
 gate $((CONFIRM == 0))
 [[ $CONFIRM -eq 1 && $rc -ne 1 ]] && publish
 REGRESSED=$((rc == 1))
+judged_nothing() {  # compare's verdict on OUT passed and judged nothing: every row and band of
+    # its compare.json 'cannot tell'; prints why (its 'learning', else that none could be told)
+    local states learning
+    grep -q '"status": *"pass"' "$OUT/compare.json" || return 1
+    states=$(grep -o '"state": *"[^"]*"' "$OUT/compare.json" | sed 's/.*: *"//; s/"$//' | sort -u)
+    [[ $states == "cannot tell" ]] || return 1
+    learning=$(grep -o '"learning": *"[^"]*"' "$OUT/compare.json" | sed 's/.*: *"//; s/"$//')
+    if [[ $learning == "learning the noise: "* ]]; then
+        echo "the $([[ $BASELINE_DIR == "$BASELINE" ]] && echo baseline || echo window) is" \
+            "learning the noise, ${learning#learning the noise: }"
+    elif [[ -n $learning ]]; then
+        echo "$learning"
+    else
+        echo "none could be told from the noise"
+    fi
+}
 case $rc in
-    0) VERDICT="no regression against '$BASELINE'" ;;
+    0) VERDICT="no regression against '$BASELINE'"
+       if why=$(judged_nothing); then
+           VERDICT="nothing judged against '$BASELINE'$([[ $why != *learning* ]] || echo " yet")"
+           VERDICT+=" (every row cannot tell: $why); the night passes"
+       fi ;;
     1) VERDICT="REGRESSION against '$BASELINE': see $OUT/compare.md" ;;
     4) VERDICT="FAILED: cases of '$BASELINE' are missing tonight: see $OUT/compare.md" ;;
     5) VERDICT="CANNOT TELL against '$BASELINE': the box changed (most primitives moved at once,"

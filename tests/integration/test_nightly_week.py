@@ -233,7 +233,7 @@ def test_in_github_only_the_nights_verdict_is_annotated_and_summarised(
     text = summary.read_text()
     headings = [line for line in text.splitlines() if line.startswith("### ")]
     assert len(headings) == 1 and headings[0].startswith("### distbench compare: pass"), text
-    assert "ci/nightly.sh" not in text
+    assert "**ci/nightly.sh" not in text  # nightly.sh adds no line (compare's may name it)
 
 
 @pytest.mark.slow
@@ -267,3 +267,170 @@ def test_in_github_a_regression_whose_re_run_breaks_off_is_published(
     first = (night / "compare.md").read_text().splitlines()[0]
     assert first.startswith("> **ci/nightly.sh: this night regressed, and its re-run at once did")
     assert "the regression stands, unconfirmed" in done.stderr
+
+
+# ---- a second review: the last line, the order of the input checks, a crash of compare ---------
+
+
+def young_window(tmp_path: Path, nights: int = 2) -> tuple[Path, Path]:
+    """(the store, an unchanged night): a window of `nights` nights of 2 primitives, and the
+    night, written by the real sinks (tests/unit/reports/test_compare.py's fixture runs, 2
+    launches a night). A window of 2 nights of its 5 --min-nights is learning the noise: the
+    unchanged night's rows and bands all cannot tell."""
+    import random
+
+    from tests.unit.reports.test_compare import levels, night, window
+
+    rng = random.Random(3)
+    table = levels("all_reduce", "broadcast")
+    store = window(tmp_path, rng, nights, table).parent
+    return store, night(tmp_path / "results" / "tonight", table, rng)
+
+
+def test_a_night_that_judged_nothing_says_so_in_its_last_line(tmp_path: Path) -> None:
+    """compare's 'pass (6 cannot tell): nothing judged yet' ended in 'nightly.sh: no regression
+    against ...', which nobody saw: the last line says what compare's JSON says (every row and
+    band cannot tell, and why: its 'learning'), and the night still passes. A night that judged
+    its rows (--min-nights 1 here: the noise known) still says no regression."""
+    store, tonight = young_window(tmp_path)
+    args = ["--run-dir", str(tonight), "--store", str(store), "--no-report"]
+    result = nightly(args, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("distbench compare: pass (6 cannot tell): nothing judged yet")
+    assert result.stderr.strip().splitlines()[-1] == (
+        "nightly.sh: nothing judged against 'nightly' yet (every row cannot tell: the window is "
+        "learning the noise, 2 of 5 nights); the night passes"
+    )
+    judged = nightly([*args, "--min-nights", "1"], tmp_path)
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "cannot tell" not in judged.stdout.splitlines()[0], judged.stdout
+    assert judged.stderr.strip().splitlines()[-1] == "nightly.sh: no regression against 'nightly'"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--run-dir", "results/nosuch"], "--run-dir results/nosuch does not exist"),
+        (["--run-dir", "results/empty"], "--run-dir results/empty holds no results (no "),
+        (["--config", "/nonexist.toml"], "no sweep config /nonexist.toml (give --config FILE)"),
+        (["--config", "/nonexist.toml", "--bootstrap"], "no sweep config /nonexist.toml"),
+    ],
+)
+def test_the_input_is_checked_before_the_baseline(
+    args: list[str], said: str, tmp_path: Path
+) -> None:
+    """With no baseline yet, a missing run or config was reported as the missing baseline, with
+    advice to pin the run that does not exist (`--run-dir results/nosuch --bootstrap`): one line,
+    exit 2, about what is missing; nothing swept, no night's folder made."""
+    (tmp_path / "results" / "empty").mkdir(parents=True)
+    result = nightly(args, tmp_path, sweep_refused(tmp_path))
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"nightly.sh: error: {said}"), lines
+    assert "baseline" not in lines[0], lines[0]
+    assert not (tmp_path / "sweeps.log").exists()
+    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["empty"]
+
+
+def test_bootstrap_with_a_baseline_says_it_was_ignored(tmp_path: Path) -> None:
+    """--bootstrap when the baseline exists gated the night without a word (a user who meant to
+    start the baseline over never learnt it was kept): a note, how to start it over, then the
+    gate as usual; the window is left as it was."""
+    store, tonight = young_window(tmp_path)
+    args = ["--run-dir", str(tonight), "--store", str(store), "--no-report", "--bootstrap"]
+    result = nightly(args, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stderr.splitlines()[0] == (
+        f"nightly.sh: note: --bootstrap ignored: baseline 'nightly' exists in {store}, so tonight "
+        f"is gated against it; to start it over from this run instead: distbench baseline save "
+        f"{tonight} --name nightly --store {store} --force"
+    )
+    assert result.stdout.startswith("distbench compare: pass")
+    assert (tonight / "compare.json").exists() and window_nights(store) == 2
+
+
+def compare_crashes(tmp_path: Path, code: int, when: str, also: str = "") -> str:
+    """DISTBENCH for nightly.sh: distbench itself, except that `distbench compare` crashes where
+    its arguments match the bash pattern `when` (exit `code`, after a traceback and distbench's
+    own last line for exit 3; no verdict file written), a test-side shim, never a product flag.
+    `also`: bash run first (e.g. to slow a sweep)."""
+    wrapper = tmp_path / f"crash-{code}.sh"
+    wrapper.write_text(
+        f"{also}\n"
+        f'if [[ $1 == compare && "$*" == {when} ]]; then\n'
+        '    echo "Traceback (most recent call last):" >&2\n'
+        '    echo "OverflowError: math range error" >&2\n'
+        f'    [[ {code} != 3 ]] || echo "distbench: internal error (exit 3): ..." >&2\n'
+        f"    exit {code}\n"
+        "fi\n"
+        f'exec {sys.executable} -m distbench "$@"\n'
+    )
+    return f"bash {wrapper}"
+
+
+@pytest.mark.parametrize("code", [3, 1])
+def test_a_crash_of_compare_fails_the_night_and_is_no_regression(code: int, tmp_path: Path) -> None:
+    """The gate's compare crashing: exit 3 (distbench's internal error), or exit 1 without its
+    verdict file (0.3.0's crash, which a review's nights read as 'REGRESSION, confirmed' three
+    nights running): the night fails with exit 2 and says compare failed, no regression; the
+    window is left alone."""
+    store, tonight = young_window(tmp_path)
+    args = ["--run-dir", str(tonight), "--store", str(store), "--no-report", "--update-baseline"]
+    result = nightly(args, tmp_path, compare_crashes(tmp_path, code, "*--save*"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"nightly.sh: error: distbench compare failed (exit {code}"), last
+    assert last.endswith("no verdict, so the night neither passed nor regressed"), last
+    assert "REGRESSION" not in result.stderr and window_nights(store) == 2
+
+
+def test_a_crash_of_compare_in_the_options_check_stops_before_any_sweep(tmp_path: Path) -> None:
+    """compare judging the baseline against itself (the options' check) crashed, exit 3: the
+    check passed it as if the options were good, and the night swept to a gate that would crash."""
+    store, _ = young_window(tmp_path, nights=1)
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY)
+    night = tmp_path / "results" / "night"
+    args = ["--config", str(config), "--store", str(store), "--out", str(night)]
+    result = nightly(args, tmp_path, compare_crashes(tmp_path, 3, "*"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "OverflowError: math range error" in result.stderr  # compare's own error, shown
+    assert result.stderr.strip().splitlines()[-1] == (
+        "nightly.sh: error: distbench compare failed (exit 3) judging the baseline 'nightly' "
+        "against itself: tonight's gate would fail too (nothing swept)"
+    )
+    assert not night.exists()
+
+
+@pytest.mark.slow
+def test_a_crash_of_the_re_runs_compare_confirms_nothing(tmp_path: Path, one_night: Path) -> None:
+    """A real night (broadcast 100x slower from the test side) regresses; the gate of its re-run
+    crashes (exit 3): the night fails with exit 2, not 1, its record says the re-run's compare
+    failed (never 'regressed'), and its compare.md opens with the same."""
+    store = tmp_path / "store"
+    bootstrap = ["--run-dir", str(one_night), "--store", str(store), "--no-report", "--bootstrap"]
+    assert nightly(bootstrap, tmp_path).returncode == 0
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY)
+    night = tmp_path / "results" / "nightly-crash"
+    slowed = first_sweep_slowed(tmp_path).split(" ", 1)[1]
+    distbench = compare_crashes(
+        tmp_path, 3, "*-confirm*--save*", also=f'[[ $1 != sweep ]] || exec bash {slowed} "$@"'
+    )
+    args = ["--config", str(config), "--launches", "1", "--store", str(store), "--no-report"]
+    result = nightly([*args, "--threshold", "3000%", "--out", str(night)], tmp_path, distbench)
+    assert result.returncode == 2, result.stdout + result.stderr
+    again = Path(f"{night}-confirm")
+    assert "tonight regressed; confirming" in result.stderr  # the first gate did regress
+    words = (
+        f"this night regressed, and the gate of its re-run at once ({again}) failed (distbench "
+        "compare exit 3, no verdict): the regression stands, unconfirmed"
+    )
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"nightly.sh: error: distbench compare failed (its error above): {words}; see "
+        f"{night}/compare.md"
+    )
+    assert state(night)["confirmation"] == f"{again} compare failed"
+    assert state(again)["confirms"] == str(night)
+    assert (night / "compare.md").read_text().startswith(f"> **ci/nightly.sh: {words}.**")
+    assert not (again / "compare.json").exists()
