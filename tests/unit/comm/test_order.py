@@ -5,6 +5,8 @@ bad input to the option is one line (exit 2)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import usage_error_line
@@ -84,3 +86,21 @@ def test_a_begin_line_tells_the_cases_of_one_size_apart() -> None:
     assert begin_line(pending) == "begin ws4/i2 send_recv float32 throughput size=1024"
     pending.labels = " src=0 dst=3 pattern=pingpong"  # kept from its warm-up (interleave.prepare)
     assert begin_line(pending) == line  # a case above KEEP_BYTES, not built between visits
+
+
+def test_latency_rows_asked_sequentially_are_told_what_it_costs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--order sequential with latency rows: a note of what the order costs their intervals
+    (measured: docs/measurement.md), once, on stderr; not for the default order, nor for
+    throughput rows, whose order-statistic interval held under drift."""
+    from distbench.cli.app import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    base = ["allreduce", "--sizes", "1K", "--dry-run"]
+    assert run_cli([*base, "--mode", "latency", "--order", "sequential"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("note: --order sequential: each latency row's trials run back to back") == 1
+    for other in (["--mode", "latency"], ["--order", "sequential"]):
+        assert run_cli([*base, *other]) == 0
+        assert "note: --order sequential" not in capsys.readouterr().err
