@@ -507,9 +507,11 @@ judged_nothing() {  # compare's verdict on OUT passed and judged nothing: every 
     states=$(grep -o '"state": *"[^"]*"' "$OUT/compare.json" | sed 's/.*: *"//; s/"$//' | sort -u)
     [[ $states == "cannot tell" ]] || return 1
     learning=$(grep -o '"learning": *"[^"]*"' "$OUT/compare.json" | sed 's/.*: *"//; s/"$//')
-    if [[ $learning == "learning the noise: "* ]]; then
-        echo "the $([[ $BASELINE_DIR == "$BASELINE" ]] && echo baseline || echo window) is" \
-            "learning the noise, ${learning#learning the noise: }"
+    if [[ $learning == "learning the noise: "* && $BASELINE_DIR == "$BASELINE" ]]; then
+        echo "the baseline, a run directory, is one night and never learns the noise: save" \
+            "nights into a window (distbench baseline save) to judge"
+    elif [[ $learning == "learning the noise: "* ]]; then
+        echo "the window is learning the noise, ${learning#learning the noise: }"
     elif [[ -n $learning ]]; then
         echo "$learning"
     else
@@ -519,7 +521,7 @@ judged_nothing() {  # compare's verdict on OUT passed and judged nothing: every 
 case $rc in
     0) VERDICT="no regression against '$BASELINE'"
        if why=$(judged_nothing); then
-           VERDICT="nothing judged against '$BASELINE'$([[ $why != *learning* ]] || echo " yet")"
+           VERDICT="nothing judged against '$BASELINE'$([[ $why != *"is learning"* ]] || echo " yet")"
            VERDICT+=" (every row cannot tell: $why); the night passes"
        fi ;;
     1) VERDICT="REGRESSION against '$BASELINE': see $OUT/compare.md" ;;

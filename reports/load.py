@@ -66,6 +66,8 @@ class RunData:
     launch_manifests: tuple[dict[str, Any], ...] = ()
     """A night's launches drawn as one run (report/launch_frames.py): each launch's manifest, in
     launch order (`manifest` is the last one's); empty for a run of its own."""
+    launch_numbers: tuple[int, ...] = ()
+    """Their N of launch-N (a launch without rows is not drawn: 1, 2, 4)."""
 
 
 @dataclass

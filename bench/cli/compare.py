@@ -31,7 +31,8 @@ def compare(
     discovery rate of Benjamini and Hochberg over every hypothesis) and past the threshold floor.
     Each row says what it could see (the smallest change it would catch). Exit 0 pass, 1 a row or
     band regressed, 4 rows of the baseline are missing, 5 cannot tell: most primitives moved at once
-    against a baseline window, each its own way (the box changed), 2 bad input. In a GitHub Actions
+    against a baseline window, each its own way (the box changed), 2 bad input, 3 an internal
+    error (a bug: its traceback, never a verdict). In a GitHub Actions
     job (or with --github) it also appends the Markdown to the job summary and annotates each
     regressed row or band.
 

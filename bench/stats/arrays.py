@@ -152,14 +152,17 @@ def judged_outcome(
     reach = iter(special.stdtrit(df, POWER).tolist())
     judged = []
     for i, (hypothesis, shift) in enumerate(zip(family, shifts, strict=True)):
-        detectable = math.inf
+        detectable = noise_reach = math.inf
         if shift is not None:
             quantile, power = next(critical), next(reach)
             if shift.se > 0 and math.isfinite(shift.se):
                 ends = max(math.log1p(floors[i]), quantile * shift.se) + power * shift.se
                 detectable = share_of(ends)
+                noise_reach = share_of((quantile + power) * shift.se)
+            elif shift.se == 0:  # no noise at all: it sees every change past the floor
+                noise_reach = 0.0
         state, reason = decide_state(
-            shift, q_slow[i], q_fast[i], settings.alpha, floors[i], learning, detectable
+            shift, q_slow[i], q_fast[i], settings.alpha, floors[i], learning, noise_reach
         )
         judged.append(
             Judged(hypothesis, shift, p_slow[i], p_fast[i], q_slow[i], q_fast[i], state,

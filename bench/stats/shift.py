@@ -34,10 +34,11 @@ detectable change with one degree of freedom (a window of two nights) can reach 
 
 
 def ratio_of(log_ratio: float) -> float:
-    """exp, infinite (or 0) past LOG_MAX instead of an OverflowError."""
+    """exp, infinite past LOG_MAX and 0 below -LOG_MAX instead of an OverflowError (or a ratio
+    so small that 1 - it is 1 and its inverse overflows)."""
     if log_ratio > LOG_MAX:
         return math.inf
-    return math.exp(max(log_ratio, -LOG_MAX))
+    return math.exp(log_ratio) if log_ratio >= -LOG_MAX else 0.0
 
 
 def share_of(log_ratio: float) -> float:

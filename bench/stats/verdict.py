@@ -102,11 +102,13 @@ BLIND = "would catch nothing below 10x"
 
 def decide_state(
     shift: Shift | None, q_slower: float, q_faster: float, alpha: float, floor: float,
-    learning: str, detectable: float,
+    learning: str, noise_reach: float,
 ) -> tuple[str, str]:  # fmt: skip
     """The state of one hypothesis and, for cannot tell, why. `learning` is '' once the noise
-    is known, else its reason ('learning the noise: 3 of 5 nights'); `detectable`: its
-    detectable change (BLIND where it sees nothing)."""
+    is known, else its reason ('learning the noise: 3 of 5 nights'); `noise_reach`: the
+    smallest slowdown its noise lets it catch, the threshold floor left out (BLIND where that is
+    no change below 10x: a floor of 900 % is the user's choice, not noise it cannot see
+    through)."""
     if shift is None:
         return CANNOT_TELL, "no launch on one side"
     past = abs(shift.effect) > math.log1p(floor)
@@ -116,7 +118,7 @@ def decide_state(
         return IMPROVED, ""
     if learning:
         return CANNOT_TELL, learning
-    if not sees(detectable):
+    if not sees(noise_reach):
         return CANNOT_TELL, BLIND
     return NO_CHANGE, ""
 

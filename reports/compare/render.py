@@ -28,7 +28,6 @@ from distbench.reports.compare.words import (
     verdict_line,
 )
 from distbench.stats.verdict import (
-    BLIND,
     CANNOT_TELL,
     IMPROVED,
     REGRESSED,
@@ -92,20 +91,21 @@ def verdict_lines(comparison: Comparison) -> list[str]:
             lines = [f"cannot tell: {learning}: no row or band past the noise and the threshold",
                      NEXT_STEP]  # fmt: skip
         elif judged and all(j.state == CANNOT_TELL for j in judged):
-            lines = [f"cannot tell: no row or band past the noise and the threshold; {BLIND}"]
+            why = "; ".join(sorted({j.reason for j in judged if j.reason})) or "no verdict"
+            lines = [f"cannot tell: {why}: no row or band past the noise and the threshold"]
         else:
             lines = ["no change seen: no row or band past the noise and the threshold"]
     return lines
 
 
 NEXT_STEP = (
-    "to judge, give each side more launches: save each night into a baseline window "
-    "(distbench baseline save RUN --name NAME, or ci/nightly.sh --update-baseline) until it holds "
-    "--min-nights nights, or compare folders of several launches a side "
-    "(docs/gate.md#learning-the-noise)"
+    "to judge, give the baseline nights: save each night into a baseline window (distbench "
+    "baseline save RUN --name NAME, or ci/nightly.sh --update-baseline) and compare against it "
+    "once it holds --min-nights nights (docs/gate.md#learning-the-noise)"
 )
-"""What a comparison still learning the noise needs, printed under its verdict (one launch a
-side is always learning: a run directory never gains nights)."""
+"""What a comparison still learning the noise needs, printed under its verdict: the learning is
+the baseline's count of nights, and a run or night directory is one night whatever its launches
+(engine.py: the window's nights), so only a window (or a lower --min-nights) ends it."""
 
 
 def box_line(reason: str) -> str:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from distbench.collectors.manifest import read_manifest, utc_now
+from distbench.collectors.rundir import NIGHT_STATE
 from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV, SAMPLES_CSV
 from distbench.collectors.sink import count_rows
 from distbench.parse import UsageError
@@ -83,7 +84,25 @@ def parse_keep(text: str) -> int:
 
 
 def refuse_unfinished(run_dir: Path) -> None:
-    """A night that did not complete or was resumed is no draw of the window's noise."""
+    """A night that did not complete or was resumed is no draw of the window's noise: by its
+    runs' manifests, and by ci/nightly.sh's record of the night (NIGHT_STATE), which also knows
+    a night cut between two launches, whose launches so far each completed."""
+    state = run_dir / NIGHT_STATE
+    if state.is_file():
+        lines = state.read_text(encoding="utf-8", errors="replace").splitlines()
+        values = dict(line.split("=", 1) for line in lines if "=" in line and line[0] != "#")
+        if values.get("status") != "complete":
+            raise UsageError(
+                f"{run_dir} is a partial night ({NIGHT_STATE}: status="
+                f"{values.get('status', 'unknown')}): a cut night does not enter a baseline "
+                f"window; ci/nightly.sh --resume {run_dir} finishes it"
+            )
+        if values.get("resumed", "0") not in ("0", ""):
+            raise UsageError(
+                f"{run_dir} was resumed ({NIGHT_STATE}: resumed=1): its launches ran at "
+                "different times, so it is no draw of the noise a baseline window learns; save a "
+                "night that ran in one go"
+            )
     for results in find_results(run_dir):
         manifest = read_manifest(results.parent) or read_manifest(run_dir) or {}
         status = manifest.get("status", "completed")
@@ -129,6 +148,12 @@ def some(paths: list[Path], top: Path, most: int = 3) -> str:
 def refuse_not_a_night(run_dir: Path, name: str) -> None:
     """A folder that is not one night's launches (module docstring) would enter the window as a
     night that never ran: one line naming what it holds and what to save instead."""
+    if LAUNCH.fullmatch(run_dir.resolve().name):
+        night = run_dir.resolve().parent
+        raise UsageError(
+            f"{run_dir} is one launch of the night {night}: a night's launches enter a window "
+            f"together; save the night (distbench baseline save {night} --name {name})"
+        )
     dirs = [results.parent for results in find_results(run_dir)]
     launches = launch_dirs(run_dir)
     each = f"save each run as a night of its own (distbench baseline save RUN_DIR --name {name})"
@@ -149,7 +174,9 @@ def refuse_not_a_night(run_dir: Path, name: str) -> None:
                     f"{run_dir} is not one night: {other.name} measured other cases than "
                     f"{launches[0].name} ({len(apart)} in one of them only, e.g. "
                     f"{row_name(dict(apart[0]))}), and a night's launch-N folders repeat one "
-                    f"sweep: {each}"
+                    "sweep: run the night again, or save a folder of the launches that measured "
+                    "the same cases (saved apart, each launch would be a night of its own, and "
+                    "the window would see no nights' spread)"
                 )
         return
     if len(dirs) < 2:

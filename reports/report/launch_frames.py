@@ -112,6 +112,7 @@ def pool_night(night: Path, members: list[tuple[int, RunData]]) -> RunData:
         samples=samples,
         schema_version=min(run.schema_version for _n, run in members),
         launch_manifests=tuple(run.manifest or {} for _n, run in members),
+        launch_numbers=tuple(n for n, _run in members),
     )
 
 

@@ -187,8 +187,12 @@ def speedup_of(judged: Judged | None) -> tuple[float, float, float]:
     a shift)."""
     if judged is None or judged.shift is None:
         return math.nan, math.nan, math.nan
-    low, high = judged.interval()
-    return 1 / (1 + judged.change), 1 / (1 + high), 1 / (1 + low)
+    low, high = judged.shift.interval(judged.level)  # time ratios: 0 and inf where they run out
+    return (
+        1 / judged.shift.ratio if judged.shift.ratio > 0 else math.inf,
+        1 / high if high > 0 else math.inf,
+        1 / low if low > 0 else math.inf,
+    )
 
 
 def state_text(judged: Judged) -> str:

@@ -212,10 +212,15 @@ def test_ctrl_c_leaves_a_partial_night_that_history_skips_and_resume_finishes(
     assert state(night)["status"] == "complete" and state(night)["resumed"] == "1"
     assert done.stdout.startswith("distbench compare: pass")
     assert f"sweep --config {config} --out {night / 'launch-2'}" in done.stderr  # its own config
+    last = done.stderr.strip().splitlines()[-1]  # a run directory as the baseline: never learns
+    assert "(every row cannot tell: the baseline, a run directory, is one night and never " in last
+    assert " yet " not in last, last
 
-    # it passes the gate, but --update-baseline leaves the window alone
+    # it passes the gate, but --update-baseline leaves the window alone (the window seeded with
+    # a copy of one launch: a launch-N folder itself is refused, a part of its night)
+    seed = shutil.copytree(night / "launch-2", tmp_path / "seed")
     saved = subprocess.run(
-        [sys.executable, "-m", "distbench", "baseline", "save", str(night / "launch-2"),
+        [sys.executable, "-m", "distbench", "baseline", "save", str(seed),
          "--name", "nightly", "--store", store],
         capture_output=True, text=True, env=env_for(), timeout=120,
     )  # fmt: skip

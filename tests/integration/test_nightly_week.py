@@ -175,6 +175,17 @@ def first_sweep_slowed(tmp_path: Path) -> str:
     return f"bash {wrapper}"
 
 
+def bootstrapped(tmp_path: Path, one_night: Path) -> tuple[Path, Path]:
+    """A store whose baseline is `one_night` (nightly.sh --bootstrap), and the tiny matrix's
+    config beside it: (store, config)."""
+    store = tmp_path / "store"
+    bootstrap = ["--run-dir", str(one_night), "--store", str(store), "--no-report", "--bootstrap"]
+    assert nightly(bootstrap, tmp_path).returncode == 0
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY)
+    return store, config
+
+
 @pytest.mark.slow
 def test_in_github_only_the_nights_verdict_is_annotated_and_summarised(
     tmp_path: Path, one_night: Path
@@ -184,11 +195,7 @@ def test_in_github_only_the_nights_verdict_is_annotated_and_summarised(
     (the re-run's pass) and nightly.sh's verdict under it, and the night's compare.md and .txt
     open with what the re-run decided. A night that passes at once (here --resume of a complete
     night: nothing to sweep, confirmation on) is summarised once too, after its quiet gate."""
-    store = tmp_path / "store"
-    bootstrap = ["--run-dir", str(one_night), "--store", str(store), "--no-report", "--bootstrap"]
-    assert nightly(bootstrap, tmp_path).returncode == 0
-    config = tmp_path / "tiny.toml"
-    config.write_text(TINY)
+    store, config = bootstrapped(tmp_path, one_night)
     night = tmp_path / "results" / "nightly-slowed"
     args = ["--config", str(config), "--launches", "1", "--store", str(store), "--no-report"]
     summary = tmp_path / "summary.md"
@@ -242,11 +249,7 @@ def test_in_github_a_regression_whose_re_run_breaks_off_is_published(
 ) -> None:
     """The first gate is quiet while a re-run may follow; a re-run whose sweep fails (here from
     the test side: the wrapper exits 1 for it) must not take the night's regression with it."""
-    store = tmp_path / "store"
-    bootstrap = ["--run-dir", str(one_night), "--store", str(store), "--no-report", "--bootstrap"]
-    assert nightly(bootstrap, tmp_path).returncode == 0
-    config = tmp_path / "tiny.toml"
-    config.write_text(TINY)
+    store, config = bootstrapped(tmp_path, one_night)
     wrapper = tmp_path / "broken.sh"
     slowed = first_sweep_slowed(tmp_path).split(" ", 1)[1]
     wrapper.write_text(
@@ -407,11 +410,7 @@ def test_a_crash_of_the_re_runs_compare_confirms_nothing(tmp_path: Path, one_nig
     """A real night (broadcast 200x slower from the test side) regresses; the gate of its re-run
     crashes (exit 3): the night fails with exit 2, not 1, its record says the re-run's compare
     failed (never 'regressed'), and its compare.md opens with the same."""
-    store = tmp_path / "store"
-    bootstrap = ["--run-dir", str(one_night), "--store", str(store), "--no-report", "--bootstrap"]
-    assert nightly(bootstrap, tmp_path).returncode == 0
-    config = tmp_path / "tiny.toml"
-    config.write_text(TINY)
+    store, config = bootstrapped(tmp_path, one_night)
     night = tmp_path / "results" / "nightly-crash"
     slowed = first_sweep_slowed(tmp_path).split(" ", 1)[1]
     distbench = compare_crashes(

@@ -118,14 +118,22 @@ def launches_text(run: RunData, field: str) -> str:
     if field == "started_utc":
         starts = sorted(str(m["started_utc"]) for m in manifests if m.get("started_utc"))
         return f"{starts[0]} to {starts[-1]} ({len(manifests)} launches)" if starts else ""
+    numbers = run.launch_numbers or tuple(range(1, len(manifests) + 1))
     values = [command_text(m) if field == "command" else str(m.get(field, "")) for m in manifests]
     if field == "command":
         masked = {LAUNCH_FOLDER.sub("launch-N", v) for v in values}
         if len(masked) == 1:
-            return f"{masked.pop()} (N = 1 to {len(manifests)})"
+            return f"{masked.pop()} (N = {numbers_text(numbers)})"
     if len(set(values)) == 1:
         return values[0]
-    return "; ".join(f"launch-{i}: {v}" for i, v in enumerate(values, 1))
+    return "; ".join(f"launch-{n}: {v}" for n, v in zip(numbers, values, strict=True))
+
+
+def numbers_text(numbers: tuple[int, ...]) -> str:
+    """'1 to 3' where they run without a gap, else '1, 2, 4'."""
+    if list(numbers) == list(range(numbers[0], numbers[0] + len(numbers))):
+        return f"{numbers[0]} to {numbers[-1]}"
+    return ", ".join(str(n) for n in numbers)
 
 
 LAUNCH_FOLDER = re.compile(r"launch-\d+")

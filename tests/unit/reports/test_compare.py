@@ -397,6 +397,20 @@ def test_a_folder_that_is_not_one_night_is_refused_and_a_night_still_saves(
     launch(mixed / "launch-2", levels("broadcast"), rng)
     with pytest.raises(UsageError, match=r"launch-2 measured other cases than launch-1 \(6 in one"):
         save_night(mixed, "y", store)
+    with pytest.raises(UsageError, match=r"sweep: run the night again, or save a folder of the "):
+        save_night(mixed, "y", store)  # not: save each launch apart, nights with no spread
+    # one launch of a night is a part of it, not a night
+    with pytest.raises(
+        UsageError, match=r"launch-1 is one launch of the night .*mixed: a night's "
+    ):
+        save_night(mixed / "launch-1", "y", store)
+    # a night ci/nightly.sh records as partial (cut between launches) or resumed
+    for record, why in (("status=partial\nresumed=0", "is a partial night"),
+                        ("status=complete\nresumed=1", "was resumed")):  # fmt: skip
+        cut = night(tmp_path / f"cut-{why[:3]}", table, rng)
+        (cut / "nightly.state").write_text(f"# ci/nightly.sh's record\n{record}\n")
+        with pytest.raises(UsageError, match=why):
+            save_night(cut, "y", store)
     # nor runs beside a night's launch-N folders, which compare never reads
     beside = night(tmp_path / "beside", table, rng)
     launch(beside / "extra", table, rng)

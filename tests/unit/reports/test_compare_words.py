@@ -23,7 +23,7 @@ def test_two_single_runs_say_why_they_cannot_tell_and_what_would_let_them(
         "cannot tell: learning the noise: 1 of 5 nights: no row or band past the noise and the "
         "threshold"
     )  # the rows' own reason, not another
-    assert lines[2].startswith("to judge, give each side more launches: save each night into a ")
+    assert lines[2].startswith("to judge, give the baseline nights: save each night into a ")
     assert "distbench baseline save RUN --name NAME" in lines[2]
 
 
@@ -43,3 +43,26 @@ def test_many_priors_read_as_one_phrase_few_are_named() -> None:
     assert len(text) < 220
     few = ["estimated from 12 rows of all_reduce in this comparison", "the default spread"]
     assert prior_text(few) == "; ".join(few) and prior_text([]) == "none"
+
+
+def test_a_comparison_that_judged_nothing_gives_its_hypotheses_own_reasons() -> None:
+    """Past learning, every hypothesis `cannot tell`: the verdict line names their reasons
+    (blind, no launch on one side), not one reason for all."""
+    import math
+    from types import SimpleNamespace
+
+    from distbench.reports.compare.render import verdict_lines
+    from distbench.stats.family import Hypothesis
+    from distbench.stats.verdict import BLIND, CANNOT_TELL, Judged
+
+    def judged(reason: str) -> Judged:
+        return Judged(Hypothesis("comm:all_reduce", (0,), ()), None, 1.0, 1.0, 1.0, 1.0,
+                      CANNOT_TELL, math.inf, 0.05, reason)  # fmt: skip
+
+    outcome = SimpleNamespace(box="", split="", learning="", rows=[judged(BLIND)],
+                              bands=[judged("no launch on one side")])  # fmt: skip
+    (line,) = verdict_lines(SimpleNamespace(outcome=outcome))  # type: ignore[arg-type]
+    assert line == (
+        "cannot tell: no launch on one side; would catch nothing below 10x: no row or band past "
+        "the noise and the threshold"
+    )

@@ -36,6 +36,13 @@ def test_a_night_of_launches_shows_each_launchs_start_and_one_command() -> None:
     assert fields["status"] == "completed"
 
 
+def test_a_launch_without_rows_leaves_a_gap_in_the_numbers() -> None:
+    run = night(launch(1, "T1"), launch(2, "T2"), launch(4, "T4"))
+    run = RunData(run.path, run.name, 0, "comm", run.rows, None, run.manifest,
+                  launch_manifests=run.launch_manifests, launch_numbers=(1, 2, 4))  # fmt: skip
+    assert manifest_fields(run)["command"].endswith("/launch-N (N = 1, 2, 4)")
+
+
 def test_launches_that_differ_are_named_each() -> None:
     second = launch(2, "T2", status="interrupted")
     second["command"] = ["distbench", "allreduce"]

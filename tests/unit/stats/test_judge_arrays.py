@@ -78,8 +78,9 @@ def reference_judged(
     for i, (hypothesis, shift) in enumerate(zip(family, shifts, strict=True)):
         alpha_own = settings.alpha * weight[i] / max(1, len(family))
         detectable = shift.detectable(alpha_own, floors[i]) if shift else math.inf
+        noise_reach = shift.detectable(alpha_own) if shift and shift.se != 0 else 0.0
         state, reason = decide_state(
-            shift, q_slow[i], q_fast[i], settings.alpha, floors[i], learning, detectable
+            shift, q_slow[i], q_fast[i], settings.alpha, floors[i], learning, noise_reach
         )
         judged.append(Judged(hypothesis, shift, p_slow[i], p_fast[i], q_slow[i], q_fast[i],
                              state, detectable, floors[i], reason))  # fmt: skip

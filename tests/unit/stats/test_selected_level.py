@@ -116,3 +116,19 @@ def test_one_degree_of_freedom_reads_as_seeing_nothing_not_a_crash() -> None:
     assert shifts[0] is not None and shifts[0].detectable(0.05 / 343) == math.inf
     low, high = Shift(0.0, 0.6, 1.0, 0.36, math.nan, 2, 3, "data", 1).interval(1 - 1e-9)
     assert low == 0.0 or (low > 0 and high == math.inf)
+
+
+def test_a_high_threshold_is_not_noise_it_cannot_see_through() -> None:
+    """`--threshold 3000%` puts every detectable change past 10x, but the rows' noise is small:
+    they see (no change seen, with that detectable change), they are not `cannot tell`; a row
+    without any noise (se 0) sees too."""
+    from distbench.stats.arrays import judged_outcome
+    from distbench.stats.verdict import NO_CHANGE
+
+    family = [Hypothesis("comm:all_reduce", (i,), ()) for i in range(4)]
+    shifts: list[Shift | None] = [Shift(0.01, 0.02, 30.0, 4e-4, math.nan, 2, 3, "data", 10)] * 3
+    shifts.append(Shift(0.0, 0.0, 30.0, 0.0, math.nan, 2, 3, "data", 10))
+    outcome = judged_outcome(family, shifts, [30.0] * 4, Settings(), "", (8, 1), False)
+    judged = [*outcome.rows, *outcome.bands]
+    assert all(j.detectable > 9 for j in judged)
+    assert {j.state for j in judged} == {NO_CHANGE}
