@@ -151,8 +151,11 @@ def test_a_window_keeps_its_keep_orders_by_when_nights_ran_and_holds_a_launch_on
     assert load_side(target).nights == ["d3", "d4", "d5"]
     with pytest.raises(UsageError, match="ran before every night of baseline 'w'"):
         save_night(dated("d1", 1), "w", store)  # it would be dropped at once
+    with pytest.raises(UsageError, match="is one launch of the night"):
+        save_night(tmp_path / "d5" / "launch-1", "w", store)  # a part of a night
+    again = shutil.copytree(tmp_path / "d5" / "launch-1", tmp_path / "again")
     with pytest.raises(UsageError, match="has already, in night 'd5'"):
-        save_night(tmp_path / "d5" / "launch-1", "w", store)  # the same launch twice
+        save_night(again, "w", store)  # the same launch twice
     assert load_side(target).nights == ["d3", "d4", "d5"]
     other = dated_night(tmp_path / "elsewhere" / "d5", 6, rng)  # another run, d5's name
     with pytest.raises(UsageError, match="holds another night named 'd5'"):
