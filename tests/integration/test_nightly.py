@@ -294,14 +294,14 @@ def test_update_baseline_adds_only_whole_nights_that_passed(
 
 
 def slowed_sweeps(tmp_path: Path, confirm_too: bool) -> str:
-    """DISTBENCH for nightly.sh: distbench itself, its sweeps' broadcast made 200x slower by the
+    """DISTBENCH for nightly.sh: distbench itself, its sweeps' broadcast made 100x slower by the
     test-side wrapper tests/inject/sitecustomize.py; a re-run of --confirm (its --out ends in
     -confirm) too only when `confirm_too`. A real slowdown, never a product flag. Each slowed
     sweep's arguments go to slowed_log(tmp_path)."""
     wrapper = tmp_path / f"slowed-{confirm_too}.sh"
     unless_confirm = "" if confirm_too else '[[ "$*" == *-confirm* ]] || '
     inject = REPO / "tests" / "inject"
-    slow = f"PYTHONPATH={inject}${{PYTHONPATH:+:$PYTHONPATH}} DISTBENCH_TEST_SLOW=broadcast:200"
+    slow = f"PYTHONPATH={inject}${{PYTHONPATH:+:$PYTHONPATH}} DISTBENCH_TEST_SLOW=broadcast:100"
     log = tmp_path / "slowed.log"
     wrapper.write_text(
         f'if [[ $1 == sweep ]]; then {unless_confirm}{{ export {slow}; echo "$*" >> {log}; }}; fi\n'
@@ -328,7 +328,7 @@ def test_confirm_sweeps_a_regressed_night_again_and_fails_only_when_that_regress
     tmp_path: Path, first_night: tuple[Path, Path, Path]
 ) -> None:
     """Confirmation (the default) on real one-launch nights of the tiny matrix, broadcast slowed
-    200x from the test side (far past the wide default spread of a window of one night, which
+    100x from the test side (far past the wide default spread of a window of one night, which
     still fails): slowed in both sweeps, the night fails, confirmed; slowed in the first only, it
     passes as not confirmed (of up to BURST_TRIES nights; one that fails must fail for noise),
     recorded in both nights' state, and never enters the baseline window; with --no-confirm that

@@ -161,14 +161,14 @@ def in_github(
 
 
 def first_sweep_slowed(tmp_path: Path) -> str:
-    """DISTBENCH for nightly.sh: distbench itself, the night's own sweep with broadcast made 200x
+    """DISTBENCH for nightly.sh: distbench itself, the night's own sweep with broadcast made 100x
     slower by the test-side wrapper tests/inject/sitecustomize.py (a real slowdown), its re-run
     (--out ...-confirm) not."""
     wrapper = tmp_path / "slowed.sh"
     inject = ROOT / "tests" / "inject"
     wrapper.write_text(
         'if [[ $1 == sweep && "$*" != *-confirm* ]]; then\n'
-        f"    export PYTHONPATH={inject} DISTBENCH_TEST_SLOW=broadcast:200\n"
+        f"    export PYTHONPATH={inject} DISTBENCH_TEST_SLOW=broadcast:100\n"
         "fi\n"
         f'exec {sys.executable} -m distbench "$@"\n'
     )
@@ -190,7 +190,7 @@ def bootstrapped(tmp_path: Path, one_night: Path) -> tuple[Path, Path]:
 def test_in_github_only_the_nights_verdict_is_annotated_and_summarised(
     tmp_path: Path, one_night: Path
 ) -> None:
-    """A night whose first gate regresses (broadcast 200x slower, far past a 3000 % floor that
+    """A night whose first gate regresses (broadcast 100x slower, far past a 3000 % floor that
     no noise of an unslowed re-run reaches) and whose re-run passes: no annotation, one summary
     (the re-run's pass) and nightly.sh's verdict under it, and the night's compare.md and .txt
     open with what the re-run decided. A night that passes at once (here --resume of a complete
@@ -407,7 +407,7 @@ def test_a_crash_of_compare_in_the_options_check_stops_before_any_sweep(tmp_path
 
 @pytest.mark.slow
 def test_a_crash_of_the_re_runs_compare_confirms_nothing(tmp_path: Path, one_night: Path) -> None:
-    """A real night (broadcast 200x slower from the test side) regresses; the gate of its re-run
+    """A real night (broadcast 100x slower from the test side) regresses; the gate of its re-run
     crashes (exit 3): the night fails with exit 2, not 1, its record says the re-run's compare
     failed (never 'regressed'), and its compare.md opens with the same."""
     store, config = bootstrapped(tmp_path, one_night)

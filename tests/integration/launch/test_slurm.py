@@ -121,14 +121,14 @@ def test_a_regressed_night_is_swept_again_and_fails_only_when_that_regresses_too
     slurm_store: Path, one_node_boot: tuple[int, str, Path]
 ) -> None:
     """CONFIRM (the default): a 1-node night against `one_node_boot`'s baseline, broadcast slowed
-    200x in every sweep from the test side (tests/inject/sitecustomize.py on the ranks'
+    100x in every sweep from the test side (tests/inject/sitecustomize.py on the ranks'
     PYTHONPATH, exported to the job): the night regresses, its re-run at once into OUT-confirm
     (fresh sruns) regresses too, and the job fails naming both."""
     assert one_node_boot[0] == 0, one_node_boot[1]
     inject = REPO / "tests" / "inject"
     code, text, run = sbatch(
         slurm_store, 1, "slowed", LAUNCHES="1", PYTHONPATH=str(inject),
-        DISTBENCH_TEST_SLOW="broadcast:200",
+        DISTBENCH_TEST_SLOW="broadcast:100",
     )  # fmt: skip
     assert code == 1, text
     again = Path(f"{run}-confirm")
