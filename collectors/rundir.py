@@ -71,5 +71,16 @@ until every launch of the night completed, then complete; launches, config, swee
 resumed=1 once `ci/nightly.sh --resume` finished it). distbench history skips a night that is
 not complete; nightly.sh's --update-baseline saves only a complete night never resumed."""
 
+
+def read_night_state(night: Path) -> dict[str, str] | None:
+    """A night's NIGHT_STATE as key -> value (comments skipped); None where it has none (a
+    night not made by ci/nightly.sh, or a run)."""
+    state = Path(night) / NIGHT_STATE
+    if not state.is_file():
+        return None
+    lines = state.read_text(encoding="utf-8", errors="replace").splitlines()
+    return dict(line.split("=", 1) for line in lines if "=" in line and line[0] != "#")
+
+
 RANKS_CSV = "ranks.csv"
 """`distbench pairs`: one row per rank or node (collectors/ranks.py RankRow)."""

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from distbench.collectors.manifest import read_manifest, utc_now
-from distbench.collectors.rundir import NIGHT_STATE
+from distbench.collectors.rundir import NIGHT_STATE, read_night_state
 from distbench.collectors.schema import MANIFEST_JSON, RESULTS_CSV, SAMPLES_CSV
 from distbench.collectors.sink import count_rows
 from distbench.parse import UsageError
@@ -87,10 +87,8 @@ def refuse_unfinished(run_dir: Path) -> None:
     """A night that did not complete or was resumed is no draw of the window's noise: by its
     runs' manifests, and by ci/nightly.sh's record of the night (NIGHT_STATE), which also knows
     a night cut between two launches, whose launches so far each completed."""
-    state = run_dir / NIGHT_STATE
-    if state.is_file():
-        lines = state.read_text(encoding="utf-8", errors="replace").splitlines()
-        values = dict(line.split("=", 1) for line in lines if "=" in line and line[0] != "#")
+    values = read_night_state(run_dir)
+    if values is not None:
         if values.get("status") != "complete":
             raise UsageError(
                 f"{run_dir} is a partial night ({NIGHT_STATE}: status="

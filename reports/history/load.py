@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from distbench.collectors.rundir import MANIFEST_JSON, NIGHT_STATE
+from distbench.collectors.rundir import MANIFEST_JSON, read_night_state
 from distbench.collectors.schema import COMM_MATCH_KEY, DDP_MATCH_KEY
 from distbench.parse import format_asked_size
 from distbench.reports.compare.sides import launch_dirs
@@ -103,12 +103,8 @@ def incomplete_reason(path: Path, manifests: bool = True) -> str | None:
     manifest that ended otherwise is a night cut short, which ci/nightly.sh --resume finishes.
     manifests=False (a run the cache holds unchanged, complete when cached): the night's state
     alone, unless it is partial. Such a night's rows are a part of it: history skips it."""
-    state = path / NIGHT_STATE
-    partial = False
-    if state.is_file():
-        lines = state.read_text(encoding="utf-8", errors="replace").splitlines()
-        values = dict(line.split("=", 1) for line in lines if "=" in line and line[0] != "#")
-        partial = values.get("status") != "complete"
+    values = read_night_state(path)
+    partial = values is not None and values.get("status") != "complete"
     if not manifests and not partial:
         return None
     ended = unfinished(path)
@@ -116,7 +112,7 @@ def incomplete_reason(path: Path, manifests: bool = True) -> str | None:
     if running:
         where, host = running[0]
         on = f" on {host}" if host else ""
-        nightly = state.is_file()
+        nightly = values is not None
         finish = f"ci/nightly.sh --resume {path}" if nightly else "its command with --resume"
         return (
             f"status running{where}: still running, or killed before it could say so; let it "
